@@ -62,6 +62,10 @@ class MoE:
             instead of experts (DeepSeek-V3 ``first_k_dense_replace`` = 3).
         router_bias: the router's linear layer has a bias (gpt-oss).
         expert_bias: each expert's projections have biases (gpt-oss).
+        router_score_correction_bias: the router stores one load-balancing bias per expert,
+            added to the scores only to choose experts (DeepSeek-V3 ``e_score_correction_bias``,
+            auxiliary-loss-free balancing, DeepSeek-V3 Technical Report, arXiv:2412.19437,
+            section 2.1.2). Counted as router parameters: the checkpoint stores it.
     """
 
     num_experts: int
@@ -72,6 +76,7 @@ class MoE:
     first_dense_layers: int = 0
     router_bias: bool = False
     expert_bias: bool = False
+    router_score_correction_bias: bool = False
 
 
 @dataclass(frozen=True)
