@@ -1,0 +1,414 @@
+"""Exact arithmetic of a decoder-only transformer: parameter counts, KV-cache sizes, FLOPs per token.
+
+Everything here is integer arithmetic on a catalog :class:`~descent.catalog.Model` (except
+:func:`flops_per_token`, which returns a float for convenience). The core rule holds: this module
+imports only the standard library and the catalog, so it runs unchanged in Pyodide.
+
+Symbols (DESIGN.md): L layers, D d_model, H query heads, K key/value heads, d_head, F FFN width,
+V vocabulary, E routed experts, k experts per token, T context tokens.
+
+Architecture assumptions, checked against ``transformers`` on the meta device by
+``tests/test_peer_params.py`` for every catalog model:
+
+* every FFN (dense, routed expert, shared expert) is gated: three D x F matrices (gate, up, down),
+  as in SwiGLU / GeGLU (Shazeer 2020, "GLU Variants Improve Transformer", eq. 5-6);
+* normalisation is RMSNorm, one weight vector per norm and no bias (Zhang & Sennrich 2019);
+* positions are rotary (RoPE), so there is no position-embedding table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .catalog import Model
+
+__all__ = [
+    "FLOP_PER_MAC",
+    "GATED_FFN_MATRICES",
+    "KV_TENSORS",
+    "MAX_CONTEXT_TOKENS",
+    "ParamCounts",
+    "attention_flops_per_token",
+    "beyond_max_context",
+    "cached_tokens",
+    "check_context",
+    "flops_per_token",
+    "kv_cache_elements",
+    "kv_elements_per_token",
+    "kv_elements_per_token_per_layer",
+    "matmul_params_per_token",
+    "param_counts",
+]
+
+#: Largest context, in tokens, any function here accepts. A calculator bound, not a model property:
+#: a model's own limit is ``Model.max_context`` (config.json ``max_position_embeddings``); asking
+#: for more is allowed so readers can explore, and :func:`beyond_max_context` says when they do.
+MAX_CONTEXT_TOKENS = 10_000_000
+
+#: FLOP per multiply-accumulate: one multiply plus one add (Kaplan et al. 2020, "Scaling Laws for
+#: Neural Language Models", arXiv:2001.08361, section 2.1: "2N" forward FLOPs per token).
+FLOP_PER_MAC = 2
+
+#: Tensors a standard attention layer caches per token and KV head: one key and one value.
+KV_TENSORS = 2
+
+#: Weight matrices of one gated FFN: gate, up and down projections (Shazeer 2020, eq. 5-6).
+GATED_FFN_MATRICES = 3
+
+
+@dataclass(frozen=True)
+class ParamCounts:
+    """Exact parameter counts of one model, by component. Unit: parameters (weights), integers.
+
+    Attributes:
+        embedding: the input embedding table, V x D. When the output head is tied it is this
+            same matrix and is counted here, once.
+        attention: every layer's attention projections (Q, K, V, O, or MLA's down/up
+            projections), their biases and gpt-oss's attention sinks; not the q/k norms.
+        dense_ffn: every dense (non-expert) FFN, all layers, with biases.
+        experts: all routed experts of all MoE layers, with biases.
+        shared_experts: the always-on shared experts of all MoE layers (DeepSeek-V3).
+        router: every MoE layer's router (gate) weights, biases and score-correction biases.
+        norms: every RMSNorm weight: the per-layer norms, the q/k norms, MLA's latent norms and
+            the final norm.
+        output_head: the untied output projection (LM head), D x V; 0 when tied.
+        active_experts: the routed-expert parameters one token uses: k of E experts in every
+            MoE layer (E divides the per-layer total exactly, so this is an integer).
+
+    Properties:
+        total: the sum of every component (``active_experts`` is a share of ``experts``, not
+            an extra component).
+        active: parameters used to produce one token, the convention of the Mixtral and
+            DeepSeek-V3 papers: everything except the routed experts a token does not pick,
+            **including the whole embedding table** (although a token reads only one row of it).
+            For a dense model ``active == total``. Code that needs bytes read per decoded token
+            should sum the components itself and decide the embedding rule there.
+    """
+
+    embedding: int
+    attention: int
+    dense_ffn: int
+    experts: int
+    shared_experts: int
+    router: int
+    norms: int
+    output_head: int
+    active_experts: int
+
+    @property
+    def total(self) -> int:
+        return (
+            self.embedding
+            + self.attention
+            + self.dense_ffn
+            + self.experts
+            + self.shared_experts
+            + self.router
+            + self.norms
+            + self.output_head
+        )
+
+    @property
+    def active(self) -> int:
+        return self.total - self.experts + self.active_experts
+
+    @property
+    def non_embedding(self) -> int:
+        """``total`` minus the embedding table (and minus the untied head), as Qwen's cards count."""
+        return self.total - self.embedding - self.output_head
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter counts
+# ---------------------------------------------------------------------------------------------
+
+
+def _attention_weights_per_layer(m: Model) -> int:
+    """Weight-matrix entries (no biases, no sinks) of one attention layer."""
+    D, H = m.hidden_size, m.num_heads
+    if m.mla is not None:
+        a = m.mla
+        qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+        if a.q_lora_rank:
+            q = D * a.q_lora_rank + a.q_lora_rank * H * qk  # W^DQ (D, d_c') and W^UQ, W^QR (d_c', H*qk)
+        else:
+            q = D * H * qk
+        kv_down = D * (a.kv_lora_rank + a.qk_rope_head_dim)  # W^DKV and the shared W^KR (eq. 9-10)
+        kv_up = a.kv_lora_rank * H * (a.qk_nope_head_dim + a.v_head_dim)  # W^UK and W^UV
+        o = H * a.v_head_dim * D
+        return q + kv_down + kv_up + o
+    q = D * H * m.head_dim
+    kv = 2 * D * m.num_kv_heads * m.head_dim
+    o = H * m.head_dim * D
+    return q + kv + o
+
+
+def _attention_extras_per_layer(m: Model) -> int:
+    """Biases and sinks of one attention layer (not matmul weights)."""
+    H = m.num_heads
+    n = 0
+    if m.mla is not None:
+        a = m.mla
+        if m.attention_bias:  # transformers DeepseekV3Attention: bias on q_a_proj and kv_a_proj_with_mqa
+            n += (a.q_lora_rank or H * (a.qk_nope_head_dim + a.qk_rope_head_dim))
+            n += a.kv_lora_rank + a.qk_rope_head_dim
+    elif m.attention_bias:
+        n += H * m.head_dim + 2 * m.num_kv_heads * m.head_dim
+    if m.attention_out_bias:
+        n += m.hidden_size
+    if m.attention_sinks:
+        n += H  # one sink logit per query head (gpt-oss model card, section 2.1)
+    return n
+
+
+def _norms_per_layer(m: Model) -> int:
+    n = m.norms_per_layer * m.hidden_size
+    if m.qk_norm:
+        n += 2 * m.head_dim  # q_norm and k_norm, shared by all heads
+    if m.mla is not None:
+        n += m.mla.kv_lora_rank + m.mla.q_lora_rank  # kv_a_layernorm, q_a_layernorm (0 if no q LoRA)
+    return n
+
+
+def _gated_ffn(d_model: int, width: int, bias: bool) -> int:
+    """One gated FFN: gate and up (D x F each), down (F x D), biases 2F + D if present."""
+    return GATED_FFN_MATRICES * d_model * width + ((2 * width + d_model) if bias else 0)
+
+
+def _layer_split(m: Model) -> tuple[int, int]:
+    """(dense FFN layers, MoE layers)."""
+    if m.moe is None:
+        return m.num_layers, 0
+    dense = min(m.moe.first_dense_layers, m.num_layers)
+    return dense, m.num_layers - dense
+
+
+def param_counts(model: Model) -> ParamCounts:
+    """Exact parameter counts of ``model``, by component.
+
+    Args:
+        model: a catalog model.
+
+    Returns:
+        :class:`ParamCounts` (integers, unit: parameters). ``total`` equals
+        ``sum(p.numel() for p in model.parameters())`` of the matching ``transformers`` CausalLM
+        (plus DeepSeek-V3's ``e_score_correction_bias``, which transformers keeps as a buffer).
+
+    Per layer: attention Q (D x H*d_head), K and V (D x K*d_head each), O (H*d_head x D); MLA
+    (DeepSeek-V2 paper, arXiv:2405.04434, section 2.1, eq. 9-13): W^DQ (D x q_lora_rank),
+    W^UQ+W^QR (q_lora_rank x H*(d_nope+d_rope)), W^DKV+W^KR (D x (kv_lora_rank+d_rope)),
+    W^UK+W^UV (kv_lora_rank x H*(d_nope+d_v)), O (H*d_v x D). FFN: 3*D*F (gated). Norms: RMSNorm
+    weights of size D, d_head (q/k norm), q_lora_rank and kv_lora_rank (MLA latents).
+    Whole model: V x D embedding, a final D norm, and a D x V head unless tied.
+
+    Raises:
+        Nothing beyond what the catalog already validated.
+    """
+    m = model
+    D, L = m.hidden_size, m.num_layers
+    embedding = m.vocab_size * D
+    output_head = 0 if m.tie_embeddings else m.vocab_size * D
+    attention = L * (_attention_weights_per_layer(m) + _attention_extras_per_layer(m))
+    norms = L * _norms_per_layer(m) + D  # + the final norm
+
+    dense_layers, moe_layers = _layer_split(m)
+    dense_ffn = dense_layers * _gated_ffn(D, m.intermediate_size, m.mlp_bias)
+    experts = shared = router = active_experts = 0
+    if m.moe is not None:
+        e = m.moe
+        per_expert = _gated_ffn(D, e.expert_intermediate_size, e.expert_bias)
+        experts = moe_layers * e.num_experts * per_expert
+        active_experts = moe_layers * e.experts_per_token * per_expert
+        shared = moe_layers * e.num_shared_experts * _gated_ffn(D, e.shared_expert_intermediate_size, m.mlp_bias)
+        per_router = e.num_experts * D
+        per_router += e.num_experts if e.router_bias else 0
+        per_router += e.num_experts if e.router_score_correction_bias else 0
+        router = moe_layers * per_router
+
+    return ParamCounts(
+        embedding=embedding,
+        attention=attention,
+        dense_ffn=dense_ffn,
+        experts=experts,
+        shared_experts=shared,
+        router=router,
+        norms=norms,
+        output_head=output_head,
+        active_experts=active_experts,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Context and the KV cache
+# ---------------------------------------------------------------------------------------------
+
+
+def check_context(model: Model, context: int) -> None:
+    """Raise ``ValueError`` unless ``context`` is an integer from 1 to :data:`MAX_CONTEXT_TOKENS`.
+
+    Contexts beyond ``model.max_context`` are allowed (see :func:`beyond_max_context`).
+    """
+    if isinstance(context, bool) or not isinstance(context, int):
+        raise ValueError(
+            f"context must be a whole number of tokens from 1 to {MAX_CONTEXT_TOKENS:,}, "
+            f"got {context!r} ({model.name} supports up to {model.max_context:,})"
+        )
+    if not 1 <= context <= MAX_CONTEXT_TOKENS:
+        raise ValueError(
+            f"context must be 1 to {MAX_CONTEXT_TOKENS:,} tokens, got {context:,} "
+            f"({model.name} supports up to {model.max_context:,})"
+        )
+
+
+def beyond_max_context(model: Model, context: int) -> bool:
+    """True when ``context`` tokens exceed what the release supports (``model.max_context``,
+    config.json ``max_position_embeddings``). Raises ``ValueError`` for a bad context."""
+    check_context(model, context)
+    return context > model.max_context
+
+
+def _check_layer(model: Model, layer: int) -> None:
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < model.num_layers:
+        raise ValueError(
+            f"layer must be 0 to {model.num_layers - 1} ({model.name} has {model.num_layers} layers), got {layer!r}"
+        )
+
+
+def kv_elements_per_token_per_layer(model: Model, layer: int) -> int:
+    """Values one token adds to ``layer``'s KV cache (elements, not bytes).
+
+    * MHA / GQA / MQA: ``2 * K * d_head``: a key and a value for each of the K key/value heads
+      (GQA: Ainslie et al. 2023, arXiv:2305.13245, section 2; K = H is MHA, K = 1 is MQA).
+    * MLA: ``kv_lora_rank + qk_rope_head_dim``: one compressed latent c^KV plus one decoupled
+      RoPE key k^R shared by all heads, with no factor 2 and no factor H (DeepSeek-V2 paper,
+      arXiv:2405.04434, section 2.1.2-2.1.3, eq. 9-10 and table 1).
+
+    Every layer caches the same per-token amount in the catalog's models; ``layer`` matters only
+    for how many tokens are held (see :func:`cached_tokens`).
+
+    Args:
+        model: a catalog model.
+        layer: 0-based layer index, 0 to L - 1.
+
+    Raises:
+        ValueError: ``layer`` is out of range.
+    """
+    _check_layer(model, layer)
+    if model.mla is not None:
+        return model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+    return KV_TENSORS * model.num_kv_heads * model.head_dim
+
+
+def kv_elements_per_token(model: Model) -> int:
+    """Values one token adds to the KV cache, summed over all L layers (elements).
+
+    Ignores sliding windows: this is the per-token cost while the context is shorter than every
+    window. For a whole sequence use :func:`kv_cache_elements`.
+    Example: Llama 3.1 70B: 2 * 8 * 128 * 80 = 163,840 elements (327,680 bytes at BF16).
+    """
+    return sum(kv_elements_per_token_per_layer(model, i) for i in range(model.num_layers))
+
+
+def cached_tokens(model: Model, layer: int, context: int) -> int:
+    """Tokens ``layer`` holds in its KV cache at ``context`` tokens: ``min(context, window)`` on a
+    sliding-window layer (Mistral 7B paper, arXiv:2310.06825, section 2, rolling buffer cache),
+    ``context`` otherwise.
+
+    Raises:
+        ValueError: bad ``layer`` or ``context``.
+    """
+    _check_layer(model, layer)
+    check_context(model, context)
+    if model.sliding is not None and model.sliding.is_sliding(layer):
+        return min(context, model.sliding.window)
+    return context
+
+
+def kv_cache_elements(model: Model, context: int) -> int:
+    """Values in one sequence's KV cache at ``context`` tokens, all layers (elements).
+
+    ``sum over layers l of kv_elements_per_token_per_layer(l) * cached_tokens(l, context)``:
+    sliding-window layers hold at most ``window`` tokens. Multiply by bytes per element (2 at
+    BF16) for bytes; by the batch for a batch.
+
+    Args:
+        model: a catalog model.
+        context: tokens in the sequence, 1 to :data:`MAX_CONTEXT_TOKENS` (may exceed
+            ``model.max_context``; see :func:`beyond_max_context`).
+
+    Raises:
+        ValueError: ``context`` is not an integer from 1 to 10,000,000.
+    """
+    check_context(model, context)
+    return sum(
+        kv_elements_per_token_per_layer(model, i) * cached_tokens(model, i, context)
+        for i in range(model.num_layers)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# FLOPs
+# ---------------------------------------------------------------------------------------------
+
+
+def matmul_params_per_token(model: Model) -> int:
+    """Weight-matrix entries one token multiplies by (parameters): attention projections, the
+    dense FFNs, the shared experts, k of E routed experts, the routers and the output head
+    (the V x D matrix, counted even when tied to the embedding). Excludes the embedding lookup
+    (a gather, not a matmul), norms, biases and sinks (element-wise, negligible).
+    """
+    m = model
+    D = m.hidden_size
+    n = m.num_layers * _attention_weights_per_layer(m)
+    dense_layers, moe_layers = _layer_split(m)
+    n += dense_layers * GATED_FFN_MATRICES * D * m.intermediate_size
+    if m.moe is not None:
+        e = m.moe
+        per_layer = e.experts_per_token * e.expert_intermediate_size
+        per_layer += e.num_shared_experts * e.shared_expert_intermediate_size
+        n += moe_layers * (GATED_FFN_MATRICES * D * per_layer + e.num_experts * D)
+    n += m.vocab_size * D
+    return n
+
+
+def attention_flops_per_token(model: Model, context: int) -> int:
+    """FLOPs of the attention scores and the weighted sum of values for one new token that
+    attends to ``context`` tokens (itself included), all layers (FLOP).
+
+    Per layer: ``2 * H * d_qk * T`` for the scores Q K^T plus ``2 * H * d_v * T`` for the
+    weighted sum of V, with T = :func:`cached_tokens` (capped on sliding layers). d_qk = d_v =
+    d_head, except MLA: d_qk = d_nope + d_rope, d_v = v_head_dim (the unabsorbed form).
+    Source: Hoffmann et al. 2022 ("Chinchilla", arXiv:2203.15556), appendix F, "logits" and
+    "reductions" rows; Kaplan et al. 2020, table 1 folds both into 2 * L * n_ctx * d_attn.
+
+    Raises:
+        ValueError: bad ``context``.
+    """
+    m = model
+    check_context(m, context)
+    if m.mla is not None:
+        d_qk = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim
+        d_v = m.mla.v_head_dim
+    else:
+        d_qk = d_v = m.head_dim
+    per_token_key = FLOP_PER_MAC * m.num_heads * (d_qk + d_v)
+    return sum(per_token_key * cached_tokens(m, i, context) for i in range(m.num_layers))
+
+
+def flops_per_token(model: Model, context: int) -> float:
+    """Forward-pass FLOPs to produce one token at ``context`` tokens of context (FLOP).
+
+    ``2 * matmul_params_per_token(model) + attention_flops_per_token(model, context)``: two FLOPs
+    per multiply-accumulate with every active weight (Kaplan et al. 2020, arXiv:2001.08361,
+    section 2.1 and table 1, C_forward = 2N + 2 n_layer n_ctx d_attn), and the attention over the
+    context counted as in Hoffmann et al. 2022, appendix F. Norms, softmax, activations and
+    biases are left out (under 1% at these sizes, Kaplan et al. table 1).
+
+    Args:
+        model: a catalog model.
+        context: tokens attended to, 1 to :data:`MAX_CONTEXT_TOKENS`.
+
+    Raises:
+        ValueError: bad ``context``.
+    """
+    return float(FLOP_PER_MAC * matmul_params_per_token(model) + attention_flops_per_token(model, context))
