@@ -1,0 +1,269 @@
+// descent widgets: binds the pre-rendered widgets to one shared Pyodide worker.
+//
+// Each widget arrives pre-rendered by descent.widgets.render_static (a form of real controls and
+// the default result). This module never builds a result itself: it sends the form's raw values
+// to worker.js, which runs descent.widgets.run_json in Pyodide, and puts the returned HTML in the
+// output region. Root attribute data-state: static | loading | live | error.
+//
+// The worker starts lazily (first widget scrolled into view or touched), once per visit: with
+// Material's instant navigation this module stays loaded and document$ tells us about new pages.
+// Under file: nothing starts; the page keeps its precomputed values and says how to go live.
+
+const WORKER_URL = new URL("worker.js", import.meta.url);
+
+const MSG = {
+  file: "Static copy: open this page from a web server (e.g. `nox -s serve`) to make the calculators live.",
+  loading: "Loading: starting Python in your browser (Pyodide, once per visit); the results shown are precomputed.",
+  live: "Live: computed in your browser by the descent Python package.",
+  error: "Error: fix the marked input; the results shown are for the last valid inputs.",
+  failed: (why) => `Static: the in-browser Python runtime could not start (${why}); the results shown are precomputed for the defaults.`,
+};
+
+const widgets = new Map(); // root element -> state
+let worker = null;
+let workerState = "idle"; // idle | loading | ready | failed
+let failReason = "";
+let nextId = 1;
+const pending = new Map(); // request id -> state
+
+const isFile = () => location.protocol === "file:";
+
+function setState(st, state, message) {
+  st.root.dataset.state = state;
+  if (message !== undefined && st.status.textContent !== message) st.status.textContent = message;
+}
+
+function ensureWorker() {
+  if (worker || workerState === "failed") return;
+  workerState = "loading";
+  try {
+    worker = new Worker(WORKER_URL, { type: "module" });
+  } catch (err) {
+    fail(String(err && err.message ? err.message : err));
+    return;
+  }
+  worker.addEventListener("message", onWorkerMessage);
+  worker.addEventListener("error", (ev) => {
+    ev.preventDefault();
+    fail(ev.message || "the worker script failed to load");
+  });
+}
+
+function fail(why) {
+  workerState = "failed";
+  failReason = why;
+  if (worker) worker.terminate();
+  worker = null;
+  pending.clear();
+  for (const st of live()) if (st.active) setState(st, "static", MSG.failed(why));
+}
+
+function live() {
+  // Widgets still in the document (instant navigation removes old pages' widgets).
+  const out = [];
+  for (const [root, st] of widgets) {
+    if (root.isConnected) out.push(st);
+    else widgets.delete(root);
+  }
+  return out;
+}
+
+function onWorkerMessage(event) {
+  const msg = event.data || {};
+  if (msg.type === "ready") {
+    workerState = "ready";
+    for (const st of live()) if (st.active) send(st);
+  } else if (msg.type === "failed") {
+    fail(msg.message || "unknown error");
+  } else if (msg.type === "result") {
+    const st = pending.get(msg.id);
+    pending.delete(msg.id);
+    if (!st || msg.id !== st.latest || !st.root.isConnected) return; // stale reply
+    if (msg.ok) showResult(st, msg.html);
+    else showError(st, msg.field, msg.message);
+  }
+}
+
+function showResult(st, html) {
+  st.out.innerHTML = html;
+  clearErrors(st);
+  setState(st, "live", MSG.live);
+}
+
+function clearErrors(st) {
+  for (const f of st.form.querySelectorAll(".descent-field")) {
+    const slot = f.querySelector(".descent-field__error");
+    if (slot && slot.textContent) slot.textContent = "";
+    for (const c of f.querySelectorAll("[aria-invalid]")) c.removeAttribute("aria-invalid");
+    f.classList.remove("descent-field--invalid");
+  }
+}
+
+function showError(st, field, message) {
+  clearErrors(st);
+  const f = field ? st.form.querySelector(`.descent-field[data-field="${CSS.escape(field)}"]`) : null;
+  if (f) {
+    f.classList.add("descent-field--invalid");
+    f.querySelector(".descent-field__error").textContent = message;
+    for (const c of f.querySelectorAll("input, select, textarea")) {
+      if (c.type !== "range" && c.type !== "radio") c.setAttribute("aria-invalid", "true");
+    }
+    setState(st, "error", MSG.error);
+  } else {
+    setState(st, "error", `Error: ${message}`);
+  }
+}
+
+function readInputs(st) {
+  const inputs = {};
+  for (const f of st.form.querySelectorAll(".descent-field")) {
+    const name = f.dataset.field;
+    switch (f.dataset.kind) {
+      case "range":
+      case "number":
+        inputs[name] = f.querySelector(".descent-field__number").value;
+        break;
+      case "select":
+        inputs[name] = f.querySelector("select").value;
+        break;
+      case "segmented": {
+        const c = f.querySelector("input[type=radio]:checked");
+        if (c) inputs[name] = c.value;
+        break;
+      }
+      case "toggle":
+        inputs[name] = f.querySelector("input[type=checkbox]").checked;
+        break;
+      case "text":
+        inputs[name] = f.querySelector("textarea, input").value;
+        break;
+    }
+  }
+  return inputs;
+}
+
+function send(st) {
+  if (workerState !== "ready" || !worker) return;
+  const id = nextId++;
+  st.latest = id;
+  pending.set(id, st);
+  worker.postMessage({ id, widget: st.name, inputs: readInputs(st) });
+}
+
+function schedule(st) {
+  if (isFile() || workerState === "failed") return;
+  activate(st);
+  if (st.raf) return;
+  st.raf = requestAnimationFrame(() => {
+    st.raf = 0;
+    send(st);
+  });
+}
+
+function activate(st) {
+  if (st.active || isFile()) return;
+  st.active = true;
+  if (st.observer) st.observer.disconnect();
+  if (workerState === "failed") {
+    setState(st, "static", MSG.failed(failReason));
+    return;
+  }
+  ensureWorker();
+  if (workerState === "ready") send(st);
+  else if (workerState === "loading") setState(st, "loading", MSG.loading);
+}
+
+// Range slider <-> number box. A log slider holds log10(value).
+function decimalsOf(step) {
+  const s = String(step);
+  return s.includes(".") ? s.length - s.indexOf(".") - 1 : 0;
+}
+
+function sliderToNumber(range, num) {
+  let v = Number(range.value);
+  const min = Number(num.min), max = Number(num.max), step = Number(num.step);
+  if (range.dataset.log) v = Number(Math.pow(10, v).toPrecision(3));
+  if (Number.isFinite(step) && step > 0) v = Math.round((v - min) / step) * step + min;
+  v = Math.min(max, Math.max(min, v));
+  const text = v.toFixed(decimalsOf(num.step));
+  num.value = text;
+  if (range.dataset.log) {
+    const unit = range.getAttribute("aria-valuetext")?.split(" ").slice(1).join(" ");
+    range.setAttribute("aria-valuetext", unit ? `${text} ${unit}` : text);
+  }
+}
+
+function numberToSlider(num, range) {
+  const v = Number(num.value.replace(/[,_]/g, ""));
+  if (num.value.trim() === "" || !Number.isFinite(v) || v < Number(num.min) || v > Number(num.max)) return;
+  if (range.dataset.log) {
+    if (v <= 0) return;
+    range.value = String(Math.log10(v));
+    const unit = range.getAttribute("aria-valuetext")?.split(" ").slice(1).join(" ");
+    range.setAttribute("aria-valuetext", unit ? `${num.value} ${unit}` : num.value);
+  } else {
+    range.value = String(v);
+  }
+}
+
+function bind(root) {
+  if (widgets.has(root)) return;
+  const form = root.querySelector(".descent-widget__form");
+  const out = root.querySelector(".descent-widget__output");
+  const status = root.querySelector(".descent-widget__status");
+  if (!form || !out || !status) return;
+  const st = { root, form, out, status, name: root.dataset.widget, active: false, latest: 0, raf: 0, observer: null };
+  widgets.set(root, st);
+  form.addEventListener("submit", (ev) => ev.preventDefault());
+
+  if (isFile()) {
+    setState(st, "static", MSG.file);
+    return;
+  }
+
+  for (const pair of form.querySelectorAll(".descent-field__pair")) {
+    const range = pair.querySelector(".descent-field__range");
+    const num = pair.querySelector(".descent-field__number");
+    range.addEventListener("input", () => {
+      sliderToNumber(range, num);
+      schedule(st);
+    });
+    num.addEventListener("input", () => {
+      numberToSlider(num, range);
+      schedule(st);
+    });
+  }
+  form.addEventListener("input", (ev) => {
+    if (!ev.target.closest(".descent-field__pair")) schedule(st);
+  });
+  form.addEventListener("change", (ev) => {
+    if (!ev.target.closest(".descent-field__pair")) schedule(st);
+  });
+  form.addEventListener("focusin", () => activate(st));
+  form.addEventListener("pointerdown", () => activate(st));
+
+  if (workerState === "ready" || workerState === "loading") {
+    // The runtime is (being) loaded already: a widget on a later page goes live at once.
+    activate(st);
+  } else if ("IntersectionObserver" in window) {
+    st.observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) activate(st);
+    });
+    st.observer.observe(root);
+  } else {
+    activate(st);
+  }
+  if (workerState === "failed") setState(st, "static", MSG.failed(failReason));
+}
+
+function bindAll() {
+  for (const root of document.querySelectorAll(".descent-widget[data-widget]")) bind(root);
+}
+
+if (window.document$ && typeof window.document$.subscribe === "function") {
+  window.document$.subscribe(() => bindAll());
+} else if (document.readyState === "loading") {
+  document.addEventListener("DOMContentLoaded", bindAll);
+} else {
+  bindAll();
+}

@@ -1,0 +1,62 @@
+// descent widget worker (module Web Worker): runs the descent Python package in Pyodide.
+//
+// Protocol (postMessage):
+//   main -> worker  {id, widget, inputs}      inputs: {name: raw value (string | number | boolean)}
+//   worker -> main  {type: "ready", ms}      once Pyodide and the wheel are loaded
+//                   {type: "failed", message} when start-up failed (the page keeps its static values)
+//                   {type: "result", id, ok: true, html} | {type: "result", id, ok: false, field, message}
+//
+// Every URL is resolved relative to this module, so the site works under any base path, and
+// nothing is fetched from another origin: Pyodide's core is vendored in ../pyodide/ and the
+// wheel in ./wheels/ (both written by descent.site.runtime.on_post_build).
+
+const PYODIDE_URL = new URL("../pyodide/", import.meta.url);
+const WHEELS_URL = new URL("wheels/", import.meta.url);
+
+let runJson = null;
+const queue = [];
+
+async function start() {
+  const t0 = performance.now();
+  const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
+  const pyodide = await loadPyodide({
+    indexURL: PYODIDE_URL.href,
+    packageBaseUrl: PYODIDE_URL.href,
+    lockFileURL: new URL("pyodide-lock.json", PYODIDE_URL).href,
+    fullStdLib: false,
+  });
+  const manifest = await (await fetch(new URL("manifest.json", WHEELS_URL))).json();
+  const resp = await fetch(new URL(`${manifest.wheel}?v=${manifest.sha256.slice(0, 16)}`, WHEELS_URL));
+  if (!resp.ok) throw new Error(`wheel ${manifest.wheel}: HTTP ${resp.status}`);
+  const bytes = new Uint8Array(await resp.arrayBuffer());
+  pyodide.unpackArchive(bytes, "wheel");
+  const mod = pyodide.pyimport("descent.widgets");
+  runJson = mod.run_json;
+  return performance.now() - t0;
+}
+
+function handle(msg) {
+  const { id, widget, inputs } = msg;
+  try {
+    const out = JSON.parse(runJson(widget, JSON.stringify(inputs ?? {})));
+    self.postMessage({ type: "result", id, ...out });
+  } catch (err) {
+    // A bug in a compute function (not bad input: that comes back ok:false from Python).
+    self.postMessage({ type: "result", id, ok: false, field: null, message: `Internal error: ${String(err).split("\n").slice(-2).join(" ")}` });
+  }
+}
+
+self.onmessage = (event) => {
+  if (runJson) handle(event.data);
+  else queue.push(event.data);
+};
+
+start().then(
+  (ms) => {
+    self.postMessage({ type: "ready", ms: Math.round(ms) });
+    while (queue.length) handle(queue.shift());
+  },
+  (err) => {
+    self.postMessage({ type: "failed", message: String(err && err.message ? err.message : err) });
+  },
+);

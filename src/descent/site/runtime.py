@@ -1,0 +1,197 @@
+"""Build step for the widget runtime: the descent wheel and the vendored Pyodide core.
+
+After MkDocs has written the site, :func:`on_post_build` puts into it:
+
+* ``assets/descent/wheels/descent-<version>-py3-none-any.whl``: the whole ``descent`` package
+  (pure Python, plus its data files) as a wheel, and ``assets/descent/wheels/manifest.json``
+  (``{"wheel": name, "sha256": hex, "version": str}``) that ``worker.js`` reads to find it;
+* ``assets/pyodide/``: the Pyodide core files from the npm package ``pyodide`` pinned in
+  package-lock.json (:data:`PYODIDE_FILES`), so no request leaves the site's origin.
+
+The wheel is written directly with :mod:`zipfile` (a wheel is a zip with a ``.dist-info``
+directory: PEP 427, PEP 491) rather than by ``python -m build``: it needs no network for an
+isolated build environment, writes nothing into ``src/``, takes milliseconds, and is
+byte-for-byte deterministic (entries sorted, timestamps from ``SOURCE_DATE_EPOCH``). Wheels are
+cached in ``.cache/descent-wheel/`` by a hash of ``src/descent`` and the project metadata.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PYODIDE_FILES", "build_wheel", "copy_pyodide", "on_post_build", "project_root"]
+
+#: The files Pyodide 314.0.7 loads at start-up (checked in node_modules/pyodide/pyodide.mjs:
+#: it imports ``pyodide.asm.mjs`` and fetches ``pyodide.asm.wasm``, ``python_stdlib.zip`` and
+#: ``pyodide-lock.json`` relative to ``indexURL``).
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+
+#: The earliest timestamp a zip entry can hold (1980-01-01, the DOS epoch), in Unix seconds.
+ZIP_EPOCH = 315532800
+
+#: Where, under the site directory, the wheel and the Pyodide core go (worker.js resolves the
+#: same paths relative to itself: ``./wheels/`` and ``../pyodide/``).
+WHEEL_DIR = Path("assets/descent/wheels")
+PYODIDE_DIR = Path("assets/pyodide")
+
+_SKIP_DIRS = {"__pycache__"}
+_SKIP_SUFFIXES = {".pyc", ".pyo"}
+
+
+def project_root(config: Any | None = None) -> Path:
+    """The repository root: the directory of mkdocs.yml when known, else the one holding
+    ``pyproject.toml`` above this file."""
+    if config is not None:
+        cfg = config.get("config_file_path") if hasattr(config, "get") else None
+        if cfg:
+            return Path(cfg).resolve().parent
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "pyproject.toml").is_file() and (parent / "src" / "descent").is_dir():
+            return parent
+    raise FileNotFoundError(f"no pyproject.toml with src/descent above {here}")
+
+
+def _package_files(pkg_dir: Path) -> list[tuple[str, Path]]:
+    files = []
+    for path in sorted(pkg_dir.rglob("*")):
+        rel = path.relative_to(pkg_dir.parent)
+        if path.is_dir() or any(p in _SKIP_DIRS for p in rel.parts) or path.suffix in _SKIP_SUFFIXES:
+            continue
+        if path.name.startswith("."):
+            continue
+        files.append((rel.as_posix(), path))
+    return files
+
+
+def _metadata(root: Path) -> tuple[str, str, str]:
+    with open(root / "pyproject.toml", "rb") as fh:
+        project = tomllib.load(fh)["project"]
+    name, version = project["name"], project["version"]
+    meta = (
+        "Metadata-Version: 2.1\n"
+        f"Name: {name}\n"
+        f"Version: {version}\n"
+        f"Summary: {project.get('description', '')}\n"
+        f"Requires-Python: {project.get('requires-python', '>=3.11')}\n"
+    )
+    return name, version, meta
+
+
+def _epoch() -> int:
+    try:
+        return max(ZIP_EPOCH, int(os.environ.get("SOURCE_DATE_EPOCH", ZIP_EPOCH)))
+    except ValueError:
+        raise ValueError(
+            f"SOURCE_DATE_EPOCH must be a whole number of seconds, got {os.environ['SOURCE_DATE_EPOCH']!r}"
+        ) from None
+
+
+def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
+    """Write the pure-Python ``descent`` wheel and return its path.
+
+    Args:
+        root: the repository root (default: :func:`project_root`).
+        out_dir: where to write it (default: ``<root>/.cache/descent-wheel/<hash>/``, reused when
+            the hash of ``src/descent``, pyproject.toml and SOURCE_DATE_EPOCH is unchanged).
+
+    Returns:
+        The wheel's path, named ``<name>-<version>-py3-none-any.whl``.
+
+    Raises:
+        FileNotFoundError: no ``src/descent`` under ``root``.
+    """
+    root = Path(root) if root is not None else project_root()
+    pkg = root / "src" / "descent"
+    if not pkg.is_dir():
+        raise FileNotFoundError(f"no package directory at {pkg}")
+    name, version, meta = _metadata(root)
+    epoch = _epoch()
+    files = _package_files(pkg)
+    digest = hashlib.sha256()
+    digest.update(meta.encode())
+    digest.update(str(epoch).encode())
+    for rel, path in files:
+        digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+    key = digest.hexdigest()[:16]
+    wheel_name = f"{name}-{version}-py3-none-any.whl"
+    if out_dir is None:
+        out_dir = root / ".cache" / "descent-wheel" / key
+        if (out_dir / wheel_name).is_file():
+            return out_dir / wheel_name
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / wheel_name
+    dist_info = f"{name}-{version}.dist-info"
+    stamp = time.gmtime(epoch)[:6]
+    entries: list[tuple[str, bytes]] = [(rel, path.read_bytes()) for rel, path in files]
+    entries.append((f"{dist_info}/METADATA", meta.encode()))
+    entries.append((f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: descent.site.runtime\n"
+                    b"Root-Is-Purelib: true\nTag: py3-none-any\n"))
+    entries.append((f"{dist_info}/top_level.txt", f"{name}\n".encode()))
+    record = []
+    for arc, data in entries:
+        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{arc},sha256={h},{len(data)}")
+    record.append(f"{dist_info}/RECORD,,")
+    entries.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode()))
+    tmp = target.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for arc, data in entries:
+            info = zipfile.ZipInfo(arc, date_time=stamp)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data)
+    tmp.replace(target)
+    return target
+
+
+def copy_pyodide(root: Path, dest: Path) -> list[Path]:
+    """Copy :data:`PYODIDE_FILES` from ``<root>/node_modules/pyodide`` into ``dest``.
+
+    Raises:
+        FileNotFoundError: the npm package is missing (run ``npm ci``; nox does it).
+    """
+    src = root / "node_modules" / "pyodide"
+    missing = [f for f in PYODIDE_FILES if not (src / f).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"node_modules/pyodide lacks {', '.join(missing)}: run `npm ci` (package-lock.json pins pyodide)"
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for f in PYODIDE_FILES:
+        target = dest / f
+        if not (target.is_file() and target.stat().st_size == (src / f).stat().st_size
+                and target.read_bytes() == (src / f).read_bytes()):
+            shutil.copyfile(src / f, target)
+        out.append(target)
+    return out
+
+
+def on_post_build(config: Any) -> None:
+    """MkDocs ``on_post_build``: write the wheel + manifest and the Pyodide core into the site.
+
+    Raises:
+        FileNotFoundError: src/descent or node_modules/pyodide is missing.
+    """
+    root = project_root(config)
+    site = Path(config["site_dir"])
+    wheel = build_wheel(root)
+    wdir = site / WHEEL_DIR
+    wdir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(wheel, wdir / wheel.name)
+    data = wheel.read_bytes()
+    manifest = {"wheel": wheel.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+                "version": wheel.name.split("-")[1]}
+    (wdir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    copy_pyodide(root, site / PYODIDE_DIR)

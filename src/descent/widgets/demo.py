@@ -1,0 +1,86 @@
+"""``kv_demo``: a small widget that proves the runtime end to end (build, worker, browser).
+
+It computes the KV-cache size of a plain GQA transformer from five inputs. The defaults are the
+shape of Llama 3.1 8B (config.json of meta-llama/Llama-3.1-8B: num_hidden_layers 32,
+num_key_value_heads 8, head_dim 128 = hidden_size 4096 / num_attention_heads 32) in BF16.
+
+    KV bytes per token = 2 (one K and one V vector) x L x K x d_head x bytes per element
+    KV bytes           = KV bytes per token x T
+
+Source: the KV-cache size of multi-head / grouped-query attention, e.g. Pope et al. 2022,
+"Efficiently Scaling Transformer Inference", section 3.1 (memory of the KV cache), and Ainslie
+et al. 2023, "GQA", section 2 (K key/value heads shared by groups of query heads).
+"""
+
+from __future__ import annotations
+
+from descent.widgets import FieldError, Input, widget
+from descent.widgets import views as v
+
+#: K and V: the cache stores two vectors per layer, per KV head, per token.
+KV_TENSORS = 2
+
+#: Bytes per KV element of the precisions offered, by name (FP32 4, BF16/FP16 2, FP8 1).
+PRECISION_BYTES = {"fp32": 4, "bf16": 2, "fp8": 1}
+
+#: One kibibyte, mebibyte and gibibyte in bytes (binary units, labelled KiB / MiB / GiB).
+KIB, MIB, GIB = 2**10, 2**20, 2**30
+
+#: Longest context the demo accepts, in tokens (the site-wide limit for context inputs).
+MAX_CONTEXT_TOKENS = 10_000_000
+
+
+def _gib(n: int) -> str:
+    return f"{v.fmt(n / GIB)} GiB"
+
+
+@widget(
+    "kv_demo",
+    title="KV cache size",
+    description="How many bytes the KV cache holds for one sequence: two vectors (K and V) per layer, "
+    "per KV head, per token.",
+    inputs=[
+        Input("layers", "Layers", "range", 32, unit="layers", min=1, max=200, step=1,
+              help="L: transformer blocks, each with its own K and V."),
+        Input("kv_heads", "KV heads", "range", 8, unit="heads", min=1, max=128, step=1,
+              help="K: key/value heads (GQA shares each across a group of query heads)."),
+        Input("head_dim", "Head dimension", "select", 128,
+              options=[(64, "64"), (80, "80"), (96, "96"), (128, "128"), (256, "256")],
+              help="d_head: width of one K or V vector."),
+        Input("context", "Context", "range", 8192, unit="tokens", min=1, max=MAX_CONTEXT_TOKENS, step=1,
+              log=True, help="T: tokens held in the cache (prompt plus generated)."),
+        Input("precision", "KV precision", "segmented", "bf16",
+              options=[("fp32", "FP32"), ("bf16", "BF16"), ("fp8", "FP8")]),
+    ],
+)
+def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, precision: str) -> list[dict]:
+    """Views for the KV-cache size of one sequence.
+
+    Args:
+        layers: L, 1 to 200. kv_heads: K, 1 to 128. head_dim: d_head, one of the offered sizes.
+        context: T tokens, 1 to 10,000,000. precision: a key of :data:`PRECISION_BYTES`.
+
+    Returns:
+        A stat for bytes per token (KiB), a stat for the whole cache (GiB) and a bar list of the
+        cache at each offered precision (the chosen one highlighted).
+
+    Raises:
+        FieldError: never for in-range inputs; kept for the runtime's contract.
+    """
+    if precision not in PRECISION_BYTES:
+        raise FieldError("precision", f"KV precision must be one of {', '.join(PRECISION_BYTES)}")
+    per_elem = PRECISION_BYTES[precision]
+    per_token = KV_TENSORS * layers * kv_heads * head_dim * per_elem
+    total = per_token * context
+    rows = []
+    for name, b in PRECISION_BYTES.items():
+        size = KV_TENSORS * layers * kv_heads * head_dim * b * context
+        rows.append(v.bar(name.upper(), size, display=_gib(size), cls="is-selected" if name == precision else "",
+                          greyed=name != precision))
+    return [
+        v.stat("KV cache per token", f"{v.fmt(per_token / KIB)}", "KiB",
+               note=f"2 x {layers} x {kv_heads} x {head_dim} x {per_elem} B = {per_token:,} bytes"),
+        v.stat("KV cache for the context", f"{v.fmt(total / GIB)}", "GiB",
+               note=f"{per_token:,} bytes x {context:,} tokens = {total:,} bytes"),
+        v.bar_list(rows, caption=f"The same cache at each precision ({context:,} tokens)"),
+    ]

@@ -1,0 +1,459 @@
+"""Output views of the widgets: plain-dict constructors and ONE HTML renderer per kind.
+
+A widget's compute function returns a list of views (plain dicts with a ``"kind"`` key). The
+renderers below turn them into accessible HTML. The same renderers run at build time (the
+pre-rendered default result) and in the browser's Pyodide worker; the JavaScript never builds a
+view itself. Every piece of text is escaped with :func:`html.escape`, except the ``svg`` view's
+markup, which must come from descent's own code.
+
+Accessibility: every bar carries its value as text (the bar itself is ``aria-hidden``); tables
+and grids have captions; the grid's cells carry their meaning as text (``title`` plus a
+visually hidden label); stacked bars say the total against the capacity in words.
+
+Kinds: ``stat``, ``bar_list``, ``stacked_bar``, ``table``, ``chips``, ``cell_grid``, ``note``,
+``svg``, ``kv``. Bad view data raises ``ValueError`` naming the view and the field.
+
+Core rule: standard library only.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+#: One gigabyte in bytes (SI): the default unit of a stacked bar's text (DESIGN.md "Units").
+GB = 10**9
+
+#: CSS class names are limited to these characters, so a class can never break out of the
+#: attribute or inject another one.
+_CLASS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_ ")
+
+#: Widest bar, in percent of the track: keeps the value text inside the track's box.
+BAR_FULL_PERCENT = 100.0
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _cls(value: Any, view: str) -> str:
+    text = "" if value is None else str(value)
+    if not set(text) <= _CLASS_CHARS:
+        raise ValueError(f"{view}: class must be letters, digits, '-', '_' or spaces, got {text!r}")
+    return text.strip()
+
+
+def _finite(x: Any, view: str, field: str, *, positive: bool = False, nonneg: bool = False) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        raise ValueError(f"{view}: {field} must be a finite number, got {x!r}")
+    if positive and x <= 0:
+        raise ValueError(f"{view}: {field} must be > 0, got {x!r}")
+    if nonneg and x < 0:
+        raise ValueError(f"{view}: {field} must be >= 0, got {x!r}")
+    return float(x)
+
+
+def fmt(x: Any, sig: int = 3) -> str:
+    """Display a value: strings as given; ints with thousands separators; floats to ``sig``
+    significant figures (no exponent between 1e-4 and 1e15)."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise ValueError(f"cannot display a non-finite number, got {x!r}")
+        if x == 0:
+            return "0"
+        mag = math.floor(math.log10(abs(x)))
+        if -4 <= mag < 15:
+            decimals = max(0, sig - 1 - mag)
+            text = f"{x:,.{decimals}f}"
+            return text
+        return f"{x:.{sig - 1}e}"
+    raise ValueError(f"cannot display a {type(x).__name__}")
+
+
+def fmt_bytes_gb(n: float) -> str:
+    """Bytes as GB (1e9 bytes), 3 significant figures, labelled: ``"16.1 GB"``."""
+    return f"{fmt(n / GB)} GB"
+
+
+# ---------------------------------------------------------------------------------------------
+# Constructors (compute functions call these; they only build dicts)
+# ---------------------------------------------------------------------------------------------
+
+
+def stat(label: str, value: Any, unit: str = "", note: str = "", cls: str = "") -> dict:
+    """A headline number: ``value`` (str, or a number shown with :func:`fmt`) with its unit."""
+    return {"kind": "stat", "label": label, "value": value, "unit": unit, "note": note, "cls": cls}
+
+
+def bar(label: str, value: float, display: str | None = None, cls: str = "", greyed: bool = False,
+        note: str = "") -> dict:
+    """One row of a :func:`bar_list`; ``display`` is the value as text (default: :func:`fmt`)."""
+    return {"label": label, "value": value, "display": display, "cls": cls, "greyed": greyed, "note": note}
+
+
+def bar_list(rows: Sequence[dict], *, caption: str = "", log: bool = False, max: float | None = None,
+             unit: str = "") -> dict:
+    """Labelled horizontal bars. Widths are ``value / max`` (default max: the largest value), or
+    on a log10 scale from the smallest positive value to ``max`` when ``log`` (values must be
+    > 0). ``unit`` is appended to each default display text."""
+    return {"kind": "bar_list", "rows": list(rows), "caption": caption, "log": log, "max": max, "unit": unit}
+
+
+def segment(label: str, nbytes: float, cls: str = "", display: str | None = None) -> dict:
+    """One part of a :func:`stacked_bar`, in bytes."""
+    return {"label": label, "bytes": nbytes, "cls": cls, "display": display}
+
+
+def stacked_bar(segments: Sequence[dict], capacity: float, *, caption: str = "",
+                capacity_label: str = "capacity", fmt_bytes: Callable[[float], str] | None = None) -> dict:
+    """Segments (bytes) stacked against a capacity (bytes). When the total exceeds the capacity
+    an "over capacity" band marks the excess; otherwise the free space is shown. Text is
+    formatted with ``fmt_bytes`` (default GB, 1e9 bytes) at construction time."""
+    f = fmt_bytes or fmt_bytes_gb
+    segs = []
+    for s in segments:
+        s = dict(s)
+        if s.get("display") is None:
+            s["display"] = f(_finite(s.get("bytes"), "stacked_bar", "segment bytes", nonneg=True))
+        segs.append(s)
+    cap = _finite(capacity, "stacked_bar", "capacity", positive=True)
+    total = sum(float(s["bytes"]) for s in segs)
+    return {
+        "kind": "stacked_bar", "segments": segs, "capacity": cap, "caption": caption,
+        "capacity_label": capacity_label, "capacity_display": f(cap), "total_display": f(total),
+        "diff_display": f(abs(total - cap)),
+    }
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, caption: str = "",
+          numeric: Sequence[bool] | None = None) -> dict:
+    """A table; ``numeric[i]`` right-aligns column ``i`` (default: columns whose cells are numbers)."""
+    return {"kind": "table", "columns": list(columns), "rows": [list(r) for r in rows], "caption": caption,
+            "numeric": list(numeric) if numeric is not None else None}
+
+
+def chip(text: str, id: int | str | None = None, cls: str = "", title: str = "") -> dict:
+    """One token chip: its text, its id (shown small under it) and a class."""
+    return {"text": text, "id": id, "cls": cls, "title": title}
+
+
+def chips(items: Sequence[dict], *, caption: str = "") -> dict:
+    """A row of token chips (whitespace in the text is shown as visible marks)."""
+    return {"kind": "chips", "chips": list(items), "caption": caption}
+
+
+def cell(cls: str = "", text: str = "", title: str = "") -> dict:
+    """One cell of a :func:`cell_grid`: a class (its colour), short text and a title (tooltip)."""
+    return {"cls": cls, "text": text, "title": title}
+
+
+def cell_grid(cells: Sequence[Sequence[dict]], *, caption: str, row_labels: Sequence[str] | None = None,
+              col_labels: Sequence[str] | None = None, legend: Iterable[tuple[str, str]] = ()) -> dict:
+    """Rows x columns of classed cells (paged KV blocks, batching lanes, ...). ``legend`` is
+    ``[(cls, meaning), ...]``; a cell with no text or title is announced by its class's meaning."""
+    return {"kind": "cell_grid", "cells": [list(r) for r in cells], "caption": caption,
+            "row_labels": list(row_labels) if row_labels is not None else None,
+            "col_labels": list(col_labels) if col_labels is not None else None,
+            "legend": [list(x) for x in legend]}
+
+
+def note(text: str, tone: str = "info") -> dict:
+    """A sentence under the results; ``tone`` is ``info`` or ``warn``."""
+    return {"kind": "note", "text": text, "tone": tone}
+
+
+def svg(markup: str, alt: str) -> dict:
+    """A small pre-built SVG (from descent's own code; not escaped) with its text alternative."""
+    return {"kind": "svg", "svg": markup, "alt": alt}
+
+
+def kv(items: Sequence[tuple[str, Any]], *, caption: str = "") -> dict:
+    """A definition list of (term, value) pairs."""
+    return {"kind": "kv", "items": [list(x) for x in items], "caption": caption}
+
+
+# ---------------------------------------------------------------------------------------------
+# Renderers: one per kind
+# ---------------------------------------------------------------------------------------------
+
+
+def _caption(text: str, tag: str = "p") -> str:
+    return f'<{tag} class="descent-view__caption">{_e(text)}</{tag}>' if text else ""
+
+
+def render_stat(v: dict) -> str:
+    cls = _cls(v.get("cls"), "stat")
+    unit = f' <span class="descent-stat__unit">{_e(v["unit"])}</span>' if v.get("unit") else ""
+    note_ = f'<p class="descent-stat__note">{_e(v["note"])}</p>' if v.get("note") else ""
+    return (
+        f'<div class="descent-stat{" " + cls if cls else ""}">'
+        f'<p class="descent-stat__label">{_e(v["label"])}</p>'
+        f'<p class="descent-stat__value"><span class="descent-stat__number">{_e(fmt(v["value"]))}</span>{unit}</p>'
+        f"{note_}</div>"
+    )
+
+
+def _bar_fractions(rows: list[dict], log: bool, vmax: float | None) -> list[float]:
+    values = [_finite(r.get("value"), "bar_list", f"row {r.get('label')!r} value") for r in rows]
+    if log:
+        if any(x <= 0 for x in values):
+            raise ValueError("bar_list: a log-scale bar list needs every value > 0")
+        top = vmax if vmax is not None else max(values, default=1.0)
+        low = min(values, default=1.0)
+        # One decade below the smallest value, so the smallest bar is still visible.
+        lo, hi = math.log10(low) - 1.0, math.log10(top)
+        span = hi - lo if hi > lo else 1.0
+        return [min(1.0, max(0.0, (math.log10(x) - lo) / span)) for x in values]
+    if any(x < 0 for x in values):
+        raise ValueError("bar_list: values must be >= 0 (use log=False and positive values)")
+    top = vmax if vmax is not None else max(values, default=0.0)
+    if top <= 0:
+        return [0.0 for _ in values]
+    return [min(1.0, x / top) for x in values]
+
+
+def render_bar_list(v: dict) -> str:
+    rows = v["rows"]
+    vmax = v.get("max")
+    if vmax is not None:
+        vmax = _finite(vmax, "bar_list", "max", positive=True)
+    fracs = _bar_fractions(rows, bool(v.get("log")), vmax)
+    unit = v.get("unit") or ""
+    items = []
+    for r, f in zip(rows, fracs, strict=True):
+        disp = r.get("display")
+        if disp is None:
+            disp = fmt(r["value"]) + (f" {unit}" if unit else "")
+        cls = _cls(r.get("cls"), "bar_list")
+        greyed = " descent-bar--greyed" if r.get("greyed") else ""
+        note_ = f'<span class="descent-bar__note">{_e(r["note"])}</span>' if r.get("note") else ""
+        items.append(
+            f'<li class="descent-bar{greyed}{" " + cls if cls else ""}">'
+            f'<span class="descent-bar__label">{_e(r["label"])}</span>'
+            f'<span class="descent-bar__track" aria-hidden="true">'
+            f'<span class="descent-bar__fill" style="width:{f * BAR_FULL_PERCENT:.2f}%"></span></span>'
+            f'<span class="descent-bar__value">{_e(disp)}</span>{note_}</li>'
+        )
+    scale = " (log scale)" if v.get("log") else ""
+    cap = (v.get("caption") or "") + scale if v.get("caption") else ""
+    return (
+        f'<figure class="descent-bars{" descent-bars--log" if v.get("log") else ""}">'
+        f'{_caption(cap, "figcaption")}<ul class="descent-bars__list">{"".join(items)}</ul></figure>'
+    )
+
+
+def render_stacked_bar(v: dict) -> str:
+    segs = v["segments"]
+    cap = _finite(v["capacity"], "stacked_bar", "capacity", positive=True)
+    sizes = [_finite(s["bytes"], "stacked_bar", f"segment {s.get('label')!r} bytes", nonneg=True) for s in segs]
+    total = sum(sizes)
+    scale = max(total, cap)
+    over = total > cap
+    parts = []
+    for s, b in zip(segs, sizes, strict=True):
+        cls = _cls(s.get("cls"), "stacked_bar")
+        parts.append(
+            f'<span class="descent-stack__seg{" " + cls if cls else ""}" style="width:{b / scale * 100:.2f}%" '
+            f'title="{_e(s["label"])}: {_e(s["display"])}"></span>'
+        )
+    if not over:
+        parts.append(f'<span class="descent-stack__seg descent-stack__free" style="width:{(cap - total) / scale * 100:.2f}%" '
+                     f'title="free: {_e(v["diff_display"])}"></span>')
+    marker = ""
+    band = ""
+    if over:
+        left = cap / scale * 100
+        band = (f'<span class="descent-stack__over" style="left:{left:.2f}%;width:{100 - left:.2f}%" '
+                f'title="over capacity by {_e(v["diff_display"])}"></span>')
+        marker = f'<span class="descent-stack__cap" style="left:{left:.2f}%"></span>'
+    legend = "".join(
+        f'<li><span class="descent-stack__swatch{" " + _cls(s.get("cls"), "stacked_bar") if s.get("cls") else ""}" '
+        f'aria-hidden="true"></span>{_e(s["label"])}: <strong>{_e(s["display"])}</strong></li>'
+        for s in segs
+    )
+    if over:
+        legend += (f'<li class="descent-stack__overitem"><span class="descent-stack__swatch descent-stack__over" '
+                   f'aria-hidden="true"></span>over capacity by <strong>{_e(v["diff_display"])}</strong></li>')
+    else:
+        legend += (f'<li><span class="descent-stack__swatch descent-stack__free" aria-hidden="true"></span>'
+                   f'free: <strong>{_e(v["diff_display"])}</strong></li>')
+    pct = total / cap * 100
+    summary = (f'{_e(v["total_display"])} of {_e(v["capacity_display"])} {_e(v["capacity_label"])} '
+               f'({pct:.0f}%){": does not fit" if over else ""}')
+    return (
+        f'<figure class="descent-stack{" descent-stack--over" if over else ""}">'
+        f'{_caption(v.get("caption") or "", "figcaption")}'
+        f'<p class="descent-stack__summary">{summary}</p>'
+        f'<div class="descent-stack__bar" aria-hidden="true">{"".join(parts)}{band}{marker}</div>'
+        f'<ul class="descent-stack__legend">{legend}</ul></figure>'
+    )
+
+
+def render_table(v: dict) -> str:
+    cols = v["columns"]
+    rows = v["rows"]
+    for i, r in enumerate(rows):
+        if len(r) != len(cols):
+            raise ValueError(f"table: row {i} has {len(r)} cells, expected {len(cols)} (one per column)")
+    numeric = v.get("numeric")
+    if numeric is None:
+        numeric = [bool(rows) and all(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in rows)
+                   for i in range(len(cols))]
+    if len(numeric) != len(cols):
+        raise ValueError(f"table: numeric has {len(numeric)} entries, expected {len(cols)}")
+    num_attr = ' class="num"'
+    head = "".join(f'<th scope="col"{num_attr if n else ""}>{_e(c)}</th>' for c, n in zip(cols, numeric, strict=True))
+    body = "".join(
+        "<tr>" + "".join(
+            (f'<th scope="row">{_e(fmt(c))}</th>' if i == 0 and not numeric[0] else
+             f'<td{num_attr if numeric[i] else ""}>{_e(fmt(c))}</td>')
+            for i, c in enumerate(r)
+        ) + "</tr>"
+        for r in rows
+    )
+    return (
+        f'<div class="descent-table"><table>{_caption(v.get("caption") or "", "caption")}'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+#: Visible stand-ins for whitespace inside token chips (the text itself stays in the label).
+_WS_MARKS = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5"}
+
+
+def render_chips(v: dict) -> str:
+    items = []
+    for c in v["chips"]:
+        text = str(c.get("text", ""))
+        shown = "".join(_WS_MARKS.get(ch, ch) for ch in text)
+        cls = _cls(c.get("cls"), "chips")
+        cid = c.get("id")
+        id_html = f'<span class="descent-chip__id">{_e(cid)}</span>' if cid is not None else ""
+        label = f"{text!r}" + (f", id {cid}" if cid is not None else "") + (f", {c['title']}" if c.get("title") else "")
+        title = f' title="{_e(c["title"])}"' if c.get("title") else ""
+        items.append(
+            f'<li class="descent-chip{" " + cls if cls else ""}"{title}>'
+            f'<span class="descent-chip__text" aria-hidden="true">{_e(shown)}</span>{id_html}'
+            f'<span class="descent-sr">{_e(label)}</span></li>'
+        )
+    return (
+        f'<figure class="descent-chips">{_caption(v.get("caption") or "", "figcaption")}'
+        f'<ol class="descent-chips__list">{"".join(items)}</ol></figure>'
+    )
+
+
+def render_cell_grid(v: dict) -> str:
+    cells = v["cells"]
+    ncols = max((len(r) for r in cells), default=0)
+    if any(len(r) != ncols for r in cells):
+        raise ValueError("cell_grid: every row must have the same number of cells")
+    rl, cl = v.get("row_labels"), v.get("col_labels")
+    if rl is not None and len(rl) != len(cells):
+        raise ValueError(f"cell_grid: row_labels has {len(rl)} entries, expected {len(cells)}")
+    if cl is not None and len(cl) != ncols:
+        raise ValueError(f"cell_grid: col_labels has {len(cl)} entries, expected {ncols}")
+    meaning = {str(c): str(m) for c, m in v.get("legend") or []}
+    head = ""
+    if cl is not None:
+        head = ("<thead><tr>" + ('<td></td>' if rl is not None else "")
+                + "".join(f'<th scope="col">{_e(x)}</th>' for x in cl) + "</tr></thead>")
+    body = []
+    for ri, row in enumerate(cells):
+        tds = []
+        for c in row:
+            cls = _cls(c.get("cls"), "cell_grid")
+            spoken = c.get("title") or meaning.get(cls, "") or c.get("text", "")
+            title = f' title="{_e(c["title"])}"' if c.get("title") else ""
+            text = f'<span aria-hidden="true">{_e(c["text"])}</span>' if c.get("text") else ""
+            sr = f'<span class="descent-sr">{_e(spoken)}</span>' if spoken else ""
+            tds.append(f'<td class="descent-cell{" " + cls if cls else ""}"{title}>{text}{sr}</td>')
+        th = f'<th scope="row">{_e(rl[ri])}</th>' if rl is not None else ""
+        body.append(f"<tr>{th}{''.join(tds)}</tr>")
+    legend = "".join(
+        f'<li><span class="descent-cell {_cls(c, "cell_grid")}" aria-hidden="true"></span>{_e(m)}</li>'
+        for c, m in v.get("legend") or []
+    )
+    legend_html = f'<ul class="descent-grid__legend">{legend}</ul>' if legend else ""
+    return (
+        f'<div class="descent-grid"><table>{_caption(v["caption"], "caption")}{head}'
+        f'<tbody>{"".join(body)}</tbody></table>{legend_html}</div>'
+    )
+
+
+def render_note(v: dict) -> str:
+    tone = v.get("tone") or "info"
+    if tone not in ("info", "warn"):
+        raise ValueError(f"note: tone must be info or warn, got {tone!r}")
+    return f'<p class="descent-note descent-note--{tone}">{_e(v["text"])}</p>'
+
+
+def render_svg(v: dict) -> str:
+    markup = str(v["svg"]).strip()
+    if not markup.startswith("<svg") or not markup.endswith("</svg>"):
+        raise ValueError("svg: markup must be one <svg>...</svg> element")
+    if "<script" in markup.lower():
+        raise ValueError("svg: markup must not contain <script>")
+    alt = str(v.get("alt") or "")
+    if not alt:
+        raise ValueError("svg: alt (a text alternative) is required")
+    return f'<figure class="descent-svg" role="img" aria-label="{_e(alt)}">{markup}</figure>'
+
+
+def render_kv(v: dict) -> str:
+    items = "".join(f"<div><dt>{_e(k)}</dt><dd>{_e(fmt(val))}</dd></div>" for k, val in v["items"])
+    return f'<div class="descent-kv">{_caption(v.get("caption") or "")}<dl>{items}</dl></div>'
+
+
+RENDERERS: dict[str, Callable[[dict], str]] = {
+    "stat": render_stat,
+    "bar_list": render_bar_list,
+    "stacked_bar": render_stacked_bar,
+    "table": render_table,
+    "chips": render_chips,
+    "cell_grid": render_cell_grid,
+    "note": render_note,
+    "svg": render_svg,
+    "kv": render_kv,
+}
+
+
+def render(view: dict) -> str:
+    """HTML for one view.
+
+    Raises:
+        ValueError: unknown kind, or a missing/invalid field (the message names the view).
+    """
+    if not isinstance(view, dict):
+        raise ValueError(f"a view must be a dict with a 'kind', got {type(view).__name__}")
+    kind = view.get("kind")
+    if kind not in RENDERERS:
+        raise ValueError(f"unknown view kind {kind!r}; known: {', '.join(RENDERERS)}")
+    try:
+        return RENDERERS[kind](view)
+    except KeyError as exc:
+        raise ValueError(f"{kind}: missing field {exc.args[0]!r}") from None
+
+
+def render_all(views: Iterable[dict]) -> str:
+    """HTML for a widget's output region: stats are grouped in one row, then the other views."""
+    out: list[str] = []
+    stats: list[str] = []
+    for v in views:
+        if isinstance(v, dict) and v.get("kind") == "stat":
+            stats.append(render(v))
+            continue
+        if stats:
+            out.append(f'<div class="descent-stats">{"".join(stats)}</div>')
+            stats = []
+        out.append(render(v))
+    if stats:
+        out.append(f'<div class="descent-stats">{"".join(stats)}</div>')
+    return "".join(out)
