@@ -1,0 +1,129 @@
+"""Shared matplotlib style for the site's figures: light and dark themes, deterministic SVG.
+
+Build side only (imports matplotlib). A figure recipe in ``figures/<id>.py`` draws on an Axes
+with a :class:`Theme`; :func:`svg_bytes` writes it as SVG that is byte-for-byte the same on every
+run: a fixed ``svg.hashsalt`` (element ids), text as paths (``svg.fonttype = "path"``, so no font
+is needed in the browser) and no metadata (no date, no creator string).
+
+Colours: the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"), distinguishable with
+the common colour-vision deficiencies; the dark theme uses lighter members first so marks keep
+contrast on Material's dark ("slate") background. Backgrounds are transparent so a figure sits on
+the page's own colour.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import matplotlib
+from matplotlib.figure import Figure
+
+__all__ = ["THEMES", "Theme", "new_figure", "rc_params", "style", "svg_bytes"]
+
+#: Okabe-Ito colours by name (Okabe & Ito 2008).
+OKABE_ITO = {
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "green": "#009E73",
+    "vermillion": "#D55E00",
+    "sky": "#56B4E9",
+    "pink": "#CC79A7",
+    "yellow": "#F0E442",
+    "black": "#000000",
+}
+
+#: Salt for SVG element ids; any fixed string makes ids identical from run to run.
+SVG_HASHSALT = "descent"
+
+#: Default figure size, inches (at 100 dpi: 720 x 400 px before CSS scales it to the column).
+FIGSIZE = (7.2, 4.0)
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Colours for one colour scheme.
+
+    Attributes:
+        name: ``"light"`` or ``"dark"`` (the file suffix and Material's ``#only-light`` fragment).
+        fg: text, ticks and axis lines.
+        muted: secondary text and spines.
+        grid: grid lines.
+        colors: mark colours in order of use (the axes' property cycle).
+    """
+
+    name: str
+    fg: str
+    muted: str
+    grid: str
+    colors: tuple[str, ...]
+
+    def color(self, i: int) -> str:
+        """The i-th mark colour (cycling)."""
+        return self.colors[i % len(self.colors)]
+
+
+THEMES: dict[str, Theme] = {
+    "light": Theme(
+        "light", fg="#1f2328", muted="#57606a", grid="#d0d7de",
+        colors=tuple(OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "pink", "sky")),
+    ),
+    "dark": Theme(
+        "dark", fg="#e6edf3", muted="#9da7b3", grid="#3d444d",
+        colors=tuple(OKABE_ITO[c] for c in ("sky", "orange", "green", "pink", "yellow", "vermillion")),
+    ),
+}
+
+
+def rc_params(theme: Theme) -> dict:
+    """The rcParams for ``theme``: transparent background, theme colours, deterministic SVG."""
+    return {
+        "svg.hashsalt": SVG_HASHSALT,
+        "svg.fonttype": "path",
+        "font.family": "DejaVu Sans",
+        "font.size": 10,
+        "figure.facecolor": "none",
+        "axes.facecolor": "none",
+        "savefig.facecolor": "none",
+        "savefig.transparent": True,
+        "text.color": theme.fg,
+        "axes.labelcolor": theme.fg,
+        "axes.edgecolor": theme.muted,
+        "axes.titlecolor": theme.fg,
+        "xtick.color": theme.muted,
+        "ytick.color": theme.muted,
+        "xtick.labelcolor": theme.fg,
+        "ytick.labelcolor": theme.fg,
+        "grid.color": theme.grid,
+        "grid.linewidth": 0.6,
+        "axes.grid": True,
+        "axes.axisbelow": True,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.prop_cycle": matplotlib.cycler(color=list(theme.colors)),
+        "legend.frameon": False,
+        "path.simplify": True,
+    }
+
+
+@contextmanager
+def style(theme: Theme) -> Iterator[None]:
+    """Apply ``theme``'s rcParams for the duration (drawing and saving must both be inside)."""
+    with matplotlib.rc_context(rc_params(theme)):
+        yield
+
+
+def new_figure(theme: Theme, figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, object]:
+    """A new Figure and its single Axes (call inside :func:`style`). No pyplot global state."""
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.add_subplot()
+    return fig, ax
+
+
+def svg_bytes(fig: Figure) -> bytes:
+    """``fig`` as SVG bytes with no metadata (no date, creator or title): deterministic output."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    return buf.getvalue()

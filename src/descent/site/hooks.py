@@ -1,0 +1,198 @@
+"""MkDocs event handlers for the descent site (``hooks/descent_hooks.py`` forwards here).
+
+What each event does:
+
+* ``on_config``: finds the project root, ``node_modules`` and ``figures/``; sets up the KaTeX
+  renderer (one node process, kept across ``mkdocs serve`` rebuilds) and the figure builder.
+* ``on_files``: adds the vendored browser assets to the site as generated files: KaTeX's CSS and
+  fonts (``assets/katex/``) and the iframe-worker shim (``assets/vendor/iframe-worker/shim.js``)
+  that ``extra.polyfills`` points at for Material's offline plugin.
+* ``on_page_markdown``: resolves shortcodes (:mod:`descent.site.shortcodes`); any error fails the build.
+* ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX.
+* ``on_post_page``: strips mkdocs-jupyter's mermaid CDN script, then fails the build if any
+  script, stylesheet, image or frame would load from another origin.
+* ``on_post_build``: writes the figures drawn for this build; then calls
+  ``descent.site.runtime.on_post_build(config)`` (the Pyodide runtime) when that module exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+from pathlib import Path
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+from descent.site import katex, shortcodes, values
+from descent.site.figures import FigureBuilder, FigureError, figure_html
+
+__all__ = ["on_config", "on_files", "on_page_markdown", "on_page_content", "on_post_page", "on_post_build"]
+
+#: Where the iframe-worker shim goes in the site (``extra.polyfills`` in mkdocs.yml must match).
+SHIM_PATH = "assets/vendor/iframe-worker/shim.js"
+
+_renderers: dict[Path, katex.Renderer] = {}
+
+
+class _State:
+    root: Path
+    node_modules: Path
+    figures: FigureBuilder
+    renderer: katex.Renderer
+
+
+_state = _State()
+
+
+def _root(config: Any) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+def on_config(config: Any) -> Any:
+    root = _root(config)
+    _state.root = root
+    _state.node_modules = root / "node_modules"
+    _state.figures = FigureBuilder(root / "figures", root / ".cache" / "descent" / "figures")
+    if _state.node_modules not in _renderers:
+        _renderers[_state.node_modules] = katex.Renderer(_state.node_modules)
+    _state.renderer = _renderers[_state.node_modules]
+    values.FIGURES_DIR[:] = [root / "figures"]
+    polyfills = config.extra.get("polyfills") or []
+    if SHIM_PATH not in polyfills:
+        raise PluginError(f"mkdocs.yml: extra.polyfills must list {SHIM_PATH!r} (the vendored iframe-worker shim)")
+    return config
+
+
+def vendored_assets(node_modules: Path) -> dict[str, Path]:
+    """``{site path: source file}`` for everything copied from node_modules into the site."""
+    shim = node_modules / "iframe-worker" / "shim" / "index.js"
+    if not shim.exists():
+        raise PluginError(f"iframe-worker not found at {shim}; run `npm ci` in the project root")
+    try:
+        out = katex.asset_files(node_modules)
+    except katex.KatexError as e:
+        raise PluginError(str(e)) from None
+    out[SHIM_PATH] = shim
+    return out
+
+
+def on_files(files: Files, config: Any) -> Files:
+    for uri, src in vendored_assets(_state.node_modules).items():
+        if files.get_file_from_path(uri) is None:
+            files.append(File.generated(config, uri, abs_src_path=str(src)))
+    return files
+
+
+def _prefix(page: Any) -> str:
+    """Relative path from a page's URL to the site root (works with and without directory URLs)."""
+    return "../" * page.url.count("/")
+
+
+_SVG_SIZE = re.compile(rb'<svg[^>]*?width="([\d.]+)pt"[^>]*?height="([\d.]+)pt"')
+#: CSS px per pt (CSS 2.1: 1in = 96px = 72pt).
+PX_PER_PT = 96 / 72
+
+
+def _figure_handler(page: Any):
+    def handle(name: str, args: dict[str, str]) -> str:
+        if args:
+            raise ValueError(f"unknown argument {next(iter(args))!r}; figure shortcodes take no arguments")
+        try:
+            recipe = _state.figures.recipe(name)
+            svgs = _state.figures.svgs(name)
+        except FigureError as e:
+            raise ValueError(str(e)) from None
+        m = _SVG_SIZE.search(svgs["light"])
+        w, h = (round(float(m.group(1)) * PX_PER_PT), round(float(m.group(2)) * PX_PER_PT)) if m else (720, 400)
+        return figure_html(name, recipe.alt, recipe.caption, _prefix(page), w, h)
+
+    return handle
+
+
+def formula_markdown(name: str, args: dict[str, str]) -> str:
+    """Display math for ``descent.formulas.FORMULAS[name]`` plus a 'where' line and its source."""
+    from descent import formulas
+
+    legend = args.pop("legend", "yes")
+    if args:
+        raise ValueError(f"unknown argument {next(iter(args))!r}; formula shortcodes take legend=yes|no")
+    if legend not in ("yes", "no"):
+        raise ValueError(f"legend={legend!r} is not allowed; legend must be one of yes, no")
+    f = formulas.formula(name)
+    out = f"\n\n$$\n{f.latex()}\n$$\n\n"
+    if legend == "yes":
+        where = "; ".join(f"${s.tex}$ {s.meaning} ({s.unit})" for s in f.symbols)
+        out += f"where {where}. {f.note} *Source: {f.source}.*\n{{: .descent-formula-where }}\n\n"
+    return out
+
+
+def widget_html(name: str, args: dict[str, str]) -> str:
+    """The widget's pre-rendered HTML from ``descent.widgets.render_static``."""
+    if importlib.util.find_spec("descent.widgets") is None:
+        raise ValueError("widget shortcodes need descent.widgets, which is not in the package yet")
+    widgets = importlib.import_module("descent.widgets")
+    registry = getattr(widgets, "REGISTRY", None)
+    if registry is not None and name not in registry:
+        raise ValueError(f"unknown widget {name!r}; allowed: {', '.join(sorted(registry))}")
+    try:
+        html = widgets.render_static(name, **args)
+    except TypeError as e:
+        raise ValueError(f"bad arguments for widget {name!r}: {e}") from None
+    return f"\n\n{html}\n\n"
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    handlers = {"figure": _figure_handler(page), "formula": formula_markdown, "widget": widget_html}
+    try:
+        return shortcodes.resolve(markdown, page.file.src_uri, handlers)
+    except shortcodes.ShortcodeError as e:
+        raise PluginError(str(e)) from None
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    try:
+        return katex.render_math_html(html, _state.renderer, page.file.src_uri)
+    except katex.KatexError as e:
+        raise PluginError(str(e)) from None
+
+
+#: mkdocs-jupyter injects mermaid from a CDN; no notebook here uses mermaid diagrams.
+_MERMAID_CDN = re.compile(r'<script[^>]*src="https://[^"]*mermaid[^"]*"[^>]*>\s*</script>\s*')
+#: An element that makes the browser fetch something: script/img/iframe/source/... src, link href.
+_EXTERNAL = re.compile(
+    r'<(?:script|img|iframe|source|video|audio|embed|track|input)\b[^>]*?\bsrc\s*=\s*["\']?(?:https?:)?//[^"\'\s>]+'
+    r'|<link\b[^>]*?\bhref\s*=\s*["\']?(?:https?:)?//[^"\'\s>]+'
+    r'|url\(\s*["\']?(?:https?:)?//[^)]+\)'
+    r'|@import\s+["\'](?:https?:)?//',
+    re.IGNORECASE,
+)
+
+
+def external_assets(html: str) -> list[str]:
+    """Every tag or CSS url() in ``html`` that would load something from another origin."""
+    return [m.group(0)[:160] for m in _EXTERNAL.finditer(html)]
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    output = _MERMAID_CDN.sub("", output)
+    found = external_assets(output)
+    if found:
+        raise PluginError(
+            f"{page.file.src_uri}: the page would load {len(found)} asset(s) from another origin "
+            f"(nothing may leave the site): {found[0]}"
+        )
+    return output
+
+
+def on_post_build(config: Any) -> None:
+    _state.figures.write(Path(config.site_dir))
+    if importlib.util.find_spec("descent.site.runtime") is not None:
+        importlib.import_module("descent.site.runtime").on_post_build(config)
+
+
+def on_shutdown() -> None:
+    for r in _renderers.values():
+        r.close()

@@ -1,0 +1,333 @@
+"""Shortcodes: HTML comments in a page's Markdown that the build replaces with computed content.
+
+Grammar (one comment, on one or more lines)::
+
+    <!-- descent:KIND NAME key=value key="value with spaces" ... -->
+
+KIND is one of :data:`KINDS`:
+
+* ``value``: a formatted number with its unit, from a function registered with :func:`value`;
+* ``table``: a Markdown table, from a function registered with :func:`table`;
+* ``figure``: a ``<figure>`` with light and dark SVGs drawn from ``figures/<NAME>.py``;
+* ``formula``: display math from the sympy expression ``descent.formulas.FORMULAS[NAME]``;
+* ``widget``: the pre-rendered HTML of ``descent.widgets.render_static(NAME, **args)``.
+
+Values and tables are registered with decorators, each declaring its arguments (:class:`Arg`)::
+
+    @value("kv_bytes_per_token", Arg("model", choices=model_ids), Arg("unit", default="KiB", ...))
+    def kv_bytes_per_token(model: str, unit: str) -> str: ...
+
+Anything wrong -- an unknown kind or name, an unknown, missing, repeated or invalid argument --
+raises :class:`ShortcodeError` whose message names the page, quotes the shortcode, says what is
+wrong and lists what is allowed. The site hook turns it into a failed build.
+
+Shortcodes inside fenced code blocks and inline code spans are left alone, so a page can show one.
+This module imports only the standard library; it is build-side only (``descent.site``).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "KINDS",
+    "Arg",
+    "Entry",
+    "ShortcodeError",
+    "find_shortcodes",
+    "registry",
+    "resolve",
+    "table",
+    "value",
+]
+
+KINDS = ("value", "table", "figure", "formula", "widget")
+
+_REQUIRED = object()
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+#: Any HTML comment that starts with ``descent:`` is a shortcode (a malformed one is an error).
+_SHORTCODE = re.compile(r"<!--\s*descent:(?P<body>.*?)-->", re.DOTALL)
+#: Fenced code blocks (``` or ~~~, possibly indented) and inline code spans are not scanned.
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[^\n]*\n.*?^(?P=indent)(?P=fence)[ \t]*$",
+                    re.DOTALL | re.MULTILINE)
+_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+
+
+class ShortcodeError(ValueError):
+    """A shortcode cannot be resolved. The message names page, shortcode, problem and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument a value or table shortcode accepts.
+
+    Attributes:
+        name: the key in ``key=value``.
+        help: what it means, shown on the contributing page.
+        type: ``str``, ``int`` or ``float``; the raw text is converted to it.
+        choices: allowed values (a sequence, or a zero-argument callable returning one, so catalog
+            ids are read when the shortcode is resolved); None means any value of ``type``.
+        default: the value when the key is absent; omit to make the argument required.
+        minimum, maximum: inclusive bounds for ``int`` / ``float`` arguments.
+    """
+
+    name: str
+    help: str = ""
+    type: type = str
+    choices: Iterable[str] | Callable[[], Iterable[str]] | None = None
+    default: Any = _REQUIRED
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+    def allowed_choices(self) -> list[str] | None:
+        if self.choices is None:
+            return None
+        got = self.choices() if callable(self.choices) else self.choices
+        return [str(c) for c in got]
+
+    def allowed(self) -> str:
+        """Human-readable description of the allowed values."""
+        choices = self.allowed_choices()
+        if choices is not None:
+            return "one of " + ", ".join(choices)
+        kind = {int: "an integer", float: "a number", str: "text"}.get(self.type, self.type.__name__)
+        lo = f"{self.minimum:g}" if self.minimum is not None else None
+        hi = f"{self.maximum:g}" if self.maximum is not None else None
+        if lo is not None and hi is not None:
+            return f"{kind} from {lo} to {hi}"
+        if lo is not None:
+            return f"{kind} of at least {lo}"
+        if hi is not None:
+            return f"{kind} of at most {hi}"
+        return kind
+
+    def parse(self, raw: str) -> Any:
+        """Convert ``raw`` to the argument's value. Raises ValueError saying what is allowed."""
+        choices = self.allowed_choices()
+        if choices is not None and raw not in choices:
+            raise ValueError(f"{self.name}={raw!r} is not allowed; {self.name} must be {self.allowed()}")
+        if self.type is str:
+            return raw
+        try:
+            v = self.type(raw)
+        except ValueError:
+            raise ValueError(f"{self.name}={raw!r} is not allowed; {self.name} must be {self.allowed()}") from None
+        if isinstance(v, float) and v != v:  # NaN
+            raise ValueError(f"{self.name}={raw!r} is not allowed; {self.name} must be {self.allowed()}")
+        if (self.minimum is not None and v < self.minimum) or (self.maximum is not None and v > self.maximum):
+            raise ValueError(f"{self.name}={raw!r} is out of range; {self.name} must be {self.allowed()}")
+        return v
+
+    def describe(self) -> str:
+        """``name`` (required) or ``name=default``, for the contributing page."""
+        return self.name if self.required else f"{self.name}={self.default}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered value or table shortcode: its kind, name, function, arguments and help."""
+
+    kind: str
+    name: str
+    func: Callable[..., str]
+    args: tuple[Arg, ...] = ()
+    doc: str = ""
+
+    def bind(self, raw: dict[str, str]) -> dict[str, Any]:
+        """Check and convert raw ``key=value`` strings. Raises ValueError naming the problem."""
+        known = {a.name: a for a in self.args}
+        unknown = [k for k in raw if k not in known]
+        if unknown:
+            allowed = ", ".join(known) if known else "no arguments"
+            raise ValueError(f"unknown argument {unknown[0]!r}; {self.kind} {self.name!r} takes {allowed}")
+        out: dict[str, Any] = {}
+        for a in self.args:
+            if a.name in raw:
+                out[a.name] = a.parse(raw[a.name])
+            elif a.required:
+                raise ValueError(f"missing argument {a.name!r}; it must be {a.allowed()}")
+            else:
+                out[a.name] = a.default
+        return out
+
+
+@dataclass
+class _Registry:
+    entries: dict[str, dict[str, Entry]] = field(default_factory=lambda: {"value": {}, "table": {}})
+
+
+_REGISTRY = _Registry()
+
+
+def registry(kind: str) -> dict[str, Entry]:
+    """The registered entries of ``kind`` (``"value"`` or ``"table"``), by name."""
+    _load_entries()
+    if kind not in _REGISTRY.entries:
+        raise ValueError(f"kind must be one of {', '.join(_REGISTRY.entries)}, got {kind!r}")
+    return _REGISTRY.entries[kind]
+
+
+def _register(kind: str, name: str, args: tuple[Arg, ...], doc: str | None) -> Callable:
+    if not _NAME.match(name):
+        raise ValueError(f"shortcode name must be letters, digits, '_', '.', '-', got {name!r}")
+
+    def deco(func: Callable[..., str]) -> Callable[..., str]:
+        table_ = _REGISTRY.entries[kind]
+        if name in table_ and table_[name].func is not func:
+            raise ValueError(f"{kind} shortcode {name!r} is registered twice")
+        text = doc if doc is not None else (func.__doc__ or "").strip().split("\n")[0]
+        table_[name] = Entry(kind, name, func, tuple(args), text)
+        return func
+
+    return deco
+
+
+def value(name: str, *args: Arg, doc: str | None = None) -> Callable:
+    """Register ``func(**args) -> str`` (inline Markdown: a number with its unit) as a value shortcode."""
+    return _register("value", name, args, doc)
+
+
+def table(name: str, *args: Arg, doc: str | None = None) -> Callable:
+    """Register ``func(**args) -> str`` (a Markdown table) as a table shortcode."""
+    return _register("table", name, args, doc)
+
+
+_loaded = False
+
+
+def _load_entries() -> None:
+    """Import the modules that register entries (once)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from descent.site import values  # noqa: F401  (registers on import)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing and resolving
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shortcode:
+    """One parsed shortcode: where it is in the text, its kind, name and raw arguments."""
+
+    start: int
+    end: int
+    text: str
+    kind: str
+    name: str
+    args: dict[str, str]
+
+
+def _protected_spans(markdown: str) -> list[tuple[int, int]]:
+    spans = [m.span() for m in _FENCE.finditer(markdown)]
+
+    def inside(i: int) -> bool:
+        return any(a <= i < b for a, b in spans)
+
+    for m in _INLINE_CODE.finditer(markdown):
+        if not inside(m.start()):
+            spans.append(m.span())
+    return spans
+
+
+def _parse(text: str, body: str, page: str) -> tuple[str, str, dict[str, str]]:
+    def fail(problem: str) -> ShortcodeError:
+        return ShortcodeError(f"{page}: shortcode {text.strip()!r}: {problem}")
+
+    try:
+        tokens = shlex.split(body)
+    except ValueError as e:
+        raise fail(f"cannot split its arguments ({e}); quote values with spaces as key=\"a b\"") from None
+    if not tokens:
+        raise fail(f"no kind; write <!-- descent:KIND NAME key=value -->, KIND one of {', '.join(KINDS)}")
+    kind, tokens = tokens[0], tokens[1:]
+    if kind not in KINDS:
+        raise fail(f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
+    if not tokens or "=" in tokens[0]:
+        raise fail(f"no name; write <!-- descent:{kind} NAME key=value -->")
+    name, tokens = tokens[0], tokens[1:]
+    if not _NAME.match(name):
+        raise fail(f"bad name {name!r}; names use letters, digits, '_', '.', '-'")
+    args: dict[str, str] = {}
+    for tok in tokens:
+        key, eq, val = tok.partition("=")
+        if not eq or not key:
+            raise fail(f"argument {tok!r} is not key=value")
+        if key in args:
+            raise fail(f"argument {key!r} is given twice")
+        args[key] = val
+    return kind, name, args
+
+
+def find_shortcodes(markdown: str, page: str = "<page>") -> list[Shortcode]:
+    """Every shortcode outside code, in order. Raises ShortcodeError on a malformed one."""
+    spans = _protected_spans(markdown)
+    found = []
+    for m in _SHORTCODE.finditer(markdown):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        kind, name, args = _parse(m.group(0), m.group("body"), page)
+        found.append(Shortcode(m.start(), m.end(), m.group(0), kind, name, args))
+    return found
+
+
+Handler = Callable[[str, dict[str, str]], str]
+
+
+def _registered(kind: str) -> Handler:
+    def handle(name: str, raw: dict[str, str]) -> str:
+        entries = registry(kind)
+        if name not in entries:
+            raise ValueError(f"unknown {kind} {name!r}; allowed: {', '.join(sorted(entries))}")
+        entry = entries[name]
+        return entry.func(**entry.bind(raw))
+
+    return handle
+
+
+def resolve(markdown: str, page: str = "<page>", handlers: dict[str, Handler] | None = None) -> str:
+    """Replace every shortcode in ``markdown`` with its content.
+
+    Args:
+        markdown: the page source.
+        page: the page's path, used in error messages (``"part-4-hardware.md"``).
+        handlers: ``{kind: handler(name, raw_args) -> str}`` for ``figure``, ``formula`` and
+            ``widget`` (the site hook supplies them); ``value`` and ``table`` use the registries.
+            A handler raises ValueError (or KeyError) for a bad name or argument.
+
+    Returns:
+        The Markdown with every shortcode replaced.
+
+    Raises:
+        ShortcodeError: naming the page, the shortcode, what is wrong and what is allowed.
+    """
+    all_handlers: dict[str, Handler] = {"value": _registered("value"), "table": _registered("table")}
+    all_handlers.update(handlers or {})
+    out = []
+    last = 0
+    for sc in find_shortcodes(markdown, page):
+        handler = all_handlers.get(sc.kind)
+        if handler is None:
+            raise ShortcodeError(f"{page}: shortcode {sc.text.strip()!r}: {sc.kind} shortcodes are not available here")
+        try:
+            replacement = handler(sc.name, sc.args)
+        except ShortcodeError:
+            raise
+        except (ValueError, KeyError) as e:
+            msg = e.args[0] if e.args else str(e)
+            raise ShortcodeError(f"{page}: shortcode {sc.text.strip()!r}: {msg}") from e
+        out.append(markdown[last:sc.start])
+        out.append(replacement)
+        last = sc.end
+    out.append(markdown[last:])
+    return "".join(out)

@@ -1,0 +1,414 @@
+"""Value and table shortcodes: the registry entries pages use to print computed numbers.
+
+Each entry is a function registered with :func:`descent.site.shortcodes.value` or
+:func:`~descent.site.shortcodes.table`, declaring its arguments. Other engineers add entries here
+(or in their own module, imported at the bottom of this file) as their core functions land.
+
+Entries that need a core module that has not landed yet (``descent.transformer``) raise
+ValueError saying so when a page uses them; the registry itself always loads.
+
+Units: GB = 1e9 bytes, GiB = 2**30 bytes (and the other SI / IEC prefixes below), always labelled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+from typing import Any
+
+from descent import catalog
+from descent.site.shortcodes import Arg, registry, table, value
+
+# ---------------------------------------------------------------------------------------------
+# Units (SI decimal prefixes, IEC 80000-13 binary prefixes) and formatting
+# ---------------------------------------------------------------------------------------------
+
+#: Byte units by label: SI prefixes are powers of 1000, IEC prefixes powers of 1024 (IEC 80000-13).
+BYTE_UNITS: dict[str, int] = {
+    "B": 1,
+    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+    "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
+}
+
+#: Storage width of one KV-cache element, bytes, for the standard formats a page may name:
+#: IEEE 754-2008 binary32 / binary16, bfloat16 (Google Brain; 16 bits), OCP 8-bit floating point
+#: spec v1.0 (E4M3/E5M2, 8 bits). Block-scaled and integer formats live in descent.numerics.
+KV_ELEMENT_BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
+
+#: Significant figures for a derived number in running text.
+SIG_FIGS = 3
+
+
+def fmt_num(x: float, sig: int = SIG_FIGS) -> str:
+    """``x`` to ``sig`` significant figures, thousands separated; integers below 10**sig exact."""
+    if isinstance(x, bool):
+        raise ValueError(f"expected a number, got {x!r}")
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError(f"cannot format {x!r}: the number must be finite")
+    if isinstance(x, int) and abs(x) < 10**sig:
+        return f"{x:,}"
+    s = format(float(x), f",.{sig}g")
+    if "e" in s:  # very large or small: fall back to grouped fixed notation
+        mant, exp = s.split("e")
+        return f"{mant} × 10^{int(exp)}^"
+    return s
+
+
+def fmt_bytes(n: float, unit: str = "auto", sig: int = SIG_FIGS) -> str:
+    """Bytes with a labelled unit. ``unit``: ``auto`` (SI, GB = 1e9 bytes) or a key of BYTE_UNITS."""
+    if unit == "auto":
+        unit = "B"
+        for u in ("KB", "MB", "GB", "TB"):
+            if abs(n) >= BYTE_UNITS[u]:
+                unit = u
+    if unit not in BYTE_UNITS:
+        raise ValueError(f"unit must be auto or one of {', '.join(BYTE_UNITS)}, got {unit!r}")
+    if unit == "B":
+        return f"{fmt_num(n, sig)} bytes"
+    return f"{fmt_num(n / BYTE_UNITS[unit], sig)} {unit}"
+
+
+def fmt_rate(x: float, unit: str, sig: int = 4) -> str:
+    """A per-second rate with an SI prefix chosen for it: ``fmt_rate(3.35e12, "B/s") == "3.35 TB/s"``."""
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= scale:
+            return f"{fmt_num(x / scale, sig)} {prefix}{unit}"
+    return f"{fmt_num(x, sig)} {unit}"
+
+
+def fmt_count(n: float, unit: str = "auto", sig: int = SIG_FIGS) -> str:
+    """A count (parameters): ``auto`` picks million/billion; ``exact`` prints every digit."""
+    if unit == "exact":
+        return f"{int(n):,}"
+    names = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+    if unit == "auto":
+        unit = "one"
+        for name, scale in names.items():
+            if abs(n) >= scale:
+                unit = name
+    if unit == "one":
+        return fmt_num(n, sig)
+    if unit not in names:
+        raise ValueError(f"unit must be auto, exact or one of {', '.join(names)}, got {unit!r}")
+    return f"{fmt_num(n / names[unit], sig)} {unit}"
+
+
+def _md_cell(x: Any) -> str:
+    return str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(header: list[str], rows: list[list[Any]], align: str | None = None) -> str:
+    """A Markdown table, surrounded by blank lines. ``align``: one char per column, ``l`` or ``r``."""
+    align = align or "l" * len(header)
+    rule = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return "\n\n" + "\n".join(lines) + "\n\n"
+
+
+def md_link_source(src: str) -> str:
+    """A source string as Markdown: a bare URL becomes a link, anything else stays text."""
+    if src.startswith("https://") or src.startswith("http://"):
+        head, _, tail = src.partition(" ")
+        return f"[{head.split('://', 1)[1]}]({head})" + (f" {tail}" if tail else "")
+    return src
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalog helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def model_ids() -> list[str]:
+    return list(catalog.models())
+
+
+def accelerator_ids() -> list[str]:
+    return list(catalog.accelerators())
+
+
+def flat_fields(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """A catalog dataclass as ``[(dotted_field_name, value), ...]``; nested MoE/MLA/window flattened."""
+    out: list[tuple[str, Any]] = []
+    for f in dataclasses.fields(obj):
+        if f.name == "sources":
+            continue
+        v = getattr(obj, f.name)
+        if dataclasses.is_dataclass(v):
+            out += flat_fields(v, prefix + f.name + ".")
+        else:
+            out.append((prefix + f.name, v))
+    return out
+
+
+def _model_field_names() -> list[str]:
+    names: list[str] = []
+    for m in catalog.models().values():
+        for n, _ in flat_fields(m):
+            if n not in names:
+                names.append(n)
+    return names
+
+
+def _accelerator_field_names() -> list[str]:
+    return [f.name for f in dataclasses.fields(catalog.Accelerator) if f.name != "sources"]
+
+
+_ACC_BYTES = {"memory_bytes", "sram_bytes"}
+_ACC_RATES = {"memory_bandwidth": "B/s", "scale_up_bandwidth": "B/s", "bf16_flops": "FLOP/s",
+              "fp8_flops": "FLOP/s", "fp4_flops": "FLOP/s"}
+
+
+def format_field(name: str, v: Any) -> str:
+    """A catalog field's value as text, with its unit (bytes fields in GB and GiB)."""
+    leaf = name.split(".")[-1]
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if leaf in _ACC_BYTES:
+        return f"{v:,} bytes ({fmt_bytes(v, 'GB', 4)}, {fmt_bytes(v, 'GiB', 4)})"
+    if leaf in _ACC_RATES:
+        return fmt_rate(v, _ACC_RATES[leaf])
+    if leaf == "power_watts":
+        return f"{fmt_num(v, 4)} W"
+    if leaf.startswith("params_") and isinstance(v, (int, float)):
+        return fmt_count(v, "auto", 4)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return fmt_num(v, 4)
+    if v == "":
+        return "—"
+    return str(v)
+
+
+def _get(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if obj is None:
+            return None
+        obj = getattr(obj, part)
+    return obj
+
+
+def _core(module: str, what: str) -> Any:
+    """Import a core module that may not have landed yet; ValueError says which is missing."""
+    if importlib.util.find_spec(module) is None:
+        raise ValueError(f"{what} needs {module}, which is not in the package yet")
+    return importlib.import_module(module)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------------------------
+
+MODEL = Arg("model", "catalog model id", choices=model_ids)
+ACCELERATOR = Arg("accelerator", "catalog accelerator id", choices=accelerator_ids)
+BYTES_UNIT = Arg("unit", "byte unit: auto (SI) or B, KB, KiB, MB, MiB, GB, GiB, TB, TiB",
+                 choices=["auto", *BYTE_UNITS], default="auto")
+COUNT_UNIT = Arg("unit", "auto, exact, thousand, million, billion or trillion",
+                 choices=["auto", "exact", "thousand", "million", "billion", "trillion"], default="auto")
+SIG = Arg("sig", "significant figures", type=int, default=SIG_FIGS, minimum=1, maximum=10)
+KV_DTYPE = Arg("dtype", "KV-cache element format", choices=list(KV_ELEMENT_BYTES), default="bf16")
+
+
+@value("model_field", MODEL, Arg("field", "a Model field, dotted for nested ones (moe.num_experts)",
+                                 choices=_model_field_names))
+def model_field(model: str, field: str) -> str:
+    """A model's catalog field, as published in its config.json."""
+    return format_field(field, _get(catalog.model(model), field))
+
+
+@value("accelerator_field", ACCELERATOR, Arg("field", "an Accelerator field", choices=_accelerator_field_names))
+def accelerator_field(accelerator: str, field: str) -> str:
+    """An accelerator's catalog field (bytes in GB and GiB, rates with SI prefixes)."""
+    return format_field(field, getattr(catalog.accelerator(accelerator), field))
+
+
+@value("memory_bandwidth", ACCELERATOR, Arg("unit", "TB/s or GB/s", choices=["TB/s", "GB/s"], default="TB/s"),
+       Arg("sig", "significant figures", type=int, default=3, minimum=1, maximum=10))
+def memory_bandwidth(accelerator: str, unit: str, sig: int) -> str:
+    """An accelerator's main-memory bandwidth (TB/s = 1e12 bytes/s)."""
+    bw = catalog.accelerator(accelerator).memory_bandwidth
+    scale = BYTE_UNITS[unit.split("/")[0]]
+    return f"{fmt_num(bw / scale, sig)} {unit}"
+
+
+@value("memory_capacity", ACCELERATOR, BYTES_UNIT, SIG)
+def memory_capacity(accelerator: str, unit: str, sig: int) -> str:
+    """An accelerator's main-memory capacity in the unit asked for."""
+    return fmt_bytes(catalog.accelerator(accelerator).memory_bytes, unit, sig)
+
+
+@value("params_total", MODEL, COUNT_UNIT, SIG)
+def params_total(model: str, unit: str, sig: int) -> str:
+    """A model's exact total parameter count (descent.transformer.param_counts)."""
+    tr = _core("descent.transformer", "params_total")
+    return fmt_count(tr.param_counts(catalog.model(model)).total, unit, sig)
+
+
+@value("params_active", MODEL, COUNT_UNIT, SIG)
+def params_active(model: str, unit: str, sig: int) -> str:
+    """Parameters used per token (equal to the total for a dense model)."""
+    tr = _core("descent.transformer", "params_active")
+    return fmt_count(tr.param_counts(catalog.model(model)).active, unit, sig)
+
+
+def kv_bytes_per_token_raw(model_id: str, dtype: str) -> int:
+    """KV-cache bytes one token adds to one sequence, all layers, no window cap."""
+    tr = _core("descent.transformer", "kv_bytes_per_token")
+    return tr.kv_elements_per_token(catalog.model(model_id)) * KV_ELEMENT_BYTES[dtype]
+
+
+@value("kv_bytes_per_token", MODEL, KV_DTYPE, BYTES_UNIT, SIG)
+def kv_bytes_per_token(model: str, dtype: str, unit: str, sig: int) -> str:
+    """KV-cache bytes per token of context (all layers; K and V; no sliding-window cap)."""
+    return fmt_bytes(kv_bytes_per_token_raw(model, dtype), unit, sig)
+
+
+@value("count", Arg("what", "models or accelerators", choices=["models", "accelerators"]))
+def count(what: str) -> str:
+    """How many rows the catalog has."""
+    return str(len(catalog.models() if what == "models" else catalog.accelerators()))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------------
+
+
+def _attention_kind(m: catalog.Model) -> str:
+    if m.mla is not None:
+        return "MLA"
+    if m.num_kv_heads == m.num_heads:
+        kind = "MHA"
+    elif m.num_kv_heads == 1:
+        kind = "MQA"
+    else:
+        kind = f"GQA ({m.num_heads // m.num_kv_heads} query heads per KV head)"
+    if m.sliding is not None:
+        every = m.sliding.full_attention_every
+        kind += f", sliding window {m.sliding.window:,}" + (f" (every {every}th layer full)" if every else "")
+    return kind
+
+
+@table("models")
+def models_table() -> str:
+    """Every catalog model, one row each: shape, attention, experts, published size."""
+    rows = []
+    for m in catalog.models().values():
+        moe = f"{m.moe.experts_per_token} of {m.moe.num_experts}" if m.moe else "dense"
+        rows.append([f"[{m.name}](#{m.id})", m.num_layers, f"{m.hidden_size:,}", m.num_heads, m.num_kv_heads,
+                     m.head_dim, _attention_kind(m), moe, f"{m.max_context:,}",
+                     fmt_count(m.params_total_published, "auto", 4)])
+    return md_table(["model", "L", "D", "H", "K", "d_head", "attention", "experts", "context", "published size"],
+                    rows, "lrrrrrllrr")
+
+
+def _details(item: Any, fields: list[tuple[str, Any]]) -> str:
+    rows = [[f"`{n}`", format_field(n, v), md_link_source(item.source_of(n))] for n, v in fields]
+    return md_table(["field", "value", "source"], rows)
+
+
+@table("model_details", Arg("model", "one model id, or all", choices=lambda: ["all", *model_ids()], default="all"))
+def model_details(model: str) -> str:
+    """A section per model (heading with the id as anchor): every field, its value and its source."""
+    items = catalog.models().values() if model == "all" else [catalog.model(model)]
+    out = []
+    for m in items:
+        out.append(f"\n\n### {m.name} {{#{m.id}}}\n\nCatalog id `{m.id}`, from "
+                   f"[{m.hf_repo}](https://huggingface.co/{m.hf_repo}).")
+        out.append(_details(m, [(n, v) for n, v in flat_fields(m) if n not in ("id", "name")]))
+    return "".join(out)
+
+
+@table("accelerators")
+def accelerators_table() -> str:
+    """Every catalog accelerator: memory, bandwidth, dense BF16 and FP8 peaks, power."""
+    rows = []
+    for a in catalog.accelerators().values():
+        rows.append([f"[{a.name}](#{a.id})", a.kind, f"{fmt_bytes(a.memory_bytes, 'GB', 4)} {a.memory_type}",
+                     fmt_rate(a.memory_bandwidth, "B/s"), fmt_rate(a.bf16_flops, "FLOP/s"),
+                     fmt_rate(a.fp8_flops, "FLOP/s") if a.fp8_flops else "none",
+                     f"{fmt_num(a.power_watts, 4)} W", a.year])
+    return md_table(["accelerator", "kind", "memory", "bandwidth", "BF16 dense", "FP8 dense", "power", "year"],
+                    rows, "llrrrrrr")
+
+
+@table("accelerator_details",
+       Arg("accelerator", "one accelerator id, or all", choices=lambda: ["all", *accelerator_ids()], default="all"))
+def accelerator_details(accelerator: str) -> str:
+    """A section per accelerator: every field, its value and its source, then its notes."""
+    items = catalog.accelerators().values() if accelerator == "all" else [catalog.accelerator(accelerator)]
+    out = []
+    for a in items:
+        out.append(f"\n\n### {a.name} {{#{a.id}}}\n\nCatalog id `{a.id}`.")
+        out.append(_details(a, [(n, getattr(a, n)) for n in _accelerator_field_names() if n not in ("id", "name")]))
+    return "".join(out)
+
+
+@table("kv_bytes_per_token", KV_DTYPE, Arg("unit", "byte unit", choices=list(BYTE_UNITS), default="KiB"))
+def kv_bytes_per_token_table(dtype: str, unit: str) -> str:
+    """KV-cache bytes per token for every catalog model."""
+    tr = _core("descent.transformer", "the kv_bytes_per_token table")
+    rows = []
+    for m in catalog.models().values():
+        n = tr.kv_elements_per_token(m)
+        rows.append([m.name, _attention_kind(m), f"{n:,}", fmt_bytes(n * KV_ELEMENT_BYTES[dtype], unit)])
+    return md_table(["model", "attention", "elements per token", f"bytes per token ({dtype})"], rows, "llrr")
+
+
+@table("shortcodes")
+def shortcodes_table() -> str:
+    """Every value and table shortcode with its arguments (generated, so it cannot go stale)."""
+    rows = []
+    for kind in ("value", "table"):
+        for name, e in sorted(registry(kind).items()):
+            args = "<br>".join(f"`{a.describe()}`: {a.help}" for a in e.args) or "none"
+            rows.append([kind, f"`{name}`", e.doc, args])
+    for kind, names in (("formula", _formula_names()), ("figure", figure_ids()), ("widget", _widget_names())):
+        for name in names:
+            rows.append([kind, f"`{name}`", _describe_other(kind, name), "none" if kind != "widget" else "see the widget"])
+    return md_table(["kind", "name", "what it gives", "arguments (name=default)"], rows)
+
+
+# Filled in by the site hook (on_config) with the project's figures/ folder.
+FIGURES_DIR: list[Any] = []
+
+
+def figure_ids() -> list[str]:
+    """Ids of the figure recipes in ``figures/`` (file names without ``.py``)."""
+    if not FIGURES_DIR:
+        return []
+    return sorted(p.stem for p in FIGURES_DIR[0].glob("*.py") if not p.name.startswith("_"))
+
+
+def _formula_names() -> list[str]:
+    if importlib.util.find_spec("sympy") is None:
+        return []
+    from descent import formulas
+
+    return list(formulas.FORMULAS)
+
+
+def _widget_names() -> list[str]:
+    if importlib.util.find_spec("descent.widgets") is None:
+        return []
+    mod = importlib.import_module("descent.widgets")
+    reg = getattr(mod, "REGISTRY", {})
+    return sorted(reg)
+
+
+def _describe_other(kind: str, name: str) -> str:
+    if kind == "formula":
+        from descent import formulas
+
+        return formulas.FORMULAS[name].title
+    if kind == "figure":
+        from descent.site import figures
+
+        return figures.load_recipe(FIGURES_DIR[0] / f"{name}.py").caption.split(". ")[0]
+    mod = importlib.import_module("descent.widgets")
+    w = getattr(mod, "REGISTRY", {}).get(name)
+    return getattr(w, "title", "") or ""
