@@ -82,7 +82,9 @@ def _config(m: Model):
         return t.Qwen3Config(**c, head_dim=m.head_dim, attention_bias=m.attention_bias)
     if m.id == "mixtral-8x7b":
         return t.MixtralConfig(
-            **c, head_dim=m.head_dim, num_local_experts=m.moe.num_experts,
+            **c,
+            head_dim=m.head_dim,
+            num_local_experts=m.moe.num_experts,
             num_experts_per_tok=m.moe.experts_per_token,
         )
     if m.id == "mistral-7b-v0.1":

@@ -150,7 +150,7 @@ def _attention_extras_per_layer(m: Model) -> int:
     if m.mla is not None:
         a = m.mla
         if m.attention_bias:  # transformers DeepseekV3Attention: bias on q_a_proj and kv_a_proj_with_mqa
-            n += (a.q_lora_rank or H * (a.qk_nope_head_dim + a.qk_rope_head_dim))
+            n += a.q_lora_rank or H * (a.qk_nope_head_dim + a.qk_rope_head_dim)
             n += a.kv_lora_rank + a.qk_rope_head_dim
     elif m.attention_bias:
         n += H * m.head_dim + 2 * m.num_kv_heads * m.head_dim
@@ -219,7 +219,9 @@ def param_counts(model: Model) -> ParamCounts:
         per_expert = _gated_ffn(D, e.expert_intermediate_size, e.expert_bias)
         experts = moe_layers * e.num_experts * per_expert
         active_experts = moe_layers * e.experts_per_token * per_expert
-        shared = moe_layers * e.num_shared_experts * _gated_ffn(D, e.shared_expert_intermediate_size, m.mlp_bias)
+        shared = (
+            moe_layers * e.num_shared_experts * _gated_ffn(D, e.shared_expert_intermediate_size, m.mlp_bias)
+        )
         per_router = e.num_experts * D
         per_router += e.num_experts if e.router_bias else 0
         per_router += e.num_experts if e.router_score_correction_bias else 0
@@ -250,8 +252,8 @@ def check_context(model: Model, context: int) -> None:
     """
     if isinstance(context, bool) or not isinstance(context, int):
         raise ValueError(
-            f"context must be a whole number of tokens from 1 to {MAX_CONTEXT_TOKENS:,}, "
-            f"got {context!r} ({model.name} supports up to {model.max_context:,})"
+            f"context must be 1 to {MAX_CONTEXT_TOKENS:,} tokens (a whole number), got {context!r} "
+            f"({model.name} supports up to {model.max_context:,})"
         )
     if not 1 <= context <= MAX_CONTEXT_TOKENS:
         raise ValueError(

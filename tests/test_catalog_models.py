@@ -1,0 +1,178 @@
+"""The model catalog: the rows, their sources, and how malformed rows are rejected."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from descent.catalog import MLA, CatalogError, Model, MoE, SlidingWindow, load_models, model, models
+
+EXPECTED_IDS = [
+    "smollm2-135m",
+    "llama-3.1-8b",
+    "llama-3.1-70b",
+    "llama-3.1-405b",
+    "mistral-7b-v0.1",
+    "mixtral-8x7b",
+    "qwen3-8b",
+    "qwen3-235b-a22b",
+    "gpt-oss-20b",
+    "gpt-oss-120b",
+    "deepseek-v3",
+    "gemma-3-27b",
+]
+
+
+def test_ids_are_exactly_the_list():
+    assert list(models()) == EXPECTED_IDS
+
+
+def _field_names(m: Model) -> list[str]:
+    """Every field of the row, nested ones as 'moe.num_experts'."""
+    names = []
+    for f in dataclasses.fields(m):
+        if f.name == "sources":
+            continue
+        value = getattr(m, f.name)
+        if dataclasses.is_dataclass(value):
+            names += [f"{f.name}.{g.name}" for g in dataclasses.fields(value)]
+        else:
+            names.append(f.name)
+    return names
+
+
+@pytest.mark.parametrize("model_id", EXPECTED_IDS)
+def test_every_field_has_a_source(model_id):
+    m = model(model_id)
+    for name in _field_names(m):
+        src = m.source_of(name)
+        assert isinstance(src, str) and len(src) > 10, (model_id, name)
+
+
+@pytest.mark.parametrize("model_id", EXPECTED_IDS)
+def test_default_source_is_the_config_json_of_hf_repo(model_id):
+    m = model(model_id)
+    assert m.sources["default"].startswith(f"https://huggingface.co/{m.hf_repo}/")
+    assert "config.json" in m.sources["default"]
+
+
+@pytest.mark.parametrize("model_id", EXPECTED_IDS)
+def test_published_counts_have_their_own_source_and_a_note(model_id):
+    m = model(model_id)
+    assert m.source_of("params_total_published") != m.sources["default"]
+    assert m.params_published_note
+    if m.is_moe:
+        assert m.params_active_published is not None
+        assert m.source_of("params_active_published") != m.sources["default"]
+        assert m.params_active_published < m.params_total_published
+    else:
+        assert m.params_active_published is None
+
+
+def test_nested_sources_fall_back_to_the_nested_table_source():
+    m = model("deepseek-v3")
+    # [deepseek-v3.sources] mla = "... section 2.1.1": every mla.* field uses it
+    assert "2.1.1" in m.source_of("mla.kv_lora_rank")
+    assert m.source_of("hidden_size") == m.sources["default"]
+
+
+def test_unknown_model_id_lists_the_allowed_ids():
+    with pytest.raises(ValueError, match="allowed: smollm2-135m, llama-3.1-8b"):
+        model("llama-4")
+
+
+def test_architecture_shapes_of_the_special_rows():
+    """Spot values copied from each config.json (see the row's sources)."""
+    ds = model("deepseek-v3")
+    assert ds.mla == MLA(
+        q_lora_rank=1536, kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128
+    )
+    assert ds.moe.num_experts == 256 and ds.moe.experts_per_token == 8
+    assert ds.moe.num_shared_experts == 1 and ds.moe.first_dense_layers == 3
+    assert model("mistral-7b-v0.1").sliding == SlidingWindow(window=4096)
+    assert model("gemma-3-27b").sliding == SlidingWindow(window=1024, full_attention_every=6)
+    assert model("gemma-3-27b").norms_per_layer == 4
+    oss = model("gpt-oss-120b")
+    assert oss.sliding == SlidingWindow(window=128, full_attention_every=2)
+    assert oss.sliding.is_sliding(0) and not oss.sliding.is_sliding(1)  # first layer slides
+    assert oss.moe == MoE(
+        num_experts=128,
+        experts_per_token=4,
+        expert_intermediate_size=2880,
+        router_bias=True,
+        expert_bias=True,
+    )
+    assert oss.attention_sinks and oss.attention_bias and oss.attention_out_bias
+    assert model("qwen3-8b").qk_norm and model("qwen3-235b-a22b").qk_norm
+    assert [m.id for m in models().values() if m.tie_embeddings] == ["smollm2-135m", "gemma-3-27b"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Malformed rows
+# ---------------------------------------------------------------------------------------------
+
+GOOD = """
+[toy]
+name = "Toy"
+hf_repo = "org/toy"
+hidden_size = 64
+num_layers = 2
+num_heads = 4
+num_kv_heads = 2
+head_dim = 16
+intermediate_size = 128
+vocab_size = 100
+tie_embeddings = true
+max_context = 1024
+params_total_published = 1e5
+
+[toy.moe]
+num_experts = 4
+experts_per_token = 2
+expert_intermediate_size = 32
+
+[toy.sources]
+default = "https://example.org/config.json"
+"""
+
+FILE = "bad-models.toml"
+
+
+def test_good_toy_row_loads():
+    m = load_models(GOOD, FILE)["toy"]
+    assert m.num_kv_heads == 2 and m.moe.num_experts == 4
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "what"),
+    [
+        ("hidden_size = 64", 'hidden_size = "64"', "hidden_size", "must be int"),
+        ("tie_embeddings = true", "tie_embeddings = 1", "tie_embeddings", "must be bool"),
+        ("num_layers = 2", "num_layers = 2.5", "num_layers", "must be int"),
+        ("head_dim = 16", "head_dim = 16\nhead_size = 16", "head_size", "unknown field"),
+        ("num_layers = 2\n", "", "num_layers", "missing required field"),
+        ("num_kv_heads = 2", "num_kv_heads = 3", "num_kv_heads", "must divide num_heads"),
+        ("num_heads = 4", "num_heads = -4", "num_heads", "must not be negative"),
+        ("experts_per_token = 2", "experts_per_token = 5", "moe.experts_per_token", "1 to moe.num_experts"),
+        (
+            "expert_intermediate_size = 32",
+            "expert_intermediate_size = 32\nwidth = 3",
+            "width",
+            "unknown field",
+        ),
+        ('default = "https://example.org/config.json"', 'other = "x"', "sources.default", "required"),
+    ],
+)
+def test_malformed_row_names_file_row_and_field(old, new, field, what):
+    assert old in GOOD
+    bad = GOOD.replace(old, new, 1)
+    with pytest.raises(CatalogError) as err:
+        load_models(bad, FILE)
+    msg = str(err.value)
+    assert FILE in msg and "[toy" in msg and field in msg and what in msg, msg
+
+
+def test_catalog_error_is_a_value_error():
+    with pytest.raises(ValueError):
+        load_models("[toy]\nname = 1\n", FILE)
