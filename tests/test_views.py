@@ -1,0 +1,147 @@
+"""The view renderers: one per kind, escaped, accessible, with values as text."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from descent.widgets import views as v
+
+EVIL = '<script>alert("x")</script>&'
+ESCAPED = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;"
+
+
+def _widths(html: str) -> list[float]:
+    return [float(x) for x in re.findall(r"width:([0-9.]+)%", html)]
+
+
+def test_fmt():
+    # Hand-checked: thousands separators on ints; 3 significant figures on floats.
+    assert v.fmt(1234567) == "1,234,567"
+    assert v.fmt(1.0) == "1.00"
+    assert v.fmt(0.5) == "0.500"
+    assert v.fmt(1234.5678) == "1,235"
+    assert v.fmt(0.000123456) == "0.000123"
+    assert v.fmt(1.5e20) == "1.50e+20"
+    assert v.fmt("as is") == "as is"
+    with pytest.raises(ValueError, match="non-finite"):
+        v.fmt(math.nan)
+
+
+def test_stat():
+    html = v.render(v.stat("KV cache", 1.0, "GiB", note="per sequence"))
+    assert '<span class="descent-stat__number">1.00</span> <span class="descent-stat__unit">GiB</span>' in html
+    assert "per sequence" in html
+
+
+def test_bar_list_linear_widths_and_text_values():
+    html = v.render(v.bar_list([v.bar("A", 50), v.bar("B", 100, display="100 tok/s"), v.bar("C", 0, greyed=True)],
+                               caption="Speed", unit="tok/s"))
+    # Widths: value / max = 50/100, 100/100, 0/100.
+    assert _widths(html) == [50.0, 100.0, 0.0]
+    assert ">50 tok/s<" in html and ">100 tok/s<" in html and ">0 tok/s<" in html
+    assert "descent-bar--greyed" in html
+    assert 'class="descent-bar__track" aria-hidden="true"' in html
+
+
+def test_bar_list_explicit_max_and_log_scale():
+    html = v.render(v.bar_list([v.bar("A", 25)], max=100))
+    assert _widths(html) == [25.0]
+    html = v.render(v.bar_list([v.bar("a", 1), v.bar("b", 10), v.bar("c", 1000)], log=True, caption="x"))
+    # Log axis from one decade below the smallest (10**-1) to the largest (10**3): 4 decades.
+    # log10(1)+1 = 1 -> 25 %, log10(10)+1 = 2 -> 50 %, 4 -> 100 %.
+    assert _widths(html) == [25.0, 50.0, 100.0]
+    assert "(log scale)" in html
+    with pytest.raises(ValueError, match="log-scale bar list needs every value > 0"):
+        v.render(v.bar_list([v.bar("a", 0)], log=True))
+    with pytest.raises(ValueError, match="finite number"):
+        v.render(v.bar_list([v.bar("a", math.nan)]))
+
+
+def test_stacked_bar_fits():
+    # 16e9 + 4e9 bytes in 80e9: 20/80 = 25 %, free 60e9 bytes.
+    view = v.stacked_bar([v.segment("weights", 16e9, "is-weights"), v.segment("KV cache", 4e9, "is-kv")], 80e9,
+                         caption="Memory")
+    html = v.render(view)
+    assert _widths(html) == [20.0, 5.0, 75.0]
+    assert "20.0 GB of 80.0 GB capacity (25%)" in html
+    assert "free: <strong>60.0 GB</strong>" in html
+    assert "over capacity" not in html
+
+
+def test_stacked_bar_over_capacity():
+    # 100e9 bytes in 80e9: scale is the total, capacity mark at 80 %, 20e9 over.
+    html = v.render(v.stacked_bar([v.segment("weights", 100e9)], 80e9))
+    assert "descent-stack--over" in html
+    assert "left:80.00%;width:20.00%" in html
+    assert "over capacity by <strong>20.0 GB</strong>" in html
+    assert "100 GB of 80.0 GB capacity (125%): does not fit" in html
+
+
+def test_table():
+    html = v.render(v.table(["Chip", "TB/s"], [["H100", 3.35], [EVIL, 8]], caption="Bandwidth"))
+    assert "<caption" in html and '<th scope="col" class="num">TB/s</th>' in html
+    assert '<th scope="row">H100</th><td class="num">3.35</td>' in html
+    assert ESCAPED in html and "<script>" not in html
+    with pytest.raises(ValueError, match="row 0 has 1 cells, expected 2"):
+        v.render(v.table(["a", "b"], [["x"]]))
+
+
+def test_chips_show_whitespace_and_speak_the_text():
+    html = v.render(v.chips([v.chip(" Paris", 12366, "is-new"), v.chip(EVIL)], caption="Tokens"))
+    assert "\u2423Paris" in html  # visible space mark
+    assert "&#x27; Paris&#x27;, id 12366" in html  # screen-reader text quotes the real text
+    assert '<span class="descent-chip__id">12366</span>' in html
+    assert "<script>" not in html
+
+
+def test_cell_grid():
+    cells = [[v.cell("is-used"), v.cell("is-free")], [v.cell("is-used", "A"), v.cell("is-free", title="block 3")]]
+    html = v.render(v.cell_grid(cells, caption="Blocks", row_labels=["seq 0", "seq 1"], col_labels=["0", "1"],
+                                legend=[("is-used", "used"), ("is-free", "free")]))
+    assert html.count("<tr>") == 3 and '<th scope="row">seq 1</th>' in html
+    assert '<span class="descent-sr">used</span>' in html  # meaning from the legend
+    assert '<span class="descent-sr">block 3</span>' in html
+    with pytest.raises(ValueError, match="same number of cells"):
+        v.render(v.cell_grid([[v.cell()], []], caption="x"))
+    with pytest.raises(ValueError, match="class must be letters"):
+        v.render(v.cell_grid([[v.cell('x" onclick="y')]], caption="x"))
+
+
+def test_note_kv_svg():
+    assert v.render(v.note(EVIL)) == f'<p class="descent-note descent-note--info">{ESCAPED}</p>'
+    html = v.render(v.kv([("Layers", 32), ("Name", EVIL)]))
+    assert "<dt>Layers</dt><dd>32</dd>" in html and ESCAPED in html
+    html = v.render(v.svg('<svg viewBox="0 0 1 1"><rect/></svg>', alt="a square"))
+    assert 'role="img" aria-label="a square"' in html
+    with pytest.raises(ValueError, match="must not contain <script>"):
+        v.render(v.svg("<svg><script>x</script></svg>", alt="x"))
+    with pytest.raises(ValueError, match="alt"):
+        v.render(v.svg("<svg></svg>", alt=""))
+
+
+def test_every_text_field_is_escaped():
+    views = [
+        v.stat(EVIL, EVIL, EVIL, note=EVIL),
+        v.bar_list([v.bar(EVIL, 1, display=EVIL, note=EVIL)], caption=EVIL),
+        v.stacked_bar([v.segment(EVIL, 1e9)], 2e9, caption=EVIL, capacity_label=EVIL),
+        v.chips([v.chip(EVIL, EVIL, title=EVIL)], caption=EVIL),
+        v.cell_grid([[v.cell("", EVIL, EVIL)]], caption=EVIL, row_labels=[EVIL], col_labels=[EVIL]),
+    ]
+    html = v.render_all(views)
+    assert "<script>" not in html and 'alert("x")' not in html
+
+
+def test_unknown_kind_and_missing_field():
+    with pytest.raises(ValueError, match="unknown view kind 'pie'"):
+        v.render({"kind": "pie"})
+    with pytest.raises(ValueError, match="stat: missing field 'label'"):
+        v.render({"kind": "stat", "value": 1})
+
+
+def test_render_all_groups_stats():
+    html = v.render_all([v.stat("a", 1), v.stat("b", 2), v.note("n"), v.stat("c", 3)])
+    assert html.count('<div class="descent-stats">') == 2
+    assert html.index("descent-note") < html.rindex("descent-stats")

@@ -1,0 +1,254 @@
+"""The widget framework: declarations, validation messages, run() and render_static()."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+import descent.widgets as w
+from descent.widgets import FieldError, Input, Widget
+
+# The demo's defaults are Llama 3.1 8B's KV shape (config.json: 32 layers, 8 KV heads,
+# head_dim 128) in BF16 (2 bytes): 2 x 32 x 8 x 128 x 2 = 131,072 bytes per token, worked by hand.
+DEMO_PER_TOKEN = 2 * 32 * 8 * 128 * 2
+
+
+def _ctx() -> Input:
+    return Input("context", "Context", "range", 8192, unit="tokens", min=1, max=10_000_000, step=1, log=True)
+
+
+# -- Input.coerce ------------------------------------------------------------------------------
+
+
+def test_range_accepts_strings_ints_and_thousands_separators():
+    inp = _ctx()
+    assert inp.coerce("4096") == 4096 and isinstance(inp.coerce("4096"), int)
+    assert inp.coerce(" 1,000,000 ") == 1_000_000
+    assert inp.coerce(4096.0) == 4096 and isinstance(inp.coerce(4096.0), int)
+
+
+def test_range_message_names_field_and_range():
+    with pytest.raises(FieldError) as exc:
+        _ctx().coerce("-3")
+    assert exc.value.field == "context"
+    assert exc.value.message == "Context must be 1 to 10,000,000 tokens, got -3"
+    assert isinstance(exc.value, ValueError)
+
+
+@pytest.mark.parametrize("bad", ["nan", "NaN", "inf", "-inf", "1e400", math.nan, math.inf])
+def test_non_finite_numbers_are_rejected(bad):
+    with pytest.raises(FieldError, match=r"^Context must be 1 to 10,000,000 tokens, got "):
+        _ctx().coerce(bad)
+
+
+@pytest.mark.parametrize("bad", ["abc", "12abc", True, None, [1], {"a": 1}])
+def test_wrong_type_is_rejected(bad):
+    with pytest.raises(FieldError, match=r"^Context must be a number, got "):
+        _ctx().coerce(bad)
+
+
+def test_empty_number_says_what_to_enter():
+    with pytest.raises(FieldError, match="Context is empty: enter a number from 1 to 10,000,000"):
+        _ctx().coerce("  ")
+
+
+def test_integer_input_rejects_fractions_float_input_keeps_them():
+    with pytest.raises(FieldError, match="Context must be a whole number, got '2.5'"):
+        _ctx().coerce("2.5")
+    temp = Input("t", "Temperature", "number", 1.0, min=0.0, max=2.0, step=0.05)
+    assert temp.coerce("0.7") == 0.7 and isinstance(temp.coerce("1"), float)
+    with pytest.raises(FieldError, match=r"^Temperature must be 0 to 2, got 2.5$"):
+        temp.coerce(2.5)
+
+
+def test_select_returns_declared_value_type_and_rejects_unknown_option():
+    inp = Input("d", "Head dimension", "select", 128, options=[(64, "64"), (128, "128")])
+    assert inp.coerce("64") == 64 and isinstance(inp.coerce("64"), int)
+    assert inp.coerce(128) == 128
+    with pytest.raises(FieldError) as exc:
+        inp.coerce("100")
+    assert exc.value.message == "Head dimension must be one of: 64, 128; got '100'"
+    with pytest.raises(FieldError):
+        inp.coerce(True)  # a bool is not the option 1
+
+
+def test_toggle_and_text():
+    t = Input("on", "Prefix caching", "toggle", False)
+    assert [t.coerce(x) for x in ("true", "on", "1", True, "false", "off", "0", "", False)] == [True] * 4 + [False] * 5
+    with pytest.raises(FieldError, match="Prefix caching must be on or off"):
+        t.coerce("maybe")
+    s = Input("prompt", "Prompt", "text", "Hi", max_length=5)
+    assert s.coerce("hello") == "hello"
+    with pytest.raises(FieldError, match="Prompt must be at most 5 characters, got 6"):
+        s.coerce("hello!")
+    with pytest.raises(FieldError, match="Prompt must be text"):
+        s.coerce(3)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(name="x", label="X", kind="slider", default=1), "kind must be one of"),
+        (dict(name="x", label="X", kind="select", default=1), "needs options"),
+        (dict(name="x", label="X", kind="range", default=1, min=5, max=1, step=1), "min must be below max"),
+        (dict(name="x", label="X", kind="range", default=1, min=0, max=9, step=1, log=True), "needs min > 0"),
+        (dict(name="x", label="X", kind="range", default=99, min=1, max=9, step=1), "invalid default: X must be 1 to 9"),
+        (dict(name="id", label="X", kind="toggle", default=True), "other than 'id'"),
+        (dict(name="x", label="X", kind="text", default=""), "max_length must be 1 to 10,000"),
+        (dict(name="x", label="X", kind="number", default=1, min=1, max=9, step=1, log=True), "log applies only"),
+    ],
+)
+def test_bad_declarations_fail_at_import_time(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Input(**kwargs)
+
+
+# -- registry, run ------------------------------------------------------------------------------
+
+
+def test_demo_is_registered_and_discovered():
+    assert "kv_demo" in w.names()
+    assert isinstance(w.get("kv_demo"), Widget)
+
+
+def test_duplicate_registration_is_refused():
+    with pytest.raises(ValueError, match="already registered"):
+        w.widget("kv_demo", title="x", inputs=[])(lambda: [])
+    with pytest.raises(ValueError, match="lowercase identifier"):
+        w.widget("Bad-Name", title="x", inputs=[])(lambda: [])
+
+
+def test_run_default_result_has_the_hand_computed_numbers():
+    out = w.run("kv_demo", {})
+    assert out["ok"] is True
+    # 131,072 B = 128 KiB per token; x 8,192 tokens = 2**30 B = 1.00 GiB (worked out above).
+    assert f"{DEMO_PER_TOKEN:,} bytes" in out["html"]
+    assert ">128</span>" in out["html"]
+    assert "1,073,741,824 bytes" in out["html"]
+
+
+def test_run_with_inputs_changes_the_result():
+    out = w.run("kv_demo", {"context": "4096", "precision": "fp8"})
+    # FP8: 2 x 32 x 8 x 128 x 1 = 65,536 B per token; x 4,096 = 268,435,456 B = 0.25 GiB.
+    assert out["ok"] and "268,435,456 bytes" in out["html"] and "65,536 bytes" in out["html"]
+
+
+@pytest.mark.parametrize(
+    "name, inputs, field, message",
+    [
+        ("kv_demo", {"context": "-3"}, "context", "Context must be 1 to 10,000,000 tokens, got -3"),
+        ("kv_demo", {"layers": "nan"}, "layers", "Layers must be 1 to 200 layers, got 'nan'"),
+        ("kv_demo", {"kv_heads": "inf"}, "kv_heads", "KV heads must be 1 to 128 heads, got 'inf'"),
+        ("kv_demo", {"precision": "fp4"}, "precision", "KV precision must be one of: fp32, bf16, fp8; got 'fp4'"),
+        ("kv_demo", {"bogus": 1}, "bogus",
+         "unknown input 'bogus' for widget 'kv_demo'; it takes: layers, kv_heads, head_dim, context, precision"),
+        ("no_such", {}, None, "unknown widget 'no_such'; known widgets: "),
+    ],
+)
+def test_run_reports_bad_input_without_raising(name, inputs, field, message):
+    out = w.run(name, inputs)
+    assert out["ok"] is False and out["field"] == field
+    assert out["message"].startswith(message)
+
+
+@pytest.mark.parametrize("weird", [None, [], "x", 3, {"context": None}, {"context": {"a": 1}}, {1: 2}])
+def test_run_never_raises(weird):
+    out = w.run("kv_demo", weird) if weird is not None else w.run(None, None)
+    assert out["ok"] in (True, False)
+    if weird is None or weird == {}:
+        return
+    assert out["ok"] is False and out["message"]
+
+
+def test_run_reports_compute_errors_as_ok_false():
+    @w.widget("_test_raises", title="T", inputs=[Input("n", "N", "number", 1, min=0, max=5, step=1)])
+    def _raises(n):
+        if n == 0:
+            raise FieldError("n", "N must not be 0 here")
+        if n == 1:
+            raise ValueError("something about n")
+        return []
+
+    try:
+        assert w.run("_test_raises", {"n": 0}) == {"ok": False, "field": "n", "message": "N must not be 0 here"}
+        assert w.run("_test_raises", {"n": 1}) == {"ok": False, "field": None, "message": "something about n"}
+        assert w.run("_test_raises", {"n": 2}) == {"ok": True, "html": ""}
+    finally:
+        del w.REGISTRY["_test_raises"]
+
+
+def test_run_json_round_trip():
+    out = json.loads(w.run_json("kv_demo", '{"context": "-3"}'))
+    assert out == {"ok": False, "field": "context", "message": "Context must be 1 to 10,000,000 tokens, got -3"}
+    assert json.loads(w.run_json("kv_demo", "{not json"))["ok"] is False
+
+
+# -- render_static ------------------------------------------------------------------------------
+
+
+def test_render_static_structure():
+    html = w.render_static("kv_demo")
+    assert html.startswith('<div class="descent-widget" data-widget="kv_demo" data-state="static" id="dw-kv_demo">')
+    assert "<form " in html and w.STATIC_STATUS in html
+    # Every control with a name has a <label for=...> (or sits in a labelled fieldset/label).
+    for cid in re.findall(r'<(?:input|select|textarea)[^>]*\bid="([^"]+)"[^>]*\bname=', html):
+        assert f'<label for="{cid}"' in html or f'<label class="descent-toggle" for="{cid}"' in html, cid
+    assert "<legend>KV precision</legend>" in html
+    # One aria-live error slot per input.
+    assert html.count('class="descent-field__error"') == 5
+    assert re.search(r'class="descent-field__error" id="dw-kv_demo-context-error" aria-live="polite"', html)
+    # The pre-rendered output is exactly run()'s default result.
+    assert w.run("kv_demo", {})["html"] in html
+    # Range: a slider and a number box, bound by the same field, with the unit.
+    assert 'id="dw-kv_demo-context-range" data-log="1" min="0.0" max="7.0"' in html
+    assert 'name="context" min="1" max="10000000" step="1" value="8192"' in html
+    assert '(tokens)' in html
+
+
+def test_render_static_args_override_defaults():
+    html = w.render_static("kv_demo", context="4096", precision="fp8")
+    assert 'name="context" min="1" max="10000000" step="1" value="4096"' in html
+    assert '<input type="radio" name="precision" value="fp8" checked>' in html
+    assert "268,435,456 bytes" in html  # 65,536 B x 4,096 tokens, as above
+    # log10(4096) on the slider
+    assert f'value="{math.log10(4096)!r}"' in html
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"bogus": "1"}, "descent:widget kv_demo: unknown input 'bogus'"),
+        ({"context": "0"}, "descent:widget kv_demo: Context must be 1 to 10,000,000 tokens, got 0"),
+        ({"id": "a b"}, "id= must be letters"),
+    ],
+)
+def test_render_static_bad_args_fail_the_build(args, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        w.render_static("kv_demo", **args)
+    with pytest.raises(ValueError, match="unknown widget"):
+        w.render_static("nope")
+
+
+def test_render_static_ids_are_unique_per_configuration_and_deterministic():
+    a, b = w.render_static("kv_demo", context="10"), w.render_static("kv_demo", context="20")
+    ida = re.search(r'id="(dw-[^"]+)"', a).group(1)
+    idb = re.search(r'id="(dw-[^"]+)"', b).group(1)
+    assert ida != idb and ida == re.search(r'id="(dw-[^"]+)"', w.render_static("kv_demo", context="10")).group(1)
+    assert 'id="dw-kv_demo-second"' in w.render_static("kv_demo", id="second")
+
+
+def test_render_static_escapes_declared_text():
+    @w.widget("_test_escape", title="<b>T</b>", description="a & b",
+              inputs=[Input("s", 'Say "hi"', "select", "<x>", options=[("<x>", "<y>")])])
+    def _esc(s):
+        return []
+
+    try:
+        html = w.render_static("_test_escape")
+        assert "<b>" not in html and "&lt;b&gt;T&lt;/b&gt;" in html and "a &amp; b" in html
+        assert 'value="&lt;x&gt;" selected>&lt;y&gt;</option>' in html and "Say &quot;hi&quot;" in html
+    finally:
+        del w.REGISTRY["_test_escape"]
