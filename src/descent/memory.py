@@ -1,0 +1,176 @@
+"""The memory budget: weights + KV cache + a runtime allowance against one accelerator's memory.
+
+    total = weights + KV cache + runtime allowance
+    weights  = params_total x bits_per_weight / 8            (MoE: ALL experts are stored)
+    KV cache = kv_cache_elements(model, context) x batch x kv_bits / 8
+    runtime  = RUNTIME_ALLOWANCE x capacity
+    fits     = total <= capacity  (capacity in true bytes: H100's "80 GB" is 80 GiB)
+
+The runtime allowance stands for what is neither weights nor KV cache: activations and their
+workspace, the CUDA/ROCm context, the framework's allocator pools, communication buffers and
+fragmentation. We reserve a fixed share of the accelerator's memory, as serving engines do: vLLM's
+``gpu_memory_utilization`` defaults to 0.9 (vLLM engine arguments documentation), so 10% of the
+memory is never given to weights or KV cache. It is an allowance, not a measurement; it is shown as
+its own segment so a reader can see it and discount it.
+
+Decode speed comes along (``bytes_per_decode_step``, ``decode_tokens_per_s``) from
+:mod:`descent.hardware`; it reads only the *active* weights, while memory holds all of them.
+
+Standard library only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from descent import transformer
+from descent.catalog import Accelerator, Model
+from descent.hardware import (
+    check_batch,
+    decode_step_bytes,
+    resolve_accelerator,
+    resolve_model,
+)
+from descent.numerics import BITS_PER_BYTE, kv_precision, precision, weight_bytes
+
+__all__ = ["RUNTIME_ALLOWANCE", "Sizing", "fits_in", "size"]
+
+#: Share of an accelerator's memory reserved for activations, runtime context, workspace and
+#: fragmentation: 1 - vLLM's default ``gpu_memory_utilization`` (0.9). Dimensionless fraction.
+RUNTIME_ALLOWANCE = 0.10
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """Result of :func:`size`. Units: parameters, bytes, bytes/s, tokens/s.
+
+    Attributes:
+        model: model id.
+        accelerator: accelerator id.
+        weights: weight precision name.
+        kv: KV-cache precision name.
+        context: tokens per sequence in the KV cache.
+        batch: B, sequences held at once.
+        params_total: all parameters (MoE: every expert), stored in memory.
+        params_active: parameters used per token (MoE: k of E experts; embedding table included).
+        weights_bytes: ``params_total`` in the weight precision, bytes.
+        kv_bytes_per_token: KV cache per token of one sequence, all layers (no window cap), bytes.
+        kv_cache_bytes: KV cache of B sequences at ``context`` (sliding windows capped), bytes.
+        runtime_bytes: ``RUNTIME_ALLOWANCE x capacity_bytes``, bytes.
+        total_bytes: weights + KV cache + runtime, bytes.
+        capacity_bytes: accelerator memory, true bytes.
+        free_bytes: capacity - total, bytes; negative = over by that much.
+        fits: ``total_bytes <= capacity_bytes``.
+        accelerators_needed: fewest such chips whose usable memory (capacity x (1 - allowance))
+            holds weights + KV cache, ignoring parallelism overheads; 1 when it fits.
+        beyond_max_context: ``context`` exceeds the model's published ``max_context``.
+        memory_bandwidth: accelerator memory bandwidth, bytes/s.
+        bytes_per_decode_step: bytes one decode step of B sequences reads (hardware module), bytes.
+        decode_tokens_per_s: ceiling per sequence, bandwidth / bytes_per_decode_step, tokens/s.
+        decode_tokens_per_s_total: ceiling over the batch, B x per sequence, tokens/s.
+    """
+
+    model: str
+    accelerator: str
+    weights: str
+    kv: str
+    context: int
+    batch: int
+    params_total: int
+    params_active: int
+    weights_bytes: float
+    kv_bytes_per_token: float
+    kv_cache_bytes: float
+    runtime_bytes: float
+    total_bytes: float
+    capacity_bytes: int
+    free_bytes: float
+    fits: bool
+    accelerators_needed: int
+    beyond_max_context: bool
+    memory_bandwidth: float
+    bytes_per_decode_step: float
+    decode_tokens_per_s: float
+    decode_tokens_per_s_total: float
+
+
+def fits_in(total_bytes: float, acc: str | Accelerator) -> bool:
+    """True when ``total_bytes`` (already including any runtime allowance) fit in the chip's memory.
+
+    Compares true bytes: a need of 141.1 GB (141.1e9 bytes) fits in H200's "141 GB", which is
+    141 GiB = 151.4e9 bytes. Raises ValueError for an unknown id or a negative/non-finite size.
+    """
+    if isinstance(total_bytes, bool) or not isinstance(total_bytes, (int, float)) or not 0 <= total_bytes < math.inf:
+        raise ValueError(f"total_bytes must be a number of bytes >= 0, got {total_bytes!r}")
+    return total_bytes <= resolve_accelerator(acc).memory_bytes
+
+
+def size(
+    m: str | Model,
+    acc: str | Accelerator,
+    weights: str = "bf16",
+    kv: str = "bf16",
+    context: int = 8192,
+    batch: int = 1,
+) -> Sizing:
+    """Size a model on one accelerator: memory segments, fit, and the decode ceiling.
+
+    Args:
+        m: model or catalog id (``descent.catalog.models()``).
+        acc: accelerator or catalog id (``descent.catalog.accelerators()``).
+        weights: weight precision (``numerics.PRECISIONS``).
+        kv: KV-cache precision (``numerics.KV_PRECISIONS``).
+        context: tokens per sequence, 1 to 10,000,000 (beyond the model's max_context is allowed
+            and flagged in ``beyond_max_context``).
+        batch: sequences, 1 to ``hardware.MAX_BATCH`` (100,000).
+
+    Returns:
+        :class:`Sizing`.
+
+    Raises:
+        ValueError: unknown model/accelerator id or precision (message lists the allowed values),
+            context or batch out of range.
+    """
+    mod = resolve_model(m)
+    a = resolve_accelerator(acc)
+    wp, kp = precision(weights), kv_precision(kv)
+    transformer.check_context(mod, context)
+    check_batch(batch)
+
+    pc = transformer.param_counts(mod)
+    w_bytes = weight_bytes(pc.total, wp)
+    kv_per_token = transformer.kv_elements_per_token(mod) * kp.bits_per_weight / BITS_PER_BYTE
+    kv_bytes = transformer.kv_cache_elements(mod, context) * batch * kp.bits_per_weight / BITS_PER_BYTE
+    capacity = a.memory_bytes
+    runtime = RUNTIME_ALLOWANCE * capacity
+    total = w_bytes + kv_bytes + runtime
+    usable = capacity * (1 - RUNTIME_ALLOWANCE)
+    needed = max(1, math.ceil((w_bytes + kv_bytes) / usable))
+
+    step = decode_step_bytes(mod, wp.name, kp.name, context, batch).total_bytes
+    per_seq = a.memory_bandwidth / step
+    return Sizing(
+        model=mod.id,
+        accelerator=a.id,
+        weights=wp.name,
+        kv=kp.name,
+        context=context,
+        batch=batch,
+        params_total=pc.total,
+        params_active=pc.active,
+        weights_bytes=w_bytes,
+        kv_bytes_per_token=kv_per_token,
+        kv_cache_bytes=kv_bytes,
+        runtime_bytes=runtime,
+        total_bytes=total,
+        capacity_bytes=capacity,
+        free_bytes=capacity - total,
+        fits=total <= capacity,
+        accelerators_needed=needed,
+        beyond_max_context=context > mod.max_context,
+        memory_bandwidth=a.memory_bandwidth,
+        bytes_per_decode_step=step,
+        decode_tokens_per_s=per_seq,
+        decode_tokens_per_s_total=per_seq * batch,
+    )

@@ -1,0 +1,242 @@
+"""Units and their formatting: bytes, rates, FLOP, with significant figures.
+
+Conventions (IEC 80000-13 and SI): a decimal prefix is a power of 1000 and a binary prefix a power of
+1024, so **GB = 1e9 bytes** and **GiB = 2**30 bytes**. Vendors write "80 GB" of HBM when they mean
+80 GiB; the catalog records which (``Accelerator.memory_marketed_unit_is_gib``). Bandwidth is decimal:
+TB/s = 1e12 bytes/s. Every formatted number carries its unit, so GB and GiB are never confused.
+
+Standard library only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+__all__ = [
+    "BYTE_UNITS",
+    "GB",
+    "GB_PER_S",
+    "GiB",
+    "KB",
+    "KiB",
+    "MB",
+    "MiB",
+    "PB",
+    "PiB",
+    "TB",
+    "TB_PER_S",
+    "TFLOPS",
+    "PFLOPS",
+    "TiB",
+    "format_bytes",
+    "format_count",
+    "format_rate",
+    "format_si",
+    "parse_bytes",
+    "parse_count",
+    "round_sig",
+]
+
+# Decimal (SI) byte units, bytes.
+KB = 10**3
+MB = 10**6
+GB = 10**9
+TB = 10**12
+PB = 10**15
+# Binary (IEC) byte units, bytes.
+KiB = 2**10
+MiB = 2**20
+GiB = 2**30
+TiB = 2**40
+PiB = 2**50
+# Rates, bytes/s and FLOP/s.
+GB_PER_S = 10**9
+TB_PER_S = 10**12
+TFLOPS = 10**12
+PFLOPS = 10**15
+
+#: Every byte unit ``format_bytes`` and ``parse_bytes`` accept, with its size in bytes.
+BYTE_UNITS: dict[str, int] = {
+    "B": 1,
+    "KB": KB,
+    "MB": MB,
+    "GB": GB,
+    "TB": TB,
+    "PB": PB,
+    "KiB": KiB,
+    "MiB": MiB,
+    "GiB": GiB,
+    "TiB": TiB,
+    "PiB": PiB,
+}
+
+_DECIMAL_BYTES = ["B", "KB", "MB", "GB", "TB", "PB"]
+_BINARY_BYTES = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+
+# SI prefixes for format_si: exponent of 1000 -> symbol.
+_SI_PREFIXES = {-4: "p", -3: "n", -2: "µ", -1: "m", 0: "", 1: "k", 2: "M", 3: "G", 4: "T", 5: "P", 6: "E"}
+
+#: Default significant figures for displayed values.
+DEFAULT_SIG = 3
+
+
+def _check_number(x: float, what: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError(f"{what} must be a number, got {type(x).__name__} {x!r}")
+    if math.isnan(x) or math.isinf(x):
+        raise ValueError(f"{what} must be a finite number, got {x!r}")
+    return x
+
+
+def _check_sig(sig: int) -> int:
+    if isinstance(sig, bool) or not isinstance(sig, int) or not 1 <= sig <= 15:
+        raise ValueError(f"sig (significant figures) must be an integer 1 to 15, got {sig!r}")
+    return sig
+
+
+def round_sig(x: float, sig: int = DEFAULT_SIG) -> float:
+    """``x`` rounded to ``sig`` significant figures (``round_sig(151.397, 3) == 151.0``).
+
+    Raises:
+        ValueError: ``x`` is not a finite number, or ``sig`` is not 1 to 15.
+    """
+    _check_number(x, "value")
+    _check_sig(sig)
+    if x == 0:
+        return 0.0
+    exponent = math.floor(math.log10(abs(x)))
+    return round(x, sig - 1 - exponent)
+
+
+def _fmt_sig(x: float, sig: int) -> str:
+    """Fixed-point text of ``x`` with ``sig`` significant figures and thousands separators."""
+    if x == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(x)))
+    decimals = sig - 1 - exponent
+    rounded = round(x, decimals)
+    # Rounding can carry into a new digit (999.6 -> 1000): recount the decimals.
+    if rounded != 0 and math.floor(math.log10(abs(rounded))) != exponent:
+        decimals -= 1
+        rounded = round(x, decimals)
+    return f"{rounded:,.{max(decimals, 0)}f}"
+
+
+def format_bytes(n: float, unit: str = "auto", sig: int = DEFAULT_SIG) -> str:
+    """Format a byte count with its unit, e.g. ``format_bytes(85_899_345_920, "GiB") == "80.0 GiB"``.
+
+    Args:
+        n: bytes (int or float, may be negative for a shortfall).
+        unit: one of ``BYTE_UNITS`` ("B", "KB" ... "PB", "KiB" ... "PiB"), or ``"auto"`` (decimal
+            prefix that puts the number in [1, 1000)), or ``"auto-binary"`` (binary prefix, [1, 1024)).
+        sig: significant figures, 1 to 15.
+
+    Raises:
+        ValueError: ``n`` not finite, ``unit`` unknown, or ``sig`` out of range.
+    """
+    _check_number(n, "bytes")
+    _check_sig(sig)
+    if unit in ("auto", "auto-binary"):
+        names, base = (_DECIMAL_BYTES, 1000) if unit == "auto" else (_BINARY_BYTES, 1024)
+        i = 0
+        while i < len(names) - 1 and abs(round_sig(n, sig)) >= base ** (i + 1):
+            i += 1
+        unit = names[i]
+    if unit not in BYTE_UNITS:
+        raise ValueError(f"unit must be one of auto, auto-binary, {', '.join(BYTE_UNITS)}; got {unit!r}")
+    return f"{_fmt_sig(n / BYTE_UNITS[unit], sig)} {unit}"
+
+
+def format_si(x: float, unit: str, sig: int = DEFAULT_SIG) -> str:
+    """Format ``x`` with an SI prefix on ``unit``: ``format_si(4.8e12, "B/s") == "4.80 TB/s"``.
+
+    Trailing zeros are kept so the text shows ``sig`` significant figures. The prefix is chosen so
+    the number lies in [1, 1000) (pico to exa); zero prints as ``"0 unit"``.
+
+    Raises:
+        ValueError: ``x`` not finite, ``unit`` not a string, or ``sig`` out of range.
+    """
+    _check_number(x, "value")
+    _check_sig(sig)
+    if not isinstance(unit, str):
+        raise ValueError(f"unit must be a string, got {unit!r}")
+    if x == 0:
+        return f"0 {unit}".rstrip()
+    r = round_sig(x, sig)
+    power = math.floor(math.log10(abs(r)) / 3)
+    power = max(min(power, max(_SI_PREFIXES)), min(_SI_PREFIXES))
+    scaled = r / 1000**power
+    exponent = math.floor(math.log10(abs(scaled)))
+    decimals = max(sig - 1 - exponent, 0)
+    return f"{scaled:,.{decimals}f} {_SI_PREFIXES[power]}{unit}".rstrip()
+
+
+_COUNT_NAMES = [(10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "k")]
+
+
+def format_count(n: float, sig: int = DEFAULT_SIG) -> str:
+    """Format a count (parameters, tokens) with k/M/B/T suffixes: ``format_count(70_553_706_496) == "70.6B"``.
+
+    B = billion (1e9) as model names use it, not bytes. Below 1,000 the number is printed as is.
+
+    Raises:
+        ValueError: ``n`` not finite, or ``sig`` out of range.
+    """
+    _check_number(n, "count")
+    _check_sig(sig)
+    r = round_sig(n, sig)
+    for size, suffix in _COUNT_NAMES:
+        if abs(r) >= size:
+            return f"{_fmt_sig(n / size, sig)}{suffix}"
+    return _fmt_sig(n, sig) if n != int(n) or abs(n) >= 10**sig else f"{int(n)}"
+
+
+def format_rate(bytes_per_s: float, sig: int = DEFAULT_SIG) -> str:
+    """Format a bandwidth in decimal bytes/s: ``format_rate(3.35e12) == "3.35 TB/s"``."""
+    return format_si(bytes_per_s, "B/s", sig)
+
+
+_BYTES_RE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+
+def parse_bytes(text: str) -> int:
+    """Parse "80 GiB", "141GB", "1.5 TB" or "1024" into bytes (rounded to a whole byte).
+
+    Units are case-sensitive as written in ``BYTE_UNITS`` (GB is decimal, GiB binary).
+
+    Raises:
+        ValueError: not a non-negative number followed by an optional known unit.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"size must be text like '80 GiB', got {text!r}")
+    m = _BYTES_RE.match(text)
+    if not m:
+        raise ValueError(f"size must be a number and a unit ({', '.join(BYTE_UNITS)}), got {text!r}")
+    number, unit = m.group(1).replace("_", "").replace(",", ""), m.group(2) or "B"
+    if unit not in BYTE_UNITS:
+        raise ValueError(f"size unit must be one of {', '.join(BYTE_UNITS)}, got {unit!r} in {text!r}")
+    return round(float(number) * BYTE_UNITS[unit])
+
+
+_COUNT_SUFFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9}
+_COUNT_RE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kKMBG]?)\s*$")
+
+
+def parse_count(text: str) -> int:
+    """Parse a whole count such as "8192", "128k", "1,000,000" or "1M" (k = 1e3, M = 1e6, B = 1e9).
+
+    Raises:
+        ValueError: not a count, or not a whole number after the suffix is applied.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    if not isinstance(text, str):
+        raise ValueError(f"count must be text like '8192' or '128k', got {text!r}")
+    m = _COUNT_RE.match(text)
+    if not m:
+        raise ValueError(f"count must be a whole number, optionally with k, M or B, got {text!r}")
+    value = float(m.group(1).replace("_", "").replace(",", "")) * _COUNT_SUFFIX[m.group(2)]
+    if value != int(value):
+        raise ValueError(f"count must be a whole number, got {text!r} = {value}")
+    return int(value)
