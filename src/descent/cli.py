@@ -76,19 +76,31 @@ def _cmd_size(args: argparse.Namespace) -> int:
     rows = [
         ("model", f"{m.name} ({s.model})"),
         ("accelerator", f"{a.name} ({s.accelerator}), {a.memory_marketed} {a.memory_type}"),
-        ("parameters", f"{format_count(s.params_total)} total, {format_count(s.params_active)} active per token"),
+        (
+            "parameters",
+            f"{format_count(s.params_total)} total, {format_count(s.params_active)} active per token",
+        ),
         ("weights", f"{_bytes_both(s.weights_bytes)}  ({s.weights}, all parameters)"),
-        ("KV cache", f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {s.context:,} tokens x {s.batch:,} sequence{'s' if s.batch > 1 else ''}; "
-                     f"{format_bytes(s.kv_bytes_per_token, 'auto-binary')} per token)"),
-        ("runtime", f"{_bytes_both(s.runtime_bytes)}  ({RUNTIME_ALLOWANCE:.0%} of capacity: activations, context, fragmentation)"),
+        (
+            "KV cache",
+            f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {s.context:,} tokens x {s.batch:,} sequence{'s' if s.batch > 1 else ''}; "
+            f"{format_bytes(s.kv_bytes_per_token, 'auto-binary')} per token)",
+        ),
+        (
+            "runtime",
+            f"{_bytes_both(s.runtime_bytes)}  ({RUNTIME_ALLOWANCE:.0%} of capacity: activations, context, fragmentation)",
+        ),
         ("total", _bytes_both(s.total_bytes)),
         ("capacity", _bytes_both(s.capacity_bytes)),
         ("free" if s.free_bytes >= 0 else "over by", _bytes_both(abs(s.free_bytes))),
         ("fits", "yes" if s.fits else f"no: needs {s.accelerators_needed} of these (memory only)"),
         ("decode step reads", f"{_bytes_both(s.bytes_per_decode_step)} at {format_rate(s.memory_bandwidth)}"),
-        ("decode ceiling", f"{s.decode_tokens_per_s:,.1f} tokens/s per sequence, "
-                           f"{s.decode_tokens_per_s_total:,.1f} tokens/s total"
-                           + ("" if s.fits else " (if it fit on one chip)")),
+        (
+            "decode ceiling",
+            f"{s.decode_tokens_per_s:,.1f} tokens/s per sequence, "
+            f"{s.decode_tokens_per_s_total:,.1f} tokens/s total"
+            + ("" if s.fits else " (if it fit on one chip)"),
+        ),
     ]
     if s.beyond_max_context:
         rows.append(("warning", f"context {s.context:,} exceeds the model's {m.max_context:,}"))
@@ -102,37 +114,43 @@ def _cmd_models(args: argparse.Namespace) -> int:
     out = []
     for m in models().values():
         pc = transformer.param_counts(m)
-        out.append({
-            "id": m.id,
-            "name": m.name,
-            "params_total": pc.total,
-            "params_active": pc.active,
-            "moe": m.moe is not None,
-            "max_context": m.max_context,
-            "kv_elements_per_token": transformer.kv_elements_per_token(m),
-            "hf_repo": m.hf_repo,
-        })
+        out.append(
+            {
+                "id": m.id,
+                "name": m.name,
+                "params_total": pc.total,
+                "params_active": pc.active,
+                "moe": m.moe is not None,
+                "max_context": m.max_context,
+                "kv_elements_per_token": transformer.kv_elements_per_token(m),
+                "hf_repo": m.hf_repo,
+            }
+        )
     if args.json:
         print(json.dumps(out))
         return 0
     print(f"{'id':<18} {'total':>8} {'active':>8} {'context':>9}  name")
     for r in out:
-        print(f"{r['id']:<18} {format_count(r['params_total']):>8} {format_count(r['params_active']):>8} "
-              f"{r['max_context']:>9,}  {r['name']}")
+        print(
+            f"{r['id']:<18} {format_count(r['params_total']):>8} {format_count(r['params_active']):>8} "
+            f"{r['max_context']:>9,}  {r['name']}"
+        )
     return 0
 
 
 def _cmd_accelerators(args: argparse.Namespace) -> int:
     accs = accelerators()
     if args.json:
-        print(json.dumps([
-            {f.name: getattr(a, f.name) for f in dataclasses.fields(a)} for a in accs.values()
-        ]))
+        print(
+            json.dumps([{f.name: getattr(a, f.name) for f in dataclasses.fields(a)} for a in accs.values()])
+        )
         return 0
     print(f"{'id':<15} {'memory GB':>10} {'memory GiB':>10} {'bandwidth':>11} {'BF16 dense':>12}  name")
     for a in accs.values():
-        print(f"{a.id:<15} {a.memory_bytes / GB:>10,.1f} {a.memory_bytes / GiB:>10,.1f} "
-              f"{format_rate(a.memory_bandwidth):>11} {format_si(a.bf16_flops, 'FLOP/s'):>12}  {a.name}")
+        print(
+            f"{a.id:<15} {a.memory_bytes / GB:>10,.1f} {a.memory_bytes / GiB:>10,.1f} "
+            f"{format_rate(a.memory_bandwidth):>11} {format_si(a.bf16_flops, 'FLOP/s'):>12}  {a.name}"
+        )
     return 0
 
 
@@ -145,10 +163,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("size", help="memory fit and decode ceiling of a model on one accelerator")
     p.add_argument("model", help=f"model id ({', '.join(models())})")
     p.add_argument("--accelerator", "-a", required=True, help=f"accelerator id ({', '.join(accelerators())})")
-    p.add_argument("--weights", "-w", default="bf16", help=f"weight precision ({', '.join(PRECISIONS)}); default bf16")
-    p.add_argument("--kv", default="bf16", help=f"KV-cache precision ({', '.join(KV_PRECISIONS)}); default bf16")
-    p.add_argument("--context", "-c", type=_count, default=8192,
-                   help="tokens per sequence, 1 to 10,000,000 (128k = 128,000); default 8192")
+    p.add_argument(
+        "--weights", "-w", default="bf16", help=f"weight precision ({', '.join(PRECISIONS)}); default bf16"
+    )
+    p.add_argument(
+        "--kv", default="bf16", help=f"KV-cache precision ({', '.join(KV_PRECISIONS)}); default bf16"
+    )
+    p.add_argument(
+        "--context",
+        "-c",
+        type=_count,
+        default=8192,
+        help="tokens per sequence, 1 to 10,000,000 (128k = 128,000); default 8192",
+    )
     p.add_argument("--batch", "-b", type=_count, default=1, help=f"sequences, 1 to {MAX_BATCH:,}; default 1")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_cmd_size)

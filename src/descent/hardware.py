@@ -285,7 +285,11 @@ def roofline(acc: str | Accelerator, intensity: float, compute: str = "bf16") ->
     Raises:
         ValueError: intensity not a positive finite number; errors of :func:`peak_flops`.
     """
-    if isinstance(intensity, bool) or not isinstance(intensity, (int, float)) or not 0 < intensity < float("inf"):
+    if (
+        isinstance(intensity, bool)
+        or not isinstance(intensity, (int, float))
+        or not 0 < intensity < float("inf")
+    ):
         raise ValueError(f"intensity must be a positive number of FLOP per byte, got {intensity!r}")
     a = resolve_accelerator(acc)
     return min(peak_flops(a, compute), intensity * a.memory_bandwidth)

@@ -101,7 +101,11 @@ def fits_in(total_bytes: float, acc: str | Accelerator) -> bool:
     Compares true bytes: a need of 141.1 GB (141.1e9 bytes) fits in H200's "141 GB", which is
     141 GiB = 151.4e9 bytes. Raises ValueError for an unknown id or a negative/non-finite size.
     """
-    if isinstance(total_bytes, bool) or not isinstance(total_bytes, (int, float)) or not 0 <= total_bytes < math.inf:
+    if (
+        isinstance(total_bytes, bool)
+        or not isinstance(total_bytes, (int, float))
+        or not 0 <= total_bytes < math.inf
+    ):
         raise ValueError(f"total_bytes must be a number of bytes >= 0, got {total_bytes!r}")
     return total_bytes <= resolve_accelerator(acc).memory_bytes
 

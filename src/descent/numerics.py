@@ -126,50 +126,95 @@ def _plain(name, label, bits, description, source) -> Precision:
 
 def _ggml(name, label, element_bits, block, block_bytes, description, source) -> Precision:
     bpw = block_bytes * BITS_PER_BYTE / block
-    return Precision(name, label, bpw, element_bits, block, round(bpw * block) - element_bits * block, description, source)
+    return Precision(
+        name, label, bpw, element_bits, block, round(bpw * block) - element_bits * block, description, source
+    )
 
 
 _ALL = [
-    _plain("fp32", "FP32", 32, "IEEE 754 single precision: 1 sign, 8 exponent, 23 mantissa bits.", "IEEE 754-2008 binary32"),
-    _plain("bf16", "BF16", 16, "bfloat16: FP32's 8-bit exponent with a 7-bit mantissa.", "Kalamkar et al. 2019, arXiv:1905.12322"),
-    _plain("fp16", "FP16", 16, "IEEE 754 half precision: 5 exponent, 10 mantissa bits.", "IEEE 754-2008 binary16"),
     _plain(
-        "fp8", "FP8", 8,
+        "fp32",
+        "FP32",
+        32,
+        "IEEE 754 single precision: 1 sign, 8 exponent, 23 mantissa bits.",
+        "IEEE 754-2008 binary32",
+    ),
+    _plain(
+        "bf16",
+        "BF16",
+        16,
+        "bfloat16: FP32's 8-bit exponent with a 7-bit mantissa.",
+        "Kalamkar et al. 2019, arXiv:1905.12322",
+    ),
+    _plain(
+        "fp16", "FP16", 16, "IEEE 754 half precision: 5 exponent, 10 mantissa bits.", "IEEE 754-2008 binary16"
+    ),
+    _plain(
+        "fp8",
+        "FP8",
+        8,
         "FP8 E4M3 with one FP32 scale per tensor (negligible, not counted).",
         "Micikevicius et al. 2022, 'FP8 Formats for Deep Learning', arXiv:2209.05433",
     ),
     _plain(
-        "int8", "INT8", 8,
+        "int8",
+        "INT8",
+        8,
         "8-bit integers with one scale per output channel (negligible, not counted).",
         "Dettmers et al. 2022 (LLM.int8()), arXiv:2208.07339; Xiao et al. 2023 (SmoothQuant)",
     ),
     _blocked(
-        "int4", "INT4 (g128)", 4, INT4_GROUP, FP16_SCALE_BITS,
+        "int4",
+        "INT4 (g128)",
+        4,
+        INT4_GROUP,
+        FP16_SCALE_BITS,
         "4-bit integers in groups of 128 sharing one FP16 scale (GPTQ/AWQ style; zero points not counted).",
         "Frantar et al. 2022 (GPTQ), arXiv:2210.17323; Lin et al. 2023 (AWQ), arXiv:2306.00978",
     ),
     _blocked(
-        "mxfp4", "MXFP4", 4, MX_BLOCK, E8M0_SCALE_BITS,
+        "mxfp4",
+        "MXFP4",
+        4,
+        MX_BLOCK,
+        E8M0_SCALE_BITS,
         "FP4 E2M1 in blocks of 32 sharing one 8-bit power-of-two (E8M0) scale.",
         "OCP Microscaling Formats (MX) Specification v1.0, section 5",
     ),
     _blocked(
-        "nvfp4", "NVFP4", 4, NVFP4_BLOCK, E4M3_SCALE_BITS,
+        "nvfp4",
+        "NVFP4",
+        4,
+        NVFP4_BLOCK,
+        E4M3_SCALE_BITS,
         "FP4 E2M1 in blocks of 16 sharing one FP8 E4M3 scale, plus one FP32 scale per tensor (negligible).",
         "NVIDIA technical blog 'Introducing NVFP4 for Efficient and Accurate Low-Precision Inference' (2025); TensorRT docs",
     ),
     _ggml(
-        "q8_0", "GGUF Q8_0", 8, GGML_Q8_0_BLOCK, GGML_Q8_0_BLOCK_BYTES,
+        "q8_0",
+        "GGUF Q8_0",
+        8,
+        GGML_Q8_0_BLOCK,
+        GGML_Q8_0_BLOCK_BYTES,
         "llama.cpp block of 32 int8 values with one FP16 scale: 34 bytes per 32 weights.",
         "ggml-common.h, block_q8_0 (llama.cpp / ggml)",
     ),
     _ggml(
-        "q4_0", "GGUF Q4_0", 4, GGML_Q4_0_BLOCK, GGML_Q4_0_BLOCK_BYTES,
+        "q4_0",
+        "GGUF Q4_0",
+        4,
+        GGML_Q4_0_BLOCK,
+        GGML_Q4_0_BLOCK_BYTES,
         "llama.cpp block of 32 4-bit values with one FP16 scale: 18 bytes per 32 weights.",
         "ggml-common.h, block_q4_0 (llama.cpp / ggml)",
     ),
     Precision(
-        "q4_k_m", "GGUF Q4_K_M", Q4_K_M_PUBLISHED_BPW, 4, 0, 0,  # a mix: no single block layout
+        "q4_k_m",
+        "GGUF Q4_K_M",
+        Q4_K_M_PUBLISHED_BPW,
+        4,
+        0,
+        0,  # a mix: no single block layout
         "llama.cpp mix: Q4_K (144 bytes per 256 weights, 4.5 bpw) for most tensors, Q6_K (6.5625 bpw) "
         "for half of attn_v/ffn_down and the output head; published average for Llama-3.1-8B.",
         "llama.cpp tools/quantize/README.md, Llama-3.1-8B table (4.8944 bpw); ggml-common.h block_q4_K, block_q6_K",
@@ -234,7 +279,12 @@ def weight_bytes(n_params: float, precision_name: str | Precision) -> float:
     Raises:
         ValueError: ``n_params`` negative or not a finite number; unknown precision.
     """
-    if isinstance(n_params, bool) or not isinstance(n_params, (int, float)) or not n_params >= 0 or n_params == float("inf"):
+    if (
+        isinstance(n_params, bool)
+        or not isinstance(n_params, (int, float))
+        or not n_params >= 0
+        or n_params == float("inf")
+    ):
         raise ValueError(f"n_params must be a number of values >= 0, got {n_params!r}")
     p = precision(precision_name)
     return n_params * p.bits_per_weight / BITS_PER_BYTE
