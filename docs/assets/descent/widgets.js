@@ -8,8 +8,19 @@
 // The worker starts lazily (first widget scrolled into view or touched), once per visit: with
 // Material's instant navigation this module stays loaded and document$ tells us about new pages.
 // Under file: nothing starts; the page keeps its precomputed values and says how to go live.
+//
+// A classic script (no import/export, no import.meta), so it also runs when the site is opened
+// from file://, where Chromium refuses module scripts (CORS); loaded as a module it works too.
+// Asset URLs are resolved against this script's own URL, so any base path works.
 
-const WORKER_URL = new URL("worker.js", import.meta.url);
+(() => {
+"use strict";
+
+const SCRIPT_URL =
+  (document.currentScript && document.currentScript.src) ||
+  (document.querySelector('script[src*="assets/descent/widgets.js"]') || {}).src ||
+  location.href;
+const WORKER_URL = new URL("worker.js", SCRIPT_URL);
 
 const MSG = {
   file: "Static copy: open this page from a web server (e.g. `nox -s serve`) to make the calculators live.",
@@ -267,3 +278,4 @@ if (window.document$ && typeof window.document$.subscribe === "function") {
 } else {
   bindAll();
 }
+})();
