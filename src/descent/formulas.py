@@ -208,14 +208,16 @@ def _check_weights():
 
 
 def _check_decode():
-    mem = _core("descent.memory")
+    hw = _core("descent.hardware")
     f = FORMULAS["decode_tokens_per_s"]
     out = []
     for a in catalog.accelerators().values():
-        for m in list(catalog.models().values())[:3]:
-            s = mem.size(m.id, a.id, "bf16", "bf16", 4096, 1)
-            out.append((f"{m.id} on {a.id}", f.evaluate(BW=a.memory_bandwidth, S_step=s.bytes_per_decode_step),
-                        s.decode_tokens_per_s))
+        for m in catalog.models().values():
+            for batch in (1, CHECK_BATCH):
+                step = hw.bytes_per_decode_step(m, "bf16", "bf16", CHECK_CONTEXTS[2], batch)
+                ceiling = hw.decode_ceiling(m, a, "bf16", "bf16", CHECK_CONTEXTS[2], batch)
+                out.append((f"{m.id} on {a.id}, B={batch}", f.evaluate(BW=a.memory_bandwidth, S_step=step),
+                            ceiling.tokens_per_s_per_sequence))
     return out
 
 

@@ -27,6 +27,8 @@ This module imports only the standard library; it is build-side only (``descent.
 
 from __future__ import annotations
 
+import contextvars
+import posixpath
 import re
 import shlex
 from collections.abc import Callable, Iterable
@@ -38,7 +40,9 @@ __all__ = [
     "Arg",
     "Entry",
     "ShortcodeError",
+    "current_page",
     "find_shortcodes",
+    "link_to",
     "registry",
     "resolve",
     "table",
@@ -283,6 +287,20 @@ def find_shortcodes(markdown: str, page: str = "<page>") -> list[Shortcode]:
 
 Handler = Callable[[str, dict[str, str]], str]
 
+_PAGE: contextvars.ContextVar[str] = contextvars.ContextVar("descent_shortcode_page", default="index.md")
+
+
+def current_page() -> str:
+    """The docs-relative path of the page whose shortcodes are being resolved (``"index.md"`` outside)."""
+    return _PAGE.get()
+
+
+def link_to(target: str, anchor: str = "") -> str:
+    """A Markdown link target from the current page to docs-relative ``target`` (``#anchor`` optional)."""
+    here = current_page()
+    rel = "" if target == here else posixpath.relpath(target, posixpath.dirname(here) or ".")
+    return rel + (f"#{anchor}" if anchor else "")
+
 
 def _registered(kind: str) -> Handler:
     def handle(name: str, raw: dict[str, str]) -> str:
@@ -315,6 +333,14 @@ def resolve(markdown: str, page: str = "<page>", handlers: dict[str, Handler] | 
     all_handlers.update(handlers or {})
     out = []
     last = 0
+    token = _PAGE.set(page)
+    try:
+        return _resolve(markdown, page, all_handlers, out, last)
+    finally:
+        _PAGE.reset(token)
+
+
+def _resolve(markdown: str, page: str, all_handlers: dict[str, Handler], out: list[str], last: int) -> str:
     for sc in find_shortcodes(markdown, page):
         handler = all_handlers.get(sc.kind)
         if handler is None:

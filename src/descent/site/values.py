@@ -13,12 +13,13 @@ Units: GB = 1e9 bytes, GiB = 2**30 bytes (and the other SI / IEC prefixes below)
 from __future__ import annotations
 
 import dataclasses
+import math
 import importlib
 import importlib.util
 from typing import Any
 
-from descent import catalog
-from descent.site.shortcodes import Arg, registry, table, value
+from descent import catalog, numerics
+from descent.site.shortcodes import Arg, link_to, registry, table, value
 
 # ---------------------------------------------------------------------------------------------
 # Units (SI decimal prefixes, IEC 80000-13 binary prefixes) and formatting
@@ -31,11 +32,6 @@ BYTE_UNITS: dict[str, int] = {
     "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
 }
 
-#: Storage width of one KV-cache element, bytes, for the standard formats a page may name:
-#: IEEE 754-2008 binary32 / binary16, bfloat16 (Google Brain; 16 bits), OCP 8-bit floating point
-#: spec v1.0 (E4M3/E5M2, 8 bits). Block-scaled and integer formats live in descent.numerics.
-KV_ELEMENT_BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
-
 #: Significant figures for a derived number in running text.
 SIG_FIGS = 3
 
@@ -46,13 +42,13 @@ def fmt_num(x: float, sig: int = SIG_FIGS) -> str:
         raise ValueError(f"expected a number, got {x!r}")
     if x != x or x in (float("inf"), float("-inf")):
         raise ValueError(f"cannot format {x!r}: the number must be finite")
-    if isinstance(x, int) and abs(x) < 10**sig:
-        return f"{x:,}"
-    s = format(float(x), f",.{sig}g")
-    if "e" in s:  # very large or small: fall back to grouped fixed notation
-        mant, exp = s.split("e")
-        return f"{mant} × 10^{int(exp)}^"
-    return s
+    if x == 0:
+        return "0"
+    exp = math.floor(math.log10(abs(x)))
+    rounded = round(float(x), sig - 1 - exp)
+    if abs(rounded) >= 10 ** (sig - 1) or (isinstance(x, int) and abs(x) < 10**sig):
+        return f"{int(round(rounded)):,}"
+    return format(rounded, f".{sig}g")
 
 
 def fmt_bytes(n: float, unit: str = "auto", sig: int = SIG_FIGS) -> str:
@@ -210,7 +206,10 @@ BYTES_UNIT = Arg("unit", "byte unit: auto (SI) or B, KB, KiB, MB, MiB, GB, GiB, 
 COUNT_UNIT = Arg("unit", "auto, exact, thousand, million, billion or trillion",
                  choices=["auto", "exact", "thousand", "million", "billion", "trillion"], default="auto")
 SIG = Arg("sig", "significant figures", type=int, default=SIG_FIGS, minimum=1, maximum=10)
-KV_DTYPE = Arg("dtype", "KV-cache element format", choices=list(KV_ELEMENT_BYTES), default="bf16")
+KV_DTYPE = Arg("dtype", "KV-cache element format (descent.numerics.KV_PRECISIONS)",
+               choices=lambda: list(numerics.KV_PRECISIONS), default="bf16")
+WEIGHTS = Arg("weights", "weight precision (descent.numerics.PRECISIONS)",
+              choices=lambda: list(numerics.PRECISIONS), default="bf16")
 
 
 @value("model_field", MODEL, Arg("field", "a Model field, dotted for nested ones (moe.num_experts)",
@@ -255,16 +254,40 @@ def params_active(model: str, unit: str, sig: int) -> str:
     return fmt_count(tr.param_counts(catalog.model(model)).active, unit, sig)
 
 
-def kv_bytes_per_token_raw(model_id: str, dtype: str) -> int:
+def kv_bytes_per_token_raw(model_id: str, dtype: str) -> float:
     """KV-cache bytes one token adds to one sequence, all layers, no window cap."""
     tr = _core("descent.transformer", "kv_bytes_per_token")
-    return tr.kv_elements_per_token(catalog.model(model_id)) * KV_ELEMENT_BYTES[dtype]
+    return tr.kv_elements_per_token(catalog.model(model_id)) * numerics.kv_precision(dtype).bytes_per_weight
 
 
 @value("kv_bytes_per_token", MODEL, KV_DTYPE, BYTES_UNIT, SIG)
 def kv_bytes_per_token(model: str, dtype: str, unit: str, sig: int) -> str:
     """KV-cache bytes per token of context (all layers; K and V; no sliding-window cap)."""
     return fmt_bytes(kv_bytes_per_token_raw(model, dtype), unit, sig)
+
+
+CONTEXT = Arg("context", "tokens of context per sequence", type=int, default=8192, minimum=1, maximum=10_000_000)
+BATCH = Arg("batch", "sequences decoded together", type=int, default=1, minimum=1, maximum=100_000)
+KV = Arg("kv", "KV-cache precision (descent.numerics.KV_PRECISIONS)",
+         choices=lambda: list(numerics.KV_PRECISIONS), default="bf16")
+
+
+@value("weights_bytes", MODEL, WEIGHTS, BYTES_UNIT, SIG)
+def weights_bytes(model: str, weights: str, unit: str, sig: int) -> str:
+    """Bytes to store all of a model's weights (every expert) at a precision."""
+    tr = _core("descent.transformer", "weights_bytes")
+    return fmt_bytes(numerics.weight_bytes(tr.param_counts(catalog.model(model)).total, weights), unit, sig)
+
+
+@value("decode_ceiling", MODEL, ACCELERATOR, WEIGHTS, KV, CONTEXT, BATCH,
+       Arg("per", "sequence (tokens/s each sequence sees) or total (over the batch)",
+           choices=["sequence", "total"], default="sequence"), SIG)
+def decode_ceiling(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int,
+                   per: str, sig: int) -> str:
+    """Memory-bandwidth ceiling on decode speed (descent.hardware.decode_ceiling), tokens/s."""
+    hw = _core("descent.hardware", "decode_ceiling")
+    c = hw.decode_ceiling(model, accelerator, weights, kv, context, batch)
+    return f"{fmt_num(c.tokens_per_s_per_sequence if per == 'sequence' else c.tokens_per_s_total, sig)} tokens/s"
 
 
 @value("count", Arg("what", "models or accelerators", choices=["models", "accelerators"]))
@@ -278,6 +301,11 @@ def count(what: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def _attention_kind(m: catalog.Model) -> str:
     if m.mla is not None:
         return "MLA"
@@ -289,7 +317,7 @@ def _attention_kind(m: catalog.Model) -> str:
         kind = f"GQA ({m.num_heads // m.num_kv_heads} query heads per KV head)"
     if m.sliding is not None:
         every = m.sliding.full_attention_every
-        kind += f", sliding window {m.sliding.window:,}" + (f" (every {every}th layer full)" if every else "")
+        kind += f", sliding window {m.sliding.window:,}" + (f" (every {_ordinal(every)} layer full)" if every else "")
     return kind
 
 
@@ -299,11 +327,16 @@ def models_table() -> str:
     rows = []
     for m in catalog.models().values():
         moe = f"{m.moe.experts_per_token} of {m.moe.num_experts}" if m.moe else "dense"
-        rows.append([f"[{m.name}](#{m.id})", m.num_layers, f"{m.hidden_size:,}", m.num_heads, m.num_kv_heads,
+        rows.append([f"[{m.name}]({link_to(MODELS_PAGE, m.id)})", m.num_layers, f"{m.hidden_size:,}", m.num_heads, m.num_kv_heads,
                      m.head_dim, _attention_kind(m), moe, f"{m.max_context:,}",
                      fmt_count(m.params_total_published, "auto", 4)])
     return md_table(["model", "L", "D", "H", "K", "d_head", "attention", "experts", "context", "published size"],
                     rows, "lrrrrrllrr")
+
+
+#: The reference pages that hold each row's details (docs-relative).
+MODELS_PAGE = "reference/models.md"
+ACCELERATORS_PAGE = "reference/accelerators.md"
 
 
 def _details(item: Any, fields: list[tuple[str, Any]]) -> str:
@@ -328,7 +361,7 @@ def accelerators_table() -> str:
     """Every catalog accelerator: memory, bandwidth, dense BF16 and FP8 peaks, power."""
     rows = []
     for a in catalog.accelerators().values():
-        rows.append([f"[{a.name}](#{a.id})", a.kind, f"{fmt_bytes(a.memory_bytes, 'GB', 4)} {a.memory_type}",
+        rows.append([f"[{a.name}]({link_to(ACCELERATORS_PAGE, a.id)})", a.kind, f"{fmt_bytes(a.memory_bytes, 'GB', 4)} {a.memory_type}",
                      fmt_rate(a.memory_bandwidth, "B/s"), fmt_rate(a.bf16_flops, "FLOP/s"),
                      fmt_rate(a.fp8_flops, "FLOP/s") if a.fp8_flops else "none",
                      f"{fmt_num(a.power_watts, 4)} W", a.year])
@@ -355,8 +388,29 @@ def kv_bytes_per_token_table(dtype: str, unit: str) -> str:
     rows = []
     for m in catalog.models().values():
         n = tr.kv_elements_per_token(m)
-        rows.append([m.name, _attention_kind(m), f"{n:,}", fmt_bytes(n * KV_ELEMENT_BYTES[dtype], unit)])
+        rows.append([m.name, _attention_kind(m), f"{n:,}", fmt_bytes(n * numerics.kv_precision(dtype).bytes_per_weight, unit)])
     return md_table(["model", "attention", "elements per token", f"bytes per token ({dtype})"], rows, "llrr")
+
+
+@table("decode_ceilings", Arg("model", "catalog model id", choices=model_ids, default="llama-3.1-70b"),
+       WEIGHTS, KV, CONTEXT, BATCH)
+def decode_ceilings_table(model: str, weights: str, kv: str, context: int, batch: int) -> str:
+    """Decode-speed ceiling for one model on every catalog accelerator, fastest first."""
+    hw = _core("descent.hardware", "the decode_ceilings table")
+    mem = importlib.import_module("descent.memory") if importlib.util.find_spec("descent.memory") else None
+    rows = []
+    for a in catalog.accelerators().values():
+        c = hw.decode_ceiling(model, a, weights, kv, context, batch)
+        row = [a.name, fmt_bytes(a.memory_bytes, "GB"), fmt_rate(a.memory_bandwidth, "B/s", 3),
+               fmt_bytes(c.bytes_per_step, "GB"), fmt_num(c.tokens_per_s_per_sequence)]
+        if mem is not None:
+            row.append("yes" if mem.size(model, a.id, weights, kv, context, batch).fits else "no")
+        rows.append((c.tokens_per_s_per_sequence, row))
+    rows.sort(key=lambda r: -r[0])
+    header = ["accelerator", "memory", "bandwidth", "bytes per step", "tokens/s per sequence (ceiling)"]
+    if mem is not None:
+        header.append("fits on one chip")
+    return md_table(header, [r for _, r in rows], "lrrrr" + ("l" if mem is not None else ""))
 
 
 @table("shortcodes")
@@ -396,8 +450,9 @@ def _widget_names() -> list[str]:
     if importlib.util.find_spec("descent.widgets") is None:
         return []
     mod = importlib.import_module("descent.widgets")
-    reg = getattr(mod, "REGISTRY", {})
-    return sorted(reg)
+    if hasattr(mod, "names"):
+        return sorted(mod.names())
+    return sorted(getattr(mod, "REGISTRY", {}))
 
 
 def _describe_other(kind: str, name: str) -> str:
@@ -410,5 +465,6 @@ def _describe_other(kind: str, name: str) -> str:
 
         return figures.load_recipe(FIGURES_DIR[0] / f"{name}.py").caption.split(". ")[0]
     mod = importlib.import_module("descent.widgets")
+    _widget_names()
     w = getattr(mod, "REGISTRY", {}).get(name)
     return getattr(w, "title", "") or ""
