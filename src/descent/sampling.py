@@ -63,7 +63,12 @@ def _check_top_p(p) -> float:
     return float(p)
 
 
-def validate(temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None, vocab_size: int | None = None) -> None:
+def validate(
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    vocab_size: int | None = None,
+) -> None:
     """Check sampling settings without logits: temperature 0..5, top_k 1..vocab_size, 0 < top_p <= 1.
 
     Raises ``ValueError`` naming the first bad field. ``vocab_size`` None skips top_k's upper bound.

@@ -186,7 +186,9 @@ class Tokenizer:
     the control tokens matched whole in the text.
     """
 
-    def __init__(self, tokens: list[str], merges: list[str], special_ids: list[int], meta: dict | None = None):
+    def __init__(
+        self, tokens: list[str], merges: list[str], special_ids: list[int], meta: dict | None = None
+    ):
         self.tokens = list(tokens)
         self.ids = {tok: i for i, tok in enumerate(self.tokens)}
         self.ranks = {tuple(m.split(" ")): rank for rank, m in enumerate(merges)}
@@ -225,12 +227,11 @@ class Tokenizer:
         """Merge the byte symbols of one pre-token, lowest-ranked pair first (Sennrich et al. 2016, sec. 3.2)."""
         word = [BYTE_TO_SYMBOL[b] for b in piece.encode("utf-8")]
         while len(word) > 1:
-            ranked = [(self.ranks.get(pair, -1), k) for k, pair in enumerate(zip(word, word[1:]))]
-            candidates = [(r, k) for r, k in ranked if r >= 0]
-            if not candidates:
+            pairs = [(word[k], word[k + 1]) for k in range(len(word) - 1)]
+            ranked = [(self.ranks[pair], pair) for pair in pairs if pair in self.ranks]
+            if not ranked:
                 break
-            best = min(candidates)[0]
-            first, second = next(pair for pair in zip(word, word[1:]) if self.ranks.get(pair) == best)
+            first, second = min(ranked)[1]  # the best-ranked (earliest learned) merge
             merged: list[str] = []
             k = 0
             while k < len(word):

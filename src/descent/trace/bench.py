@@ -26,4 +26,6 @@ def cold_trace_seconds(include_model_load: bool = True) -> float:
 
 
 if __name__ == "__main__":
-    print(f"cold trace of the site's prompts: {cold_trace_seconds():.2f} s (budget {COLD_TRACE_BUDGET_S:g} s)")
+    print(
+        f"cold trace of the site's prompts: {cold_trace_seconds():.2f} s (budget {COLD_TRACE_BUDGET_S:g} s)"
+    )

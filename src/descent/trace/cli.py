@@ -51,7 +51,9 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     print(f"{len(result['tokens'])} tokens:")
     for t in result["tokens"]:
         print(f"  {t['id']:>6}  {t['text']!r}")
-    print(f"next token (top {args.top} of {result['model']['vocab']:,}; entropy {result['entropy_bits']:.3g} bits):")
+    print(
+        f"next token (top {args.top} of {result['model']['vocab']:,}; entropy {result['entropy_bits']:.3g} bits):"
+    )
     for t in result["next"]:
         print(f"  {t['id']:>6}  {t['text']!r:<16} p = {t['probability']:.4f}  logit = {t['logit']:.3f}")
     return 0
@@ -66,7 +68,11 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         raise ValueError(f"--max-tokens must be 1 to {MAX_NEW_TOKENS}, got {args.max_tokens}")
     for flag, value, check in (
         ("--temperature", args.temperature, lambda: sampling.validate(temperature=args.temperature)),
-        ("--top-k", args.top_k, lambda: sampling.validate(top_k=args.top_k, vocab_size=tokenizer.vocab_size())),
+        (
+            "--top-k",
+            args.top_k,
+            lambda: sampling.validate(top_k=args.top_k, vocab_size=tokenizer.vocab_size()),
+        ),
         ("--top-p", args.top_p, lambda: sampling.validate(top_p=args.top_p)),
     ):
         if value is not None:
@@ -83,7 +89,9 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     out: list[int] = []
     shown = ""
     stops = stop_ids()
-    for step in generate(ids, args.max_tokens, args.temperature, args.top_k, args.top_p, args.seed, stop_ids=stops):
+    for step in generate(
+        ids, args.max_tokens, args.temperature, args.top_k, args.top_p, args.seed, stop_ids=stops
+    ):
         if step.token in stops:
             break
         out.append(step.token)
@@ -101,16 +109,46 @@ def add_subcommands(subparsers) -> None:
     p = subparsers.add_parser("trace", help="tokens of a prompt and SmolLM2's most likely next tokens")
     p.add_argument("prompt", metavar="PROMPT", help="the text (or, with --chat, the user's message)")
     p.add_argument("--chat", action="store_true", help="wrap the prompt in SmolLM2's chat template")
-    p.add_argument("--top", type=_number(int, "an integer 1 to 1000"), default=DEFAULT_TOP, help=f"next tokens to list, 1 to 1000; default {DEFAULT_TOP}")
+    p.add_argument(
+        "--top",
+        type=_number(int, "an integer 1 to 1000"),
+        default=DEFAULT_TOP,
+        help=f"next tokens to list, 1 to 1000; default {DEFAULT_TOP}",
+    )
     p.add_argument("--json", action="store_true", help='print {"tokens": [...], "next": [...]}')
     p.set_defaults(func=_cmd_trace)
 
     p = subparsers.add_parser("generate", help="continue a prompt with SmolLM2 (greedy or sampled)")
     p.add_argument("prompt", metavar="PROMPT", help="the text (or, with --chat, the user's message)")
     p.add_argument("--chat", action="store_true", help="wrap the prompt in SmolLM2's chat template")
-    p.add_argument("--max-tokens", type=_number(int, "an integer 1 to 4096"), required=True, help="tokens to generate at most, 1 to 4096")
-    p.add_argument("--temperature", type=_number(float, "a number 0 to 5"), default=0.0, help="0 (greedy, the default) to 5")
-    p.add_argument("--top-k", type=_number(int, "an integer 1 to 49152"), default=None, help="keep the K most likely tokens, 1 to 49152")
-    p.add_argument("--top-p", type=_number(float, "a number above 0 and at most 1"), default=None, help="keep the smallest set with mass P, 0 < P <= 1")
-    p.add_argument("--seed", type=_number(int, "an integer"), default=None, help="seed of the random draws (same seed, same text)")
+    p.add_argument(
+        "--max-tokens",
+        type=_number(int, "an integer 1 to 4096"),
+        required=True,
+        help="tokens to generate at most, 1 to 4096",
+    )
+    p.add_argument(
+        "--temperature",
+        type=_number(float, "a number 0 to 5"),
+        default=0.0,
+        help="0 (greedy, the default) to 5",
+    )
+    p.add_argument(
+        "--top-k",
+        type=_number(int, "an integer 1 to 49152"),
+        default=None,
+        help="keep the K most likely tokens, 1 to 49152",
+    )
+    p.add_argument(
+        "--top-p",
+        type=_number(float, "a number above 0 and at most 1"),
+        default=None,
+        help="keep the smallest set with mass P, 0 < P <= 1",
+    )
+    p.add_argument(
+        "--seed",
+        type=_number(int, "an integer"),
+        default=None,
+        help="seed of the random draws (same seed, same text)",
+    )
     p.set_defaults(func=_cmd_generate)

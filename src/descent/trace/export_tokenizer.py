@@ -27,7 +27,9 @@ def build_data(path: Path | None = None) -> dict:
     path = Path(path or gguf_path())
     meta = read_tokenizer_metadata(path)
     if meta["model"] != "gpt2" or meta["pre"] != "smollm":
-        raise ValueError(f"expected a byte-level BPE ('gpt2') with pre-tokenizer 'smollm', got {meta['model']!r}/{meta['pre']!r}")
+        raise ValueError(
+            f"expected a byte-level BPE ('gpt2') with pre-tokenizer 'smollm', got {meta['model']!r}/{meta['pre']!r}"
+        )
     match = _SYSTEM_RE.search(meta["chat_template"])
     if match is None:
         raise ValueError("chat template has no default system message")

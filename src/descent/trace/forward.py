@@ -116,7 +116,9 @@ def forward(model: Model, token_ids, cache: KVCache | None = None, all_logits: b
     cos, sin = rope_angles(np.arange(start, start + T), dh, c.rope_theta)  # (T, dh/2)
     S = start + T
     # Causal mask: new position t (absolute start + t) may look at positions 0..start + t.
-    mask = np.where(np.arange(S)[None, :] <= start + np.arange(T)[:, None], 0.0, -np.inf).astype(np.float32)  # (T, S)
+    mask = np.where(np.arange(S)[None, :] <= start + np.arange(T)[:, None], 0.0, -np.inf).astype(
+        np.float32
+    )  # (T, S)
     scale = 1.0 / math.sqrt(dh)  # a Python float: keeps float32
     last_attention = []
 
@@ -128,7 +130,10 @@ def forward(model: Model, token_ids, cache: KVCache | None = None, all_logits: b
         v = (h @ model.layer(layer, "attn_v").T).reshape(T, K, dh).transpose(1, 0, 2)  # (K, T, dh)
         q, k = rope_interleaved(q, cos, sin), rope_interleaved(k, cos, sin)
         k, v = cache.append(layer, k, v)  # (K, S, dh)
-        k, v = np.repeat(k, H // K, axis=0), np.repeat(v, H // K, axis=0)  # (H, S, dh): query head j uses kv head j // (H/K)
+        k, v = (
+            np.repeat(k, H // K, axis=0),
+            np.repeat(v, H // K, axis=0),
+        )  # (H, S, dh): query head j uses kv head j // (H/K)
         weights = softmax_last(q @ k.transpose(0, 2, 1) * scale + mask)  # (H, T, S)
         last_attention.append(weights[:, -1, :])  # (H, S)
         attn = (weights @ v).transpose(1, 0, 2).reshape(T, H * dh)  # (T, D)
@@ -177,7 +182,11 @@ def generate(
     Stops after a token in ``stop_ids`` or after ``max_new_tokens`` (1 to 4,096). Raises ``ValueError``
     for bad settings, naming the field.
     """
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
+    if (
+        isinstance(max_new_tokens, bool)
+        or not isinstance(max_new_tokens, int)
+        or not 1 <= max_new_tokens <= MAX_NEW_TOKENS
+    ):
         raise ValueError(f"max_new_tokens must be 1 to {MAX_NEW_TOKENS}, got {max_new_tokens!r}")
     model = model or load_model()
     sampling.validate(temperature, top_k, top_p, model.config.vocab)  # before any compute

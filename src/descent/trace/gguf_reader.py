@@ -165,7 +165,8 @@ def read_gguf(path: Path) -> tuple[ModelConfig, dict[str, np.ndarray], dict]:
         context_length=int(_field(reader, "llama.context_length")),
     )
     tensors = {
-        t.name: np.ascontiguousarray(dequantize(t.data, t.tensor_type), dtype=np.float32) for t in reader.tensors
+        t.name: np.ascontiguousarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
+        for t in reader.tensors
     }
     tensor_types = sorted({t.tensor_type.name for t in reader.tensors})
     meta = {

@@ -105,7 +105,11 @@ def _check(prompt, chat, top, max_new_tokens) -> None:
         raise ValueError(f"chat must be true or false, got {chat!r}")
     if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
         raise ValueError(f"top must be 1 to {MAX_TOP} tokens, got {top!r}")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or not 0 <= max_new_tokens <= MAX_TRACE_TOKENS:
+    if (
+        isinstance(max_new_tokens, bool)
+        or not isinstance(max_new_tokens, int)
+        or not 0 <= max_new_tokens <= MAX_TRACE_TOKENS
+    ):
         raise ValueError(f"max_new_tokens must be 0 to {MAX_TRACE_TOKENS}, got {max_new_tokens!r}")
 
 
@@ -207,12 +211,16 @@ def _cache_key(model_sha: str, prompt: str, chat: bool, top: int, max_new_tokens
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def cached_trace(prompt: str, chat: bool = False, top: int = 50, max_new_tokens: int = 24, use_cache: bool = True) -> dict:
+def cached_trace(
+    prompt: str, chat: bool = False, top: int = 50, max_new_tokens: int = 24, use_cache: bool = True
+) -> dict:
     """:func:`trace`, read from / written to ``cache_dir()/traces/<key>.json`` when ``use_cache``."""
     _check(prompt, chat, top, max_new_tokens)
     if not use_cache:
         return trace(prompt, chat, top, max_new_tokens)
-    path = cache_dir() / "traces" / f"{_cache_key(load_model().sha256, prompt, chat, top, max_new_tokens)}.json"
+    path = (
+        cache_dir() / "traces" / f"{_cache_key(load_model().sha256, prompt, chat, top, max_new_tokens)}.json"
+    )
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     result = trace(prompt, chat, top, max_new_tokens)

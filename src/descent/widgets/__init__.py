@@ -556,3 +556,8 @@ def render_static(name: str, **args: Any) -> str:
         f'<div class="descent-widget__output" aria-live="polite" aria-label="{_attr(w.title)}: results">'
         f"{out}</div></div>"
     )
+
+
+# Register every widget module now, so REGISTRY is complete as soon as the package is imported
+# (the widget modules import the names defined above; this call must stay at the end).
+_load_all()
