@@ -1,0 +1,117 @@
+"""Tests for descent.hardware: decode bytes per step, decode ceilings, the roofline."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from descent.catalog import models
+from descent.hardware import (
+    bytes_per_decode_step,
+    decode_ceiling,
+    decode_step_bytes,
+    peak_flops,
+    ridge_point,
+    roofline,
+)
+
+
+def test_untied_embedding_reads_only_looked_up_rows():
+    # Llama 3.1 8B (untied): 8,030,261,248 params, embedding 128,256 x 4,096 = 525,336,576.
+    # One step at B = 1 reads all but the embedding, plus one 4,096-value row.
+    s = decode_step_bytes("llama-3.1-8b", "bf16", "bf16", 1, 1)
+    assert s.weight_params == 8_030_261_248 - 525_336_576 + 4_096
+    # At B = 4, four rows: 4 * 4,096.
+    s4 = decode_step_bytes("llama-3.1-8b", "bf16", "bf16", 1, 4)
+    assert s4.weight_params == 8_030_261_248 - 525_336_576 + 4 * 4_096
+    # Bytes: 2 per BF16 weight, plus KV of 1 token: 65,536 values * 2 bytes.
+    assert s.total_bytes == 2 * (8_030_261_248 - 525_336_576 + 4_096) + 131_072
+
+
+def test_tied_embedding_is_read_in_full_as_the_head():
+    # SmolLM2-135M ties its 49,152 x 576 embedding to the head: every weight is read each step,
+    # 134,515,008 params (the transformer module's exact count).
+    s = decode_step_bytes("smollm2-135m", "bf16", "bf16", 1, 1)
+    assert models()["smollm2-135m"].tie_embeddings
+    assert s.weight_params == 134_515_008
+
+
+def test_gpt_oss_120b_reads_active_parameters():
+    # gpt-oss-120b at B = 1: 5,711,982,912 active (4 of 128 experts, incl. the 201,088 x 2,880
+    # = 579,133,440 embedding) minus the embedding plus one 2,880-value row = 5,132,852,352,
+    # which is the model card's "5.13B active".
+    s = decode_step_bytes("gpt-oss-120b", "bf16", "bf16", 1024, 1)
+    assert s.weight_params == 5_711_982_912 - 579_133_440 + 2_880 == 5_132_852_352
+    assert s.routed_expert_share == 4 / 128
+    # KV at 1,024 tokens: 18 full layers x 1,024 tokens + 18 sliding layers x 128 tokens,
+    # 8 KV heads * 64 d_head * 2 = 1,024 values per layer-token: 21,233,664 values * 2 bytes.
+    assert s.kv_cache_bytes == (18 * 1024 + 18 * 128) * 1024 * 2 == 42_467_328
+
+
+def test_moe_batch_coverage():
+    # Mixtral, 2 of 8 experts per token. With B = 2 tokens routed uniformly an expert is unused
+    # with probability (1 - 2/8)**2 = 0.5625, so 43.75% of expert weights are read.
+    u = decode_step_bytes("mixtral-8x7b", "bf16", "bf16", 1, 2)
+    assert u.routed_expert_share == pytest.approx(0.4375)
+    a = decode_step_bytes("mixtral-8x7b", "bf16", "bf16", 1, 2, moe_routing="active")
+    assert a.routed_expert_share == 0.25
+    assert a.total_bytes < u.total_bytes
+    with pytest.raises(ValueError, match="moe_routing must be one of uniform, active"):
+        decode_step_bytes("mixtral-8x7b", moe_routing="hot")
+
+
+def test_decode_ceiling_is_bandwidth_over_bytes():
+    # Llama 3.1 8B BF16 on H100 (3.35e12 B/s), context 1, B = 1:
+    # bytes = 2 * 7,504,928,768 + 131,072 = 15,009,988,608; tokens/s = 3.35e12 / that = 223.18...
+    c = decode_ceiling("llama-3.1-8b", "h100-sxm", "bf16", "bf16", 1, 1)
+    assert c.bytes_per_step == 15_009_988_608
+    assert c.tokens_per_s_per_sequence == pytest.approx(3.35e12 / 15_009_988_608)
+    assert c.tokens_per_s_per_sequence == pytest.approx(223.18, abs=0.01)
+    assert c.step_seconds == pytest.approx(15_009_988_608 / 3.35e12)
+    c8 = decode_ceiling("llama-3.1-8b", "h100-sxm", "bf16", "bf16", 1, 8)
+    assert c8.tokens_per_s_total == pytest.approx(8 * c8.tokens_per_s_per_sequence)
+
+
+def test_ridge_point_and_roofline():
+    # H100 BF16: 989.4e12 FLOP/s / 3.35e12 B/s = 295.34 FLOP/byte.
+    assert ridge_point("h100-sxm") == pytest.approx(295.343, abs=1e-3)
+    assert ridge_point("h100-sxm", "fp8") == pytest.approx(1978.9e12 / 3.35e12)
+    # Below the ridge: intensity * bandwidth = 10 * 3.35e12; above: the 989.4e12 peak.
+    assert roofline("h100-sxm", 10) == pytest.approx(33.5e12)
+    assert roofline("h100-sxm", 1000) == 989.4e12
+    assert peak_flops("b200", "nvfp4") == 9e15
+
+
+def test_missing_peak_names_the_allowed_precisions():
+    with pytest.raises(ValueError, match="no fp4 peak; allowed for this chip: bf16, fp16, fp8$"):
+        peak_flops("h100-sxm", "fp4")
+    with pytest.raises(ValueError, match="compute precision must be one of bf16"):
+        peak_flops("h100-sxm", "tf32")
+    with pytest.raises(ValueError, match="intensity must be a positive number"):
+        roofline("h100-sxm", 0)
+
+
+model_ids = st.sampled_from(list(models()))
+
+
+@settings(max_examples=80, deadline=None)
+@given(model_ids, st.integers(1, 1_000_000), st.integers(1, 1_000_000), st.integers(1, 4096))
+def test_tokens_per_s_falls_as_context_grows(mid, c1, c2, b):
+    lo, hi = sorted((c1, c2))
+    a = decode_ceiling(mid, "h200", "fp8", "fp8", lo, b)
+    z = decode_ceiling(mid, "h200", "fp8", "fp8", hi, b)
+    assert a.tokens_per_s_per_sequence >= z.tokens_per_s_per_sequence
+
+
+@settings(max_examples=80, deadline=None)
+@given(model_ids, st.integers(1, 100_000), st.integers(1, 100_000), st.sampled_from(["uniform", "active"]))
+def test_bytes_never_fall_with_batch(mid, b1, b2, routing):
+    lo, hi = sorted((b1, b2))
+    assert bytes_per_decode_step(mid, "q4_0", "q8_0", 512, lo, routing) <= bytes_per_decode_step(
+        mid, "q4_0", "q8_0", 512, hi, routing
+    )
+
+
+@given(st.sampled_from(["h100-sxm", "b200", "mi355x", "tpu-v7"]), st.floats(1e-3, 1e6))
+def test_roofline_never_exceeds_either_roof(acc, intensity):
+    r = roofline(acc, intensity)
+    assert r <= peak_flops(acc) and r <= intensity * (peak_flops(acc) / ridge_point(acc)) * (1 + 1e-12)

@@ -1,0 +1,157 @@
+"""Tests for descent.memory: the memory budget of a model on one accelerator."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from descent import transformer
+from descent.catalog import accelerators, models
+from descent.hardware import MAX_BATCH
+from descent.memory import RUNTIME_ALLOWANCE, fits_in, size
+from descent.numerics import KV_PRECISIONS, PRECISIONS
+
+GIB = 2**30
+
+
+def test_141_1_gb_fits_in_141_gib():
+    # H200's "141 GB" is 141 GiB = 141 * 2**30 = 151,397,597,184 bytes = 151.4 GB.
+    # A need of 141.1 GB = 141.1e9 bytes fits; read as 141e9 bytes it would not (141.1e9 > 141e9).
+    assert accelerators()["h200"].memory_bytes == 151_397_597_184
+    assert fits_in(141.1e9, "h200")
+    assert 141.1e9 > 141e9
+    assert not fits_in(151_397_597_185, "h200")  # one byte over
+    with pytest.raises(ValueError, match="total_bytes must be"):
+        fits_in(-1, "h200")
+
+
+def test_h100_capacity_is_80_gib():
+    # 80 * 2**30 = 85,899,345,920 bytes.
+    assert size("llama-3.1-8b", "h100-sxm").capacity_bytes == 85_899_345_920
+
+
+def test_segments_add_up():
+    s = size("llama-3.1-8b", "h100-sxm", "bf16", "bf16", 8192, 1)
+    # Weights: 8,030,261,248 params * 2 bytes = 16,060,522,496 bytes.
+    assert s.params_total == 8_030_261_248
+    assert s.weights_bytes == 16_060_522_496
+    # KV: 32 layers * 8 KV heads * 128 d_head * 2 (K and V) = 65,536 values/token * 2 bytes
+    # = 131,072 bytes/token; * 8192 tokens = 1,073,741,824 bytes = exactly 1 GiB.
+    assert s.kv_bytes_per_token == 131_072
+    assert s.kv_cache_bytes == GIB
+    # Runtime: 10% of 85,899,345,920 = 8,589,934,592 bytes (vLLM gpu_memory_utilization 0.9).
+    assert RUNTIME_ALLOWANCE == 0.10
+    assert s.runtime_bytes == pytest.approx(8_589_934_592)
+    assert s.total_bytes == pytest.approx(16_060_522_496 + GIB + 8_589_934_592)
+    assert s.free_bytes == pytest.approx(s.capacity_bytes - s.total_bytes)
+    assert s.fits and s.accelerators_needed == 1
+
+
+def test_does_not_fit_and_counts_chips():
+    # Llama 3.1 70B in BF16: 70,553,706,496 * 2 = 141,107,412,992 bytes of weights alone,
+    # more than H100's 85,899,345,920. Usable per chip 0.9 * 85,899,345,920 = 77,309,411,328;
+    # weights + KV (below) need ceil((weights + KV) / usable) = 2 chips.
+    s = size("llama-3.1-70b", "h100-sxm", "bf16", "bf16", 4096, 1)
+    assert s.weights_bytes == 141_107_412_992
+    # KV: 80 layers * 8 * 128 * 2 = 163,840 values/token * 2 bytes * 4096 tokens = 1,342,177,280.
+    assert s.kv_cache_bytes == 1_342_177_280
+    assert not s.fits and s.free_bytes < 0
+    assert s.accelerators_needed == math.ceil((141_107_412_992 + 1_342_177_280) / 77_309_411_328) == 2
+
+
+def test_moe_memory_from_total_decode_from_active():
+    # Mixtral 8x7B: 46,702,792,704 parameters stored (paper: 47B total, 13B active), so BF16
+    # weights are 93,405,585,408 bytes; one token at B = 1 uses 12,879,925,248 (2 of 8 experts).
+    s = size("mixtral-8x7b", "h200", "bf16", "bf16", 1, 1)
+    assert s.params_total == 46_702_792_704
+    assert s.weights_bytes == 2 * 46_702_792_704
+    assert s.params_active == 12_879_925_248
+    # Decode bytes: active minus the untied 32,000 x 4,096 embedding (131,072,000) plus the one
+    # looked-up row (4,096): 12,748,857,344 params * 2 bytes; plus KV for one token:
+    # 32 layers * 8 * 128 * 2 = 65,536 values * 2 bytes = 131,072.
+    assert s.bytes_per_decode_step == 2 * (12_879_925_248 - 131_072_000 + 4_096) + 131_072
+    assert s.bytes_per_decode_step < s.weights_bytes / 3
+
+
+def test_gpt_oss_120b_mxfp4_fits_on_one_h100():
+    # gpt-oss-120b: 116,829,156,672 params * 4.25 / 8 = 62,065,489,482 bytes (MXFP4) < 0.9 * 80 GiB.
+    s = size("gpt-oss-120b", "h100-sxm", "mxfp4", "bf16", 4096, 1)
+    assert s.weights_bytes == pytest.approx(116_829_156_672 * 4.25 / 8)
+    assert s.fits
+
+
+def test_decode_fields_match_bandwidth():
+    s = size("llama-3.1-8b", "h200", "fp8", "fp8", 2048, 16)
+    assert s.decode_tokens_per_s == pytest.approx(4.8e12 / s.bytes_per_decode_step)
+    assert s.decode_tokens_per_s_total == pytest.approx(16 * s.decode_tokens_per_s)
+
+
+def test_beyond_max_context_is_flagged_not_refused():
+    s = size("smollm2-135m", "rtx-5090", context=16_384)
+    assert s.beyond_max_context  # SmolLM2's max_position_embeddings is 8192
+    assert not size("smollm2-135m", "rtx-5090", context=8192).beyond_max_context
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"context": 0}, "context must be 1 to 10,000,000 tokens"),
+        ({"context": 10_000_001}, "context must be 1 to 10,000,000 tokens"),
+        ({"context": 1.5}, "context must be 1 to 10,000,000 tokens"),
+        ({"batch": 0}, "batch must be 1 to 100,000"),
+        ({"batch": MAX_BATCH + 1}, "batch must be 1 to 100,000"),
+        ({"weights": "fp5"}, "unknown weight precision 'fp5'; allowed: fp32"),
+        ({"kv": "nvfp4"}, "unknown KV-cache precision 'nvfp4'; allowed: fp32"),
+    ],
+)
+def test_bad_input_raises_with_allowed_values(kwargs, match):
+    args = {"weights": "bf16", "kv": "bf16", "context": 1024, "batch": 1} | kwargs
+    with pytest.raises(ValueError, match=match):
+        size("llama-3.1-8b", "h100-sxm", **args)
+
+
+def test_unknown_ids_list_allowed():
+    with pytest.raises(ValueError, match="unknown model 'gpt-5'; allowed: smollm2-135m"):
+        size("gpt-5", "h100-sxm")
+    with pytest.raises(ValueError, match="unknown accelerator 'a100'; allowed: h100-sxm"):
+        size("llama-3.1-8b", "a100")
+
+
+model_ids = st.sampled_from(list(models()))
+contexts = st.integers(min_value=1, max_value=2_000_000)
+batches = st.integers(min_value=1, max_value=2048)
+kv_names = st.sampled_from(list(KV_PRECISIONS))
+
+
+@settings(max_examples=60, deadline=None)
+@given(model_ids, contexts, contexts, batches, kv_names)
+def test_more_context_never_fewer_bytes_nor_more_speed(mid, c1, c2, b, kv):
+    lo, hi = sorted((c1, c2))
+    a, z = size(mid, "b200", "fp8", kv, lo, b), size(mid, "b200", "fp8", kv, hi, b)
+    assert a.kv_cache_bytes <= z.kv_cache_bytes
+    assert a.total_bytes <= z.total_bytes
+    assert a.bytes_per_decode_step <= z.bytes_per_decode_step
+    assert a.decode_tokens_per_s >= z.decode_tokens_per_s
+
+
+@settings(max_examples=60, deadline=None)
+@given(model_ids, contexts, batches, batches, kv_names)
+def test_more_batch_never_fewer_bytes_and_kv_linear(mid, c, b1, b2, kv):
+    lo, hi = sorted((b1, b2))
+    a, z = size(mid, "mi355x", "bf16", kv, c, lo), size(mid, "mi355x", "bf16", kv, c, hi)
+    assert a.total_bytes <= z.total_bytes
+    assert a.bytes_per_decode_step <= z.bytes_per_decode_step
+    one = size(mid, "mi355x", "bf16", kv, c, 1).kv_cache_bytes
+    assert z.kv_cache_bytes == pytest.approx(hi * one, rel=1e-12)
+    # The KV cache is elements * batch * bits / 8 with the transformer's element count.
+    assert one == pytest.approx(transformer.kv_cache_elements(models()[mid], c) * KV_PRECISIONS[kv].bytes_per_weight)
+
+
+@settings(max_examples=60, deadline=None)
+@given(model_ids, st.sampled_from(list(PRECISIONS)), st.sampled_from(list(PRECISIONS)))
+def test_more_bits_never_fewer_bytes(mid, p, q):
+    if PRECISIONS[p].bits_per_weight <= PRECISIONS[q].bits_per_weight:
+        a, z = size(mid, "tpu-v7", p, "bf16", 4096, 2), size(mid, "tpu-v7", q, "bf16", 4096, 2)
+        assert a.weights_bytes <= z.weights_bytes
+        assert a.bytes_per_decode_step <= z.bytes_per_decode_step

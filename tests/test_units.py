@@ -1,0 +1,113 @@
+"""Tests for descent.units: unit constants, formatting with significant figures, parsing."""
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from descent import units
+from descent.units import (
+    GB,
+    TB_PER_S,
+    GiB,
+    format_bytes,
+    format_count,
+    format_rate,
+    format_si,
+    parse_bytes,
+    parse_count,
+    round_sig,
+)
+
+
+def test_constants_are_decimal_and_binary():
+    # IEC 80000-13: GB = 10**9 bytes, GiB = 2**30 = 1,073,741,824 bytes; TB/s = 10**12 bytes/s.
+    assert GB == 1_000_000_000
+    assert GiB == 1_073_741_824
+    assert units.KiB == 1024 and units.MiB == 1024**2 and units.TiB == 1024**4
+    assert units.KB == 1000 and units.MB == 1000**2 and units.TB == 1000**4
+    assert TB_PER_S == 1e12
+
+
+def test_h100_capacity_formats_as_80_gib_and_85_9_gb():
+    # 80 GiB = 80 * 2**30 = 85,899,345,920 bytes = 85.899... GB -> 3 significant figures "85.9 GB".
+    assert format_bytes(85_899_345_920, "GiB") == "80.0 GiB"
+    assert format_bytes(85_899_345_920, "GB") == "85.9 GB"
+
+
+def test_auto_units_pick_the_prefix():
+    # 141 GiB = 151,397,597,184 bytes: decimal auto -> 151 GB; binary auto -> 141 GiB.
+    assert format_bytes(151_397_597_184) == "151 GB"
+    assert format_bytes(151_397_597_184, "auto-binary") == "141 GiB"
+    # 999.6 GB rounds to 1,000 GB at 3 figures, so the prefix moves up: 1.00 TB.
+    assert format_bytes(999.6e9) == "1.00 TB"
+    assert format_bytes(512) == "512 B"
+    # A shortfall is negative and keeps its sign.
+    assert format_bytes(-3e9) == "-3.00 GB"
+
+
+def test_format_si_keeps_significant_trailing_zeros():
+    # H200 bandwidth 4.8e12 B/s at 3 figures: "4.80 TB/s"; 0.00123 s = 1.23 ms.
+    assert format_si(4.8e12, "B/s") == "4.80 TB/s"
+    assert format_si(0.00123, "s") == "1.23 ms"
+    assert format_si(989.4e12, "FLOP/s") == "989 TFLOP/s"
+    assert format_si(0, "B") == "0 B"
+    assert format_rate(819e9) == "819 GB/s"
+    assert format_si(21e15, "B/s", sig=2) == "21 PB/s"
+
+
+def test_format_count_uses_b_for_billion():
+    # Llama 3.1 70B's exact count 70,553,706,496 -> 70.6B; SmolLM2's 134,515,008 -> 135M.
+    assert format_count(70_553_706_496) == "70.6B"
+    assert format_count(134_515_008) == "135M"
+    assert format_count(135) == "135"
+
+
+def test_round_sig():
+    assert round_sig(151.397, 3) == 151.0
+    assert round_sig(0.0012345, 2) == 0.0012
+    assert round_sig(0, 3) == 0.0
+
+
+def test_parse_bytes_and_count():
+    assert parse_bytes("80 GiB") == 85_899_345_920
+    assert parse_bytes("141GB") == 141_000_000_000
+    assert parse_bytes("1,024") == 1024
+    assert parse_count("128k") == 128_000
+    assert parse_count("1,000,000") == 1_000_000
+    assert parse_count("2M") == 2_000_000
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: format_bytes(1, "XB"), "unit must be one of"),
+        (lambda: format_bytes(math.nan), "finite"),
+        (lambda: format_bytes(1, sig=0), "significant figures"),
+        (lambda: format_si(math.inf, "B"), "finite"),
+        (lambda: parse_bytes("80 gb"), "size unit must be one of"),
+        (lambda: parse_bytes("lots"), "number and a unit"),
+        (lambda: parse_count("1.5"), "whole number"),
+        (lambda: parse_count("-3"), "whole number"),
+    ],
+)
+def test_errors_name_what_is_allowed(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+@given(st.integers(min_value=0, max_value=10**14))
+def test_bytes_round_trip_at_full_precision(n):
+    # 15 significant figures represent every integer below 1e15 exactly.
+    assert parse_bytes(format_bytes(n, "B", sig=15)) == n
+
+
+@given(st.floats(min_value=1e-9, max_value=1e18, allow_nan=False))
+def test_format_si_value_is_close(x):
+    # The printed number times its prefix is x to within rounding at 3 significant figures.
+    text = format_si(x, "B")
+    number, unit = text.split(" ")
+    prefix = {"n": 1e-9, "µ": 1e-6, "m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+    value = float(number.replace(",", "")) * prefix[unit[:-1]]
+    assert value == pytest.approx(x, rel=5e-3)
