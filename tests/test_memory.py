@@ -145,7 +145,9 @@ def test_more_batch_never_fewer_bytes_and_kv_linear(mid, c, b1, b2, kv):
     one = size(mid, "mi355x", "bf16", kv, c, 1).kv_cache_bytes
     assert z.kv_cache_bytes == pytest.approx(hi * one, rel=1e-12)
     # The KV cache is elements * batch * bits / 8 with the transformer's element count.
-    assert one == pytest.approx(transformer.kv_cache_elements(models()[mid], c) * KV_PRECISIONS[kv].bytes_per_weight)
+    assert one == pytest.approx(
+        transformer.kv_cache_elements(models()[mid], c) * KV_PRECISIONS[kv].bytes_per_weight
+    )
 
 
 @settings(max_examples=60, deadline=None)

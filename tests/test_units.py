@@ -108,6 +108,17 @@ def test_format_si_value_is_close(x):
     # The printed number times its prefix is x to within rounding at 3 significant figures.
     text = format_si(x, "B")
     number, unit = text.split(" ")
-    prefix = {"n": 1e-9, "µ": 1e-6, "m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+    prefix = {
+        "n": 1e-9,
+        "µ": 1e-6,
+        "m": 1e-3,
+        "": 1,
+        "k": 1e3,
+        "M": 1e6,
+        "G": 1e9,
+        "T": 1e12,
+        "P": 1e15,
+        "E": 1e18,
+    }
     value = float(number.replace(",", "")) * prefix[unit[:-1]]
     assert value == pytest.approx(x, rel=5e-3)
