@@ -41,8 +41,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from descent import transformer
-from descent.catalog import Accelerator, Model, accelerator, model
-from descent.numerics import BITS_PER_BYTE, kv_precision, precision
+from descent.catalog import Accelerator, Model
+from descent.catalog import accelerator as _catalog_accelerator
+from descent.catalog import model as _catalog_model
+from descent.numerics import BITS_PER_BYTE, kv_precision
+from descent.numerics import precision as _weight_precision
 
 __all__ = [
     "COMPUTE_PRECISIONS",
@@ -79,14 +82,14 @@ COMPUTE_PRECISIONS: dict[str, str] = {
 }
 
 
-def resolve_model(m: str | Model) -> Model:
+def resolve_model(model: str | Model) -> Model:
     """A ``Model`` from itself or its catalog id. Raises ValueError listing the allowed ids."""
-    return m if isinstance(m, Model) else model(m)
+    return model if isinstance(model, Model) else _catalog_model(model)
 
 
-def resolve_accelerator(a: str | Accelerator) -> Accelerator:
+def resolve_accelerator(accelerator: str | Accelerator) -> Accelerator:
     """An ``Accelerator`` from itself or its catalog id. Raises ValueError listing the allowed ids."""
-    return a if isinstance(a, Accelerator) else accelerator(a)
+    return accelerator if isinstance(accelerator, Accelerator) else _catalog_accelerator(accelerator)
 
 
 def check_batch(batch: int) -> int:
@@ -123,7 +126,7 @@ class StepBytes:
 
 
 def decode_step_bytes(
-    m: str | Model,
+    model: str | Model,
     weights: str = "bf16",
     kv: str = "bf16",
     context: int = 8192,
@@ -133,7 +136,7 @@ def decode_step_bytes(
     """Bytes one decode step reads, by part (see the module docstring for the rule).
 
     Args:
-        m: model or its catalog id.
+        model: model or its catalog id.
         weights: weight precision name (``numerics.PRECISIONS``).
         kv: KV-cache precision name (``numerics.KV_PRECISIONS``).
         context: tokens already in each sequence's KV cache, 1 to 10,000,000.
@@ -143,8 +146,8 @@ def decode_step_bytes(
     Raises:
         ValueError: unknown id or precision, context or batch out of range, unknown routing.
     """
-    mod = resolve_model(m)
-    wp, kp = precision(weights), kv_precision(kv)
+    mod = resolve_model(model)
+    wp, kp = _weight_precision(weights), kv_precision(kv)
     transformer.check_context(mod, context)
     check_batch(batch)
     _check_routing(moe_routing)
@@ -178,7 +181,7 @@ def decode_step_bytes(
 
 
 def bytes_per_decode_step(
-    m: str | Model,
+    model: str | Model,
     weights: str = "bf16",
     kv: str = "bf16",
     context: int = 8192,
@@ -189,7 +192,7 @@ def bytes_per_decode_step(
 
     ``decode_step_bytes(...).total_bytes``; arguments and errors as there.
     """
-    return decode_step_bytes(m, weights, kv, context, batch, moe_routing).total_bytes
+    return decode_step_bytes(model, weights, kv, context, batch, moe_routing).total_bytes
 
 
 @dataclass(frozen=True)
@@ -214,8 +217,8 @@ class DecodeCeiling:
 
 
 def decode_ceiling(
-    m: str | Model,
-    acc: str | Accelerator,
+    model: str | Model,
+    accelerator: str | Accelerator,
     weights: str = "bf16",
     kv: str = "bf16",
     context: int = 8192,
@@ -231,8 +234,8 @@ def decode_ceiling(
     Raises:
         ValueError: unknown id or precision, context or batch out of range.
     """
-    a = resolve_accelerator(acc)
-    step = bytes_per_decode_step(m, weights, kv, context, batch, moe_routing)
+    a = resolve_accelerator(accelerator)
+    step = bytes_per_decode_step(model, weights, kv, context, batch, moe_routing)
     seconds = step / a.memory_bandwidth
     per_seq = a.memory_bandwidth / step
     return DecodeCeiling(
@@ -245,40 +248,42 @@ def decode_ceiling(
     )
 
 
-def peak_flops(acc: str | Accelerator, compute: str = "bf16") -> float:
-    """Dense peak FLOP/s of an accelerator in a compute precision (``COMPUTE_PRECISIONS``).
+def peak_flops(accelerator: str | Accelerator, precision: str = "bf16") -> float:
+    """Dense peak FLOP/s of an accelerator in a compute precision (``COMPUTE_PRECISIONS``), FLOP/s.
 
     Raises:
         ValueError: unknown precision, or the chip has no peak for it (e.g. FP4 on H100); the
             message lists the precisions this chip has.
     """
-    a = resolve_accelerator(acc)
-    if compute not in COMPUTE_PRECISIONS:
-        raise ValueError(f"compute precision must be one of {', '.join(COMPUTE_PRECISIONS)}, got {compute!r}")
-    value = getattr(a, COMPUTE_PRECISIONS[compute])
+    a = resolve_accelerator(accelerator)
+    if precision not in COMPUTE_PRECISIONS:
+        raise ValueError(
+            f"compute precision must be one of {', '.join(COMPUTE_PRECISIONS)}, got {precision!r}"
+        )
+    value = getattr(a, COMPUTE_PRECISIONS[precision])
     if value is None:
         have = [p for p, f in COMPUTE_PRECISIONS.items() if getattr(a, f) is not None]
-        raise ValueError(f"{a.name} has no {compute} peak; allowed for this chip: {', '.join(have)}")
+        raise ValueError(f"{a.name} has no {precision} peak; allowed for this chip: {', '.join(have)}")
     return value
 
 
-def ridge_point(acc: str | Accelerator, compute: str = "bf16") -> float:
+def ridge_point(accelerator: str | Accelerator, precision: str = "bf16") -> float:
     """The roofline's ridge point: peak FLOP/s / memory bandwidth, in FLOP per byte.
 
     Below this arithmetic intensity a kernel is memory-bound (Williams et al. 2009, section 2).
     Raises ValueError as :func:`peak_flops`.
     """
-    a = resolve_accelerator(acc)
-    return peak_flops(a, compute) / a.memory_bandwidth
+    a = resolve_accelerator(accelerator)
+    return peak_flops(a, precision) / a.memory_bandwidth
 
 
-def roofline(acc: str | Accelerator, intensity: float, compute: str = "bf16") -> float:
+def roofline(accelerator: str | Accelerator, intensity: float, precision: str = "bf16") -> float:
     """Attainable FLOP/s at an arithmetic intensity: min(peak, intensity x bandwidth).
 
     Args:
-        acc: accelerator or its id.
+        accelerator: accelerator or its id.
         intensity: arithmetic intensity, FLOP per byte of memory traffic, > 0.
-        compute: compute precision (``COMPUTE_PRECISIONS``).
+        precision: compute precision (``COMPUTE_PRECISIONS``).
 
     Source: Williams, Waterman & Patterson 2009, "Roofline", CACM 52(4), equation in section 2.
 
@@ -291,5 +296,5 @@ def roofline(acc: str | Accelerator, intensity: float, compute: str = "bf16") ->
         or not 0 < intensity < float("inf")
     ):
         raise ValueError(f"intensity must be a positive number of FLOP per byte, got {intensity!r}")
-    a = resolve_accelerator(acc)
-    return min(peak_flops(a, compute), intensity * a.memory_bandwidth)
+    a = resolve_accelerator(accelerator)
+    return min(peak_flops(a, precision), intensity * a.memory_bandwidth)

@@ -95,7 +95,7 @@ class Sizing:
     decode_tokens_per_s_total: float
 
 
-def fits_in(total_bytes: float, acc: str | Accelerator) -> bool:
+def fits_in(total_bytes: float, accelerator: str | Accelerator) -> bool:
     """True when ``total_bytes`` (already including any runtime allowance) fit in the chip's memory.
 
     Compares true bytes: a need of 141.1 GB (141.1e9 bytes) fits in H200's "141 GB", which is
@@ -107,12 +107,12 @@ def fits_in(total_bytes: float, acc: str | Accelerator) -> bool:
         or not 0 <= total_bytes < math.inf
     ):
         raise ValueError(f"total_bytes must be a number of bytes >= 0, got {total_bytes!r}")
-    return total_bytes <= resolve_accelerator(acc).memory_bytes
+    return total_bytes <= resolve_accelerator(accelerator).memory_bytes
 
 
 def size(
-    m: str | Model,
-    acc: str | Accelerator,
+    model: str | Model,
+    accelerator: str | Accelerator,
     weights: str = "bf16",
     kv: str = "bf16",
     context: int = 8192,
@@ -121,8 +121,8 @@ def size(
     """Size a model on one accelerator: memory segments, fit, and the decode ceiling.
 
     Args:
-        m: model or catalog id (``descent.catalog.models()``).
-        acc: accelerator or catalog id (``descent.catalog.accelerators()``).
+        model: model or catalog id (``descent.catalog.models()``).
+        accelerator: accelerator or catalog id (``descent.catalog.accelerators()``).
         weights: weight precision (``numerics.PRECISIONS``).
         kv: KV-cache precision (``numerics.KV_PRECISIONS``).
         context: tokens per sequence, 1 to 10,000,000 (beyond the model's max_context is allowed
@@ -136,8 +136,8 @@ def size(
         ValueError: unknown model/accelerator id or precision (message lists the allowed values),
             context or batch out of range.
     """
-    mod = resolve_model(m)
-    a = resolve_accelerator(acc)
+    mod = resolve_model(model)
+    a = resolve_accelerator(accelerator)
     wp, kp = precision(weights), kv_precision(kv)
     transformer.check_context(mod, context)
     check_batch(batch)

@@ -253,6 +253,9 @@ def precision(name: str | Precision) -> Precision:
         raise ValueError(f"unknown weight precision {name!r}; allowed: {', '.join(PRECISIONS)}") from None
 
 
+_precision = precision  # weight_bytes's argument is called `precision`
+
+
 def kv_precision(name: str | Precision) -> Precision:
     """The KV-cache precision called ``name`` (a Precision passes through if it is a KV precision).
 
@@ -266,12 +269,12 @@ def kv_precision(name: str | Precision) -> Precision:
         raise ValueError(f"unknown KV-cache precision {key!r}; allowed: {', '.join(KV_PRECISIONS)}") from None
 
 
-def weight_bytes(n_params: float, precision_name: str | Precision) -> float:
+def weight_bytes(n_params: float, precision: str | Precision) -> float:
     """Bytes to store ``n_params`` values in a precision: ``n_params * bits_per_weight / 8``.
 
     Args:
         n_params: number of values (parameters or cached elements), >= 0.
-        precision_name: a name in ``PRECISIONS`` or a ``Precision``.
+        precision: a name in ``PRECISIONS`` or a ``Precision``.
 
     Returns:
         bytes (float: block formats give fractional bytes for counts that are not whole blocks).
@@ -286,5 +289,5 @@ def weight_bytes(n_params: float, precision_name: str | Precision) -> float:
         or n_params == float("inf")
     ):
         raise ValueError(f"n_params must be a number of values >= 0, got {n_params!r}")
-    p = precision(precision_name)
+    p = _precision(precision)
     return n_params * p.bits_per_weight / BITS_PER_BYTE
