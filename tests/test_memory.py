@@ -46,6 +46,8 @@ def test_segments_add_up():
     assert s.total_bytes == pytest.approx(16_060_522_496 + GIB + 8_589_934_592)
     assert s.free_bytes == pytest.approx(s.capacity_bytes - s.total_bytes)
     assert s.fits and s.accelerators_needed == 1
+    assert sum(b for _, b in s.segments()) == pytest.approx(s.total_bytes)
+    assert [label for label, _ in s.segments()] == ["weights", "KV cache", "runtime allowance"]
 
 
 def test_does_not_fit_and_counts_chips():
@@ -157,3 +159,13 @@ def test_more_bits_never_fewer_bytes(mid, p, q):
         a, z = size(mid, "tpu-v7", p, "bf16", 4096, 2), size(mid, "tpu-v7", q, "bf16", 4096, 2)
         assert a.weights_bytes <= z.weights_bytes
         assert a.bytes_per_decode_step <= z.bytes_per_decode_step
+
+
+@settings(max_examples=60, deadline=None)
+@given(model_ids, contexts, batches, kv_names, kv_names)
+def test_more_kv_bits_never_fewer_bytes(mid, c, b, p, q):
+    if KV_PRECISIONS[p].bits_per_weight <= KV_PRECISIONS[q].bits_per_weight:
+        a, z = size(mid, "h200", "bf16", p, c, b), size(mid, "h200", "bf16", q, c, b)
+        assert a.kv_cache_bytes <= z.kv_cache_bytes
+        assert a.bytes_per_decode_step <= z.bytes_per_decode_step
+        assert a.decode_tokens_per_s >= z.decode_tokens_per_s

@@ -94,6 +94,14 @@ class Sizing:
     decode_tokens_per_s: float
     decode_tokens_per_s_total: float
 
+    def segments(self) -> list[tuple[str, float]]:
+        """The stacked bar against ``capacity_bytes``: (label, bytes) for weights, KV cache, runtime."""
+        return [
+            ("weights", self.weights_bytes),
+            ("KV cache", self.kv_cache_bytes),
+            ("runtime allowance", self.runtime_bytes),
+        ]
+
 
 def fits_in(total_bytes: float, accelerator: str | Accelerator) -> bool:
     """True when ``total_bytes`` (already including any runtime allowance) fit in the chip's memory.
