@@ -225,7 +225,11 @@ class Tokenizer:
 
     def _bpe_uncached(self, piece: str) -> tuple[int, ...]:
         """Merge the byte symbols of one pre-token, lowest-ranked pair first (Sennrich et al. 2016, sec. 3.2)."""
-        word = [BYTE_TO_SYMBOL[b] for b in piece.encode("utf-8")]
+        # 21 byte values have no token in SmolLM2's vocabulary: six controls (0x04, 0x06, 0x13, 0x14, 0x16,
+        # 0x1D), 0xC0, 0xC1 and 0xF5..0xFF (never in UTF-8) and the lead bytes 0xF1, 0xF2 (U+40000..U+BFFFF);
+        # like the reference (Hugging Face ``tokenizers`` BPE without an unknown token) they are dropped
+        # before merging, so "{\x16{" merges to "{{".
+        word = [BYTE_TO_SYMBOL[b] for b in piece.encode("utf-8") if BYTE_TO_SYMBOL[b] in self.ids]
         while len(word) > 1:
             pairs = [(word[k], word[k + 1]) for k in range(len(word) - 1)]
             ranked = [(self.ranks[pair], pair) for pair in pairs if pair in self.ranks]
@@ -242,15 +246,15 @@ class Tokenizer:
                     merged.append(word[k])
                     k += 1
             word = merged
-        # Six control bytes (0x04, 0x06, 0x13, 0x14, 0x16, 0x1D) have no token in SmolLM2's vocabulary;
-        # like the reference (Hugging Face ``tokenizers`` BPE without an unknown token) they are dropped.
-        return tuple(self.ids[symbol] for symbol in word if symbol in self.ids)
+        return tuple(self.ids[symbol] for symbol in word)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (list of ints, each 0..V-1). No BOS is added. Empty text gives ``[]``.
 
-        The control characters U+0004, U+0006, U+0013, U+0014, U+0016 and U+001D have no token and are
-        dropped, as the reference tokenizer drops them.
+        Bytes without a vocabulary entry are dropped, as the reference tokenizer drops them: the control
+        characters U+0004, U+0006, U+0013, U+0014, U+0016, U+001D, and the UTF-8 lead bytes 0xF1, 0xF2 of
+        code points U+40000..U+BFFFF (planes 4 to 11, all unassigned), whose continuation bytes then
+        decode as U+FFFD.
 
         Raises ``ValueError`` if ``text`` is not a string.
         """
