@@ -167,7 +167,8 @@ ACTIVE_PUBLISHED = {
     "gpt-oss-20b": ("without_embedding", 3.61e9, 0.005e9),
     "gpt-oss-120b": ("without_embedding", 5.13e9, 0.005e9),
     # DeepSeek-V3 report: "37B activated". Exact: 36.63B without the embedding table, 37.55B with it;
-    # only the former rounds to 37B, so the published figure leaves the embedding out.
+    # only the former rounds to 37B, so the published figure leaves the embedding out. DeepSeek's
+    # README_WEIGHTS.md says so: "36.6B (including 0.9B for the output Head)".
     "deepseek-v3": ("without_embedding", 37e9, 0.5e9),
 }
 
