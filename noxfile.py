@@ -91,7 +91,8 @@ def tests(session: nox.Session) -> None:
     _npm(session)
     _chromium(session)
     _build_site(session)
-    session.run("pytest", *session.posargs)
+    # tests/conftest.py's site_dir fixture uses this build instead of building again.
+    session.run("pytest", *session.posargs, env={"DESCENT_SITE_DIR": str(ROOT / "site")})
 
 
 @nox.session(python=PYTHON)

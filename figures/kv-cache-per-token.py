@@ -1,5 +1,7 @@
 """Figure: KV-cache bytes per token of context at BF16, every catalog model, log scale."""
 
+from matplotlib.patches import Patch
+
 from descent import catalog, numerics, transformer
 from descent.site.values import BYTE_UNITS
 
@@ -35,7 +37,7 @@ def draw(ax, theme):
     colors = {g: theme.color(i) for i, g in enumerate(groups)}
     ys = range(len(rows))
     ax.barh(list(ys), [v for _, v, _ in rows], color=[colors[g] for _, _, g in rows], zorder=3)
-    for y, (_, v, _) in zip(ys, rows):
+    for y, (_, v, _) in enumerate(rows):
         ax.annotate(f"{v:,.1f}" if v < 100 else f"{v:,.0f}", (v, y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=8, color=theme.fg)
     ax.set_yticks(list(ys), [n for n, _, _ in rows])
@@ -43,6 +45,4 @@ def draw(ax, theme):
     ax.set_xlabel("KV cache per token of context, KiB (BF16)")
     ax.grid(axis="y", visible=False)
     ax.set_xlim(right=max(v for _, v, _ in rows) * 3)
-    for g in groups:
-        ax.barh([], [], color=colors[g], label=g)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(handles=[Patch(color=colors[g], label=g) for g in groups], loc="lower right", fontsize=8)

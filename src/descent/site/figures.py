@@ -171,7 +171,7 @@ def figure_html(fig_id: str, alt: str, caption: str, prefix: str, width: int = 7
     """
     a, c = html.escape(alt, quote=True), html.escape(caption)
     imgs = "".join(
-        f'<img src="{prefix}figures/{fig_id}-{t}.svg#only-{t}" alt="{a}" loading="lazy" width="{width}" height="{height}">'
+        f'<img src="{prefix}figures/{fig_id}-{t}.svg#only-{t}" alt="{a}" width="{width}" height="{height}">'
         for t in FigureBuilder.THEMES
     )
     return f'\n\n<figure class="descent-figure" id="figure-{fig_id}">{imgs}<figcaption>{c}</figcaption></figure>\n\n'

@@ -13,9 +13,10 @@ Units: GB = 1e9 bytes, GiB = 2**30 bytes (and the other SI / IEC prefixes below)
 from __future__ import annotations
 
 import dataclasses
-import math
 import importlib
 import importlib.util
+import math
+import re
 from typing import Any
 
 from descent import catalog, numerics
@@ -103,12 +104,12 @@ def md_table(header: list[str], rows: list[list[Any]], align: str | None = None)
     return "\n\n" + "\n".join(lines) + "\n\n"
 
 
+_URL = re.compile(r"https?://[^\s;,)\]]+[^\s;,)\].]")
+
+
 def md_link_source(src: str) -> str:
-    """A source string as Markdown: a bare URL becomes a link, anything else stays text."""
-    if src.startswith("https://") or src.startswith("http://"):
-        head, _, tail = src.partition(" ")
-        return f"[{head.split('://', 1)[1]}]({head})" + (f" {tail}" if tail else "")
-    return src
+    """A source string as Markdown: every URL in it becomes a link, the rest stays text."""
+    return _URL.sub(lambda m: f"[{m.group(0).split('://', 1)[1]}]({m.group(0)})", src)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""Figure recipes and the figure builder: deterministic SVG, light + dark, cache, errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from descent import plotting
+from descent.site.figures import FigureBuilder, FigureError, figure_html, load_recipe, render
+
+ROOT = Path(__file__).resolve().parent.parent
+RECIPES = sorted(p for p in (ROOT / "figures").glob("*.py") if not p.name.startswith("_"))
+
+
+def test_the_required_figures_exist():
+    names = {p.stem for p in RECIPES}
+    assert {"kv-cache-per-token", "accelerator-bandwidth-capacity"} <= names
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.stem)
+def test_recipe_renders_deterministic_svg_in_both_themes(path):
+    recipe = load_recipe(path)
+    assert len(recipe.alt) > 40 and len(recipe.caption) > 40
+    light, dark = render(recipe, "light"), render(recipe, "dark")
+    assert render(recipe, "light") == light  # byte-for-byte the same on a second run
+    assert light != dark
+    for svg in (light, dark):
+        text = svg.decode()
+        assert text.startswith("<?xml")
+        assert "<dc:date>" not in text and "Matplotlib v" not in text  # no metadata
+        # The only URLs are XML namespaces and the DTD: nothing is fetched.
+        urls = set(re.findall(r"https?://[^\"' >]+", text))
+        assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink",
+                        "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd", "http://purl.org/dc/elements/1.1/",
+                        "http://creativecommons.org/ns#", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"}, urls
+    # The themes' text colours are used (dark text on light, light text on dark).
+    assert plotting.THEMES["light"].fg.lower() in light.decode().lower()
+    assert plotting.THEMES["dark"].fg.lower() in dark.decode().lower()
+
+
+def test_builder_caches_and_redraws_when_the_recipe_changes(tmp_path):
+    figs = tmp_path / "figures"
+    figs.mkdir()
+    recipe = figs / "demo.py"
+    recipe.write_text(
+        'ALT = "A line from (0, 0) to (1, 1) on plain axes, for the cache test."\n'
+        'CAPTION = "A straight line used only by the figure cache test."\n'
+        "def draw(ax, theme):\n    ax.plot([0, 1], [0, 1])\n"
+    )
+    cache = tmp_path / "cache"
+    first = FigureBuilder(figs, cache).svgs("demo")
+    assert sorted(p.name.split("-")[1] for p in cache.glob("demo-*.svg")) == ["dark", "light"]
+    again = FigureBuilder(figs, cache)
+    assert again.svgs("demo") == first  # served from the cache
+    recipe.write_text(recipe.read_text().replace("[0, 1]]", "[1, 0]]").replace("[0, 1], [0, 1]", "[0, 1], [1, 0]"))
+    changed = FigureBuilder(figs, cache).svgs("demo")
+    assert changed["light"] != first["light"]
+    assert len(list(cache.glob("demo-light-*.svg"))) == 1  # the stale entry is replaced
+    out = tmp_path / "site"
+    written = again.write(out)
+    assert sorted(p.name for p in written) == ["demo-dark.svg", "demo-light.svg"]
+
+
+def test_unknown_and_malformed_recipes(tmp_path):
+    b = FigureBuilder(ROOT / "figures")
+    with pytest.raises(FigureError, match="unknown figure 'nope'; allowed: accelerator-bandwidth-capacity"):
+        b.recipe("nope")
+    bad = tmp_path / "bad.py"
+    bad.write_text('ALT = ""\nCAPTION = "c"\ndef draw(ax, theme): pass\n')
+    with pytest.raises(FigureError, match="ALT must be a non-empty string"):
+        load_recipe(bad)
+    bad.write_text('ALT = "a"\nCAPTION = "c"\n')
+    with pytest.raises(FigureError, match=r"define exactly one of draw\(ax, theme\) or make\(theme\)"):
+        load_recipe(bad)
+    bad.write_text('ALT = "a"\nCAPTION = "c"\ndef draw(ax, theme):\n    raise ZeroDivisionError("x")\n')
+    with pytest.raises(FigureError, match=r"figures/bad.py \(light\): ZeroDivisionError: x"):
+        render(load_recipe(bad), "light")
+
+
+def test_figure_html_has_light_dark_alt_and_caption():
+    html = figure_html("kv", 'A "quoted" alt', "Cap <b>", "../", 600, 300)
+    assert '<img src="../figures/kv-light.svg#only-light" alt="A &quot;quoted&quot; alt"' in html
+    assert '<img src="../figures/kv-dark.svg#only-dark"' in html
+    assert 'width="600" height="300"' in html
+    assert "<figcaption>Cap &lt;b&gt;</figcaption>" in html

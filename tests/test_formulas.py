@@ -1,0 +1,84 @@
+"""descent.formulas: each sympy expression agrees with the package function it mirrors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import sympy as sp
+
+from descent import catalog, formulas
+from descent.formulas import FORMULAS, Formula, MissingCore, Sym
+
+
+@pytest.mark.parametrize("name", list(FORMULAS))
+def test_formula_matches_the_code(name):
+    f = FORMULAS[name]
+    try:
+        pairs = f.check()
+    except MissingCore as e:
+        pytest.skip(str(e))
+    assert pairs, f"{name}: the check compared nothing"
+    for label, by_formula, by_code in pairs:
+        assert math.isclose(by_formula, by_code, rel_tol=1e-12), (name, label, by_formula, by_code)
+
+
+def test_kv_cache_bytes_by_hand():
+    # Llama 3.1 70B (config.json: 80 layers, 8 KV heads, head_dim 128), one token, one sequence, BF16:
+    # 2 * 80 * 8 * 128 * 1 * 1 * 2 = 327,680 bytes (320 KiB), worked out by hand.
+    m = catalog.model("llama-3.1-70b")
+    v = FORMULAS["kv_cache_bytes"].evaluate(L=m.num_layers, K=m.num_kv_heads, d_head=m.head_dim, T=1, B=1, b=2)
+    assert v == 327_680
+
+
+def test_mla_kv_cache_by_hand():
+    # DeepSeek-V3 (config.json: 61 layers, kv_lora_rank 512, qk_rope_head_dim 64), BF16:
+    # 61 * (512 + 64) * 2 = 70,272 bytes per token: tens of KB, not MB (DeepSeek-V2 paper, table 1).
+    m = catalog.model("deepseek-v3")
+    v = FORMULAS["kv_cache_bytes_mla"].evaluate(L=m.num_layers, d_c=m.mla.kv_lora_rank,
+                                                 d_rope=m.mla.qk_rope_head_dim, T=1, B=1, b=2)
+    assert v == 70_272
+
+
+def test_sliding_window_caps_the_cache():
+    # Mistral 7B v0.1: 32 layers, all sliding with W = 4096, K = 8, d_head = 128.
+    # At T = 32,768 each layer holds only 4,096 tokens: 2 * 8 * 128 * (0 + 32 * 4096) * 1 * 2 bytes
+    # = 536,870,912 bytes = 512 MiB (worked out by hand), not 4 GiB.
+    v = FORMULAS["kv_cache_bytes_sliding"].evaluate(L_full=0, L_slide=32, W=4096, K=8, d_head=128, T=32768, B=1, b=2)
+    assert v == 536_870_912 == 512 * 2**20
+
+
+def test_weight_bytes_and_decode_by_hand():
+    # MXFP4: 4.25 bits per weight (OCP MX v1.0: 4-bit elements + one 8-bit scale per 32);
+    # 1e9 weights * 4.25 / 8 = 531,250,000 bytes.
+    assert FORMULAS["weight_bytes"].evaluate(N=10**9, bits=4.25) == 531_250_000
+    # 3.35e12 bytes/s over 72.2e9 bytes per step = 46.4 tokens/s (H100 SXM, Llama 3.1 70B FP8)
+    assert FORMULAS["decode_tokens_per_s"].evaluate(BW=3.35e12, S_step=72.2e9) == pytest.approx(46.3989, rel=1e-5)
+
+
+def test_latex_comes_from_sympy_in_written_order():
+    assert FORMULAS["kv_cache_bytes"].latex() == r"M_{\text{KV}} = 2 L K d_{\text{head}} T B b"
+    assert FORMULAS["kv_cache_bytes_mla"].latex() == r"M_{\text{KV}} = L \left(d_c + d_h^{R}\right) T B b"
+    assert FORMULAS["weight_bytes"].latex() == r"M_{\text{W}} = \frac{N \beta}{8}"
+    assert FORMULAS["decode_tokens_per_s"].latex() == r"R_{\text{decode}} = \frac{\mathrm{BW}}{S_{\text{step}}}"
+
+
+def test_every_formula_is_documented():
+    for f in FORMULAS.values():
+        assert f.title and f.source and f.symbols
+        for s in f.symbols:
+            assert s.meaning and s.unit, (f.name, s.symbol)
+
+
+def test_evaluate_rejects_unknown_and_missing_symbols():
+    with pytest.raises(ValueError, match=r"takes B, K, L, T, b, d_head; unknown: X; missing: b"):
+        FORMULAS["kv_cache_bytes"].evaluate(L=1, K=1, d_head=1, T=1, B=1, X=2)
+    with pytest.raises(ValueError, match="unknown formula 'nope'; allowed: kv_cache_bytes"):
+        formulas.formula("nope")
+
+
+def test_registering_undeclared_symbols_fails():
+    x, y = sp.symbols("x y")
+    f = Formula("t", "t", Sym(sp.Symbol("z"), "z", "z", "1"), x * y, (Sym(x, "x", "x", "1"),), "s")
+    with pytest.raises(ValueError, match=r"symbols \['x', 'y'\] but declared \['x'\]"):
+        formulas._register(f)

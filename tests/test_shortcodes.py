@@ -1,0 +1,206 @@
+"""Shortcodes: parsing, resolving, and the errors a contributor sees."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from descent import catalog
+from descent.site import hooks, shortcodes, values
+from descent.site.shortcodes import Arg, ShortcodeError, find_shortcodes, resolve
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_value_resolves_to_a_number_with_unit():
+    # H100 SXM memory bandwidth 3.35e12 bytes/s (catalog, NVIDIA datasheet) -> "3.35 TB/s"
+    out = resolve("bw <!-- descent:value memory_bandwidth accelerator=h100-sxm --> end", "x.md")
+    assert out == "bw 3.35 TB/s end"
+
+
+def test_value_with_unit_argument():
+    # 80 GiB = 85,899,345,920 bytes; in GB to 3 significant figures: 85.9 GB (worked out by hand)
+    out = resolve("<!-- descent:value memory_capacity accelerator=h100-sxm unit=GB -->", "x.md")
+    assert out == "85.9 GB"
+    out = resolve("<!-- descent:value memory_capacity accelerator=h100-sxm unit=GiB -->", "x.md")
+    assert out == "80 GiB"
+
+
+def test_kv_bytes_per_token_value():
+    # Llama 3.1 70B: 2 * 80 layers * 8 KV heads * 128 * 2 bytes = 327,680 bytes = 320 KiB
+    assert resolve("<!-- descent:value kv_bytes_per_token model=llama-3.1-70b unit=KiB -->") == "320 KiB"
+    # quoted values and multi-line comments parse too
+    assert resolve('<!-- descent:value kv_bytes_per_token\n   model="llama-3.1-70b" unit=B sig=6 -->') == "327,680 bytes"
+
+
+def test_unknown_name_names_page_shortcode_and_allowed():
+    with pytest.raises(ShortcodeError) as e:
+        resolve("<!-- descent:value kv_bytes_per_tokens model=llama-3.1-70b -->", "part-3.md")
+    msg = str(e.value)
+    assert msg.startswith("part-3.md: shortcode '<!-- descent:value kv_bytes_per_tokens")
+    assert "unknown value 'kv_bytes_per_tokens'" in msg
+    assert "allowed:" in msg and "kv_bytes_per_token," in msg
+
+
+def test_unknown_argument_lists_the_allowed_ones():
+    with pytest.raises(ShortcodeError) as e:
+        resolve("<!-- descent:value kv_bytes_per_token model=llama-3.1-70b units=KiB -->", "p.md")
+    msg = str(e.value)
+    assert "unknown argument 'units'" in msg
+    assert "model, dtype, unit, sig" in msg
+
+
+def test_bad_value_says_what_is_allowed():
+    with pytest.raises(ShortcodeError) as e:
+        resolve("<!-- descent:value kv_bytes_per_token model=llama-9 -->", "p.md")
+    msg = str(e.value)
+    assert "model='llama-9' is not allowed" in msg
+    assert "llama-3.1-70b" in msg  # the list of catalog ids
+    with pytest.raises(ShortcodeError, match=r"sig='0' is out of range; sig must be an integer from 1 to 10"):
+        resolve("<!-- descent:value kv_bytes_per_token model=llama-3.1-70b sig=0 -->", "p.md")
+    with pytest.raises(ShortcodeError, match=r"sig='three' is not allowed; sig must be an integer"):
+        resolve("<!-- descent:value kv_bytes_per_token model=llama-3.1-70b sig=three -->", "p.md")
+
+
+def test_missing_required_argument():
+    with pytest.raises(ShortcodeError, match=r"missing argument 'model'; it must be one of smollm2-135m"):
+        resolve("<!-- descent:value kv_bytes_per_token -->", "p.md")
+
+
+def test_malformed_shortcodes():
+    with pytest.raises(ShortcodeError, match="unknown kind 'number'; allowed: value, table, figure, formula, widget"):
+        resolve("<!-- descent:number x -->", "p.md")
+    with pytest.raises(ShortcodeError, match="no name"):
+        resolve("<!-- descent:value -->", "p.md")
+    with pytest.raises(ShortcodeError, match="argument 'model' is given twice"):
+        resolve("<!-- descent:value params_total model=a model=b -->", "p.md")
+    with pytest.raises(ShortcodeError, match="argument 'oops' is not key=value"):
+        resolve("<!-- descent:value params_total oops -->", "p.md")
+    with pytest.raises(ShortcodeError, match="cannot split its arguments"):
+        resolve('<!-- descent:value params_total model="unclosed -->', "p.md")
+
+
+def test_shortcodes_in_code_are_left_alone():
+    md = (
+        "Write `<!-- descent:value nope -->` inline, or:\n\n"
+        "```markdown\n<!-- descent:value nope x=1 -->\n```\n\n"
+        "~~~\n<!-- descent:table nope -->\n~~~\n"
+    )
+    assert resolve(md, "p.md") == md
+    assert find_shortcodes(md) == []
+
+
+def test_plain_html_comments_are_not_shortcodes():
+    md = "<!-- a normal comment --> text"
+    assert resolve(md) == md
+
+
+def test_table_shortcode_gives_a_markdown_table():
+    out = resolve("<!-- descent:table accelerators -->", "reference/accelerators.md")
+    lines = [line for line in out.strip().splitlines()]
+    assert lines[0].startswith("| accelerator |")
+    assert len(lines) == 2 + len(catalog.accelerators())  # header, rule, one row per chip
+    assert "(#h100-sxm)" in out  # links to its own section on the reference page
+    out = resolve("<!-- descent:table accelerators -->", "part-4-hardware.md")
+    assert "(reference/accelerators.md#h100-sxm)" in out  # from another page: to the reference page
+
+
+def test_handlers_for_other_kinds_and_their_errors():
+    seen = {}
+
+    def fig(name, args):
+        seen[name] = args
+        if name != "ok":
+            raise ValueError(f"unknown figure {name!r}; allowed: ok")
+        return "<figure/>"
+
+    assert resolve("<!-- descent:figure ok -->", "p.md", {"figure": fig}) == "<figure/>"
+    with pytest.raises(ShortcodeError, match=r"p.md: shortcode .*: unknown figure 'bad'; allowed: ok"):
+        resolve("<!-- descent:figure bad -->", "p.md", {"figure": fig})
+    with pytest.raises(ShortcodeError, match="widget shortcodes are not available here"):
+        resolve("<!-- descent:widget kv_demo -->", "p.md")
+
+
+def test_formula_shortcode_markdown():
+    out = hooks.formula_markdown("kv_cache_bytes", {})
+    assert "$$\nM_{\\text{KV}} = 2 L K d_{\\text{head}} T B b\n$$" in out
+    assert "Source:" in out
+    assert "Source:" not in hooks.formula_markdown("kv_cache_bytes", {"legend": "no"})
+    with pytest.raises(ValueError, match="unknown formula 'nope'; allowed: kv_cache_bytes"):
+        hooks.formula_markdown("nope", {})
+    with pytest.raises(ValueError, match="legend='maybe' is not allowed"):
+        hooks.formula_markdown("kv_cache_bytes", {"legend": "maybe"})
+
+
+def test_registering_a_duplicate_or_bad_name_fails():
+    with pytest.raises(ValueError, match="shortcode name must be"):
+        shortcodes.value("has space")
+    entries = shortcodes.registry("value")
+    with pytest.raises(ValueError, match="registered twice"):
+        shortcodes.value("count")(lambda: "x")
+    assert "count" in entries
+
+
+def test_arg_parsing():
+    a = Arg("context", type=int, minimum=1, maximum=10_000_000)
+    assert a.parse("8192") == 8192
+    assert a.allowed() == "an integer from 1 to 1e+07"
+    with pytest.raises(ValueError, match="out of range"):
+        a.parse("0")
+    f = Arg("x", type=float)
+    with pytest.raises(ValueError, match="not allowed"):
+        f.parse("nan")
+
+
+def test_formatting_helpers():
+    # 3 significant figures, thousands separated: worked out by hand
+    assert values.fmt_num(291_000.4) == "291,000"
+    assert values.fmt_num(46.43) == "46.4"
+    assert values.fmt_num(0.2313) == "0.231"
+    assert values.fmt_bytes(327_680, "KiB") == "320 KiB"
+    assert values.fmt_bytes(141_000_000_000) == "141 GB"
+    assert values.fmt_rate(3.35e12, "B/s") == "3.35 TB/s"
+    assert values.fmt_count(671e9) == "671 billion"
+    with pytest.raises(ValueError, match="unit must be auto or one of B, KB"):
+        values.fmt_bytes(1, "kb")
+    with pytest.raises(ValueError, match="must be finite"):
+        values.fmt_num(float("nan"))
+
+
+def _mini_project(tmp_path: Path, page_text: str) -> Path:
+    """A one-page MkDocs project using the real hooks, node_modules and figures."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text(page_text)
+    for name in ("node_modules", "figures"):
+        os.symlink(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "hooks", tmp_path / "hooks")
+    cfg = tmp_path / "mkdocs.yml"
+    cfg.write_text(
+        "site_name: t\ntheme:\n  name: material\n  font: false\n"
+        f"extra:\n  polyfills: [{hooks.SHIM_PATH}]\n"
+        "plugins: [search]\nhooks: [hooks/descent_hooks.py]\n"
+        "markdown_extensions:\n  - pymdownx.arithmatex:\n      generic: true\n"
+    )
+    return cfg
+
+
+def test_a_bad_shortcode_fails_mkdocs_build(tmp_path):
+    from conftest import build_site
+
+    cfg = _mini_project(tmp_path, "# T\n\n<!-- descent:value kv_bytes_per_token model=gpt-5 -->\n")
+    proc = build_site(tmp_path / "out", cfg)
+    assert proc.returncode != 0
+    log = proc.stdout + proc.stderr
+    assert "index.md: shortcode" in log and "model='gpt-5' is not allowed" in log
+
+
+def test_bad_latex_fails_mkdocs_build(tmp_path):
+    from conftest import build_site
+
+    cfg = _mini_project(tmp_path, "# T\n\nBroken: $\\frac{1}{$\n")
+    proc = build_site(tmp_path / "out", cfg)
+    assert proc.returncode != 0
+    assert "index.md: cannot render" in proc.stdout + proc.stderr

@@ -1,0 +1,154 @@
+"""The built site: every page, no external assets, math rendered, figures, reference pages."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from descent import catalog, transformer
+from descent.site import hooks, shortcodes
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _nav_pages() -> list[str]:
+    # mkdocs.yml uses !!python tags only in other projects; plain YAML here.
+    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    out: list[str] = []
+
+    def walk(node):
+        if isinstance(node, str):
+            out.append(node)
+        elif isinstance(node, list):
+            for n in node:
+                walk(n)
+        elif isinstance(node, dict):
+            for v in node.values():
+                walk(v)
+
+    walk(cfg["nav"])
+    return out
+
+
+PAGES = _nav_pages()
+
+
+def _html(site_dir: Path, md: str) -> str:
+    # The offline plugin turns directory URLs off: docs/x/y.md -> site/x/y.html
+    return (site_dir / md.replace(".md", ".html")).read_text(encoding="utf-8")
+
+
+def test_nav_has_the_six_parts_and_reference_pages():
+    expected = [
+        "index.md", "part-0-the-prompt.md", "part-1-the-transformer.md", "part-2-weights-as-numbers.md",
+        "part-3-serving-software.md", "part-4-hardware.md", "part-5-the-whole-descent.md",
+        "reference/models.md", "reference/accelerators.md", "contributing.md",
+    ]
+    assert sorted(PAGES) == sorted(expected)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_is_built(site_dir, page):
+    html = _html(site_dir, page)
+    assert "<h1" in html
+    # no shortcode survived the build
+    assert "descent:" not in re.sub(r"<code>.*?</code>|<pre.*?</pre>", "", html, flags=re.DOTALL)
+
+
+def _all_html(site_dir: Path) -> list[Path]:
+    return sorted(site_dir.rglob("*.html"))
+
+
+def test_no_asset_loads_from_another_origin(site_dir):
+    for path in _all_html(site_dir):
+        html = path.read_text(encoding="utf-8")
+        assert hooks.external_assets(html) == [], path
+        # Every https:// left in the HTML is a hyperlink target (a cited source), nothing fetched.
+        stripped = re.sub(r'<a [^>]*href="https://[^"]*"', "", html)
+        assert "https://" not in stripped, (path, stripped[stripped.find("https://") - 80:][:200])
+
+
+def test_no_google_fonts_no_generator(site_dir):
+    html = _html(site_dir, "index.md")
+    assert "fonts.googleapis" not in html and "fonts.gstatic" not in html
+    assert "Made with" not in html  # extra.generator: false
+
+
+def test_offline_polyfill_is_the_vendored_shim(site_dir):
+    html = _html(site_dir, "index.md")
+    assert f'src="{hooks.SHIM_PATH}"' in html
+    assert "unpkg.com" not in html
+    assert (site_dir / hooks.SHIM_PATH).read_bytes() == (ROOT / "node_modules/iframe-worker/shim/index.js").read_bytes()
+
+
+def test_katex_css_and_fonts_are_shipped(site_dir):
+    css = (site_dir / "assets/katex/katex.min.css").read_text()
+    fonts = re.findall(r"url\((fonts/[^)]+)\)", css)
+    assert fonts, "katex.min.css references its fonts"
+    for f in fonts:
+        assert (site_dir / "assets/katex" / f).is_file(), f
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_math_is_rendered_at_build_time(site_dir, page):
+    html = _html(site_dir, page)
+    assert 'class="arithmatex"' not in html
+    text = re.sub(r"<code>.*?</code>|<pre.*?</pre>|<annotation.*?</annotation>", "", html, flags=re.DOTALL)
+    assert "\\(" not in text and "\\[" not in text
+
+
+def test_formula_pages_carry_katex_html_and_mathml(site_dir):
+    html = _html(site_dir, "part-3-serving-software.md")
+    assert html.count('class="katex-display"') >= 3  # kv_cache_bytes, _mla, _sliding
+    assert 'class="katex-mathml"' in html  # MathML for screen readers
+    # The formula's TeX is kept as the MathML annotation: the sympy printer's output.
+    assert r"M_{\text{KV}} = 2 L K d_{\text{head}} T B b" in html
+
+
+def test_figures_present_with_light_and_dark(site_dir):
+    html = _html(site_dir, "part-3-serving-software.md")
+    assert 'id="figure-kv-cache-per-token"' in html
+    for page in PAGES:
+        page_html = _html(site_dir, page)
+        for src in re.findall(r'<img src="([^"]*figures/[^"]+)"', page_html):
+            path, _, fragment = src.partition("#")
+            assert fragment in ("only-light", "only-dark")
+            target = (site_dir / page).parent / path
+            assert target.resolve().is_file(), (page, src)
+        light = re.findall(r"figures/([\w-]+)-light\.svg#only-light", page_html)
+        dark = re.findall(r"figures/([\w-]+)-dark\.svg#only-dark", page_html)
+        assert light == dark, page
+    for svg in (site_dir / "figures").glob("*.svg"):
+        assert svg.read_bytes().startswith(b"<?xml")
+
+
+@pytest.mark.parametrize("kind,ids", [("models", lambda: catalog.models()), ("accelerators", lambda: catalog.accelerators())])
+def test_reference_pages_list_every_catalog_row(site_dir, kind, ids):
+    html = _html(site_dir, f"reference/{kind}.md")
+    for row_id, row in ids().items():
+        assert f'id="{row_id}"' in html, row_id  # a section per row, anchored by its id
+        assert row.sources["default"].split(" ")[0].replace("&", "&amp;") in html  # its source is shown
+
+
+def test_numbers_on_pages_are_computed(site_dir):
+    html = _html(site_dir, "index.md")
+    # Llama 3.1 70B: 2 (K and V) * 80 layers * 8 KV heads * 128 head_dim * 2 bytes (BF16)
+    # = 327,680 bytes = 320 KiB per token (config.json values; worked out here).
+    m = catalog.model("llama-3.1-70b")
+    assert 2 * m.num_layers * m.num_kv_heads * m.head_dim * 2 == 327_680
+    assert transformer.kv_elements_per_token(m) * 2 == 327_680
+    assert "320 KiB" in html
+    # H100 SXM memory bandwidth: 3.35 TB/s (datasheet, in the catalog).
+    assert "3.35 TB/s" in html
+
+
+def test_contributing_lists_every_shortcode(site_dir):
+    html = _html(site_dir, "contributing.md")
+    for kind in ("value", "table"):
+        for name in shortcodes.registry(kind):
+            assert f"<code>{name}</code>" in html, name
+    for fig in sorted(p.stem for p in (ROOT / "figures").glob("*.py")):
+        assert f"<code>{fig}</code>" in html, fig
