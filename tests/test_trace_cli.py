@@ -1,0 +1,75 @@
+"""``descent trace`` and ``descent generate`` through the main CLI (``descent.cli.main``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from descent.cli import main
+
+PARIS = 7042  # " Paris" (GGUF tokenizer.ggml.tokens[7042] == "ĠParis")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_trace_json(capsys):
+    code, out, err = run(capsys, "trace", "The capital of France is", "--top", "3", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert set(data) == {"tokens", "next"}
+    assert data["tokens"][0] == {"text": "The", "id": 504}
+    assert [t["id"] for t in data["tokens"]] == [504, 3575, 282, 4649, 314]
+    assert len(data["next"]) == 3
+    assert data["next"][0]["id"] == PARIS and data["next"][0]["text"] == " Paris"
+    assert set(data["next"][0]) == {"text", "id", "probability", "logit"}
+    # transformers on the same GGUF: logit 17.3713 for " Paris" (tests/test_peer_logits.py)
+    assert data["next"][0]["logit"] == pytest.approx(17.3713, abs=1e-3)
+
+
+def test_trace_text_and_chat(capsys):
+    code, out, _ = run(capsys, "trace", "Hi", "--chat", "--top", "2")
+    assert code == 0
+    assert "'<|im_start|>'" in out and "next token (top 2 of 49,152" in out
+
+
+def test_generate_greedy(capsys):
+    code, out, err = run(capsys, "generate", "The capital of France is", "--max-tokens", "3")
+    assert code == 0 and err == ""
+    assert out.startswith(" Paris")
+
+
+def test_generate_seeded_repeats(capsys):
+    args = ("generate", "Once upon a time", "--max-tokens", "6", "--temperature", "0.9", "--top-p", "0.9")
+    _, a, _ = run(capsys, *args, "--seed", "5")
+    _, b, _ = run(capsys, *args, "--seed", "5")
+    assert a == b and a.strip()
+
+
+@pytest.mark.parametrize(
+    ("argv", "allowed"),
+    [
+        (["trace", "x", "--top", "0"], "--top must be 1 to 1000"),
+        (["trace", "x", "--top", "many"], "must be an integer 1 to 1000"),
+        (["trace", ""], "PROMPT must be non-empty"),
+        (["generate", "x", "--max-tokens", "0"], "--max-tokens must be 1 to 4096"),
+        (["generate", "x", "--max-tokens", "5", "--temperature", "9"], "temperature must be 0 to 5"),
+        (["generate", "x", "--max-tokens", "5", "--temperature", "hot"], "must be a number 0 to 5"),
+        (["generate", "x", "--max-tokens", "5", "--top-k", "0"], "top_k must be an integer 1 to 49152"),
+        (
+            ["generate", "x", "--max-tokens", "5", "--top-p", "1.5"],
+            "top_p must be greater than 0 and at most 1",
+        ),
+        (["generate", "x"], "--max-tokens"),  # required
+    ],
+)
+def test_bad_values_one_line_exit_2(capsys, argv, allowed):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert allowed in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
