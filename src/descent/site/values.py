@@ -469,3 +469,7 @@ def _describe_other(kind: str, name: str) -> str:
     _widget_names()
     w = getattr(mod, "REGISTRY", {}).get(name)
     return getattr(w, "title", "") or ""
+
+
+# Part 5 entries (sizing, decode speed across the field) live in their own module.
+from descent.site import values_part5  # noqa: E402,F401  (registers on import)

@@ -1,0 +1,62 @@
+"""Figure: decode-speed ceiling per sequence for one model on every catalog accelerator, log scale.
+
+The model and precisions are the sandbox's defaults (``descent.widgets.part5.FIELD_DEFAULTS``:
+Llama 3.1 70B, FP8 weights, BF16 KV cache, 8,192 tokens, one sequence); the rows come from
+``descent.widgets.part5.across_field``, the function behind the page's table and widget.
+"""
+
+from matplotlib.patches import Patch
+
+from descent import catalog, numerics
+from descent.widgets.part5 import FIELD_DEFAULTS, across_field, rate_text
+
+_M = catalog.model(FIELD_DEFAULTS["model"])
+_W = numerics.precision(FIELD_DEFAULTS["weights"]).label
+_KV = numerics.kv_precision(FIELD_DEFAULTS["kv"]).label
+
+ALT = (
+    f"Horizontal bar chart, logarithmic axis: the most tokens per second one conversation can get "
+    f"from {_M.name} ({_W} weights, {_KV} KV cache, {FIELD_DEFAULTS['context']:,} tokens of context) "
+    f"on each accelerator of the catalog, set by its memory bandwidth. Chips whose memory cannot hold "
+    f"the model are grey and labelled won't fit. The table below the figure lists the same numbers."
+)
+CAPTION = (
+    f"Decode-speed ceiling per sequence: memory bandwidth divided by the bytes one decode step reads, "
+    f"for {_M.name} with {_W} weights and a {_KV} KV cache at {FIELD_DEFAULTS['context']:,} tokens, "
+    f"batch 1. Grey bars: the weights, KV cache and runtime allowance do not fit in that chip's memory, "
+    f"so the bar is what its bandwidth would allow if they did. Real engines reach a fraction of these ceilings."
+)
+
+#: Figure height per accelerator row, inches, plus the fixed part (axis and labels).
+ROW_HEIGHT_IN = 0.32
+BASE_HEIGHT_IN = 1.0
+#: Headroom to the right of the largest bar for its label (log axis: a factor, not an offset).
+LABEL_HEADROOM = 40
+
+
+def make(theme):
+    from descent import plotting
+
+    rows = across_field(**FIELD_DEFAULTS)[::-1]  # slowest at the bottom, fastest on top
+    fig, ax = plotting.new_figure(theme, figsize=(plotting.FIGSIZE[0], BASE_HEIGHT_IN + ROW_HEIGHT_IN * len(rows)))
+    fits_color, grey = theme.color(0), theme.grid
+    ys = list(range(len(rows)))
+    speeds = [s.decode_tokens_per_s for s in rows]
+    ax.barh(ys, speeds, color=[fits_color if s.fits else grey for s in rows],
+            edgecolor=[fits_color if s.fits else theme.muted for s in rows], linewidth=0.6, zorder=3)
+    for y, s in zip(ys, rows):
+        text = f"{rate_text(s.decode_tokens_per_s)}" + ("" if s.fits else "   won't fit")
+        ax.annotate(text, (s.decode_tokens_per_s, y), xytext=(4, 0), textcoords="offset points", va="center",
+                    fontsize=8, color=theme.fg if s.fits else theme.muted)
+    ax.set_yticks(ys, [catalog.accelerator(s.accelerator).name for s in rows])
+    for label, s in zip(ax.get_yticklabels(), rows):
+        if not s.fits:
+            label.set_color(theme.muted)
+    ax.set_xscale("log")
+    ax.set_xlim(min(speeds) / 2, max(speeds) * LABEL_HEADROOM)
+    ax.set_xlabel("decode ceiling, tokens/s per sequence (log scale)")
+    ax.grid(axis="y", visible=False)
+    ax.legend(handles=[Patch(color=fits_color, label="fits on one chip"),
+                       Patch(facecolor=grey, edgecolor=theme.muted, label="won't fit (ceiling if it did)")],
+              loc="lower right", fontsize=8)
+    return fig

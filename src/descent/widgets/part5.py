@@ -1,0 +1,285 @@
+"""Part 5 widgets: ``size_it_yourself`` (the sizing sandbox) and ``decode_across_field``.
+
+``size_it_yourself`` stacks a model's weights, its KV cache and the runtime allowance against one
+accelerator's memory (:func:`descent.memory.size`), says whether that fits and how many such chips
+the weights and KV cache would need, and gives the memory-bandwidth ceiling on decode speed
+(:mod:`descent.hardware`): per sequence, over the batch, the bytes one decode step reads and the KV
+bytes each token adds. For a mixture-of-experts model it says how many parameters are stored and
+how many run per token (:func:`descent.transformer.param_counts`).
+
+``decode_across_field`` puts one model at one precision on every catalog accelerator: the decode
+ceiling per sequence as a bar each, the chips that cannot hold the weights (+ KV cache + runtime
+allowance) greyed and marked "won't fit". :func:`across_field` computes its rows; the site's
+``decode_speed_across_field`` table and the ``decode-speed-across-field`` figure use the same
+function, so the three cannot disagree.
+
+Sources: the memory rule and the runtime allowance are :mod:`descent.memory`'s (vLLM's default
+``gpu_memory_utilization`` = 0.9); the decode ceiling is Pope et al. 2022, "Efficiently Scaling
+Transformer Inference", section 2, with the roofline of Williams et al. 2009 (see
+:mod:`descent.hardware`).
+
+Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+from descent import catalog, numerics, transformer
+from descent.hardware import MAX_BATCH, decode_step_bytes
+from descent.memory import RUNTIME_ALLOWANCE, Sizing, size
+from descent.units import GB, KiB, format_bytes, format_count, format_rate, round_sig
+from descent.widgets import Input, widget
+from descent.widgets import views as v
+
+__all__ = [
+    "DEFAULTS",
+    "FIELD_DEFAULTS",
+    "across_field",
+    "decode_across_field",
+    "field_bars",
+    "moe_line",
+    "rate_text",
+    "size_it_yourself",
+]
+
+#: Default inputs of the sandbox (and of the page's first-impression numbers): Llama 3.1 70B with
+#: FP8 weights and a BF16 KV cache on one H200, 8,192 tokens of context, one sequence.
+DEFAULTS = {
+    "model": "llama-3.1-70b",
+    "weights": "fp8",
+    "kv": "bf16",
+    "context": 8192,
+    "batch": 1,
+    "accelerator": "h200",
+}
+
+#: Defaults of ``decode_across_field`` (KV precision and batch are fixed there: one BF16 sequence).
+FIELD_DEFAULTS = {"model": "llama-3.1-70b", "weights": "fp8", "kv": "bf16", "context": 8192, "batch": 1}
+
+#: Percent per unit fraction, for shares shown as "4.4%".
+PERCENT = 100
+
+
+def _model_options() -> list[tuple[str, str]]:
+    return [(m.id, m.name) for m in catalog.models().values()]
+
+
+def _accelerator_options() -> list[tuple[str, str]]:
+    return [(a.id, a.name) for a in catalog.accelerators().values()]
+
+
+def _precision_options(names) -> list[tuple[str, str]]:
+    out = []
+    for n in names:
+        p = numerics.PRECISIONS.get(n) if n in numerics.PRECISIONS else numerics.KV_PRECISIONS[n]
+        out.append((n, f"{p.label} ({p.bits_per_weight:g} bits)"))
+    return out
+
+
+def _gb_gib(n: float) -> str:
+    """Bytes in GB (1e9) and GiB (2**30), both labelled: ``"88.4 GB (82.3 GiB)"``."""
+    return f"{format_bytes(n, 'GB')} ({format_bytes(n, 'GiB')})"
+
+
+#: Significant figures of a tokens/s ceiling shown to the reader.
+RATE_SIG = 3
+
+
+def rate_text(x: float) -> str:
+    """A tokens/s ceiling as text: 3 significant figures, thousands separators (``"291,000"``)."""
+    r = round_sig(float(x), RATE_SIG)
+    return f"{r:,.0f}" if abs(r) >= 10 ** (RATE_SIG - 1) else v.fmt(r, RATE_SIG)
+
+
+def moe_line(model: str) -> str | None:
+    """For a mixture-of-experts model: stored vs per-token parameters, as one sentence; else None.
+
+    Uses :func:`descent.transformer.param_counts` (``total`` counts every expert, ``active`` the
+    k of E experts one token runs through, plus everything shared). Raises ValueError for an
+    unknown model id.
+    """
+    m = catalog.model(model)
+    if m.moe is None:
+        return None
+    pc = transformer.param_counts(m)
+    share = pc.active / pc.total * PERCENT
+    return (
+        f"{m.name} is a mixture of experts: memory holds all {format_count(pc.total)} parameters "
+        f"({m.moe.num_experts} experts per layer), but each token runs through only "
+        f"{m.moe.experts_per_token} of them, {format_count(pc.active)} parameters ({share:.1f}% of the total)."
+    )
+
+
+def across_field(model: str, weights: str, kv: str = "bf16", context: int = 8192, batch: int = 1) -> list[Sizing]:
+    """One :class:`~descent.memory.Sizing` per catalog accelerator, fastest decode ceiling first.
+
+    Args:
+        model: catalog model id. weights: weight precision (``numerics.PRECISIONS``).
+        kv: KV-cache precision (``numerics.KV_PRECISIONS``). context: tokens per sequence, 1 to
+        10,000,000. batch: sequences, 1 to ``hardware.MAX_BATCH``.
+
+    Returns:
+        ``[Sizing, ...]`` sorted by ``decode_tokens_per_s`` (tokens/s per sequence), descending;
+        ties keep catalog order. ``Sizing.fits`` is False for a chip whose memory is below the
+        weights + KV cache + runtime allowance: its ceiling holds only "if it fit".
+
+    Raises:
+        ValueError: as :func:`descent.memory.size` (unknown id or precision, context or batch out
+            of range).
+    """
+    rows = [size(model, a, weights, kv, context, batch) for a in catalog.accelerators()]
+    return sorted(rows, key=lambda s: -s.decode_tokens_per_s)
+
+
+# ---------------------------------------------------------------------------------------------
+# size_it_yourself
+# ---------------------------------------------------------------------------------------------
+
+
+@widget(
+    "size_it_yourself",
+    title="Size it yourself",
+    description="Choose a model, how its weights and KV cache are stored, how much text each "
+    "conversation holds, how many conversations run at once, and a chip. The bar stacks the memory "
+    "this needs against the chip's memory; the numbers below give the fastest decode the chip's "
+    "memory bandwidth allows.",
+    inputs=[
+        Input("model", "Model", "select", DEFAULTS["model"], options=_model_options(),
+              help="Every model of the catalog, shapes from its published config.json."),
+        Input("weights", "Weight precision", "select", DEFAULTS["weights"],
+              options=_precision_options(numerics.PRECISIONS),
+              help="How each weight is stored; block-scaled formats include their scales."),
+        Input("kv", "KV-cache precision", "select", DEFAULTS["kv"],
+              options=_precision_options(numerics.KV_PRECISIONS),
+              help="How each cached key and value is stored."),
+        Input("context", "Context", "range", DEFAULTS["context"], unit="tokens", min=1,
+              max=transformer.MAX_CONTEXT_TOKENS, step=1, log=True,
+              help="Tokens each conversation holds in the KV cache: prompt plus answer so far."),
+        Input("batch", "Batch", "range", DEFAULTS["batch"], unit="sequences", min=1, max=MAX_BATCH,
+              step=1, log=True, help="Conversations decoded together, each with its own KV cache."),
+        Input("accelerator", "Accelerator", "select", DEFAULTS["accelerator"], options=_accelerator_options(),
+              help="One chip; its memory capacity and bandwidth come from the catalog."),
+    ],
+)
+def size_it_yourself(model: str, weights: str, kv: str, context: int, batch: int, accelerator: str) -> list[dict]:
+    """Views for one sizing (:func:`descent.memory.size` with these arguments).
+
+    Args:
+        model, accelerator: catalog ids. weights / kv: precision names. context: tokens per
+        sequence, 1 to 10,000,000. batch: sequences, 1 to 100,000. (Validated by the inputs.)
+
+    Returns:
+        A fits / does-not-fit note, a stacked bar (weights, KV cache, runtime allowance; free or
+        over capacity; capacity and total in GB and GiB), four stats (decode ceiling per sequence
+        and over the batch in tokens/s, bytes per decode step in GB, KV bytes per token in KiB),
+        then notes: MoE stored vs active parameters, context beyond the model's maximum.
+
+    Raises:
+        ValueError: from :func:`descent.memory.size` for inputs outside its limits.
+    """
+    s = size(model, accelerator, weights, kv, context, batch)
+    m = catalog.model(model)
+    a = catalog.accelerator(accelerator)
+    wp, kp = numerics.precision(weights), numerics.kv_precision(kv)
+    seqs = "sequence" if batch == 1 else "sequences"
+
+    out: list[dict] = []
+    if s.fits:
+        out.append(v.note(
+            f"Fits on one {a.name}: {_gb_gib(s.total_bytes)} of {_gb_gib(s.capacity_bytes)}, "
+            f"leaving {_gb_gib(s.free_bytes)} free.", "info"))
+    else:
+        need = s.weights_bytes + s.kv_cache_bytes
+        usable = s.capacity_bytes * (1 - RUNTIME_ALLOWANCE)
+        out.append(v.note(
+            f"Does not fit on one {a.name}: it needs {_gb_gib(s.total_bytes)}, the chip has "
+            f"{_gb_gib(s.capacity_bytes)}. The weights and KV cache ({format_bytes(need, 'GB')}) would "
+            f"need at least {s.accelerators_needed:,} such chips, counting {format_bytes(usable, 'GB')} "
+            f"usable on each and ignoring what splitting a model across chips costs.", "warn"))
+
+    segs = [
+        v.segment(f"weights ({wp.label}, {format_count(s.params_total)} parameters)", s.weights_bytes,
+                  "is-weights", format_bytes(s.weights_bytes, "GB")),
+        v.segment(f"KV cache ({kp.label}, {context:,} tokens x {batch:,} {seqs})", s.kv_cache_bytes, "is-kv",
+                  format_bytes(s.kv_cache_bytes, "GB")),
+        v.segment(f"runtime allowance ({RUNTIME_ALLOWANCE * PERCENT:.0f}% of memory)", s.runtime_bytes,
+                  "is-other", format_bytes(s.runtime_bytes, "GB")),
+    ]
+    out.append(v.stacked_bar(segs, s.capacity_bytes, caption=f"Memory of one {a.name}",
+                             capacity_label=f"{a.name} memory", fmt_bytes=_gb_gib))
+
+    if_fit = "" if s.fits else " (if it fit)"
+    step = decode_step_bytes(m, weights, kv, context, batch)
+    out.append(v.stat(f"Decode ceiling per sequence{if_fit}", rate_text(s.decode_tokens_per_s), "tokens/s",
+                      note=f"{format_rate(s.memory_bandwidth)} of memory bandwidth / "
+                           f"{format_bytes(s.bytes_per_decode_step, 'GB')} per step"))
+    out.append(v.stat(f"Decode ceiling in total{if_fit}", rate_text(s.decode_tokens_per_s_total), "tokens/s",
+                      note=f"{batch:,} {seqs}, one token each per step"))
+    step_note = (f"weights read {format_bytes(step.weights_bytes, 'GB')} + KV cache "
+                 f"{format_bytes(step.kv_cache_bytes, 'GB')}")
+    if m.moe is not None and batch > 1:
+        step_note += f"; about {step.routed_expert_share * PERCENT:.0f}% of the experts are touched"
+    out.append(v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note))
+    out.append(v.stat("KV cache per token", v.fmt(s.kv_bytes_per_token / KiB), "KiB",
+                      note=f"one sequence, all {m.num_layers} layers, keys and values, {kp.label}"))
+
+    moe = moe_line(model)
+    if moe is not None:
+        out.append(v.note(moe, "info"))
+    if s.beyond_max_context:
+        out.append(v.note(
+            f"{context:,} tokens is more than {m.name} was built for ({m.max_context:,} tokens): the "
+            f"memory is what the cache would take, but the model's answers beyond its limit are not to be trusted.",
+            "warn"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_across_field
+# ---------------------------------------------------------------------------------------------
+
+
+def field_bars(rows: list[Sizing]) -> list[dict]:
+    """``bar_list`` rows for :func:`across_field`'s result: won't-fit chips greyed, with a note."""
+    bars = []
+    for s in rows:
+        a = catalog.accelerator(s.accelerator)
+        note = "" if s.fits else (f"won't fit: needs {format_bytes(s.total_bytes, 'GB')}, "
+                                  f"has {format_bytes(s.capacity_bytes, 'GB')}")
+        bars.append(v.bar(a.name, s.decode_tokens_per_s, display=f"{rate_text(s.decode_tokens_per_s)} tokens/s",
+                          greyed=not s.fits, note=note))
+    return bars
+
+
+@widget(
+    "decode_across_field",
+    title="Decode speed across the field",
+    description="One model on every chip of the catalog: the fastest decode each chip's memory "
+    "bandwidth allows for one conversation. Greyed chips cannot hold the model.",
+    inputs=[
+        Input("model", "Model", "select", FIELD_DEFAULTS["model"], options=_model_options()),
+        Input("weights", "Weight precision", "select", FIELD_DEFAULTS["weights"],
+              options=_precision_options(numerics.PRECISIONS)),
+        Input("context", "Context", "range", FIELD_DEFAULTS["context"], unit="tokens", min=1,
+              max=transformer.MAX_CONTEXT_TOKENS, step=1, log=True),
+    ],
+)
+def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
+    """Views: a log-scale bar list of the decode ceiling per sequence on every accelerator.
+
+    KV cache in BF16, one sequence (``FIELD_DEFAULTS``). Chips that cannot hold weights + KV cache +
+    runtime allowance are greyed and say "won't fit".
+
+    Raises:
+        ValueError: from :func:`across_field`.
+    """
+    kv, batch = FIELD_DEFAULTS["kv"], FIELD_DEFAULTS["batch"]
+    rows = across_field(model, weights, kv, context, batch)
+    m = catalog.model(model)
+    n_fit = sum(1 for s in rows if s.fits)
+    out = [v.bar_list(field_bars(rows), log=True,
+                      caption=f"{m.name}, {numerics.precision(weights).label} weights, {context:,} tokens, "
+                              f"one sequence: decode ceiling, tokens/s")]
+    out.append(v.note(f"{n_fit} of {len(rows)} chips hold it on their own; on the others the number is what "
+                      f"their bandwidth would allow if it fit.", "info" if n_fit else "warn"))
+    return out
+
