@@ -115,3 +115,11 @@ def decode_speed_across_field(model: str, weights: str, kv: str, context: int, b
                      fmt_rate(a.memory_bandwidth, "B/s", 3), speed, fit])
     return md_table(["accelerator", "memory", "bandwidth", "tokens/s per sequence (ceiling)", "one chip"],
                     rows, "lrrrl")
+
+
+@value("runtime_allowance")
+def runtime_allowance() -> str:
+    """Share of an accelerator's memory the sizing keeps back for the runtime (descent.memory), percent."""
+    from descent.memory import RUNTIME_ALLOWANCE
+
+    return f"{fmt_num(RUNTIME_ALLOWANCE * PERCENT)}%"
