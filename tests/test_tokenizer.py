@@ -262,3 +262,53 @@ def test_chat_template_equals_the_reference(reference):
 def test_random_text_ids_equal_the_reference(text):
     patched, _ = _reference()
     assert T.encode(text) == _ref_ids(patched, text)
+
+
+# --------------------------------------------------------------------------- the same code in Pyodide
+
+_PYODIDE_SCRIPT = r"""
+const [pyodideDir, wheelPath, texts] = process.argv.slice(2);
+const { loadPyodide } = await import(pyodideDir + "/pyodide.mjs");
+const { readFileSync } = await import("node:fs");
+const pyodide = await loadPyodide({ indexURL: pyodideDir + "/" });
+pyodide.unpackArchive(new Uint8Array(readFileSync(wheelPath)), "wheel");
+pyodide.globals.set("TEXTS", texts);
+process.stdout.write(pyodide.runPython(`
+import json, sys
+from descent import tokenizer, sampling
+json.dumps({"ids": [tokenizer.encode(t) for t in json.loads(TEXTS)],
+            "numpy": "numpy" in sys.modules,
+            "draw": sampling.sample([0.0, 1.0, 2.0], temperature=1.0, seed=0)})
+`));
+"""
+
+
+@pytest.mark.slow
+def test_same_ids_in_pyodide(tmp_path):
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pyodide_dir = root / "node_modules" / "pyodide"
+    node = shutil.which("node")
+    if node is None or not (pyodide_dir / "pyodide.mjs").is_file():
+        pytest.skip("node or node_modules/pyodide missing")
+    from descent.site import runtime
+
+    wheel = runtime.build_wheel(root, tmp_path)
+    script = tmp_path / "run.mjs"
+    script.write_text(_PYODIDE_SCRIPT)
+    proc = subprocess.run(
+        [node, str(script), str(pyodide_dir), str(wheel), json.dumps(HARD_STRINGS)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    assert res["ids"] == [T.encode(t) for t in HARD_STRINGS]  # CPython 3.11 and Pyodide's 3.14 agree
+    assert res["numpy"] is False
+    from descent import sampling
+
+    assert res["draw"] == sampling.sample([0.0, 1.0, 2.0], temperature=1.0, seed=0)  # same PRNG stream

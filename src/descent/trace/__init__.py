@@ -9,3 +9,20 @@ Build side only (NumPy + gguf); the core never imports this package.
 - :mod:`descent.trace.bench` -- ``cold_trace_seconds()``.
 - :mod:`descent.trace.export_tokenizer` -- writes the core tokenizer's data file from the GGUF.
 """
+
+# Lazy re-exports: importing ``descent.trace`` (as ``descent.cli`` does) must not load NumPy.
+_EXPORTS = {
+    "trace": "descent.trace.record",
+    "site_traces": "descent.trace.record",
+    "PROMPTS": "descent.trace.record",
+    "embedding_matrix": "descent.trace.gguf_reader",
+    "load_model": "descent.trace.gguf_reader",
+}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'descent.trace' has no attribute {name!r}")
