@@ -1,0 +1,117 @@
+"""Part 5 in a real browser: the "Size it yourself" sandbox and "Decode speed across the field".
+
+The served page's sandbox goes live (Pyodide worker); changing the model and the accelerator
+recomputes, and the values shown equal ``descent.memory.size`` computed here; a bad context shows
+the inline message while the last good result stays; the won't-fit rows of the field widget are the
+ones ``descent.widgets.part5.across_field`` marks. The ``page`` fixture (conftest.py) fails any test
+whose page or worker requested a host other than 127.0.0.1; the tests also check it directly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from descent import catalog
+from descent.memory import size
+from descent.widgets.part5 import DEFAULTS, across_field, rate_text
+
+
+#: Milliseconds to wait for Pyodide + the wheel to load (a few seconds here; CI is slower).
+LIVE_TIMEOUT_MS = 90_000
+#: Milliseconds to wait for one recomputation.
+RECOMPUTE_TIMEOUT_MS = 15_000
+SANDBOX = '.descent-widget[data-widget="size_it_yourself"]'
+FIELD = '.descent-widget[data-widget="decode_across_field"]'
+PAGE = "part-5-the-whole-descent"
+#: Schemes that never leave the machine (as in conftest.py's network check).
+LOCAL_SCHEMES = {"file", "data", "blob", "about"}
+
+
+def is_local(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in LOCAL_SCHEMES or parts.hostname == "127.0.0.1"
+
+
+def _url(site_dir: Path, server: str) -> str:
+    return server + (f"{PAGE}.html" if (site_dir / f"{PAGE}.html").is_file() else f"{PAGE}/")
+
+
+def _stat_js(root: str, label: str) -> str:
+    """JS expression: the number of the stat in ``root`` whose label starts with ``label``."""
+    return (
+        f"[...document.querySelectorAll('{root} .descent-stat')]"
+        f".filter(s => s.querySelector('.descent-stat__label').textContent.startsWith({label!r}))"
+        f".map(s => s.querySelector('.descent-stat__number').textContent)[0]"
+    )
+
+
+def _wait_stat(page, root: str, label: str, expected: str) -> None:
+    page.wait_for_function(f"{_stat_js(root, label)} === {expected!r}", timeout=RECOMPUTE_TIMEOUT_MS)
+
+
+def _go_live(page, url: str, root: str):
+    page.goto(url)
+    w = page.locator(root)
+    assert w.get_attribute("data-state") == "static"
+    w.scroll_into_view_if_needed()
+    page.wait_for_selector(f'{root}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    return w
+
+
+def test_sandbox_live_recomputes_and_keeps_last_good(page, site_dir, server):
+    w = _go_live(page, _url(site_dir, server), SANDBOX)
+    d = DEFAULTS
+    s0 = size(d["model"], d["accelerator"], d["weights"], d["kv"], d["context"], d["batch"])
+    _wait_stat(page, SANDBOX, "Decode ceiling per sequence", rate_text(s0.decode_tokens_per_s))
+
+    # Change the model: gpt-oss-120b on the default H200, FP8 weights.
+    w.locator('.descent-field[data-field="model"] select').select_option("gpt-oss-120b")
+    s1 = size("gpt-oss-120b", d["accelerator"], d["weights"], d["kv"], d["context"], d["batch"])
+    _wait_stat(page, SANDBOX, "Decode ceiling per sequence", rate_text(s1.decode_tokens_per_s))
+    assert s1.decode_tokens_per_s != s0.decode_tokens_per_s
+    out = w.locator(".descent-widget__output")
+    assert "is a mixture of experts" in out.inner_text()
+    assert w.get_attribute("data-state") == "live"
+
+    # Change the accelerator: an RTX 5090 (32 GiB) cannot hold gpt-oss-120b's FP8 weights.
+    w.locator('.descent-field[data-field="accelerator"] select').select_option("rtx-5090")
+    s2 = size("gpt-oss-120b", "rtx-5090", d["weights"], d["kv"], d["context"], d["batch"])
+    assert not s2.fits
+    _wait_stat(page, SANDBOX, "Decode ceiling per sequence (if it fit)", rate_text(s2.decode_tokens_per_s))
+    good = out.inner_text()
+    assert "Does not fit on one NVIDIA GeForce RTX 5090" in good
+    assert f"at least {s2.accelerators_needed:,} such chips" in good
+
+    # A bad context: inline message on the context field, last good result kept.
+    w.locator('.descent-field[data-field="context"] input[type=number]').fill("0")
+    page.wait_for_selector(f'{SANDBOX}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
+    err = w.locator('.descent-field[data-field="context"] .descent-field__error')
+    assert "Context must be 1 to 10,000,000 tokens" in err.inner_text()
+    assert out.inner_text() == good
+
+    # A good value again recomputes and clears the message.
+    w.locator('.descent-field[data-field="context"] input[type=number]').fill("32768")
+    s3 = size("gpt-oss-120b", "rtx-5090", d["weights"], d["kv"], 32768, d["batch"])
+    _wait_stat(page, SANDBOX, "Decode ceiling per sequence (if it fit)", rate_text(s3.decode_tokens_per_s))
+    page.wait_for_selector(f'{SANDBOX}[data-state="live"]', timeout=RECOMPUTE_TIMEOUT_MS)
+    assert err.inner_text() == ""
+
+    assert page.descent_requests, "no request recorded"
+    assert all(is_local(u) for u in page.descent_requests), [u for u in page.descent_requests if not is_local(u)]
+    assert not page.descent_console_errors, page.descent_console_errors
+
+
+def test_field_widget_greys_the_chips_that_cannot_hold_it(page, site_dir, server):
+    w = _go_live(page, _url(site_dir, server), FIELD)
+    w.locator('.descent-field[data-field="model"] select').select_option("llama-3.1-8b")
+    rows = across_field("llama-3.1-8b", "fp8")
+    expected = sorted(catalog.accelerator(s.accelerator).name for s in rows if not s.fits)
+    fastest = f"{rate_text(rows[0].decode_tokens_per_s)} tokens/s"
+    page.wait_for_function(
+        f"document.querySelector('{FIELD} .descent-bar__value').textContent === {fastest!r}",
+        timeout=RECOMPUTE_TIMEOUT_MS,
+    )
+    greyed = sorted(w.locator(".descent-bar--greyed .descent-bar__label").all_inner_texts())
+    assert greyed == expected
+    assert all(is_local(u) for u in page.descent_requests)
