@@ -109,7 +109,7 @@ def decode_speed_across_field(model: str, weights: str, kv: str, context: int, b
         if s.fits:
             fit = "fits"
         else:
-            fit = f"won't fit (needs {fmt_bytes(s.total_bytes, 'GB')}; {s.accelerators_needed:,} chips)"
+            fit = f"won't fit (needs {fmt_bytes(s.total_bytes, 'GB')})"
             speed = f"({speed} if it fit)"
         rows.append([a.name, f"{fmt_bytes(a.memory_bytes, 'GB')} ({fmt_bytes(a.memory_bytes, 'GiB')})",
                      fmt_rate(a.memory_bandwidth, "B/s", 3), speed, fit])
