@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -170,6 +172,14 @@ def test_formatting_helpers():
         values.fmt_num(float("nan"))
 
 
+def build_site(out: Path, config: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config), "--site-dir", str(out)],
+        cwd=config.parent, capture_output=True, text=True, env=env,
+    )
+
+
 def _mini_project(tmp_path: Path, page_text: str) -> Path:
     """A one-page MkDocs project using the real hooks, node_modules and figures."""
     (tmp_path / "docs").mkdir()
@@ -188,8 +198,6 @@ def _mini_project(tmp_path: Path, page_text: str) -> Path:
 
 
 def test_a_bad_shortcode_fails_mkdocs_build(tmp_path):
-    from conftest import build_site
-
     cfg = _mini_project(tmp_path, "# T\n\n<!-- descent:value kv_bytes_per_token model=gpt-5 -->\n")
     proc = build_site(tmp_path / "out", cfg)
     assert proc.returncode != 0
@@ -198,8 +206,6 @@ def test_a_bad_shortcode_fails_mkdocs_build(tmp_path):
 
 
 def test_bad_latex_fails_mkdocs_build(tmp_path):
-    from conftest import build_site
-
     cfg = _mini_project(tmp_path, "# T\n\nBroken: $\\frac{1}{$\n")
     proc = build_site(tmp_path / "out", cfg)
     assert proc.returncode != 0

@@ -15,8 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _nav_pages() -> list[str]:
-    # mkdocs.yml uses !!python tags only in other projects; plain YAML here.
-    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml uses MkDocs' !ENV tag (site_url); its value does not matter here.
+    Loader.add_constructor("!ENV", lambda loader, node: None)
+    cfg = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)
     out: list[str] = []
 
     def walk(node):
@@ -67,8 +71,19 @@ def test_no_asset_loads_from_another_origin(site_dir):
         html = path.read_text(encoding="utf-8")
         assert hooks.external_assets(html) == [], path
         # Every https:// left in the HTML is a hyperlink target (a cited source), nothing fetched.
-        stripped = re.sub(r'<a [^>]*href="https://[^"]*"', "", html)
+        stripped = re.sub(r'<a [^>]*href="https://[^"]*"|<link rel="canonical" href="[^"]*"', "", html)
         assert "https://" not in stripped, (path, stripped[stripped.find("https://") - 80:][:200])
+
+
+def test_external_asset_detector():
+    # The check the build runs on every page (hooks.on_post_page) and the test above relies on.
+    html = ('<link rel="canonical" href="https://a.example/"><a href="https://b.example">b</a>'
+            '<script src="assets/x.js"></script><img src="//cdn.example/x.png">'
+            '<link rel="stylesheet" href="https://fonts.example/css"><div style="background:url(https://c.example/y)">')
+    assert hooks.external_assets(html) == [
+        '<img src="//cdn.example/x.png">', '<link rel="stylesheet" href="https://fonts.example/css">',
+        "url(https://c.example/y)",
+    ]
 
 
 def test_no_google_fonts_no_generator(site_dir):

@@ -158,19 +158,37 @@ def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
 
 #: mkdocs-jupyter injects mermaid from a CDN; no notebook here uses mermaid diagrams.
 _MERMAID_CDN = re.compile(r'<script[^>]*src="https://[^"]*mermaid[^"]*"[^>]*>\s*</script>\s*')
-#: An element that makes the browser fetch something: script/img/iframe/source/... src, link href.
-_EXTERNAL = re.compile(
-    r'<(?:script|img|iframe|source|video|audio|embed|track|input)\b[^>]*?\bsrc\s*=\s*["\']?(?:https?:)?//[^"\'\s>]+'
-    r'|<link\b[^>]*?\bhref\s*=\s*["\']?(?:https?:)?//[^"\'\s>]+'
-    r'|url\(\s*["\']?(?:https?:)?//[^)]+\)'
-    r'|@import\s+["\'](?:https?:)?//',
-    re.IGNORECASE,
-)
+#: Elements that make the browser fetch their src (or, for <link>, href).
+_FETCHING_TAG = re.compile(r"<(script|img|iframe|source|video|audio|embed|track|input|link)\b[^>]*>", re.IGNORECASE)
+_ATTR = re.compile(r"""\b(src|href|rel)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_CSS_EXTERNAL = re.compile(r"""url\(\s*["']?(?:https?:)?//[^)]+\)|@import\s+["'](?:https?:)?//""", re.IGNORECASE)
+#: <link rel=...> values that name a URL without fetching it.
+_LINK_NOT_FETCHED = {"canonical"}
+
+
+def _is_remote(url: str) -> bool:
+    return url.strip().lower().startswith(("http://", "https://", "//"))
 
 
 def external_assets(html: str) -> list[str]:
-    """Every tag or CSS url() in ``html`` that would load something from another origin."""
-    return [m.group(0)[:160] for m in _EXTERNAL.finditer(html)]
+    """Every tag or CSS url() in ``html`` that would load something from another origin.
+
+    Hyperlinks (``<a href>``) and ``<link rel="canonical">`` are not loads and are not reported.
+    """
+    found = []
+    for m in _FETCHING_TAG.finditer(html):
+        attrs = {a.group(1).lower(): next(g for g in a.groups()[1:] if g is not None) for a in _ATTR.finditer(m.group(0))}
+        tag = m.group(1).lower()
+        if tag == "link":
+            if attrs.get("rel", "").lower() in _LINK_NOT_FETCHED:
+                continue
+            url = attrs.get("href", "")
+        else:
+            url = attrs.get("src", "")
+        if _is_remote(url):
+            found.append(m.group(0)[:160])
+    found += [m.group(0)[:160] for m in _CSS_EXTERNAL.finditer(html)]
+    return found
 
 
 def on_post_page(output: str, page: Any, config: Any) -> str:

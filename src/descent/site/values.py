@@ -308,6 +308,7 @@ def _ordinal(n: int) -> str:
 
 
 def _attention_kind(m: catalog.Model) -> str:
+    """MHA / GQA / MQA / MLA, plus the sliding window if any (K and H are shown beside it)."""
     if m.mla is not None:
         return "MLA"
     if m.num_kv_heads == m.num_heads:
@@ -315,10 +316,10 @@ def _attention_kind(m: catalog.Model) -> str:
     elif m.num_kv_heads == 1:
         kind = "MQA"
     else:
-        kind = f"GQA ({m.num_heads // m.num_kv_heads} query heads per KV head)"
+        kind = "GQA"
     if m.sliding is not None:
         every = m.sliding.full_attention_every
-        kind += f", sliding window {m.sliding.window:,}" + (f" (every {_ordinal(every)} layer full)" if every else "")
+        kind += f", window {m.sliding.window:,}" + (f", every {_ordinal(every)} layer full" if every else "")
     return kind
 
 
