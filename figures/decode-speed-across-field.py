@@ -38,25 +38,45 @@ def make(theme):
     from descent import plotting
 
     rows = across_field(**FIELD_DEFAULTS)[::-1]  # slowest at the bottom, fastest on top
-    fig, ax = plotting.new_figure(theme, figsize=(plotting.FIGSIZE[0], BASE_HEIGHT_IN + ROW_HEIGHT_IN * len(rows)))
+    fig, ax = plotting.new_figure(
+        theme, figsize=(plotting.FIGSIZE[0], BASE_HEIGHT_IN + ROW_HEIGHT_IN * len(rows))
+    )
     fits_color, grey = theme.color(0), theme.grid
     ys = list(range(len(rows)))
     speeds = [s.decode_tokens_per_s for s in rows]
-    ax.barh(ys, speeds, color=[fits_color if s.fits else grey for s in rows],
-            edgecolor=[fits_color if s.fits else theme.muted for s in rows], linewidth=0.6, zorder=3)
-    for y, s in zip(ys, rows):
+    ax.barh(
+        ys,
+        speeds,
+        color=[fits_color if s.fits else grey for s in rows],
+        edgecolor=[fits_color if s.fits else theme.muted for s in rows],
+        linewidth=0.6,
+        zorder=3,
+    )
+    for y, s in zip(ys, rows, strict=True):
         text = f"{rate_text(s.decode_tokens_per_s)}" + ("" if s.fits else "   won't fit")
-        ax.annotate(text, (s.decode_tokens_per_s, y), xytext=(4, 0), textcoords="offset points", va="center",
-                    fontsize=8, color=theme.fg if s.fits else theme.muted)
+        ax.annotate(
+            text,
+            (s.decode_tokens_per_s, y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+            color=theme.fg if s.fits else theme.muted,
+        )
     ax.set_yticks(ys, [catalog.accelerator(s.accelerator).name for s in rows])
-    for label, s in zip(ax.get_yticklabels(), rows):
+    for label, s in zip(ax.get_yticklabels(), rows, strict=True):
         if not s.fits:
             label.set_color(theme.muted)
     ax.set_xscale("log")
     ax.set_xlim(min(speeds) / 2, max(speeds) * LABEL_HEADROOM)
     ax.set_xlabel("decode ceiling, tokens/s per sequence (log scale)")
     ax.grid(axis="y", visible=False)
-    ax.legend(handles=[Patch(color=fits_color, label="fits on one chip"),
-                       Patch(facecolor=grey, edgecolor=theme.muted, label="won't fit (ceiling if it did)")],
-              loc="lower right", fontsize=8)
+    ax.legend(
+        handles=[
+            Patch(color=fits_color, label="fits on one chip"),
+            Patch(facecolor=grey, edgecolor=theme.muted, label="won't fit (ceiling if it did)"),
+        ],
+        loc="lower right",
+        fontsize=8,
+    )
     return fig

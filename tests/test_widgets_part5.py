@@ -17,8 +17,7 @@ import pytest
 from descent import catalog, numerics, transformer
 from descent.memory import RUNTIME_ALLOWANCE, size
 from descent.units import GB, GiB, KiB, format_bytes
-from descent.widgets import get, names, render_static, run
-from descent.widgets import part5
+from descent.widgets import get, names, part5, render_static, run
 
 # Combinations the widget is checked on: a dense model that fits, a MoE model, one that does not
 # fit (Llama 3.1 405B in BF16 is ~811 GB, far above one H100's 80 GiB), and a long batch.
@@ -37,8 +36,11 @@ def _text(markup: str) -> str:
 
 def _stat(markup: str, label: str) -> str:
     """The number shown by the stat whose label starts with ``label``."""
-    m = re.search(r'descent-stat__label">' + re.escape(label) + r'[^<]*</p><p class="descent-stat__value">'
-                  r'<span class="descent-stat__number">([^<]+)</span>', markup)
+    m = re.search(
+        r'descent-stat__label">' + re.escape(label) + r'[^<]*</p><p class="descent-stat__value">'
+        r'<span class="descent-stat__number">([^<]+)</span>',
+        markup,
+    )
     assert m, f"no stat {label!r} in {markup[:300]}"
     return m.group(1)
 
@@ -51,8 +53,14 @@ def test_registered():
     assert {"size_it_yourself", "decode_across_field"} <= set(names())
     w = get("size_it_yourself")
     # Defaults as the brief asks: Llama 3.1 70B, FP8 weights, BF16 KV, 8,192 tokens, batch 1, H200.
-    assert w.defaults() == {"model": "llama-3.1-70b", "weights": "fp8", "kv": "bf16", "context": 8192,
-                            "batch": 1, "accelerator": "h200"}
+    assert w.defaults() == {
+        "model": "llama-3.1-70b",
+        "weights": "fp8",
+        "kv": "bf16",
+        "context": 8192,
+        "batch": 1,
+        "accelerator": "h200",
+    }
     # Context and batch limits are the engine's own (transformer.MAX_CONTEXT_TOKENS, hardware.MAX_BATCH).
     assert (w.input("context").min, w.input("context").max, w.input("context").log) == (1, 10_000_000, True)
     assert (w.input("batch").min, w.input("batch").max, w.input("batch").log) == (1, 100_000, True)
@@ -65,21 +73,27 @@ def test_registered():
 
 @pytest.mark.parametrize("combo", COMBOS, ids=lambda c: f"{c['model']}-{c['accelerator']}")
 def test_numbers_equal_memory_size(combo):
-    s = size(combo["model"], combo["accelerator"], combo["weights"], combo["kv"], combo["context"], combo["batch"])
+    s = size(
+        combo["model"], combo["accelerator"], combo["weights"], combo["kv"], combo["context"], combo["batch"]
+    )
     r = run("size_it_yourself", {k: str(x) for k, x in combo.items()})
     assert r["ok"], r
     out = r["html"]
     # Stats: 3 significant figures of the engine's numbers.
     assert _num(_stat(out, "Decode ceiling per sequence")) == pytest.approx(s.decode_tokens_per_s, rel=5e-3)
     assert _num(_stat(out, "Decode ceiling in total")) == pytest.approx(s.decode_tokens_per_s_total, rel=5e-3)
-    assert _num(_stat(out, "Bytes read per decode step")) == pytest.approx(s.bytes_per_decode_step / GB, rel=5e-3)
+    assert _num(_stat(out, "Bytes read per decode step")) == pytest.approx(
+        s.bytes_per_decode_step / GB, rel=5e-3
+    )
     assert _num(_stat(out, "KV cache per token")) == pytest.approx(s.kv_bytes_per_token / KiB, rel=5e-3)
     # The stacked bar: segments in GB, capacity and total in both GB and GiB.
     text = _text(out)
     for nbytes in (s.weights_bytes, s.kv_cache_bytes, s.runtime_bytes):
         assert format_bytes(nbytes, "GB") in text
-    summary = f"{format_bytes(s.total_bytes, 'GB')} ({format_bytes(s.total_bytes, 'GiB')}) of " \
-              f"{format_bytes(s.capacity_bytes, 'GB')} ({format_bytes(s.capacity_bytes, 'GiB')})"
+    summary = (
+        f"{format_bytes(s.total_bytes, 'GB')} ({format_bytes(s.total_bytes, 'GiB')}) of "
+        f"{format_bytes(s.capacity_bytes, 'GB')} ({format_bytes(s.capacity_bytes, 'GiB')})"
+    )
     assert summary in text
     # Fit statement and the "if it fit" qualifier.
     if s.fits:
@@ -174,20 +188,32 @@ def _need_bytes(model: str, weights: str, kv: str, context: int, batch: int, cap
     return w + c + RUNTIME_ALLOWANCE * capacity
 
 
-@pytest.mark.parametrize("model, weights, context", [("llama-3.1-70b", "fp8", 8192), ("llama-3.1-8b", "bf16", 131072),
-                                                      ("deepseek-v3", "fp8", 8192), ("gpt-oss-120b", "mxfp4", 8192)])
+@pytest.mark.parametrize(
+    "model, weights, context",
+    [
+        ("llama-3.1-70b", "fp8", 8192),
+        ("llama-3.1-8b", "bf16", 131072),
+        ("deepseek-v3", "fp8", 8192),
+        ("gpt-oss-120b", "mxfp4", 8192),
+    ],
+)
 def test_wont_fit_rows_are_chips_below_the_need(model, weights, context):
     rows = part5.across_field(model, weights, "bf16", context, 1)
     assert sorted(s.accelerator for s in rows) == sorted(catalog.accelerators())
-    expected = {a.id for a in catalog.accelerators().values()
-                if a.memory_bytes < _need_bytes(model, weights, "bf16", context, 1, a.memory_bytes)}
+    expected = {
+        a.id
+        for a in catalog.accelerators().values()
+        if a.memory_bytes < _need_bytes(model, weights, "bf16", context, 1, a.memory_bytes)
+    }
     assert {s.accelerator for s in rows if not s.fits} == expected
     # fastest first
     speeds = [s.decode_tokens_per_s for s in rows]
     assert speeds == sorted(speeds, reverse=True)
     # the widget greys exactly those rows
     out = run("decode_across_field", {"model": model, "weights": weights, "context": str(context)})["html"]
-    greyed = re.findall(r'<li class="descent-bar descent-bar--greyed[^"]*"><span class="descent-bar__label">([^<]+)<', out)
+    greyed = re.findall(
+        r'<li class="descent-bar descent-bar--greyed[^"]*"><span class="descent-bar__label">([^<]+)<', out
+    )
     assert {html.unescape(g) for g in greyed} == {catalog.accelerator(i).name for i in expected}
     assert out.count("won&#x27;t fit") == len(expected)
 
@@ -221,7 +247,7 @@ def test_table_marks_wont_fit_rows():
     lines = [ln for ln in out.strip().splitlines() if ln.startswith("| ") and "---" not in ln][1:]
     rows = part5.across_field("llama-3.1-70b", "fp8")
     assert len(lines) == len(rows) == len(catalog.accelerators())
-    for ln, s in zip(lines, rows):
+    for ln, s in zip(lines, rows, strict=True):
         assert ln.startswith(f"| {catalog.accelerator(s.accelerator).name} |")
         assert ("won't fit" in ln) is (not s.fits)
         assert part5.rate_text(s.decode_tokens_per_s) in ln
@@ -229,8 +255,9 @@ def test_table_marks_wont_fit_rows():
 
 def test_sizing_and_share_values():
     s = size("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 8)
-    got = _entry("value", "sizing")(model="llama-3.1-70b", accelerator="h200", weights="fp8", batch=8,
-                                    field="kv_cache_bytes", unit="GiB")
+    got = _entry("value", "sizing")(
+        model="llama-3.1-70b", accelerator="h200", weights="fp8", batch=8, field="kv_cache_bytes", unit="GiB"
+    )
     # 8 sequences x 8,192 tokens x 327,680 bytes per token (80 layers x 8 KV heads x 128 x 2 x 2 bytes)
     assert s.kv_cache_bytes == 8 * 8192 * 327_680
     assert got == "20 GiB"

@@ -16,7 +16,6 @@ from descent import catalog
 from descent.memory import size
 from descent.widgets.part5 import DEFAULTS, across_field, rate_text
 
-
 #: Milliseconds to wait for Pyodide + the wheel to load (a few seconds here; CI is slower).
 LIVE_TIMEOUT_MS = 90_000
 #: Milliseconds to wait for one recomputation.
@@ -98,7 +97,9 @@ def test_sandbox_live_recomputes_and_keeps_last_good(page, site_dir, server):
     assert err.inner_text() == ""
 
     assert page.descent_requests, "no request recorded"
-    assert all(is_local(u) for u in page.descent_requests), [u for u in page.descent_requests if not is_local(u)]
+    assert all(is_local(u) for u in page.descent_requests), [
+        u for u in page.descent_requests if not is_local(u)
+    ]
     assert not page.descent_console_errors, page.descent_console_errors
 
 

@@ -60,14 +60,37 @@ SIZING_FIELDS = {
 PERCENT = 100
 
 FIELD_MODEL = Arg("model", "catalog model id", choices=model_ids, default=FIELD_DEFAULTS["model"])
-FIELD_WEIGHTS = Arg("weights", "weight precision (descent.numerics.PRECISIONS)",
-                    choices=lambda: list(numerics.PRECISIONS), default=FIELD_DEFAULTS["weights"])
+FIELD_WEIGHTS = Arg(
+    "weights",
+    "weight precision (descent.numerics.PRECISIONS)",
+    choices=lambda: list(numerics.PRECISIONS),
+    default=FIELD_DEFAULTS["weights"],
+)
 
 
-@value("sizing", MODEL, ACCELERATOR, WEIGHTS, KV, CONTEXT, BATCH,
-       Arg("field", "a field of descent.memory.Sizing", choices=list(SIZING_FIELDS)), BYTES_UNIT, SIG)
-def sizing(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int, field: str,
-           unit: str, sig: int) -> str:
+@value(
+    "sizing",
+    MODEL,
+    ACCELERATOR,
+    WEIGHTS,
+    KV,
+    CONTEXT,
+    BATCH,
+    Arg("field", "a field of descent.memory.Sizing", choices=list(SIZING_FIELDS)),
+    BYTES_UNIT,
+    SIG,
+)
+def sizing(
+    model: str,
+    accelerator: str,
+    weights: str,
+    kv: str,
+    context: int,
+    batch: int,
+    field: str,
+    unit: str,
+    sig: int,
+) -> str:
     """One field of descent.memory.size(...): bytes in the unit asked for, counts, or tokens/s."""
     s = size(model, accelerator, weights, kv, context, batch)
     x = getattr(s, field)
@@ -81,9 +104,18 @@ def sizing(model: str, accelerator: str, weights: str, kv: str, context: int, ba
     return f"{fmt_num(x, sig)} tokens/s"
 
 
-@value("moe_expert_share", MODEL, BATCH,
-       Arg("routing", "uniform (expected coverage at batch B) or active (k of E)",
-           choices=list(hardware.MOE_ROUTINGS), default="uniform"), SIG)
+@value(
+    "moe_expert_share",
+    MODEL,
+    BATCH,
+    Arg(
+        "routing",
+        "uniform (expected coverage at batch B) or active (k of E)",
+        choices=list(hardware.MOE_ROUTINGS),
+        default="uniform",
+    ),
+    SIG,
+)
 def moe_expert_share(model: str, batch: int, routing: str, sig: int) -> str:
     """Share of a MoE model's routed-expert weights one decode step of B sequences reads, percent."""
     m = catalog.model(model)
@@ -111,10 +143,18 @@ def decode_speed_across_field(model: str, weights: str, kv: str, context: int, b
         else:
             fit = f"won't fit (needs {fmt_bytes(s.total_bytes, 'GB')})"
             speed = f"({speed} if it fit)"
-        rows.append([a.name, f"{fmt_bytes(a.memory_bytes, 'GB')} ({fmt_bytes(a.memory_bytes, 'GiB')})",
-                     fmt_rate(a.memory_bandwidth, "B/s", 3), speed, fit])
-    return md_table(["accelerator", "memory", "bandwidth", "tokens/s per sequence (ceiling)", "one chip"],
-                    rows, "lrrrl")
+        rows.append(
+            [
+                a.name,
+                f"{fmt_bytes(a.memory_bytes, 'GB')} ({fmt_bytes(a.memory_bytes, 'GiB')})",
+                fmt_rate(a.memory_bandwidth, "B/s", 3),
+                speed,
+                fit,
+            ]
+        )
+    return md_table(
+        ["accelerator", "memory", "bandwidth", "tokens/s per sequence (ceiling)", "one chip"], rows, "lrrrl"
+    )
 
 
 @value("runtime_allowance")

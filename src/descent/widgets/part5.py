@@ -109,7 +109,9 @@ def moe_line(model: str) -> str | None:
     )
 
 
-def across_field(model: str, weights: str, kv: str = "bf16", context: int = 8192, batch: int = 1) -> list[Sizing]:
+def across_field(
+    model: str, weights: str, kv: str = "bf16", context: int = 8192, batch: int = 1
+) -> list[Sizing]:
     """One :class:`~descent.memory.Sizing` per catalog accelerator, fastest decode ceiling first.
 
     Args:
@@ -143,24 +145,67 @@ def across_field(model: str, weights: str, kv: str = "bf16", context: int = 8192
     "this needs against the chip's memory; the numbers below give the fastest decode the chip's "
     "memory bandwidth allows.",
     inputs=[
-        Input("model", "Model", "select", DEFAULTS["model"], options=_model_options(),
-              help="Every model of the catalog, shapes from its published config.json."),
-        Input("weights", "Weight precision", "select", DEFAULTS["weights"],
-              options=_precision_options(numerics.PRECISIONS),
-              help="How each weight is stored; block-scaled formats include their scales."),
-        Input("kv", "KV-cache precision", "select", DEFAULTS["kv"],
-              options=_precision_options(numerics.KV_PRECISIONS),
-              help="How each cached key and value is stored."),
-        Input("context", "Context", "range", DEFAULTS["context"], unit="tokens", min=1,
-              max=transformer.MAX_CONTEXT_TOKENS, step=1, log=True,
-              help="Tokens each conversation holds in the KV cache: prompt plus answer so far."),
-        Input("batch", "Batch", "range", DEFAULTS["batch"], unit="sequences", min=1, max=MAX_BATCH,
-              step=1, log=True, help="Conversations decoded together, each with its own KV cache."),
-        Input("accelerator", "Accelerator", "select", DEFAULTS["accelerator"], options=_accelerator_options(),
-              help="One chip; its memory capacity and bandwidth come from the catalog."),
+        Input(
+            "model",
+            "Model",
+            "select",
+            DEFAULTS["model"],
+            options=_model_options(),
+            help="Every model of the catalog, shapes from its published config.json.",
+        ),
+        Input(
+            "weights",
+            "Weight precision",
+            "select",
+            DEFAULTS["weights"],
+            options=_precision_options(numerics.PRECISIONS),
+            help="How each weight is stored; block-scaled formats include their scales.",
+        ),
+        Input(
+            "kv",
+            "KV-cache precision",
+            "select",
+            DEFAULTS["kv"],
+            options=_precision_options(numerics.KV_PRECISIONS),
+            help="How each cached key and value is stored.",
+        ),
+        Input(
+            "context",
+            "Context",
+            "range",
+            DEFAULTS["context"],
+            unit="tokens",
+            min=1,
+            max=transformer.MAX_CONTEXT_TOKENS,
+            step=1,
+            log=True,
+            help="Tokens each conversation holds in the KV cache: prompt plus answer so far.",
+        ),
+        Input(
+            "batch",
+            "Batch",
+            "range",
+            DEFAULTS["batch"],
+            unit="sequences",
+            min=1,
+            max=MAX_BATCH,
+            step=1,
+            log=True,
+            help="Conversations decoded together, each with its own KV cache.",
+        ),
+        Input(
+            "accelerator",
+            "Accelerator",
+            "select",
+            DEFAULTS["accelerator"],
+            options=_accelerator_options(),
+            help="One chip; its memory capacity and bandwidth come from the catalog.",
+        ),
     ],
 )
-def size_it_yourself(model: str, weights: str, kv: str, context: int, batch: int, accelerator: str) -> list[dict]:
+def size_it_yourself(
+    model: str, weights: str, kv: str, context: int, batch: int, accelerator: str
+) -> list[dict]:
     """Views for one sizing (:func:`descent.memory.size` with these arguments).
 
     Args:
@@ -184,52 +229,104 @@ def size_it_yourself(model: str, weights: str, kv: str, context: int, batch: int
 
     out: list[dict] = []
     if s.fits:
-        out.append(v.note(
-            f"Fits on one {a.name}: {_gb_gib(s.total_bytes)} of {_gb_gib(s.capacity_bytes)}, "
-            f"leaving {_gb_gib(s.free_bytes)} free.", "info"))
+        out.append(
+            v.note(
+                f"Fits on one {a.name}: {_gb_gib(s.total_bytes)} of {_gb_gib(s.capacity_bytes)}, "
+                f"leaving {_gb_gib(s.free_bytes)} free.",
+                "info",
+            )
+        )
     else:
         need = s.weights_bytes + s.kv_cache_bytes
         usable = s.capacity_bytes * (1 - RUNTIME_ALLOWANCE)
-        out.append(v.note(
-            f"Does not fit on one {a.name}: it needs {_gb_gib(s.total_bytes)}, the chip has "
-            f"{_gb_gib(s.capacity_bytes)}. The weights and KV cache ({format_bytes(need, 'GB')}) would "
-            f"need at least {s.accelerators_needed:,} such chips, counting {format_bytes(usable, 'GB')} "
-            f"usable on each and ignoring what splitting a model across chips costs.", "warn"))
+        out.append(
+            v.note(
+                f"Does not fit on one {a.name}: it needs {_gb_gib(s.total_bytes)}, the chip has "
+                f"{_gb_gib(s.capacity_bytes)}. The weights and KV cache ({format_bytes(need, 'GB')}) would "
+                f"need at least {s.accelerators_needed:,} such chips, counting {format_bytes(usable, 'GB')} "
+                f"usable on each and ignoring what splitting a model across chips costs.",
+                "warn",
+            )
+        )
 
     segs = [
-        v.segment(f"weights ({wp.label}, {format_count(s.params_total)} parameters)", s.weights_bytes,
-                  "is-weights", format_bytes(s.weights_bytes, "GB")),
-        v.segment(f"KV cache ({kp.label}, {context:,} tokens x {batch:,} {seqs})", s.kv_cache_bytes, "is-kv",
-                  format_bytes(s.kv_cache_bytes, "GB")),
-        v.segment(f"runtime allowance ({RUNTIME_ALLOWANCE * PERCENT:.0f}% of memory)", s.runtime_bytes,
-                  "is-other", format_bytes(s.runtime_bytes, "GB")),
+        v.segment(
+            f"weights ({wp.label}, {format_count(s.params_total)} parameters)",
+            s.weights_bytes,
+            "is-weights",
+            format_bytes(s.weights_bytes, "GB"),
+        ),
+        v.segment(
+            f"KV cache ({kp.label}, {context:,} tokens x {batch:,} {seqs})",
+            s.kv_cache_bytes,
+            "is-kv",
+            format_bytes(s.kv_cache_bytes, "GB"),
+        ),
+        v.segment(
+            f"runtime allowance ({RUNTIME_ALLOWANCE * PERCENT:.0f}% of memory)",
+            s.runtime_bytes,
+            "is-other",
+            format_bytes(s.runtime_bytes, "GB"),
+        ),
     ]
-    out.append(v.stacked_bar(segs, s.capacity_bytes, caption=f"Memory of one {a.name}",
-                             capacity_label=f"{a.name} memory", fmt_bytes=_gb_gib))
+    out.append(
+        v.stacked_bar(
+            segs,
+            s.capacity_bytes,
+            caption=f"Memory of one {a.name}",
+            capacity_label=f"{a.name} memory",
+            fmt_bytes=_gb_gib,
+        )
+    )
 
     if_fit = "" if s.fits else " (if it fit)"
     step = decode_step_bytes(m, weights, kv, context, batch)
-    out.append(v.stat(f"Decode ceiling per sequence{if_fit}", rate_text(s.decode_tokens_per_s), "tokens/s",
-                      note=f"{format_rate(s.memory_bandwidth)} of memory bandwidth / "
-                           f"{format_bytes(s.bytes_per_decode_step, 'GB')} per step"))
-    out.append(v.stat(f"Decode ceiling in total{if_fit}", rate_text(s.decode_tokens_per_s_total), "tokens/s",
-                      note=f"{batch:,} {seqs}, one token each per step"))
-    step_note = (f"weights read {format_bytes(step.weights_bytes, 'GB')} + KV cache "
-                 f"{format_bytes(step.kv_cache_bytes, 'GB')}")
+    out.append(
+        v.stat(
+            f"Decode ceiling per sequence{if_fit}",
+            rate_text(s.decode_tokens_per_s),
+            "tokens/s",
+            note=f"{format_rate(s.memory_bandwidth)} of memory bandwidth / "
+            f"{format_bytes(s.bytes_per_decode_step, 'GB')} per step",
+        )
+    )
+    out.append(
+        v.stat(
+            f"Decode ceiling in total{if_fit}",
+            rate_text(s.decode_tokens_per_s_total),
+            "tokens/s",
+            note=f"{batch:,} {seqs}, one token each per step",
+        )
+    )
+    step_note = (
+        f"weights read {format_bytes(step.weights_bytes, 'GB')} + KV cache "
+        f"{format_bytes(step.kv_cache_bytes, 'GB')}"
+    )
     if m.moe is not None and batch > 1:
         step_note += f"; about {step.routed_expert_share * PERCENT:.0f}% of the experts are touched"
-    out.append(v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note))
-    out.append(v.stat("KV cache per token", v.fmt(s.kv_bytes_per_token / KiB), "KiB",
-                      note=f"one sequence, all {m.num_layers} layers, keys and values, {kp.label}"))
+    out.append(
+        v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note)
+    )
+    out.append(
+        v.stat(
+            "KV cache per token",
+            v.fmt(s.kv_bytes_per_token / KiB),
+            "KiB",
+            note=f"one sequence, all {m.num_layers} layers, keys and values, {kp.label}",
+        )
+    )
 
     moe = moe_line(model)
     if moe is not None:
         out.append(v.note(moe, "info"))
     if s.beyond_max_context:
-        out.append(v.note(
-            f"{context:,} tokens is more than {m.name} was built for ({m.max_context:,} tokens): the "
-            f"memory is what the cache would take, but the model's answers beyond its limit are not to be trusted.",
-            "warn"))
+        out.append(
+            v.note(
+                f"{context:,} tokens is more than {m.name} was built for ({m.max_context:,} tokens): the "
+                f"memory is what the cache would take, but the model's answers beyond its limit are not to be trusted.",
+                "warn",
+            )
+        )
     return out
 
 
@@ -243,10 +340,23 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     bars = []
     for s in rows:
         a = catalog.accelerator(s.accelerator)
-        note = "" if s.fits else (f"won't fit: needs {format_bytes(s.total_bytes, 'GB')}, "
-                                  f"has {format_bytes(s.capacity_bytes, 'GB')}")
-        bars.append(v.bar(a.name, s.decode_tokens_per_s, display=f"{rate_text(s.decode_tokens_per_s)} tokens/s",
-                          greyed=not s.fits, note=note))
+        note = (
+            ""
+            if s.fits
+            else (
+                f"won't fit: needs {format_bytes(s.total_bytes, 'GB')}, "
+                f"has {format_bytes(s.capacity_bytes, 'GB')}"
+            )
+        )
+        bars.append(
+            v.bar(
+                a.name,
+                s.decode_tokens_per_s,
+                display=f"{rate_text(s.decode_tokens_per_s)} tokens/s",
+                greyed=not s.fits,
+                note=note,
+            )
+        )
     return bars
 
 
@@ -257,10 +367,24 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     "bandwidth allows for one conversation. Greyed chips cannot hold the model.",
     inputs=[
         Input("model", "Model", "select", FIELD_DEFAULTS["model"], options=_model_options()),
-        Input("weights", "Weight precision", "select", FIELD_DEFAULTS["weights"],
-              options=_precision_options(numerics.PRECISIONS)),
-        Input("context", "Context", "range", FIELD_DEFAULTS["context"], unit="tokens", min=1,
-              max=transformer.MAX_CONTEXT_TOKENS, step=1, log=True),
+        Input(
+            "weights",
+            "Weight precision",
+            "select",
+            FIELD_DEFAULTS["weights"],
+            options=_precision_options(numerics.PRECISIONS),
+        ),
+        Input(
+            "context",
+            "Context",
+            "range",
+            FIELD_DEFAULTS["context"],
+            unit="tokens",
+            min=1,
+            max=transformer.MAX_CONTEXT_TOKENS,
+            step=1,
+            log=True,
+        ),
     ],
 )
 def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
@@ -276,10 +400,19 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
     rows = across_field(model, weights, kv, context, batch)
     m = catalog.model(model)
     n_fit = sum(1 for s in rows if s.fits)
-    out = [v.bar_list(field_bars(rows), log=True,
-                      caption=f"{m.name}, {numerics.precision(weights).label} weights, {context:,} tokens, "
-                              f"one sequence: decode ceiling, tokens/s")]
-    out.append(v.note(f"{n_fit} of {len(rows)} chips hold it on their own; on the others the number is what "
-                      f"their bandwidth would allow if it fit.", "info" if n_fit else "warn"))
+    out = [
+        v.bar_list(
+            field_bars(rows),
+            log=True,
+            caption=f"{m.name}, {numerics.precision(weights).label} weights, {context:,} tokens, "
+            f"one sequence: decode ceiling, tokens/s",
+        )
+    ]
+    out.append(
+        v.note(
+            f"{n_fit} of {len(rows)} chips hold it on their own; on the others the number is what "
+            f"their bandwidth would allow if it fit.",
+            "info" if n_fit else "warn",
+        )
+    )
     return out
-
