@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
+
 from descent import catalog
 from descent.memory import size
 from descent.widgets.part5 import DEFAULTS, across_field, rate_text
@@ -116,3 +118,16 @@ def test_field_widget_greys_the_chips_that_cannot_hold_it(page, site_dir, server
     greyed = sorted(w.locator(".descent-bar--greyed .descent-bar__label").all_inner_texts())
     assert greyed == expected
     assert all(is_local(u) for u in page.descent_requests)
+
+
+def test_part5_widgets_have_no_axe_violations(page, site_dir, server):
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    url = _url(site_dir, server)
+    _go_live(page, url, SANDBOX)
+    # Over capacity (warn note, hatched band) as well as the default fitting state.
+    page.locator(f'{SANDBOX} .descent-field[data-field="accelerator"] select').select_option("rtx-5090")
+    page.wait_for_selector(f"{SANDBOX} .descent-stack--over", timeout=RECOMPUTE_TIMEOUT_MS)
+    for root in (SANDBOX, FIELD):
+        page.locator(root).scroll_into_view_if_needed()
+        results = axe_mod.Axe().run(page, context=root)
+        assert not results.response["violations"], results.generate_report()
