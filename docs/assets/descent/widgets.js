@@ -271,11 +271,15 @@ function bindAll() {
   for (const root of document.querySelectorAll(".descent-widget[data-widget]")) bind(root);
 }
 
-if (window.document$ && typeof window.document$.subscribe === "function") {
-  window.document$.subscribe(() => bindAll());
-} else if (document.readyState === "loading") {
-  document.addEventListener("DOMContentLoaded", bindAll);
-} else {
+// Bind what is on the page once the DOM is parsed, then every page Material's instant navigation
+// swaps in (document$ replays the current document to a new subscriber; binding is idempotent).
+// Under file: Material completes document$ without a value, hence the direct bind.
+function start() {
   bindAll();
+  const doc$ = window.document$;
+  if (doc$ && typeof doc$.subscribe === "function") doc$.subscribe(() => bindAll());
 }
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
+else start();
 })();

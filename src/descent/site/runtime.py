@@ -48,17 +48,21 @@ _SKIP_SUFFIXES = {".pyc", ".pyo"}
 
 
 def project_root(config: Any | None = None) -> Path:
-    """The repository root: the directory of mkdocs.yml when known, else the one holding
-    ``pyproject.toml`` above this file."""
-    if config is not None:
-        cfg = config.get("config_file_path") if hasattr(config, "get") else None
-        if cfg:
-            return Path(cfg).resolve().parent
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "pyproject.toml").is_file() and (parent / "src" / "descent").is_dir():
-            return parent
-    raise FileNotFoundError(f"no pyproject.toml with src/descent above {here}")
+    """The repository root: the nearest directory holding ``pyproject.toml`` and ``src/descent``,
+    searched upwards from mkdocs.yml's directory when known, else from this file.
+
+    Raises:
+        FileNotFoundError: no such directory.
+    """
+    starts = []
+    if config is not None and hasattr(config, "get") and config.get("config_file_path"):
+        starts.append(Path(config["config_file_path"]).resolve().parent)
+    starts.append(Path(__file__).resolve().parent)
+    for start in starts:
+        for parent in (start, *start.parents):
+            if (parent / "pyproject.toml").is_file() and (parent / "src" / "descent").is_dir():
+                return parent
+    raise FileNotFoundError(f"no pyproject.toml with src/descent above {', '.join(map(str, starts))}")
 
 
 def _package_files(pkg_dir: Path) -> list[tuple[str, Path]]:

@@ -1,0 +1,177 @@
+"""Shared fixtures for the browser tests: the built site, a local server, headless chromium.
+
+* ``site_dir``: ``$DESCENT_SITE_DIR`` when set (nox builds the site first), else one
+  ``mkdocs build --strict`` per session into a temporary directory.
+* ``server``: ``python -m http.server`` on 127.0.0.1 and a free port, serving ``site_dir``;
+  the fixture's value is the base URL (``http://127.0.0.1:PORT/``).
+* ``browser``: Debian's chromium (``/usr/bin/chromium``; ``playwright install`` cannot download
+  here) through ``playwright.sync_api``.
+* ``page``: a fresh context and page. Every request of the context (page and workers) is
+  recorded in ``page.descent_requests``; the test FAILS at teardown if any went to a host other
+  than 127.0.0.1 (``file:``, ``data:``, ``blob:`` and ``about:`` are local too). Console errors
+  and page errors are collected in ``page.descent_console_errors``.
+* ``make_page(**context_args)``: a factory for more pages (phone viewport, dark scheme, ...),
+  with the same request check at teardown.
+* ``requests``: the URLs ``page`` requested so far (the recorder's list).
+
+Every test under tests/browser/ is marked ``browser`` (deselect with ``-m "not browser"``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("DESCENT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+LOCAL_HOSTS = {"127.0.0.1"}
+LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome-extension", "devtools"}
+#: Seconds to wait for the local server to answer.
+SERVER_START_TIMEOUT_S = 10.0
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def site_dir(tmp_path_factory) -> Path:
+    env_dir = os.environ.get("DESCENT_SITE_DIR")
+    if env_dir:
+        path = Path(env_dir)
+        if not (path / "index.html").is_file():
+            pytest.fail(f"DESCENT_SITE_DIR={env_dir} has no index.html: build the site first")
+        return path
+    if not (ROOT / "mkdocs.yml").is_file():
+        pytest.skip("no mkdocs.yml yet: cannot build the site")
+    out = tmp_path_factory.mktemp("site")
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT, capture_output=True, text=True, env=env,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"mkdocs build --strict failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server(site_dir) -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(site_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while True:
+        try:
+            with urllib.request.urlopen(base, timeout=1):
+                break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"http.server on {base} did not start")
+            time.sleep(0.1)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def is_local(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in LOCAL_SCHEMES or parts.hostname in LOCAL_HOSTS
+
+
+def _page(browser, **context_args):
+    context = browser.new_context(**context_args)
+    requests: list[str] = []
+    errors: list[str] = []
+    context.on("request", lambda req: requests.append(req.url))
+    page = context.new_page()
+    page.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.on("worker", lambda worker: worker.on("console", lambda msg: errors.append(f"worker console: {msg.text}")
+                                                  if msg.type == "error" else None))
+    page.descent_requests = requests
+    page.descent_console_errors = errors
+    return context, page
+
+
+def _check_requests(page) -> None:
+    outside = sorted({u for u in page.descent_requests if not is_local(u)})
+    assert not outside, "requests left 127.0.0.1:\n" + "\n".join(outside)
+
+
+@pytest.fixture
+def page(browser):
+    context, pg = _page(browser, viewport={"width": 1280, "height": 900})
+    yield pg
+    context.close()
+    _check_requests(pg)
+
+
+@pytest.fixture
+def requests(page) -> list[str]:
+    return page.descent_requests
+
+
+@pytest.fixture
+def make_page(browser):
+    made = []
+
+    def factory(**context_args):
+        context, pg = _page(browser, **context_args)
+        made.append((context, pg))
+        return pg
+
+    yield factory
+    for context, _pg in made:
+        context.close()
+    for _context, pg in made:
+        _check_requests(pg)

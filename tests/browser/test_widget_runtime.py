@@ -1,0 +1,233 @@
+"""The widget runtime in a real browser, on the demo widget (``kv_demo`` on docs/contributing.md).
+
+static -> loading -> live; an input change recomputes in the Pyodide worker; a bad number shows
+the inline message and keeps the last good result; instant navigation keeps the worker (Pyodide
+loads once); from file:// the widget stays static and says how to make it live; the widget has
+no axe-core violations and fits a 390 px phone in light and dark. The ``page`` fixture fails any
+test whose page or worker requested a host other than 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from descent import widgets
+
+#: Seconds to wait for Pyodide + the wheel to load (about 3 s here; CI machines are slower).
+LIVE_TIMEOUT_MS = 90_000
+WIDGET = '.descent-widget[data-widget="kv_demo"]'
+
+# Expected values, worked out by hand from the demo's formula 2 x L x K x d_head x bytes x T:
+# defaults (32 layers, 8 KV heads, d_head 128, BF16 = 2 bytes, 8,192 tokens) -> 1,073,741,824 B;
+# context 4,096 -> 536,870,912 B; context 1,000 -> 131,072,000 B.
+DEFAULT_TOTAL = "1,073,741,824 bytes"
+CTX_4096_TOTAL = "536,870,912 bytes"
+CTX_1000_TOTAL = "131,072,000 bytes"
+
+
+def _page_path(site_dir: Path, name: str) -> str:
+    """The built page's path: ``name.html`` (offline plugin) or ``name/`` (directory URLs)."""
+    return f"{name}.html" if (site_dir / f"{name}.html").is_file() else f"{name}/"
+
+
+@pytest.fixture
+def demo_url(site_dir, server) -> str:
+    path = _page_path(site_dir, "contributing")
+    html = (site_dir / (path if path.endswith(".html") else path + "index.html")).read_text()
+    if 'data-widget="kv_demo"' not in html:
+        pytest.fail("docs/contributing.md must hold the line <!-- descent:widget kv_demo -->")
+    return server + path
+
+
+def _go_live(page, url: str):
+    page.goto(url)
+    w = page.locator(WIDGET)
+    assert w.get_attribute("data-state") == "static"
+    w.scroll_into_view_if_needed()
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    return w
+
+
+def _set_number(page, field: str, value: str) -> None:
+    page.locator(f'{WIDGET} .descent-field[data-field="{field}"] input[type=number]').fill(value)
+
+
+def test_static_then_live_then_recompute(page, demo_url):
+    page.goto(demo_url)
+    w = page.locator(WIDGET)
+    # Before any JS work: the pre-rendered default result and the static status line.
+    assert w.get_attribute("data-state") == "static"
+    assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
+    assert widgets.STATIC_STATUS in w.locator(".descent-widget__status").inner_text()
+    # Lazy: nothing of Pyodide is fetched until the widget is seen or touched.
+    assert not [u for u in page.descent_requests if "/pyodide/" in u]
+
+    w.scroll_into_view_if_needed()
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    assert "Live" in w.locator(".descent-widget__status").inner_text()
+    assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
+    fetched = page.descent_requests
+    assert any("/assets/pyodide/pyodide.asm.wasm" in u for u in fetched)
+    assert any("/assets/descent/wheels/descent-" in u for u in fetched)
+
+    _set_number(page, "context", "4096")
+    page.wait_for_function(
+        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_4096_TOTAL}')"
+    )
+    # The number box moved the log slider: log10(4096) = 3.612...
+    pos = float(page.locator(f'{WIDGET} [data-field="context"] input[type=range]').input_value())
+    assert abs(pos - 3.6123599) < 1e-6
+
+    # Dragging the log slider writes a 3-significant-figure value into the number box and recomputes:
+    # slider at 3.0 -> 10**3 = 1,000 tokens.
+    page.locator(f'{WIDGET} [data-field="context"] input[type=range]').evaluate(
+        "el => { el.value = '3'; el.dispatchEvent(new Event('input', {bubbles: true})); }"
+    )
+    assert page.locator(f'{WIDGET} [data-field="context"] input[type=number]').input_value() == "1000"
+    page.wait_for_function(
+        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_1000_TOTAL}')"
+    )
+    assert w.get_attribute("data-state") == "live"
+    assert page.descent_console_errors == []
+
+
+def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
+    w = _go_live(page, demo_url)
+    _set_number(page, "context", "4096")
+    page.wait_for_function(
+        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_4096_TOTAL}')"
+    )
+    _set_number(page, "context", "-3")
+    page.wait_for_selector(f'{WIDGET}[data-state="error"]', timeout=10_000)
+    field = w.locator('.descent-field[data-field="context"]')
+    # The message is Python's, word for word (descent.widgets.Input.coerce).
+    assert field.locator(".descent-field__error").inner_text() == "Context must be 1 to 10,000,000 tokens, got -3"
+    assert field.locator("input[type=number]").get_attribute("aria-invalid") == "true"
+    assert CTX_4096_TOTAL in w.locator(".descent-widget__output").inner_text()  # last good result kept
+    assert "Error" in w.locator(".descent-widget__status").inner_text()
+
+    # A second bad field replaces the first message. (A number box reports non-numbers as "".)
+    _set_number(page, "context", "4096")
+    _set_number(page, "layers", "")
+    page.wait_for_function(
+        f"document.querySelector('{WIDGET} [data-field=\"layers\"] .descent-field__error').textContent"
+        " === 'Layers is empty: enter a number from 1 to 200'"
+    )
+    assert field.locator(".descent-field__error").inner_text() == ""
+
+    _set_number(page, "layers", "32")
+    _set_number(page, "context", "4096")
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=10_000)
+    assert w.locator(".descent-field__error").all_inner_texts() == [""] * 5
+    assert field.locator("input[type=number]").get_attribute("aria-invalid") is None
+
+
+def test_select_and_segmented_recompute(page, demo_url):
+    w = _go_live(page, demo_url)
+    w.locator('[data-field="precision"] label:has-text("FP8")').click()
+    # FP8 (1 byte) halves the BF16 default: 536,870,912 B.
+    page.wait_for_function(
+        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_4096_TOTAL}')"
+    )
+    w.locator('[data-field="head_dim"] select').select_option("64")
+    # d_head 64 halves it again: 268,435,456 B.
+    page.wait_for_function(
+        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('268,435,456 bytes')"
+    )
+
+
+def _wasm_fetches(page) -> int:
+    return len([u for u in page.descent_requests if u.endswith("pyodide.asm.wasm")])
+
+
+def test_swapped_in_page_binds_on_document_emission_and_reuses_the_worker(page, demo_url):
+    """What Material's instant navigation does, done by hand: replace the content with a freshly
+    fetched copy of the page's static widget and emit on document$. The new widget must bind and
+    go live on the worker already running (Pyodide fetched once)."""
+    _go_live(page, demo_url)
+    assert _wasm_fetches(page) == 1
+    page.evaluate(
+        """async (url) => {
+            const html = await (await fetch(url)).text();
+            const fresh = new DOMParser().parseFromString(html, "text/html").querySelector('[data-widget="kv_demo"]');
+            const old = document.querySelector('[data-widget="kv_demo"]');
+            old.replaceWith(document.importNode(fresh, true));
+            window.document$.next(document);
+        }""",
+        demo_url,
+    )
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=10_000)
+    _set_number(page, "context", "4096")
+    page.wait_for_function(
+        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_4096_TOTAL}')"
+    )
+    assert _wasm_fetches(page) == 1
+
+
+def test_instant_navigation_keeps_the_worker(page, demo_url):
+    _go_live(page, demo_url)
+    page.evaluate("() => { window.__descentSamePage = true; }")
+    href = page.evaluate(
+        "() => [...document.querySelectorAll('a.md-nav__link[href]')].map(a => a.href)"
+        ".find(h => h.startsWith(location.origin) && !h.includes('contributing'))"
+    )
+    assert href
+    page.evaluate("h => [...document.querySelectorAll('a.md-nav__link[href]')].find(a => a.href === h).click()", href)
+    page.wait_for_url(href)
+    if not page.evaluate("() => window.__descentSamePage === true"):
+        pytest.skip("Material's instant navigation did a full page load here (it needs site_url in mkdocs.yml "
+                    "so that sitemap.xml lists the pages)")
+    page.go_back()
+    page.wait_for_url(demo_url)
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=20_000)
+    assert _wasm_fetches(page) == 1
+
+
+def test_file_url_stays_static_with_message(page, site_dir):
+    path = _page_path(site_dir, "contributing")
+    url = (site_dir / (path if path.endswith(".html") else path + "index.html")).resolve().as_uri()
+    page.goto(url)
+    w = page.locator(WIDGET)
+    page.wait_for_function(
+        f"document.querySelector('{WIDGET} .descent-widget__status').textContent.startsWith('Static copy')"
+    )
+    w.scroll_into_view_if_needed()
+    _set_number(page, "context", "4096")
+    page.wait_for_timeout(500)
+    assert w.get_attribute("data-state") == "static"
+    assert w.locator(".descent-widget__status").inner_text() == (
+        "Static copy: open this page from a web server (e.g. `nox -s serve`) to make the calculators live."
+    )
+    assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
+    assert not [u for u in page.descent_requests if "/pyodide/" in u or "worker.js" in u]
+    assert page.descent_console_errors == []
+
+
+def test_widget_has_no_axe_violations(page, demo_url):
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    _go_live(page, demo_url)
+    results = axe_mod.Axe().run(page, context=WIDGET)
+    violations = results.response["violations"]
+    assert not violations, results.generate_report()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_phone_layout_fits_and_screenshot(make_page, demo_url, scheme, tmp_path):
+    page = make_page(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True,
+                     has_touch=True, color_scheme=scheme)
+    w = _go_live(page, demo_url)
+    w.scroll_into_view_if_needed()
+    # Nothing in the widget is wider than the phone's viewport.
+    overflow = page.evaluate(
+        f"() => [...document.querySelectorAll('{WIDGET} *')].filter(e => e.getBoundingClientRect().right > "
+        "innerWidth + 1).map(e => e.className || e.tagName)"
+    )
+    assert overflow == []
+    scheme_attr = page.evaluate("() => document.body.getAttribute('data-md-color-scheme')")
+    assert scheme_attr == ("slate" if scheme == "dark" else "default")
+    out_dir = Path(os.environ.get("DESCENT_SCREENSHOTS", tmp_path))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    w.screenshot(path=str(out_dir / f"kv_demo-phone-{scheme}.png"))
