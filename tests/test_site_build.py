@@ -167,3 +167,20 @@ def test_contributing_lists_every_shortcode(site_dir):
             assert f"<code>{name}</code>" in html, name
     for fig in sorted(p.stem for p in (ROOT / "figures").glob("*.py")):
         assert f"<code>{fig}</code>" in html, fig
+
+
+def test_katex_renderer_inline_display_escaping_and_errors():
+    from descent.site import katex
+
+    r = katex.Renderer(ROOT / "node_modules")
+    try:
+        html = katex.render_math_html(
+            '<p><span class="arithmatex">\\(a &lt; b\\)</span></p><div class="arithmatex">\\[x^2\\]</div>', r, "p.md")
+        assert html.startswith('<p><span class="katex">')
+        assert '<annotation encoding="application/x-tex">a &lt; b</annotation>' in html  # unescaped, re-escaped by KaTeX
+        assert '<div class="descent-math descent-math-display"><span class="katex-display">' in html
+        assert ("x^2", True) in r._cache and ("a < b", False) in r._cache  # cached by expression
+        with pytest.raises(katex.KatexError, match=r"p.md: cannot render '\\\\frac\{1\}\{'"):
+            katex.render_math_html('<span class="arithmatex">\\(\\frac{1}{\\)</span>', r, "p.md")
+    finally:
+        r.close()
