@@ -2,7 +2,8 @@
 
 * ``site_dir``: ``$DESCENT_SITE_DIR`` when set (nox builds the site first), else one
   ``mkdocs build --strict`` per session into a temporary directory.
-* ``server``: ``python -m http.server`` on 127.0.0.1 and a free port, serving ``site_dir``;
+* ``server``: ``python -m http.server`` on 127.0.0.1 and a free port (``server_port``; a site
+  built here names it in ``site_url`` so instant navigation works), serving ``site_dir``;
   the fixture's value is the base URL (``http://127.0.0.1:PORT/``).
 * ``browser``: Debian's chromium (``/usr/bin/chromium``; ``playwright install`` cannot download
   here) through ``playwright.sync_api``.
@@ -56,7 +57,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def site_dir(tmp_path_factory) -> Path:
+def server_port() -> int:
+    """The port ``server`` will use, chosen first so the build can name it in site_url."""
+    return _free_port()
+
+
+@pytest.fixture(scope="session")
+def site_dir(tmp_path_factory, server_port) -> Path:
     env_dir = os.environ.get("DESCENT_SITE_DIR")
     if env_dir:
         path = Path(env_dir)
@@ -66,7 +73,9 @@ def site_dir(tmp_path_factory) -> Path:
     if not (ROOT / "mkdocs.yml").is_file():
         pytest.skip("no mkdocs.yml yet: cannot build the site")
     out = tmp_path_factory.mktemp("site")
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    # site_url must name the served origin, port included: Material's instant navigation only
+    # intercepts links listed in sitemap.xml, and it rewrites their scheme and host but not the port.
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DESCENT_SITE_URL=f"http://127.0.0.1:{server_port}/")
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=ROOT, capture_output=True, text=True, env=env,
@@ -83,8 +92,8 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def server(site_dir) -> Iterator[str]:
-    port = _free_port()
+def server(site_dir, server_port) -> Iterator[str]:
+    port = server_port
     proc = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(site_dir)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -178,8 +178,8 @@ def test_instant_navigation_keeps_the_worker(page, demo_url):
     page.evaluate("h => [...document.querySelectorAll('a.md-nav__link[href]')].find(a => a.href === h).click()", href)
     page.wait_for_url(href)
     if not page.evaluate("() => window.__descentSamePage === true"):
-        pytest.skip("Material's instant navigation did a full page load here (it needs site_url in mkdocs.yml "
-                    "so that sitemap.xml lists the pages)")
+        pytest.skip("Material's instant navigation did a full page load: the site's site_url does not name "
+                    "this server's origin (sitemap.xml must list the served URLs, port included)")
     page.go_back()
     page.wait_for_url(demo_url)
     page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=20_000)
