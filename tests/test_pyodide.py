@@ -144,3 +144,14 @@ def test_on_post_build_writes_wheel_manifest_and_pyodide(tmp_path):
     assert whl.is_file() and manifest["bytes"] == whl.stat().st_size and len(manifest["sha256"]) == 64
     for f in runtime.PYODIDE_FILES:
         assert (site / "assets/pyodide" / f).read_bytes() == (PYODIDE / f).read_bytes()
+
+
+def test_wheel_size_limit_and_bad_epoch(tmp_path, monkeypatch):
+    # The real wheel is ~0.5 MB (mostly the SmolLM2 tokenizer table): a 1,000-byte limit must trip.
+    monkeypatch.setattr(runtime, "MAX_WHEEL_BYTES", 1000)
+    with pytest.raises(ValueError, match=r"over the 1,000-byte limit for the browser; largest files: descent/"):
+        runtime.build_wheel(ROOT, tmp_path)
+    assert not list(tmp_path.iterdir())  # nothing half-written left behind
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    with pytest.raises(ValueError, match="SOURCE_DATE_EPOCH must be a whole number of seconds, got 'yesterday'"):
+        runtime.build_wheel(ROOT, tmp_path)

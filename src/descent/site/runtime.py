@@ -43,6 +43,14 @@ ZIP_EPOCH = 315532800
 WHEEL_DIR = Path("assets/descent/wheels")
 PYODIDE_DIR = Path("assets/pyodide")
 
+#: Largest wheel the site will ship, in bytes (20 MB, SI). The browser downloads it on a reader's
+#: first live widget, next to Pyodide's ~13 MB core; a bigger wheel means a cache or model file
+#: landed in src/descent by mistake, and the build fails rather than ship it.
+MAX_WHEEL_BYTES = 20 * 10**6
+
+#: Cached wheels older than this many seconds (1 hour) are deleted when a new one is built.
+CACHE_KEEP_S = 3600
+
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_SUFFIXES = {".pyc", ".pyo"}
 
@@ -113,6 +121,7 @@ def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
 
     Raises:
         FileNotFoundError: no ``src/descent`` under ``root``.
+        ValueError: the wheel would exceed :data:`MAX_WHEEL_BYTES`; SOURCE_DATE_EPOCH is not an integer.
     """
     root = Path(root) if root is not None else project_root()
     pkg = root / "src" / "descent"
@@ -128,6 +137,7 @@ def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
     key = digest.hexdigest()[:16]
     wheel_name = f"{name}-{version}-py3-none-any.whl"
+    cached = out_dir is None
     if out_dir is None:
         out_dir = root / ".cache" / "descent-wheel" / key
         if (out_dir / wheel_name).is_file():
@@ -155,7 +165,21 @@ def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             zf.writestr(info, data)
+    size = tmp.stat().st_size
+    if size > MAX_WHEEL_BYTES:
+        tmp.unlink()
+        biggest = sorted(files, key=lambda f: f[1].stat().st_size, reverse=True)[:3]
+        raise ValueError(
+            f"the descent wheel would be {size:,} bytes, over the {MAX_WHEEL_BYTES:,}-byte limit for the browser; "
+            f"largest files: {', '.join(f'{rel} ({p.stat().st_size:,} B)' for rel, p in biggest)}"
+        )
     tmp.replace(target)
+    if cached:
+        # Drop wheels built from older sources (not the ones a concurrent build may be writing).
+        now = time.time()
+        for old in out_dir.parent.iterdir():
+            if old != out_dir and old.is_dir() and now - old.stat().st_mtime > CACHE_KEEP_S:
+                shutil.rmtree(old, ignore_errors=True)
     return target
 
 
