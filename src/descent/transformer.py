@@ -38,6 +38,14 @@ __all__ = [
     "kv_elements_per_token_per_layer",
     "matmul_params_per_token",
     "param_counts",
+    # Part 1 additions
+    "CLASSIC_FFN_MATRICES",
+    "ROUTER_SCORING",
+    "StackCount",
+    "attend",
+    "route",
+    "softmax",
+    "stack_params",
 ]
 
 #: Largest context, in tokens, any function here accepts. A calculator bound, not a model property:
@@ -414,3 +422,185 @@ def flops_per_token(model: Model, context: int) -> float:
         ValueError: bad ``context``.
     """
     return float(FLOP_PER_MAC * matmul_params_per_token(model) + attention_flops_per_token(model, context))
+
+
+# ---------------------------------------------------------------------------------------------
+# Softmax, scaled dot-product attention, MoE routing and the layer-stack count (Part 1 widgets)
+# ---------------------------------------------------------------------------------------------
+
+#: Weight matrices of one classic (ungated) FFN: up and down (Vaswani et al. 2017, section 3.3, eq. 2).
+CLASSIC_FFN_MATRICES = 2
+
+#: Router scoring functions: ``softmax`` (Mixtral, Qwen3-MoE, gpt-oss) and ``sigmoid`` (DeepSeek-V3,
+#: arXiv:2412.19437, section 2.1.2, eq. 15).
+ROUTER_SCORING = ("softmax", "sigmoid")
+
+
+def _finite_list(values, field: str) -> list[float]:
+    import math
+
+    out = []
+    try:
+        items = list(values)
+    except TypeError:
+        raise ValueError(f"{field} must be a list of numbers, got {type(values).__name__}") from None
+    if not items:
+        raise ValueError(f"{field} must hold at least one number, got an empty list")
+    for i, x in enumerate(items):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise ValueError(f"{field}[{i}] must be a finite number, got {x!r}")
+        out.append(float(x))
+    return out
+
+
+def softmax(scores) -> list[float]:
+    """``exp(s_i) / sum_j exp(s_j)`` over a list of finite scores (max-subtracted, so no overflow).
+
+    Shapes: scores (n,) -> probabilities (n,), each in [0, 1], summing to 1.
+    Source: Bridle 1990; as used in Vaswani et al. 2017, eq. 1.
+
+    Raises:
+        ValueError: empty list or a non-finite score (named by index).
+    """
+    import math
+
+    s = _finite_list(scores, "scores")
+    top = max(s)
+    e = [math.exp(x - top) for x in s]
+    total = sum(e)
+    return [x / total for x in e]
+
+
+def attend(query, keys, values, scale: bool = True) -> dict:
+    """Scaled dot-product attention of one query over T keys and values, in plain Python.
+
+    ``scores_t = q . k_t``; ``scaled_t = scores_t / sqrt(d_k)`` (or unscaled if ``scale`` is
+    False); ``weights = softmax(scaled)``; ``output = sum_t weights_t * v_t``.
+    Shapes: query (d_k,), keys (T, d_k), values (T, d_v) -> a dict with ``scores`` (T,),
+    ``scaled`` (T,), ``weights`` (T,) and ``output`` (d_v,).
+    Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.2.1, eq. 1.
+
+    Raises:
+        ValueError: empty inputs, non-finite numbers, or mismatched lengths (named).
+    """
+    import math
+
+    q = _finite_list(query, "query")
+    ks = [_finite_list(k, f"keys[{t}]") for t, k in enumerate(keys)]
+    vs = [_finite_list(v, f"values[{t}]") for t, v in enumerate(values)]
+    if not ks:
+        raise ValueError("keys must hold at least one key vector, got none")
+    if len(vs) != len(ks):
+        raise ValueError(f"values must hold one vector per key ({len(ks)}), got {len(vs)}")
+    for t, k in enumerate(ks):
+        if len(k) != len(q):
+            raise ValueError(f"keys[{t}] must have the query's length {len(q)}, got {len(k)}")
+    d_v = len(vs[0])
+    for t, v in enumerate(vs):
+        if len(v) != d_v:
+            raise ValueError(f"values[{t}] must have length {d_v} like values[0], got {len(v)}")
+    scores = [sum(a * b for a, b in zip(q, k)) for k in ks]
+    div = math.sqrt(len(q)) if scale else 1.0
+    scaled = [s / div for s in scores]
+    weights = softmax(scaled)
+    output = [sum(w * v[c] for w, v in zip(weights, vs)) for c in range(d_v)]
+    return {"scores": scores, "scaled": scaled, "weights": weights, "output": output}
+
+
+def route(scores, k: int, scoring: str = "softmax") -> list[tuple[int, float]]:
+    """Top-k expert routing of one token: the experts chosen and their mixing weights.
+
+    ``scoring="softmax"``: the k largest router logits, their weights a softmax over those k
+    (equal to a softmax over all E then renormalised over the k chosen: Mixtral, arXiv:2401.04088,
+    section 2.1, eq. 1 and "TopK"; Qwen3-MoE ``norm_topk_prob``; gpt-oss ``GptOssTopKRouter``).
+    ``scoring="sigmoid"``: each score is ``sigmoid(logit)``; the k largest are chosen and their
+    weights are those sigmoids divided by their sum (DeepSeek-V3, arXiv:2412.19437, section 2.1.2,
+    eq. 13-15). DeepSeek-V3 additionally adds a per-expert balancing bias when choosing, picks
+    within 4 of 8 expert groups, and multiplies the weights by ``routed_scaling_factor`` = 2.5;
+    those are left out here.
+
+    Shapes: scores (E,) -> k pairs ``(expert index, weight)``, largest weight first (ties: lower
+    index first); the weights sum to 1.
+
+    Raises:
+        ValueError: empty or non-finite scores, k not 1 to E, unknown scoring.
+    """
+    import math
+
+    s = _finite_list(scores, "scores")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(s):
+        raise ValueError(f"k (experts per token) must be 1 to {len(s)}, got {k!r}")
+    if scoring not in ROUTER_SCORING:
+        raise ValueError(f"scoring must be one of {', '.join(ROUTER_SCORING)}, got {scoring!r}")
+    order = sorted(range(len(s)), key=lambda i: (-s[i], i))[:k]
+    if scoring == "softmax":
+        weights = softmax([s[i] for i in order])
+    else:
+        sig = [1.0 / (1.0 + math.exp(-s[i])) if s[i] >= 0 else math.exp(s[i]) / (1.0 + math.exp(s[i]))
+               for i in order]
+        total = sum(sig)
+        weights = [x / total for x in sig]
+    return list(zip(order, weights))
+
+
+@dataclass(frozen=True)
+class StackCount:
+    """Weights of a layer stack, by part (unit: parameters). No embeddings, head, biases or norms.
+
+    Attributes:
+        attention_per_layer: Q and O (D x H*d_head each) plus K and V (D x K*d_head each).
+        ffn_per_layer: 3*D*F gated (SwiGLU) or 2*D*F classic.
+        layers: L.
+        norms_per_layer: two RMSNorm weight vectors of size D (pre-norm before attention and FFN);
+            reported separately, not in ``total``.
+    """
+
+    attention_per_layer: int
+    ffn_per_layer: int
+    layers: int
+    norms_per_layer: int
+
+    @property
+    def attention(self) -> int:
+        return self.layers * self.attention_per_layer
+
+    @property
+    def ffn(self) -> int:
+        return self.layers * self.ffn_per_layer
+
+    @property
+    def total(self) -> int:
+        """Attention + FFN weight matrices of every layer."""
+        return self.attention + self.ffn
+
+
+def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int, gated: bool,
+                 head_dim: int | None = None) -> StackCount:
+    """Weights of the attention and FFN matrices of a stack of ``layers`` identical blocks.
+
+    Per layer: attention ``D*H*d_head`` (Q) + ``2*D*K*d_head`` (K, V) + ``H*d_head*D`` (O), so
+    ``4*D^2`` for MHA with ``d_head = D/H`` (Vaswani et al. 2017, section 3.2.2); FFN ``3*D*F``
+    gated (Shazeer 2020, eq. 6) or ``2*D*F`` classic (Vaswani et al. 2017, eq. 2). ``head_dim``
+    defaults to ``D / H``, which must then be a whole number.
+
+    Raises:
+        ValueError: a non-positive or non-integer size, K not dividing H, or D not divisible by H
+            when ``head_dim`` is not given (each message names the field).
+    """
+    for name, val in (("layers", layers), ("d_model", d_model), ("heads", heads), ("kv_heads", kv_heads),
+                      ("ffn", ffn)):
+        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {val!r}")
+    if not isinstance(gated, bool):
+        raise ValueError(f"gated must be true or false, got {gated!r}")
+    if kv_heads > heads or heads % kv_heads:
+        raise ValueError(f"kv_heads must divide heads ({heads}), got {kv_heads}")
+    if head_dim is None:
+        if d_model % heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by heads ({heads}) when head_dim is not given")
+        head_dim = d_model // heads
+    elif isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
+        raise ValueError(f"head_dim must be a whole number >= 1, got {head_dim!r}")
+    attn = 2 * d_model * heads * head_dim + KV_TENSORS * d_model * kv_heads * head_dim
+    ffn_w = (GATED_FFN_MATRICES if gated else CLASSIC_FFN_MATRICES) * d_model * ffn
+    return StackCount(attn, ffn_w, layers, 2 * d_model)
