@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -235,5 +236,9 @@ def test_site_traces_are_cached(trace_cache, monkeypatch):
 
 @pytest.mark.slow
 def test_cold_trace_is_within_budget():
+    # A wall-clock budget means nothing while other jobs hold the cores (the decode steps are bound
+    # by memory bandwidth): measure only on a machine that is not already saturated.
+    if os.getloadavg()[0] > (os.cpu_count() or 1):
+        pytest.skip(f"machine busy (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores): budget not measurable")
     seconds = bench.cold_trace_seconds()
     assert 0 < seconds <= bench.COLD_TRACE_BUDGET_S

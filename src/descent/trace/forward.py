@@ -156,13 +156,15 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
 @dataclass
 class Step:
     """One generated token: the ids fed this step, the id chosen, its probability (temperature 1,
-    unfiltered), the logits it was chosen from (V,) and the cache length before the step."""
+    unfiltered), the logits it was chosen from (V,), the cache length before the step and the
+    attention of the last fed position over all positions (L, H, S)."""
 
     fed: list[int]
     token: int
     probability: float
     logits: np.ndarray
     cached: int
+    attention: np.ndarray
 
 
 def generate(
@@ -195,13 +197,21 @@ def generate(
     fed = list(prompt_ids)
     for _ in range(max_new_tokens):
         cached = cache.length
-        logits = forward(model, fed, cache).logits[-1]  # (V,)
+        out = forward(model, fed, cache)
+        logits = out.logits[-1]  # (V,)
         if temperature == 0:
             token = int(np.argmax(logits))
         else:
             token = sampling.sample(logits.tolist(), temperature, top_k, top_p, rng=rng)
         probability = float(np.exp(log_softmax(logits)[token]))
-        yield Step(fed=fed, token=token, probability=probability, logits=logits, cached=cached)
+        yield Step(
+            fed=fed,
+            token=token,
+            probability=probability,
+            logits=logits,
+            cached=cached,
+            attention=out.attention,
+        )
         if token in stop_ids:
             return
         fed = [token]

@@ -91,7 +91,9 @@ def _token(tok, token_id: int) -> dict:
 
 
 def _ranked(logits: np.ndarray, logp: np.ndarray, count: int, tok) -> list[dict]:
-    order = np.argsort(-logits, kind="stable")[:count]  # ties: lower id first
+    count = min(count, logits.size)
+    candidates = np.argpartition(-logits, count - 1)[:count]  # the `count` largest, unordered: O(V)
+    order = candidates[np.lexsort((candidates, -logits[candidates]))]  # largest first; ties: lower id first
     return [
         {**_token(tok, i), "logit": _sig(float(logits[i])), "probability": _sig(math.exp(float(logp[i])))}
         for i in order
@@ -142,17 +144,23 @@ def trace(prompt: str, chat: bool = False, top: int = 50, max_new_tokens: int = 
         raise ValueError("prompt must contain at least one token")
     stops = stop_ids()
 
-    out = forward(model, ids)  # a prefill of its own: the attention of the last prompt position
-    logits = out.logits[-1]  # (V,)
+    steps = []
+    stop_reason = "max_new_tokens"
+    # Step 0 is the prefill of the whole prompt: its logits and attention are the prompt's.
+    if max_new_tokens:
+        generated_steps = list(generate(ids, max_new_tokens, stop_ids=stops, model=model))
+        logits, last_attention = generated_steps[0].logits, generated_steps[0].attention
+    else:
+        generated_steps = []
+        out = forward(model, ids)
+        logits, last_attention = out.logits[-1], out.attention  # (V,), (L, H, T)
     logp = log_softmax(logits)  # (V,)
     probs = np.exp(logp)
     entropy_bits = float(-(probs * logp).sum() / math.log(2))
-    attention = [[[_sig(float(w)) for w in head] for head in layer] for layer in out.attention]  # (L, H, T)
+    attention = [[[_sig(float(w)) for w in head] for head in layer] for layer in last_attention]  # (L, H, T)
 
-    steps = []
-    stop_reason = "max_new_tokens"
-    if max_new_tokens:
-        for n, step in enumerate(generate(ids, max_new_tokens, stop_ids=stops, model=model)):
+    if generated_steps:
+        for n, step in enumerate(generated_steps):
             step_logp = log_softmax(step.logits)
             steps.append(
                 {
