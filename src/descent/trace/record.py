@@ -30,6 +30,8 @@ from descent import tokenizer
 from descent.trace.forward import forward, generate, log_softmax
 from descent.trace.gguf_reader import cache_dir, load_model
 
+#: The model's name as its publisher gives it (Hugging Face repo HuggingFaceTB/SmolLM2-135M-Instruct).
+MODEL_NAME = "SmolLM2-135M-Instruct"
 #: Bump when the content or layout of a trace changes: old cached traces are then ignored.
 TRACE_VERSION = 1
 #: Alternatives recorded per generated token.
@@ -159,30 +161,29 @@ def trace(prompt: str, chat: bool = False, top: int = 50, max_new_tokens: int = 
     entropy_bits = float(-(probs * logp).sum() / math.log(2))
     attention = [[[_sig(float(w)) for w in head] for head in layer] for layer in last_attention]  # (L, H, T)
 
-    if generated_steps:
-        for n, step in enumerate(generated_steps):
-            step_logp = log_softmax(step.logits)
-            steps.append(
-                {
-                    "step": n,
-                    "fed": [_token(tok, i) for i in step.fed],
-                    "cached": step.cached,
-                    "token": _token(tok, step.token),
-                    "probability": _sig(step.probability),
-                    "alternatives": [
-                        {k: v for k, v in alt.items() if k != "logit"}
-                        for alt in _ranked(step.logits, step_logp, STEP_ALTERNATIVES, tok)
-                    ],
-                }
-            )
-            if step.token in stops:
-                stop_reason = "stop_token"
+    for n, step in enumerate(generated_steps):
+        step_logp = log_softmax(step.logits)
+        steps.append(
+            {
+                "step": n,
+                "fed": [_token(tok, i) for i in step.fed],
+                "cached": step.cached,
+                "token": _token(tok, step.token),
+                "probability": _sig(step.probability),
+                "alternatives": [
+                    {k: v for k, v in alt.items() if k != "logit"}
+                    for alt in _ranked(step.logits, step_logp, STEP_ALTERNATIVES, tok)
+                ],
+            }
+        )
+        if step.token in stops:
+            stop_reason = "stop_token"
     generated = [s["token"]["id"] for s in steps if s["token"]["id"] not in stops]
     c = model.config
     return {
         "version": TRACE_VERSION,
         "model": {
-            "name": "SmolLM2-135M-Instruct",
+            "name": MODEL_NAME,
             "file": model.meta.get("file"),
             "sha256": model.sha256,
             "layers": c.n_layers,
