@@ -7,5 +7,6 @@ from descent.site.hooks import (  # noqa: F401  (MkDocs finds the event handlers
     on_page_markdown,
     on_post_build,
     on_post_page,
+    on_post_template,
     on_shutdown,
 )

@@ -29,7 +29,8 @@ from mkdocs.structure.files import File, Files
 from descent.site import katex, shortcodes, values
 from descent.site.figures import FigureBuilder, FigureError, figure_html
 
-__all__ = ["on_config", "on_files", "on_page_markdown", "on_page_content", "on_post_page", "on_post_build"]
+__all__ = ["on_config", "on_files", "on_page_markdown", "on_page_content", "on_post_page", "on_post_template",
+           "on_post_build"]
 
 #: Where the iframe-worker shim goes in the site (``extra.polyfills`` in mkdocs.yml must match).
 SHIM_PATH = "assets/vendor/iframe-worker/shim.js"
@@ -199,7 +200,15 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
             f"{page.file.src_uri}: the page would load {len(found)} asset(s) from another origin "
             f"(nothing may leave the site): {found[0]}"
         )
-    return output
+    # Last: the Content-Security-Policy meta hashes the page's final inline scripts.
+    return importlib.import_module("descent.site.csp").inject(output)
+
+
+def on_post_template(output_content: str, template_name: str, config: Any) -> str:
+    """Theme templates rendered as pages (404.html) get the same Content-Security-Policy meta."""
+    if not template_name.endswith(".html"):
+        return output_content
+    return importlib.import_module("descent.site.csp").inject(output_content)
 
 
 def on_post_build(config: Any) -> None:
