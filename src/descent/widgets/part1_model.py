@@ -1,0 +1,428 @@
+"""Part 1 widgets ("The transformer"): embeddings, the layer stack, attention and mixture-of-experts.
+
+* ``embedding_neighbours``: pick a word; its nearest tokens in SmolLM2-135M's embedding table by
+  cosine similarity over the whole vocabulary, and an analogy check (``b - a + c``), from
+  ``descent/data/embeddings.json`` (exported at build by :mod:`descent.trace.embeddings`).
+* ``stack_calculator``: attention + FFN weights of a stack of identical blocks
+  (:func:`descent.transformer.stack_params`).
+* ``attention_fan``: where the last prompt token's attention goes, for one layer and head of the
+  real SmolLM2 trace (``descent/data/traces.json``, exported by the trace pipeline).
+* ``qkv_example``: a 4-token, d = 4 worked example of scaled dot-product attention
+  (:func:`descent.transformer.attend`).
+* ``moe_router``: top-k routing of one token in a catalog MoE model with illustrative router
+  logits, and the computed total and active parameters (:func:`descent.transformer.param_counts`).
+
+Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+import zlib
+from functools import cache
+from importlib import resources
+
+from descent import catalog, transformer
+from descent.units import format_count
+from descent.widgets import FieldError, Input, widget
+from descent.widgets import views as v
+
+__all__ = [
+    "EMBEDDINGS_FILE",
+    "MOE_MODELS",
+    "QKV_PRESETS",
+    "ROUTER_TOKENS",
+    "TRACES_FILE",
+    "attention_fan",
+    "embedding_data",
+    "embedding_neighbours",
+    "moe_router",
+    "qkv_example",
+    "router_logits",
+    "stack_calculator",
+    "trace_data",
+]
+
+#: Data files in ``descent/data`` (both exported at build from the real model).
+EMBEDDINGS_FILE = "embeddings.json"
+TRACES_FILE = "traces.json"
+
+#: Percent per unit fraction.
+PERCENT = 100
+
+
+def _show_token(text: str) -> str:
+    """A token's text with its whitespace made visible: space -> '␣', newline -> '↵'."""
+    return text.replace(" ", "\u2423").replace("\n", "\u21b5").replace("\t", "\u21e5") or "(empty)"
+
+
+# ---------------------------------------------------------------------------------------------
+# embedding_neighbours
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def embedding_data() -> dict:
+    """The parsed ``embeddings.json`` (see :mod:`descent.trace.embeddings` for its fields)."""
+    return json.loads(resources.files("descent").joinpath("data", EMBEDDINGS_FILE).read_text(encoding="utf-8"))
+
+
+def _word_options() -> list[tuple[str, str]]:
+    return [(w["word"], f"{w['word']} ({w['group']})") for w in embedding_data()["words"]]
+
+
+def _analogy_options() -> list[tuple[str, str]]:
+    return [(str(i), a["label"]) for i, a in enumerate(embedding_data()["analogies"])]
+
+
+@widget(
+    "embedding_neighbours",
+    title="Nearest tokens in SmolLM2's embedding table",
+    description=(
+        "Cosine similarity between the chosen word's 576-number vector and every one of the "
+        "49,152 rows of the real embedding table. The analogy adds and subtracts whole vectors."
+    ),
+    inputs=[
+        Input("word", "Word", "select", "king", options=_word_options(),
+              help="Each word is one token, with the leading space it has mid-sentence."),
+        Input("analogy", "Analogy", "select", "0", options=_analogy_options()),
+    ],
+)
+def embedding_neighbours(word: str, analogy: str) -> list[dict]:
+    data = embedding_data()
+    row = next(w for w in data["words"] if w["word"] == word)
+    a = data["analogies"][int(analogy)]
+    listed = {w["id"] for w in data["words"]}
+    bars = [
+        v.bar(_show_token(n["text"]), n["cosine"], display=f"{n['cosine']:.3f}",
+              cls="" if n["id"] in listed else "", note="in the word list" if n["id"] in listed else "")
+        for n in row["neighbours"]
+    ]
+    top = [
+        v.bar(_show_token(t["text"]), t["cosine"], display=f"{t['cosine']:.3f}",
+              greyed=t["text"].strip() in (a["a"], a["b"], a["c"]),
+              note="an input word" if t["text"].strip() in (a["a"], a["b"], a["c"]) else "")
+        for t in a["top"]
+    ]
+    return [
+        v.stat("Token id", row["id"], note=f"'{_show_token(row['text'])}'"),
+        v.stat("Closest other token", _show_token(row["neighbours"][0]["text"]),
+               note=f"cosine {row['neighbours'][0]['cosine']:.3f}"),
+        v.bar_list(bars, caption=f"The {len(bars)} tokens nearest to '{_show_token(row['text'])}' "
+                   f"(cosine similarity, 1 = same direction), out of {data['vocab_size']:,}", max=1),
+        v.bar_list(top, caption=f"{a['label']}: the closest tokens to the result vector (cosine)", max=1),
+        v.note(
+            f"'{a['expected']}' ranks {a['rank_all']} among all tokens (cosine {a['cosine']:.3f}) and "
+            f"{a['rank_excluding_inputs']} once the three input words are set aside."
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# stack_calculator
+# ---------------------------------------------------------------------------------------------
+
+#: Defaults: GPT-2 small / BERT-base proportions (Radford et al. 2019, table 2: 12 layers,
+#: d_model 768; FFN 4 * d_model as in Vaswani et al. 2017, section 3.3), classic 2-matrix FFN.
+STACK_DEFAULTS = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ffn": 3072, "gated": False}
+
+
+@widget(
+    "stack_calculator",
+    title="Count the weights of a layer stack",
+    description="Attention and feed-forward weight matrices of L identical blocks. "
+                "Embeddings, the output head, biases and norm weights are not included.",
+    inputs=[
+        Input("layers", "Layers", "range", STACK_DEFAULTS["layers"], min=1, max=200, step=1),
+        Input("d_model", "Model width d_model", "range", STACK_DEFAULTS["d_model"], min=64, max=32768, step=64),
+        Input("heads", "Query heads", "range", STACK_DEFAULTS["heads"], min=1, max=256, step=1),
+        Input("kv_heads", "Key/value heads", "range", STACK_DEFAULTS["kv_heads"], min=1, max=256, step=1,
+              help="Equal to the query heads is MHA, 1 is MQA, in between is GQA."),
+        Input("ffn", "FFN width", "range", STACK_DEFAULTS["ffn"], min=64, max=131072, step=64),
+        Input("gated", "Gated FFN (SwiGLU: 3 matrices instead of 2)", "toggle", STACK_DEFAULTS["gated"]),
+    ],
+)
+def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]:
+    if kv_heads > heads or heads % kv_heads:
+        raise FieldError("kv_heads", f"Key/value heads must divide the query heads ({heads}), got {kv_heads}")
+    if d_model % heads:
+        raise FieldError("heads", f"Query heads must divide d_model ({d_model:,}) so each head has "
+                         f"d_model / heads values, got {heads}")
+    s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated)
+    head_dim = d_model // heads
+    share = s.ffn / s.total
+    return [
+        v.stat("Attention + FFN weights", format_count(s.total), note=f"{s.total:,} exactly"),
+        v.stat("Attention", format_count(s.attention), note=f"{s.attention_per_layer:,} per layer"),
+        v.stat("Feed-forward", format_count(s.ffn),
+               note=f"{s.ffn_per_layer:,} per layer, {share * PERCENT:.0f}% of the total"),
+        v.kv([
+            ("Head dimension d_head = d_model / heads", head_dim),
+            ("Q and O per layer (2 x d_model x heads x d_head)", 2 * d_model * heads * head_dim),
+            ("K and V per layer (2 x d_model x KV heads x d_head)", 2 * d_model * kv_heads * head_dim),
+            (f"FFN per layer ({3 if gated else 2} x d_model x FFN width)", s.ffn_per_layer),
+            ("RMSNorm weights, not counted above (2 x d_model per layer)", s.norms_per_layer * layers),
+        ], caption="Where the count comes from"),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# attention_fan
+# ---------------------------------------------------------------------------------------------
+
+
+@cache
+def trace_data() -> list[dict]:
+    """The prompts of ``traces.json``: a list of ``{"id", "prompt", "tokens", "attention_last", ...}``.
+
+    Raises:
+        ValueError: the file is missing (the trace export has not run).
+    """
+    f = resources.files("descent").joinpath("data", TRACES_FILE)
+    if not f.is_file():
+        raise ValueError(f"descent/data/{TRACES_FILE} is missing: run the trace export first")
+    raw = json.loads(f.read_text(encoding="utf-8"))
+    prompts = raw.get("prompts", raw.get("traces")) if isinstance(raw, dict) else raw
+    out = []
+    for p in prompts:
+        att = p.get("attention_last", p.get("attention"))
+        out.append({**p, "attention_last": att})
+    return out
+
+
+def _prompt_options() -> list[tuple[str, str]]:
+    try:
+        data = trace_data()
+    except ValueError:
+        return [("capital", "The capital of France is")]
+    return [(p["id"], p.get("prompt", p["id"])) for p in data]
+
+
+def _trace_shape() -> tuple[int, int]:
+    try:
+        att = trace_data()[0]["attention_last"]
+        return len(att), len(att[0])
+    except (ValueError, IndexError, KeyError, TypeError):
+        c = catalog.model("smollm2-135m")
+        return c.num_layers, c.num_heads
+
+
+_LAYERS, _HEADS = _trace_shape()
+
+
+@widget(
+    "attention_fan",
+    title="Where the last token looks",
+    description=(
+        "Recorded from SmolLM2-135M on the site's prompts: the attention weights of the last "
+        "prompt token over every prompt token, for one layer and one head. Each row sums to 100%."
+    ),
+    inputs=[
+        Input("prompt", "Prompt", "select", _prompt_options()[0][0], options=_prompt_options()),
+        Input("layer", "Layer", "range", 1, min=1, max=_LAYERS, step=1),
+        Input("head", "Head", "range", 1, min=1, max=_HEADS, step=1),
+    ],
+)
+def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
+    p = next(x for x in trace_data() if x["id"] == prompt)
+    weights = p["attention_last"][layer - 1][head - 1]  # (T,)
+    tokens = p["tokens"]
+    if len(weights) != len(tokens):
+        raise ValueError(f"trace {prompt!r}: {len(weights)} attention weights for {len(tokens)} tokens")
+    top = max(range(len(weights)), key=lambda i: weights[i])
+    rows = [
+        v.bar(f"{i + 1}. {_show_token(t['text'])}", w * PERCENT, display=f"{w * PERCENT:.1f}%",
+              cls="is-top" if i == top else "", note="the token doing the looking" if i == len(tokens) - 1 else "")
+        for i, (t, w) in enumerate(zip(tokens, weights))
+    ]
+    ent = -sum(w * math.log2(w) for w in weights if w > 0)
+    return [
+        v.stat("Most attention on", _show_token(tokens[top]["text"]),
+               note=f"position {top + 1}, {weights[top] * PERCENT:.1f}%"),
+        v.stat("Spread", f"{2 ** ent:.1f}", "tokens",
+               note="effective number of tokens attended (2 to the entropy in bits)"),
+        v.bar_list(rows, caption=f"Layer {layer}, head {head}: attention of "
+                   f"'{_show_token(tokens[-1]['text'])}' over the prompt", max=PERCENT),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# qkv_example
+# ---------------------------------------------------------------------------------------------
+
+#: Worked examples: four tokens, each with a key and a value of d = 4 numbers; the query is the
+#: last token's. Made-up numbers chosen to show one behaviour each (not from a model).
+QKV_PRESETS: dict[str, dict] = {
+    "pronoun": {
+        "label": "'it' looks for a noun",
+        "tokens": ("the", "cat", "slept", "it"),
+        "query": (1.0, 0.0, 1.0, 0.0),
+        "keys": ((0.0, 1.0, 0.0, 0.0), (1.0, 0.0, 1.0, 0.5), (0.0, 0.5, 0.0, 1.0), (0.5, 0.0, 0.5, 0.0)),
+        "values": ((0.1, 0.0, 0.0, 0.2), (1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0)),
+    },
+    "two": {
+        "label": "two keys match equally",
+        "tokens": ("red", "and", "blue", "paint"),
+        "query": (0.0, 1.0, 0.0, 1.0),
+        "keys": ((0.0, 1.0, 0.0, 1.0), (0.5, 0.0, 0.5, 0.0), (0.0, 1.0, 0.0, 1.0), (0.0, 0.5, 0.5, 0.0)),
+        "values": ((1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0)),
+    },
+    "flat": {
+        "label": "nothing stands out",
+        "tokens": ("so", "we", "went", "home"),
+        "query": (0.5, 0.5, 0.5, 0.5),
+        "keys": ((0.5, 0.0, 0.0, 0.5), (0.0, 0.5, 0.5, 0.0), (0.5, 0.5, 0.0, 0.0), (0.0, 0.0, 0.5, 0.5)),
+        "values": ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0)),
+    },
+}
+
+
+def _vec(xs) -> str:
+    return "[" + ", ".join(f"{x:.2f}" for x in xs) + "]"
+
+
+@widget(
+    "qkv_example",
+    title="Attention by hand: four tokens, d = 4",
+    description="The last token's query is compared with every key; the scores are divided by "
+                "the square root of d, turned into weights by a softmax, and the values are "
+                "mixed with those weights.",
+    inputs=[
+        Input("preset", "Example", "select", "pronoun", options=[(k, p["label"]) for k, p in QKV_PRESETS.items()]),
+        Input("scale", "Multiply queries and keys by", "range", 1.0, min=0.25, max=8.0, step=0.25,
+              help="Larger vectors give larger dot products: watch the softmax sharpen."),
+        Input("divide", "Divide by the square root of d", "toggle", True),
+    ],
+)
+def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
+    p = QKV_PRESETS[preset]
+    q = [x * scale for x in p["query"]]
+    keys = [[x * scale for x in k] for k in p["keys"]]
+    r = transformer.attend(q, keys, p["values"], scale=divide)
+    d = len(q)
+    rows = [
+        [tok, _vec(k), _vec(val), f"{s:.3f}", f"{sc:.3f}", f"{w * PERCENT:.1f}%"]
+        for tok, k, val, s, sc, w in zip(p["tokens"], keys, p["values"], r["scores"], r["scaled"], r["weights"])
+    ]
+    top = max(r["weights"])
+    return [
+        v.stat("Query of", f"'{p['tokens'][-1]}'", note=_vec(q)),
+        v.stat("Largest weight", f"{top * PERCENT:.1f}", "%",
+               note=f"d = {d}, divisor {math.sqrt(d):.0f}" if divide else "no division"),
+        v.table(
+            ["Token", "Key k", "Value v", "q · k", "q · k / √d" if divide else "q · k (undivided)", "Weight"],
+            rows, caption="Scores, scaled scores and softmax weights", numeric=[False, False, False, True, True, True],
+        ),
+        v.kv([("Output = sum of weight x value", _vec(r["output"]))], caption="The result for the last token"),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# moe_router
+# ---------------------------------------------------------------------------------------------
+
+#: The catalog's MoE models, default first.
+MOE_MODELS = ("gpt-oss-120b", "gpt-oss-20b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3")
+
+#: Models whose router scores experts with a sigmoid instead of a softmax (DeepSeek-V3 Technical
+#: Report, arXiv:2412.19437, section 2.1.2, eq. 15); the others use a softmax over the top k.
+SIGMOID_ROUTERS = frozenset({"deepseek-v3"})
+
+#: Example tokens; each seeds the illustrative router logits.
+ROUTER_TOKENS = (" the", " Paris", " 7", "def", " because")
+
+#: Standard deviation of the illustrative router logits (dimensionless): an arbitrary spread that
+#: makes a few experts stand out, as trained routers do; NOT measured from any model.
+ROUTER_LOGIT_STD = 1.5
+
+#: Experts shown in the bar list: the chosen ones, or at least this many of the highest scores.
+ROUTER_BARS_MIN = 12
+
+#: Experts per row of the grid.
+GRID_COLUMNS = 16
+
+
+def router_logits(model_id: str, token: str, experts: int) -> list[float]:
+    """Illustrative router logits for ``experts`` experts: Gaussian, seeded by model id and token.
+
+    Deterministic (``random.Random`` seeded with a CRC-32 of ``"model|token"``), identical in
+    CPython and Pyodide. NOT the model's router: we do not run these models.
+    """
+    rng = random.Random(zlib.crc32(f"{model_id}|{token}".encode()))
+    return [rng.gauss(0.0, ROUTER_LOGIT_STD) for _ in range(experts)]
+
+
+@widget(
+    "moe_router",
+    title="Route one token through a mixture-of-experts layer",
+    description=(
+        "The router scores every expert and the token goes to the top k. The scores here are "
+        "illustrative random numbers seeded by the token (we do not run these models); the "
+        "parameter counts are computed from each model's published configuration."
+    ),
+    inputs=[
+        Input("model", "Model", "select", MOE_MODELS[0],
+              options=[(m, catalog.model(m).name) for m in MOE_MODELS]),
+        Input("token", "Token", "select", ROUTER_TOKENS[0],
+              options=[(t, _show_token(t)) for t in ROUTER_TOKENS]),
+        Input("k", "Experts per token k (0 = the model's own)", "range", 0, min=0, max=256, step=1,
+              help="The model's own top-k gives its published active count; another k is recomputed."),
+    ],
+)
+def moe_router(model: str, token: str, k: int) -> list[dict]:
+    m = catalog.model(model)
+    E, own_k = m.moe.num_experts, m.moe.experts_per_token
+    if k > E:
+        raise FieldError("k", f"Experts per token must be 0 to {E} for {m.name} ({E} experts), got {k}")
+    k = k or own_k
+    scoring = "sigmoid" if model in SIGMOID_ROUTERS else "softmax"
+    logits = router_logits(model, token, E)
+    chosen = dict(transformer.route(logits, k, scoring))
+    if scoring == "softmax":
+        scores = transformer.softmax(logits)
+        score_name = "softmax over all experts"
+    else:
+        scores = [1 / (1 + math.exp(-x)) for x in logits]
+        score_name = "sigmoid"
+    counts = transformer.param_counts(m if k == own_k else dataclasses.replace(
+        m, moe=dataclasses.replace(m.moe, experts_per_token=k)))
+    order = sorted(range(E), key=lambda i: (-scores[i], i))[:max(k, ROUTER_BARS_MIN)]
+    bars = [
+        v.bar(f"Expert {i}", scores[i], display=f"{scores[i]:.3f}" + (
+            f" → weight {chosen[i] * PERCENT:.1f}%" if i in chosen else ""),
+            greyed=i not in chosen, note="chosen" if i in chosen else "not chosen")
+        for i in order
+    ]
+    grid = [
+        [v.cell("is-used" if i in chosen else "is-free",
+                title=f"Expert {i}: score {scores[i]:.3f}, " + ("chosen" if i in chosen else "not chosen"))
+         for i in range(r, min(r + GRID_COLUMNS, E))]
+        for r in range(0, E, GRID_COLUMNS)
+    ]
+    if len(grid[-1]) != len(grid[0]):  # pad the last row (E not a multiple of the row width)
+        grid[-1] += [v.cell("", title="no expert") for _ in range(len(grid[0]) - len(grid[-1]))]
+    share = counts.active / counts.total
+    notes = []
+    if k == own_k and m.params_active_published:
+        notes.append(v.note(f"{m.name} routes each token to {own_k} of {E} experts; "
+                            f"published active count: {format_count(m.params_active_published)}."))
+    elif k != own_k:
+        notes.append(v.note(f"{m.name} itself uses k = {own_k}; the active count is recomputed for k = {k}.",
+                            tone="warn"))
+    if m.moe.num_shared_experts:
+        notes.append(v.note(f"Every token also runs {m.moe.num_shared_experts} shared expert(s) in each "
+                            f"MoE layer, counted as active; the router scores with a sigmoid and the "
+                            f"weights are the chosen sigmoids divided by their sum."))
+    return [
+        v.stat("Total parameters", format_count(counts.total), note=f"{counts.total:,}"),
+        v.stat("Active per token", format_count(counts.active), note=f"{counts.active:,}"),
+        v.stat("Share active", f"{share * PERCENT:.1f}", "%", note=f"k = {k} of {E} experts per layer"),
+        v.cell_grid(grid, caption=f"All {E} experts of one MoE layer; chosen for '{_show_token(token)}' "
+                    f"in colour", legend=[("is-used", "chosen"), ("is-free", "not chosen")]),
+        v.bar_list(bars, caption=f"Router scores ({score_name}), highest first; the chosen "
+                   "experts' outputs are mixed with the weights shown", max=max(scores)),
+        *notes,
+    ]
