@@ -278,3 +278,230 @@ _register(Formula(
          "token per sequence. Real engines reach a fraction of this ceiling.",
     check=_check_decode,
 ))
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 1 (the transformer): RMSNorm, RoPE, scaled dot-product attention, SwiGLU.
+# Written per component with indexed sums, so the expression is general in d, T and F; each check
+# expands the sums for a small size and compares with the code on random inputs (float64).
+# ---------------------------------------------------------------------------------------------
+
+#: Sizes and seed of the Part 1 formula checks (small, so the expanded sympy sums stay quick).
+PART1_CHECK_D = 4
+PART1_CHECK_T = 3
+PART1_CHECK_F = 5
+PART1_CHECK_SEED = 20260101
+#: RMSNorm epsilon used in the check: SmolLM2's GGUF ``llama.attention.layer_norm_rms_epsilon``.
+PART1_CHECK_EPS = 1e-5
+#: RoPE base used in the check: SmolLM2's GGUF ``llama.rope.freq_base`` (config.json rope_theta).
+PART1_CHECK_ROPE_BASE = 100000
+
+
+def _idx(name: str) -> sp.Symbol:
+    return sp.Symbol(name, integer=True, positive=True)
+
+
+def _real(name: str, tex: str, meaning: str, unit: str) -> Sym:
+    return Sym(sp.Symbol(name, real=True), tex, meaning, unit)
+
+
+def _register_indexed(f: Formula) -> Formula:
+    """:func:`_register` for expressions with indexed sums: ``x[j]`` counts as the symbol ``x``,
+    and summation indices are bound, not free."""
+    free = set()
+    for s in f.expr.free_symbols:
+        name = s.name if not isinstance(s, sp.Indexed) else s.base.label.name
+        free.add(name)
+    for s in f.expr.atoms(sp.Indexed):
+        free.add(s.base.label.name)
+    bound = {lim[0].name for s in f.expr.atoms(sp.Sum) for lim in s.limits}
+    free -= bound
+    declared = {s.symbol.name for s in f.symbols}
+    if free != declared:
+        raise ValueError(f"formula {f.name!r}: symbols {sorted(free)} but declared {sorted(declared)}")
+    FORMULAS[f.name] = f
+    return f
+
+
+def _expand(expr: sp.Expr, sizes: dict, arrays: dict, scalars: dict | None = None) -> float:
+    """Value of ``expr`` with its sums expanded at ``sizes`` and Indexed entries from ``arrays``
+    (1-based indices mapped onto 0-based NumPy arrays), evaluated to 30 digits."""
+    e = expr.subs(sizes).doit()
+    sub = {}
+    for ind in e.atoms(sp.Indexed):
+        arr = arrays[ind.base.label.name]
+        sub[ind] = sp.Float(float(arr[tuple(int(i) - 1 for i in ind.indices)]), 30)
+    e = e.subs(sub)
+    if scalars:
+        e = e.subs(scalars)
+    return float(sp.N(e, 30))
+
+
+_XI = sp.IndexedBase("x", real=True)
+_GI = sp.IndexedBase("g", real=True)
+_QI = sp.IndexedBase("q", real=True)
+_KI = sp.IndexedBase("k", real=True)
+_VI = sp.IndexedBase("v", real=True)
+_UW = sp.IndexedBase("U", real=True)
+_GW = sp.IndexedBase("G", real=True)
+_DW = sp.IndexedBase("W", real=True)
+_i, _j, _t, _u, _a, _f, _c = (_idx(n) for n in ("i", "j", "t", "u", "a", "f", "c"))
+_d = _s("d", "d", "vector width (d_model for RMSNorm and the FFN, d_head for attention and RoPE)", "values")
+_eps = _s("epsilon", r"\epsilon", "a small constant that keeps the division finite", "dimensionless")
+_Tn = _s("T", "T", "tokens attended to (the query's own and every earlier one)", "tokens")
+_Fn = _s("F", "F", "FFN hidden width", "values")
+
+
+def _check_rms_norm():
+    import numpy as np
+
+    fwd = _core("descent.trace.forward")
+    rng = np.random.default_rng(PART1_CHECK_SEED)
+    x, g = rng.normal(size=PART1_CHECK_D), rng.normal(size=PART1_CHECK_D)
+    code = fwd.rms_norm(x[None, :], g, PART1_CHECK_EPS)[0]  # (d,) float64
+    f = FORMULAS["rms_norm"]
+    return [(f"component {i}", _expand(f.expr, {_d.symbol: PART1_CHECK_D, _i: i},
+                                         {"x": x, "g": g}, {_eps.symbol: sp.Float(PART1_CHECK_EPS, 30)}),
+             float(code[i - 1])) for i in range(1, PART1_CHECK_D + 1)]
+
+
+_register_indexed(Formula(
+    "rms_norm", "RMSNorm: rescale a vector by its root-mean-square, then by a learned gain",
+    _s("y_i", "y_i", "component i of the normalised vector", "values"),
+    sp.Mul(_XI[_i], _GI[_i], sp.Pow(sp.sqrt(sp.Add(sp.Mul(sp.Pow(_d.symbol, -1), sp.Sum(_XI[_j] ** 2, (_j, 1, _d.symbol)),
+                                                              evaluate=False), _eps.symbol, evaluate=False)), -1,
+                                    evaluate=False), evaluate=False),
+    (Sym(_XI.label, "x", "the input vector (one token's residual stream)", "values"),
+     Sym(_GI.label, "g", "the learned gain, one per component", "dimensionless"),
+     Sym(_i, "i", "component index, 1 to d", "index"), _d, _eps),
+    "Zhang and Sennrich 2019, \"Root Mean Square Layer Normalization\", eq. 4",
+    note="Unlike LayerNorm there is no mean subtraction and no bias.",
+    check=_check_rms_norm,
+))
+
+_m = _s("m", "m", "the token's position in the sequence (0 for the first)", "positions")
+_n = Sym(sp.Symbol("n", integer=True, nonnegative=True), "n", "pair index, 0 to d/2 - 1", "index")
+_base = _s("base", r"\theta", "the RoPE base (config.json rope_theta)", "dimensionless")
+_x0 = _real("x_even", "x_{2n}", "first number of the pair", "values")
+_x1 = _real("x_odd", "x_{2n+1}", "second number of the pair", "values")
+
+
+def _check_rope():
+    import numpy as np
+
+    fwd = _core("descent.trace.forward")
+    rng = np.random.default_rng(PART1_CHECK_SEED)
+    x = rng.normal(size=(1, PART1_CHECK_T, PART1_CHECK_D))  # (heads, T, d_head)
+    pos = np.arange(PART1_CHECK_T)
+    f = FORMULAS["rope_pair"]
+    out = []
+    # cos and sin of the formula's angle in float64 (rope_angles rounds them to float32; the test
+    # suite compares rope_angles with this formula at float32 precision).
+    ang = np.array([[float(sp.N(m * sp.Integer(PART1_CHECK_ROPE_BASE) ** (sp.Rational(-2 * n, PART1_CHECK_D)), 30))
+                     for n in range(PART1_CHECK_D // 2)] for m in pos])  # (T, d/2)
+    code = fwd.rope_interleaved(x, np.cos(ang), np.sin(ang))[0]  # (T, d)
+    for m in pos:
+        for n in range(PART1_CHECK_D // 2):
+            val = complex(sp.N(f.expr.subs({_x0.symbol: sp.Float(float(x[0, m, 2 * n]), 30),
+                                            _x1.symbol: sp.Float(float(x[0, m, 2 * n + 1]), 30),
+                                            _m.symbol: int(m), _n.symbol: n, _base.symbol: PART1_CHECK_ROPE_BASE,
+                                            _d.symbol: PART1_CHECK_D}), 30))
+            out.append((f"m={m} n={n} even", val.real, float(code[m, 2 * n])))
+            out.append((f"m={m} n={n} odd", val.imag, float(code[m, 2 * n + 1])))
+    return out
+
+
+_register(Formula(
+    "rope_pair", "RoPE: rotate each pair of query/key numbers by an angle that grows with the position",
+    Sym(sp.Symbol("z_rot"), r"x'_{2n} + i\,x'_{2n+1}", "the rotated pair, written as one complex number", "values"),
+    sp.Mul(sp.Add(_x0.symbol, sp.Mul(sp.I, _x1.symbol, evaluate=False), evaluate=False),
+           sp.exp(sp.Mul(sp.I, _m.symbol, sp.Pow(_base.symbol, sp.Mul(-2, _n.symbol, sp.Pow(_d.symbol, -1),
+                                                                   evaluate=False), evaluate=False),
+                         evaluate=False), evaluate=False), evaluate=False),
+    (_x0, _x1, _m, _base, _n, _d),
+    "Su et al. 2021, \"RoFormer\", section 3.4.2, eq. 34 (adjacent pairs, as llama.cpp applies it to GGUF weights)",
+    note="Applied to queries and keys, not values. The dot product of two rotated vectors depends "
+         "only on the difference of their positions.",
+    check=_check_rope,
+))
+
+
+def _attention_expr():
+    score_t = sp.Sum(sp.Mul(_QI[_a], _KI[_t, _a], evaluate=False), (_a, 1, _d.symbol))
+    score_u = sp.Sum(sp.Mul(_QI[_a], _KI[_u, _a], evaluate=False), (_a, 1, _d.symbol))
+    num = sp.Sum(sp.Mul(sp.exp(sp.Mul(score_t, sp.Pow(sp.sqrt(_d.symbol), -1), evaluate=False)), _VI[_t, _c],
+                        evaluate=False), (_t, 1, _Tn.symbol))
+    den = sp.Sum(sp.exp(sp.Mul(score_u, sp.Pow(sp.sqrt(_d.symbol), -1), evaluate=False)), (_u, 1, _Tn.symbol))
+    return sp.Mul(num, sp.Pow(den, -1, evaluate=False), evaluate=False)
+
+
+def _check_attention():
+    import numpy as np
+
+    fwd = _core("descent.trace.forward")
+    tr = _core("descent.transformer")
+    rng = np.random.default_rng(PART1_CHECK_SEED)
+    q = rng.normal(size=PART1_CHECK_D)
+    k = rng.normal(size=(PART1_CHECK_T, PART1_CHECK_D))
+    v = rng.normal(size=(PART1_CHECK_T, PART1_CHECK_D))
+    core = tr.attend(q.tolist(), k.tolist(), v.tolist())["output"]  # the qkv_example widget's code
+    trace = fwd.softmax_last(q @ k.T / np.sqrt(PART1_CHECK_D)) @ v  # the trace's softmax, float64
+    f = FORMULAS["attention_output"]
+    out = []
+    for c in range(1, PART1_CHECK_D + 1):
+        val = _expand(f.expr, {_d.symbol: PART1_CHECK_D, _Tn.symbol: PART1_CHECK_T, _c: c}, {"q": q, "k": k, "v": v})
+        out.append((f"component {c} (transformer.attend)", val, core[c - 1]))
+        out.append((f"component {c} (trace softmax)", val, float(trace[c - 1])))
+    return out
+
+
+_register_indexed(Formula(
+    "attention_output", "Scaled dot-product attention of one query, component c of the output",
+    _s("o_c", "o_c", "component c of the attention output for this query", "values"),
+    _attention_expr(),
+    (Sym(_QI.label, "q", "the query vector of the token doing the looking", "values"),
+     Sym(_KI.label, "k", "the keys, one row per token", "values"),
+     Sym(_VI.label, "v", "the values, one row per token", "values"),
+     Sym(_c, "c", "output component index", "index"), _d, _Tn),
+    "Vaswani et al. 2017, \"Attention Is All You Need\", section 3.2.1, eq. 1, for one row of Q",
+    note="The fraction is a softmax over the T scores; in matrix form, softmax(QK^T / sqrt(d)) V.",
+    check=_check_attention,
+))
+
+
+def _swiglu_expr():
+    h = sp.Sum(sp.Mul(_XI[_a], _GW[_a, _f], evaluate=False), (_a, 1, _d.symbol))
+    up = sp.Sum(sp.Mul(_XI[_a], _UW[_a, _f], evaluate=False), (_a, 1, _d.symbol))
+    silu = sp.Mul(h, sp.Pow(sp.Add(1, sp.exp(-h), evaluate=False), -1, evaluate=False), evaluate=False)
+    return sp.Sum(sp.Mul(silu, up, _DW[_f, _c], evaluate=False), (_f, 1, _Fn.symbol))
+
+
+def _check_swiglu():
+    import numpy as np
+
+    fwd = _core("descent.trace.forward")
+    rng = np.random.default_rng(PART1_CHECK_SEED)
+    x = rng.normal(size=PART1_CHECK_D)
+    G, U = rng.normal(size=(PART1_CHECK_D, PART1_CHECK_F)), rng.normal(size=(PART1_CHECK_D, PART1_CHECK_F))
+    W = rng.normal(size=(PART1_CHECK_F, PART1_CHECK_D))
+    code = (fwd.silu(x @ G) * (x @ U)) @ W  # forward()'s FFN line, with the GGUF's (out, in) layout transposed
+    f = FORMULAS["swiglu_ffn"]
+    return [(f"component {c}", _expand(f.expr, {_d.symbol: PART1_CHECK_D, _Fn.symbol: PART1_CHECK_F, _c: c},
+                                         {"x": x, "G": G, "U": U, "W": W}), float(code[c - 1]))
+            for c in range(1, PART1_CHECK_D + 1)]
+
+
+_register_indexed(Formula(
+    "swiglu_ffn", "The gated feed-forward block (SwiGLU), component c of its output",
+    _s("y_c", "y_c", "component c of the FFN output for one token", "values"),
+    _swiglu_expr(),
+    (Sym(_XI.label, "x", "the token's normalised vector", "values"),
+     Sym(_GW.label, "G", "gate projection, d x F", "weights"),
+     Sym(_UW.label, "U", "up projection, d x F", "weights"),
+     Sym(_DW.label, "W", "down projection, F x d", "weights"),
+     Sym(_c, "c", "output component index", "index"), _d, _Fn),
+    "Shazeer 2020, \"GLU Variants Improve Transformer\", eq. 6 (FFN_SwiGLU with Swish_1 = SiLU)",
+    note="h/(1 + e^{-h}) is SiLU (Swish), the bend; the up path multiplies it; the down projection "
+         "returns to width d. Three d x F matrices per layer, against two for the classic FFN.",
+    check=_check_swiglu,
+))
