@@ -20,6 +20,7 @@ module imports only the standard library, so it runs unchanged in Pyodide.
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -313,6 +314,8 @@ def _build(cls: type, row: dict[str, Any], where: str, file: str) -> Any:
             raise CatalogError(
                 f"{file}: {where}: field {name!r} must be {f.type}, got {type(value).__name__} {value!r}"
             )
+        if isinstance(value, float) and not math.isfinite(value):  # TOML allows nan and inf
+            raise CatalogError(f"{file}: {where}: field {name!r} must be a finite number, got {value!r}")
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
             raise CatalogError(f"{file}: {where}: field {name!r} must not be negative, got {value!r}")
         kwargs[name] = value

@@ -244,7 +244,11 @@ class Input:
                 raise FieldError(self.name, f"{self.label} must be a number, got {_show(raw)}") from None
         else:
             raise FieldError(self.name, f"{self.label} must be a number, got {_show(raw)}")
-        if not math.isfinite(x):
+        if isinstance(x, int):
+            # Python ints are unbounded (JSON may send 10**400): check the range before any float().
+            if not self.min <= x <= self.max:
+                raise FieldError(self.name, self._range_message(_show(raw)))
+        elif not math.isfinite(x):
             raise FieldError(self.name, self._range_message(_show(raw)))
         if self.integer:
             if x != int(x):

@@ -1,0 +1,527 @@
+"""Hostile input: every widget, every CLI command and the catalog loader, driven by hypothesis.
+
+Widgets are discovered from ``descent.widgets.names()`` and CLI commands from the parser that
+``descent.cli.build_parser()`` returns, so a widget or command added later is covered without
+editing this file. The contract (DESIGN.md, "Conventions"):
+
+* a widget returns ``{"ok": True, "html": ...}`` with no NaN or infinity anywhere in the HTML, or
+  ``{"ok": False, "field": F, "message": M}`` where F is the input to blame (or None) and M names
+  that input by its label and, for a number, the allowed range;
+* the CLI exits 0 with finite numbers, or exits 2 with exactly one line on stderr and no
+  traceback; exit 1 ("internal error") is a bug;
+* the catalog loader rejects a malformed row with a ``CatalogError`` naming the file, the row and
+  the field.
+
+Examples are kept modest for the 2-core machine: no deadline, 40 to 100 examples per test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import tomllib
+from importlib import resources
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import descent.widgets as w
+from descent import cli
+from descent.catalog import CatalogError, accelerators, load_accelerators, load_models, models
+
+SETTINGS = settings(
+    deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+
+#: How a non-finite float prints: Python's ``nan``/``inf``/``-inf`` (str, repr, f-strings) and
+#: JSON's ``NaN``/``Infinity``, as whole words (not inside "information" or "finance").
+NON_FINITE = re.compile(r"(?<![A-Za-z])(nan|[+-]?inf|NaN|[+-]?Infinity)(?![A-Za-z])")
+
+#: Proper nouns that contain such a word: AMD's "Infinity Fabric" and "Infinity Cache" (catalog).
+PROPER_NOUNS = re.compile(r"\bInfinity (?=[A-Z])")
+
+#: Values that are wrong for almost any input: negative, zero, non-finite, huge, wrong types,
+#: empty and very long text, unknown ids, control characters, numbers in odd spellings.
+HOSTILE = [
+    -1,
+    0,
+    -0.0,
+    1.5,
+    -3,
+    10**30,
+    -(10**30),
+    10**400,
+    1e308,
+    -1e308,
+    5e-324,
+    math.nan,
+    math.inf,
+    -math.inf,
+    "",
+    " ",
+    "-3",
+    "0",
+    "nan",
+    "NaN",
+    "inf",
+    "-Infinity",
+    "1e999",
+    "1e-999",
+    "0x10",
+    "1_0",
+    "1,,0",
+    "abc",
+    "no-such-model",
+    "\x00",
+    "\u202e",
+    "🙂",
+    "１２",
+    "x" * 20_000,
+    "9" * 400,
+    None,
+    True,
+    False,
+    [],
+    [1],
+    {},
+    {"a": 1},
+]
+
+
+def hostile_values() -> st.SearchStrategy:
+    return st.one_of(
+        st.sampled_from(HOSTILE),
+        st.integers(min_value=-(10**20), max_value=10**20),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=30),
+    )
+
+
+def assert_finite_text(text: str, where: str, echoed: tuple[str, ...] = ()) -> None:
+    """No non-finite number in ``text``. Words the reader typed (``echoed``: a prompt "nan",
+    a text box holding "inf") may legitimately come back as text and are not counted."""
+    text = PROPER_NOUNS.sub("", text)
+    allowed = {m.group(0) for e in echoed if isinstance(e, str) for m in NON_FINITE.finditer(e)}
+    for m in NON_FINITE.finditer(text):
+        assert m.group(0) in allowed, (
+            f"{where}: non-finite value {m.group(0)!r} in output: ...{text[max(0, m.start() - 80) : m.end() + 80]}..."
+        )
+
+
+# -- widgets -----------------------------------------------------------------------------------
+
+WIDGETS = w.names()
+
+
+def test_widgets_are_discovered():
+    # The runtime's own demo is always registered; others come and go as parts are written.
+    assert "kv_demo" in WIDGETS and WIDGETS == sorted(w.REGISTRY)
+
+
+def valid_value(inp: w.Input) -> st.SearchStrategy:
+    """Values the declaration allows, in the types a form or JSON sends."""
+    k = inp.kind
+    if k in ("range", "number"):
+        if inp.integer:
+            nums = st.integers(min_value=inp.min, max_value=inp.max)
+        else:
+            nums = st.floats(min_value=inp.min, max_value=inp.max, allow_nan=False)
+        edges = st.sampled_from([inp.min, inp.max, inp.default])
+        return st.one_of(nums, edges, nums.map(str))
+    if k in ("select", "segmented"):
+        return st.sampled_from([v for v, _ in inp.options]).flatmap(lambda v: st.sampled_from([v, str(v)]))
+    if k == "toggle":
+        return st.sampled_from([True, False, "true", "false", "on", "off", "1", "0"])
+    return st.text(max_size=min(inp.max_length, 200))
+
+
+@st.composite
+def widget_inputs(draw, widget: w.Widget, hostile: bool) -> dict:
+    values = {}
+    for inp in widget.inputs:
+        choice = draw(st.sampled_from(["omit", "valid", "hostile"] if hostile else ["omit", "valid"]))
+        if choice == "valid":
+            values[inp.name] = draw(valid_value(inp))
+        elif choice == "hostile":
+            values[inp.name] = draw(hostile_values())
+    if hostile and draw(st.booleans()):
+        extra = draw(st.text(min_size=0, max_size=12))
+        if extra not in widget._by_name:
+            values[extra] = draw(hostile_values())
+    return values
+
+
+def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
+    assert isinstance(res, dict) and isinstance(res.get("ok"), bool), res
+    json.dumps(res, allow_nan=False)  # the worker sends it as strict JSON
+    if res["ok"]:
+        assert set(res) == {"ok", "html"} and isinstance(res["html"], str) and res["html"]
+        texts = tuple(v for k, v in inputs.items() if k in widget._by_name and widget.input(k).kind == "text")
+        assert_finite_text(res["html"], f"widget {widget.name} with {inputs!r:.300}", texts)
+        return
+    assert set(res) == {"ok", "field", "message"}, res
+    msg, fld = res["message"], res["field"]
+    assert isinstance(msg, str) and msg.strip() and "\n" not in msg, res
+    assert "Traceback" not in msg
+    if fld is None:
+        return
+    if fld in widget._by_name:
+        inp = widget.input(fld)
+        assert inp.label in msg or inp.name in msg, f"message does not name the input: {res}"
+        raw = inputs.get(fld, inp.default) if isinstance(inputs, dict) else inp.default
+        try:
+            inp.coerce(raw)
+        except w.FieldError as exc:
+            # The value breaks the input's own declaration: run() reports exactly that message,
+            # which states the declared range or options.
+            assert msg == exc.message, res
+            if inp.kind in ("range", "number") and "must be a" not in msg and "whole number" not in msg:
+                fmt = w._fmt_num
+                assert fmt(inp.min) in msg and fmt(inp.max) in msg, f"no allowed range: {res}"
+            if inp.kind in ("select", "segmented"):
+                assert all(str(v) in msg for v, _ in inp.options), f"allowed options not listed: {res}"
+        else:
+            # A valid value that breaks a constraint between inputs ("must divide the query
+            # heads (12)", "must be 0 to 128 for gpt-oss-120b"): the message says what is allowed.
+            assert "must" in msg or "allowed" in msg, f"message does not say what is allowed: {res}"
+    else:
+        # An unknown input name: the message names it and lists the inputs the widget takes.
+        assert isinstance(inputs, dict) and fld in inputs, res
+        assert all(i.name in msg for i in widget.inputs), res
+
+
+@pytest.mark.parametrize("name", WIDGETS)
+@SETTINGS
+@given(data=st.data())
+def test_widget_hostile_inputs(name, data):
+    widget = w.get(name)
+    inputs = data.draw(widget_inputs(widget, hostile=True))
+    check_widget_result(widget, inputs, w.run(name, inputs))
+
+
+@pytest.mark.parametrize("name", WIDGETS)
+@settings(deadline=None, max_examples=50)
+@given(data=st.data())
+def test_widget_valid_inputs_give_finite_results(name, data):
+    widget = w.get(name)
+    inputs = data.draw(widget_inputs(widget, hostile=False))
+    res = w.run(name, inputs)
+    check_widget_result(widget, inputs, res)
+    # In-range values may still break a constraint between inputs (field None, a sentence);
+    # they never blame one input that was itself valid for a reason other than a cross-check.
+    if not res["ok"]:
+        assert res["field"] is None or res["field"] in widget._by_name, res
+
+
+@pytest.mark.parametrize("name", WIDGETS)
+@SETTINGS
+@given(raw=st.one_of(hostile_values(), st.lists(hostile_values(), max_size=3)))
+def test_widget_inputs_that_are_not_an_object(name, raw):
+    res = w.run(name, raw)
+    if raw is None:  # None means "all defaults"
+        assert res["ok"], res
+    elif not isinstance(raw, dict):
+        assert res == {"ok": False, "field": None, "message": res["message"]} and "object" in res["message"]
+
+
+@SETTINGS
+@given(
+    name=st.one_of(
+        st.text(max_size=40), st.sampled_from(["", " ", "KV_DEMO", "kv_demo ", "__init__", "views"])
+    ),
+    raw=st.text(max_size=60),
+)
+def test_unknown_widget_and_broken_json(name, raw):
+    res = json.loads(w.run_json(name, raw))
+    assert res["ok"] is False or name in WIDGETS
+    if name not in WIDGETS:
+        assert res["field"] is None and "known widgets" in res["message"] or "JSON" in res["message"]
+
+
+@pytest.mark.parametrize("name", WIDGETS)
+@settings(deadline=None, max_examples=40)
+@given(data=st.data())
+def test_widget_json_round_trip_matches_run(name, data):
+    # The worker's path (JSON text in and out) gives the same answer as run(), NaN included
+    # (JSON.stringify in the browser never sends NaN, but Python's json accepts it).
+    widget = w.get(name)
+    inputs = data.draw(widget_inputs(widget, hostile=True))
+    out = w.run_json(name, json.dumps(inputs))
+    res = json.loads(out, parse_constant=_reject_constant)  # strict JSON: no NaN or Infinity
+    check_widget_result(widget, inputs, res)
+
+
+def _reject_constant(name: str):
+    raise AssertionError(f"run_json returned a bare {name}: not valid JSON for the browser")
+
+
+# -- CLI ---------------------------------------------------------------------------------------
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = cli.build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("descent.cli.build_parser() has no subcommands")
+
+
+COMMANDS = _subcommands()
+
+#: Values an argument is likely to take, by what its dest names (catalog ids, precisions).
+_DOMAIN = {
+    "model": lambda: list(models()),
+    "accelerator": lambda: list(accelerators()),
+}
+
+
+def _domain(dest: str) -> list:
+    if dest in _DOMAIN:
+        return _DOMAIN[dest]()
+    from descent.numerics import KV_PRECISIONS, PRECISIONS
+
+    if dest in ("weights", "precision"):
+        return list(PRECISIONS)
+    if dest == "kv":
+        return list(KV_PRECISIONS)
+    return ["1", "2", "8", "128", "8192", "128k", "0.5", "1.0", "Hello"]
+
+
+def _cli_text(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v) if not isinstance(v, float) else repr(v)
+
+
+@st.composite
+def argv_for(draw, name: str, parser: argparse.ArgumentParser) -> list[str]:
+    """An argv for subcommand ``name``: in "plausible" mode every argument takes a value from
+    its domain (so the success path is exercised with finite output), in "hostile" mode any
+    argument may take a hostile value, and a stray flag or word may be inserted."""
+    hostile = draw(st.sampled_from(["plausible", "hostile"])) == "hostile"
+    argv = [name]
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if action.option_strings:
+            if not action.required and not draw(st.booleans()):
+                continue
+            if action.required and hostile and draw(st.integers(0, 9)) == 0:
+                continue
+            argv.append(draw(st.sampled_from(action.option_strings)))
+            if action.nargs == 0:
+                continue
+        pool = [str(c) for c in action.choices] if action.choices else _domain(action.dest)
+        if hostile:
+            value = draw(st.one_of(st.sampled_from(pool), hostile_values().map(_cli_text)))
+        else:
+            value = draw(st.sampled_from(pool))
+        argv.append(value)
+    if hostile and draw(st.integers(0, 4)) == 0:
+        argv.insert(draw(st.integers(1, len(argv))), draw(st.sampled_from(["--no-such-flag", "extra", "-"])))
+    return argv
+
+
+@pytest.fixture
+def no_model_run(monkeypatch):
+    """Replace the real-model entry points (seconds per call) by stubs that check they were
+    called with already-validated settings: the CLI's job is to reject bad input before them."""
+    try:
+        from descent.trace import forward, record
+    except ImportError:  # a core-only install: the trace commands are absent anyway
+        return
+
+    def fake_trace(prompt, chat=False, top=50, max_new_tokens=24):
+        record._check(prompt, chat, top, max_new_tokens)
+        nxt = [{"id": i, "text": f"t{i}", "probability": 1.0 / top, "logit": 0.0} for i in range(top)]
+        return {
+            "tokens": [{"id": 1, "text": prompt[:5]}],
+            "next": nxt,
+            "model": {"vocab": 49152},
+            "entropy_bits": math.log2(top),
+        }
+
+    def fake_generate(ids, max_new_tokens, temperature, top_k, top_p, seed, stop_ids=()):
+        assert 1 <= max_new_tokens <= forward.MAX_NEW_TOKENS
+        assert temperature is None or (math.isfinite(temperature) and temperature >= 0)
+        assert top_p is None or 0 < top_p <= 1
+        assert top_k is None or top_k >= 1
+        yield from ()
+
+    monkeypatch.setattr(record, "trace", fake_trace)
+    monkeypatch.setattr(forward, "generate", fake_generate)
+
+
+def test_cli_commands_are_discovered():
+    assert {"size", "models", "accelerators"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_cli_hostile_arguments(name, data, no_model_run, capsys):
+    argv = data.draw(argv_for(name, COMMANDS[name]))
+    capsys.readouterr()
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 2), f"{argv!r:.300} exited {code}: {err[-500:]}"
+    assert "Traceback" not in err and "Traceback" not in out
+    if code == 0:
+        assert_finite_text(out, f"descent {argv!r:.200}", tuple(argv))
+    else:
+        lines = err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("descent"), f"{argv!r:.300}: stderr {err!r:.500}"
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["no-such-command"], ["size"], ["size", "--help"]])
+def test_cli_edges(argv, capsys):
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    if "--help" in argv:
+        assert code == 0 and "usage:" in out
+    else:
+        assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+# -- catalog -----------------------------------------------------------------------------------
+
+
+def _raw(name: str) -> dict:
+    return tomllib.loads(resources.files("descent.catalog").joinpath(name).read_text())
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # a TOML basic string is a JSON string for these characters
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    raise TypeError(type(v))
+
+
+def dump_rows(rows: dict[str, dict]) -> str:
+    """A minimal TOML writer for catalog rows (one table per row, nested tables inline)."""
+    out = []
+    for row_id, row in rows.items():
+        out.append(f"[{json.dumps(row_id)}]")
+        out += [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in row.items()]
+        out.append("")
+    return "\n".join(out)
+
+
+CATALOGS = {
+    "models.toml": (load_models, _raw("models.toml")),
+    "accelerators.toml": (load_accelerators, _raw("accelerators.toml")),
+}
+
+#: Replacement values: wrong type, negative, zero, non-finite, huge, empty.
+BAD_FIELD_VALUES = [-1, -1.5, 0, math.nan, math.inf, -math.inf, "", "twelve", True, [1], {"x": 1}, 10**30]
+
+
+def test_dump_rows_round_trips_the_real_catalog():
+    # The writer is the test's own: the real rows must come back unchanged through it.
+    for file, (load, raw) in CATALOGS.items():
+        assert tomllib.loads(dump_rows(raw)) == raw
+        assert list(load(dump_rows(raw), file)) == list(raw)
+
+
+@st.composite
+def malformed(draw):
+    file = draw(st.sampled_from(sorted(CATALOGS)))
+    load, raw = CATALOGS[file]
+    rows = json.loads(json.dumps(raw, allow_nan=True))  # deep copy
+    row_id = draw(st.sampled_from(sorted(rows)))
+    row = rows[row_id]
+    kind = draw(st.sampled_from(["bad_value", "missing", "unknown", "nested_bad"]))
+    nested = [k for k, v in row.items() if isinstance(v, dict) and k != "sources"]
+    if kind == "nested_bad" and nested:
+        table = draw(st.sampled_from(nested))
+        key = draw(st.sampled_from(sorted(row[table])))
+        row[table][key] = draw(st.sampled_from(BAD_FIELD_VALUES))
+        field = key
+    elif kind == "missing":
+        field = draw(st.sampled_from(sorted(k for k in row if k != "sources")))
+        del row[field]
+    elif kind == "unknown":
+        field = draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=3, max_size=12))
+        row[field] = 1
+    else:
+        field = draw(st.sampled_from(sorted(k for k in row if k != "sources")))
+        row[field] = draw(st.sampled_from(BAD_FIELD_VALUES))
+    return file, load, rows, row_id, field, kind
+
+
+@SETTINGS
+@given(case=malformed())
+def test_catalog_rejects_malformed_rows(case):
+    file, load, rows, row_id, field, kind = case
+    text = dump_rows(rows)
+    try:
+        loaded = load(text, file)
+    except CatalogError as exc:
+        msg = str(exc)
+        assert file in msg and row_id in msg, msg
+        assert field in msg or kind == "missing" and "required" in msg and field in msg, msg
+        return
+    # Accepted: only if the change was harmless (an optional field dropped, a count set to a
+    # value that is still a valid count, a flag flipped); every number must stay finite.
+    row = loaded[row_id]
+    for name in (f.name for f in __import__("dataclasses").fields(row)):
+        v = getattr(row, name)
+        if isinstance(v, float):
+            assert math.isfinite(v), f"{file} [{row_id}] accepted non-finite {name} = {v}"
+    assert kind in ("missing", "bad_value", "nested_bad"), f"unknown field {field!r} was accepted"
+    if kind == "missing":
+        return
+    changed = rows[row_id].get(field)
+    assert not isinstance(changed, (str, list, dict)) or field in (
+        "name",
+        "notes",
+        "params_published_note",
+        "memory_marketed",
+        "memory_type",
+        "scale_up_name",
+        "compute_units_name",
+        "hf_repo",
+        "vendor",
+    ), f"{file} [{row_id}] accepted {field} = {changed!r}"
+    assert not (isinstance(changed, int) and not isinstance(changed, bool) and changed < 0), (
+        f"{file} [{row_id}] accepted negative {field} = {changed!r}"
+    )
+
+
+@pytest.mark.parametrize("text", ["not = [toml", "x = 1", '[a]\nname = "A"', "[a]\n[a.sources]\ndefault = 1"])
+@pytest.mark.parametrize("file", sorted(CATALOGS))
+def test_catalog_rejects_broken_documents(file, text):
+    load, _ = CATALOGS[file]
+    with pytest.raises(CatalogError, match=re.escape(file)):
+        load(text, file)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_catalog_rejects_non_finite_floats(value):
+    # TOML spells NaN and infinity as bare nan/inf; before this check they loaded silently
+    # (fp4_flops = nan passed the "must not be negative" test, since nan < 0 is False).
+    rows = json.loads(json.dumps(CATALOGS["accelerators.toml"][1]))
+    text = dump_rows(rows).replace('"bf16_flops" = ', f'"bf16_flops" = {value} #', 1)
+    first = next(iter(rows))
+    with pytest.raises(CatalogError) as exc:
+        load_accelerators(text, "accelerators.toml")
+    assert str(exc.value).startswith(
+        f"accelerators.toml: [{first}]: field 'bf16_flops' must be a finite number"
+    )
+
+
+def test_widget_huge_integer_is_a_range_error():
+    # JSON may carry any integer; 10**400 used to raise OverflowError inside math.isfinite.
+    res = w.run("kv_demo", {"layers": 10**400})
+    assert res["ok"] is False and res["field"] == "layers"
+    assert res["message"].startswith("Layers must be 1 to 200 layers, got 1000")
