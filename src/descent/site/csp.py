@@ -32,7 +32,8 @@ import base64
 import hashlib
 import re
 
-__all__ = ["DIRECTIVES", "inline_script_hashes", "policy", "inject", "META_NAME"]
+__all__ = ["DIRECTIVES", "IFRAME_WORKER_BOOT", "inline_script_hashes", "policy", "inject", "patch_iframe_worker",
+           "patch_iframe_worker_file", "META_NAME"]
 
 #: The policy's fixed directives, in order; ``script-src`` gets the page's hashes appended.
 DIRECTIVES: tuple[tuple[str, str], ...] = (
@@ -46,6 +47,26 @@ DIRECTIVES: tuple[tuple[str, str], ...] = (
     ("object-src", "'none'"),
     ("base-uri", "'self'"),
 )
+
+#: Under ``file:`` Material's offline plugin runs its search worker in an iframe through the
+#: vendored iframe-worker shim (npm ``iframe-worker`` 1.0.4, ``shim/index.js``). The shim writes an
+#: inline boot script into that iframe which embeds the worker's absolute URL -- a path on the
+#: reader's disk, unknown at build time, so no hash could allow it. :func:`patch_iframe_worker`
+#: replaces it with this fixed script (same behaviour; the URL is read from the iframe element's
+#: ``data-src``), whose hash every page's policy allows. The iframe inherits the page's policy.
+IFRAME_WORKER_BOOT = (
+    'postMessage=function(s,n){parent.postMessage(s,n||"*")};'
+    "importScripts=function(...s){return s.reduce((n,e)=>n.then(()=>new Promise(r=>{"
+    'let t=document.createElement("script");t.src=e,t.onload=r,document.body.appendChild(t)})),Promise.resolve())};'
+    'addEventListener("error",({error})=>{parent.dispatchEvent(new ErrorEvent("error",'
+    "{filename:frameElement.dataset.src,error}))})"
+)
+#: The pieces of iframe-worker 1.0.4's shim that :func:`patch_iframe_worker` rewrites.
+_SHIM_BOOT = (
+    '<script>postMessage=${c};importScripts=${d};addEventListener("error",({error})=>'
+    '{parent.dispatchEvent(new ErrorEvent("error",{filename:"${e}",error}))})<\\/script>'
+)
+_SHIM_IFRAME = 'r.hidden=!0,'
 
 #: The ``http-equiv`` value of the meta element.
 META_NAME = "Content-Security-Policy"
@@ -83,16 +104,22 @@ def inline_script_hashes(html: str) -> list[str]:
     for m in _INLINE_SCRIPT.finditer(html):
         if not _executed(m.group("attrs")):
             continue
-        digest = base64.b64encode(hashlib.sha256(m.group("body").encode("utf-8")).digest()).decode("ascii")
-        expr = f"'sha256-{digest}'"
+        expr = _sha256(m.group("body"))
         if expr not in out:
             out.append(expr)
     return out
 
 
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
 def policy(html: str) -> str:
-    """The Content-Security-Policy string for one page (see the module docstring)."""
-    hashes = inline_script_hashes(html)
+    """The Content-Security-Policy string for one page (see the module docstring).
+
+    ``script-src`` lists the page's inline-script hashes, then the hash of :data:`IFRAME_WORKER_BOOT`.
+    """
+    hashes = inline_script_hashes(html) + [_sha256(IFRAME_WORKER_BOOT)]
     parts = []
     for name, value in DIRECTIVES:
         if name == "script-src" and hashes:
@@ -120,3 +147,29 @@ def inject(html: str) -> str:
     if charset is not None and not html[at:charset.start()].strip():
         at = charset.end()
     return f"{html[:at]}\n      {meta}{html[at:]}"
+
+
+def patch_iframe_worker(shim: str) -> str:
+    """iframe-worker's shim with its inline boot script replaced by :data:`IFRAME_WORKER_BOOT`.
+
+    Idempotent. Raises:
+        ValueError: the shim is not iframe-worker 1.0.4's (the pieces to rewrite are missing):
+            re-check the rewrite against the new version and update this module.
+    """
+    if IFRAME_WORKER_BOOT in shim:
+        return shim
+    if shim.count(_SHIM_BOOT) != 1 or shim.count(_SHIM_IFRAME) != 1:
+        raise ValueError(
+            "iframe-worker shim: its inline boot script is not the one descent.site.csp rewrites "
+            "(expected iframe-worker 1.0.4); update descent.site.csp for the new version"
+        )
+    shim = shim.replace(_SHIM_BOOT, f"<script>{IFRAME_WORKER_BOOT}<\\/script>")
+    return shim.replace(_SHIM_IFRAME, _SHIM_IFRAME + "r.dataset.src=e,")
+
+
+def patch_iframe_worker_file(path) -> None:
+    """Rewrite the built site's copy of the shim in place (see :func:`patch_iframe_worker`)."""
+    from pathlib import Path
+
+    p = Path(path)
+    p.write_text(patch_iframe_worker(p.read_text(encoding="utf-8")), encoding="utf-8")

@@ -213,6 +213,7 @@ def on_post_template(output_content: str, template_name: str, config: Any) -> st
 
 def on_post_build(config: Any) -> None:
     _state.figures.write(Path(config.site_dir))
+    importlib.import_module("descent.site.csp").patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
     if importlib.util.find_spec("descent.site.runtime") is not None:
         importlib.import_module("descent.site.runtime").on_post_build(config)
 
