@@ -32,8 +32,16 @@ import base64
 import hashlib
 import re
 
-__all__ = ["DIRECTIVES", "IFRAME_WORKER_BOOT", "inline_script_hashes", "policy", "inject", "patch_iframe_worker",
-           "patch_iframe_worker_file", "META_NAME"]
+__all__ = [
+    "DIRECTIVES",
+    "IFRAME_WORKER_BOOT",
+    "inline_script_hashes",
+    "policy",
+    "inject",
+    "patch_iframe_worker",
+    "patch_iframe_worker_file",
+    "META_NAME",
+]
 
 #: The policy's fixed directives, in order; ``script-src`` gets the page's hashes appended.
 DIRECTIVES: tuple[tuple[str, str], ...] = (
@@ -66,7 +74,7 @@ _SHIM_BOOT = (
     '<script>postMessage=${c};importScripts=${d};addEventListener("error",({error})=>'
     '{parent.dispatchEvent(new ErrorEvent("error",{filename:"${e}",error}))})<\\/script>'
 )
-_SHIM_IFRAME = 'r.hidden=!0,'
+_SHIM_IFRAME = "r.hidden=!0,"
 
 #: The ``http-equiv`` value of the meta element.
 META_NAME = "Content-Security-Policy"
@@ -77,8 +85,16 @@ _SRC_ATTR = re.compile(r"\bsrc\s*=", re.IGNORECASE)
 _TYPE_ATTR = re.compile(r"""\btype\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 #: Script types the browser executes (HTML Living Standard, "the script element": a JavaScript MIME
 #: type essence, "module", or no type / empty type). Others (application/json, ...) are data blocks.
-_EXECUTED_TYPES = {"", "module", "text/javascript", "application/javascript", "application/ecmascript",
-                   "text/ecmascript", "text/jscript", "text/livescript"}
+_EXECUTED_TYPES = {
+    "",
+    "module",
+    "text/javascript",
+    "application/javascript",
+    "application/ecmascript",
+    "text/ecmascript",
+    "text/jscript",
+    "text/livescript",
+}
 _HEAD_OPEN = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 _CHARSET_META = re.compile(r"<meta\s+charset=[^>]*>", re.IGNORECASE)
 _EXISTING = re.compile(r'<meta\s+http-equiv="Content-Security-Policy"[^>]*>\s*', re.IGNORECASE)
@@ -144,7 +160,7 @@ def inject(html: str) -> str:
     at = head.end()
     charset = _CHARSET_META.search(html, at)
     # Keep <meta charset> first when it is the first thing in <head> (it must be in the first 1024 bytes).
-    if charset is not None and not html[at:charset.start()].strip():
+    if charset is not None and not html[at : charset.start()].strip():
         at = charset.end()
     return f"{html[:at]}\n      {meta}{html[at:]}"
 
