@@ -1,0 +1,261 @@
+"""Part 0 widgets: ``next_token_guess`` and ``generation_loop``, on real SmolLM2-135M traces.
+
+The numbers come from ``descent/data/traces.json``, written at build time by
+:mod:`descent.trace.export` from a NumPy forward pass of SmolLM2-135M-Instruct (Q4_1 GGUF). This
+module only reads that file (``importlib.resources`` + ``json``), so it runs in Pyodide.
+
+* :func:`trace_data` / :func:`prompt_trace`: the loaded file and one prompt's record (the layout
+  is documented in :mod:`descent.trace.export`; ``attention_last`` is (L, H, T)).
+* :func:`find_guess`: where a reader's guess sits among the top-50 next tokens.
+* ``next_token_guess``: pick a prompt, type a guess, see the model's real top candidates.
+* ``generation_loop``: step through the real greedy continuation, one token per step.
+
+Core rule: standard library and core ``descent`` modules only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+
+from descent.widgets import FieldError, Input, widget
+from descent.widgets import views as v
+
+__all__ = [
+    "DATA_FILE",
+    "GUESS_MAX_CHARS",
+    "MAX_STEPS",
+    "SHOWN_CANDIDATES",
+    "context_chips",
+    "find_guess",
+    "generation_loop",
+    "next_token_guess",
+    "prompt_ids",
+    "prompt_options",
+    "prompt_trace",
+    "token_chip",
+    "trace_data",
+]
+
+#: The package data file with the site's traces (see :mod:`descent.trace.export`).
+DATA_FILE = "traces.json"
+#: Longest guess accepted, in characters (a token is rarely longer than a word).
+GUESS_MAX_CHARS = 40
+#: Candidate rows shown in the bar list (the file holds the top 50).
+SHOWN_CANDIDATES = 10
+#: Highest step index the step control offers (the longest recorded continuation is shorter).
+MAX_STEPS = 63
+#: Percent per unit fraction.
+PERCENT = 100
+
+#: Short labels for the prepared prompts, by trace id (the full text is shown under the control).
+PROMPT_LABELS = {
+    "capital": "Capital of France",
+    "arithmetic": "Arithmetic",
+    "chat": "A chat question",
+    "story": "Story opener",
+    "uncertain": "Favourite colour",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def trace_data() -> dict:
+    """The parsed ``descent/data/traces.json`` (read once). Keys: format, model, top, prompts."""
+    raw = resources.files("descent").joinpath("data", DATA_FILE).read_text(encoding="utf-8")
+    return json.loads(raw)
+
+
+def prompt_ids() -> list[str]:
+    """Ids of the prepared prompts, in page order."""
+    return [p["id"] for p in trace_data()["prompts"]]
+
+
+def prompt_options() -> list[tuple[str, str]]:
+    """``[(id, label)]`` for a select/segmented control of the prepared prompts."""
+    return [(p["id"], PROMPT_LABELS.get(p["id"], p["id"])) for p in trace_data()["prompts"]]
+
+
+def prompt_trace(prompt_id: str) -> dict:
+    """One prompt's record from :func:`trace_data`.
+
+    Raises:
+        ValueError: unknown id (the message lists the known ones).
+    """
+    for p in trace_data()["prompts"]:
+        if p["id"] == prompt_id:
+            return p
+    raise ValueError(f"prompt must be one of {', '.join(prompt_ids())}, got {prompt_id!r}")
+
+
+def pct(p: float) -> str:
+    """A probability (0..1) as a percentage with 3 significant figures: ``"77.3%"``."""
+    return f"{v.fmt(p * PERCENT)}%"
+
+
+def find_guess(guess: str, candidates: list[dict]) -> int | None:
+    """Index (0-based rank) of ``guess`` among ``candidates`` (``[{"text", ...}]``), or None.
+
+    A guess matches a token spelled exactly like it or with the leading space most word tokens
+    carry ("Paris" finds " Paris"), whichever ranks higher; failing both, the same text ignoring
+    case and surrounding spaces. An empty or all-space guess matches nothing.
+    """
+    if not guess or not guess.strip():
+        return None
+    texts = [c["text"] for c in candidates]
+    keys = {guess, " " + guess.lstrip()}
+    for i, t in enumerate(texts):  # most probable first: the better-ranked spelling wins
+        if t in keys:
+            return i
+    folded = guess.strip().casefold()
+    for i, t in enumerate(texts):
+        if t.strip().casefold() == folded:
+            return i
+    return None
+
+
+def token_chip(t: dict, cls: str = "", title: str = "") -> dict:
+    """A chip view item for a token record ``{"text", "id"}``; control tokens get ``is-special``."""
+    special = t["text"].startswith("<|") and t["text"].endswith("|>")
+    classes = " ".join(c for c in (cls, "is-special" if special else "") if c)
+    return v.chip(t["text"], t["id"], classes, title)
+
+
+def context_chips(p: dict, step: int) -> list[dict]:
+    """Chips of the context the model reads at ``step``: the prompt, then the tokens chosen before it."""
+    chosen = [s["token"] for s in p["generation"]["steps"][:step]]
+    return [token_chip(t) for t in p["tokens"]] + [token_chip(t, "is-new", "generated") for t in chosen]
+
+
+# ---------------------------------------------------------------------------------------------
+# next_token_guess
+# ---------------------------------------------------------------------------------------------
+
+
+@widget(
+    "next_token_guess",
+    title="Guess the next token",
+    description="Pick a prompt and guess the token that comes next. The ranking below is what "
+    "SmolLM2-135M, a small open model, actually computed for that text when this site was built.",
+    inputs=[
+        Input("prompt", "Prompt", "segmented", "capital", options=prompt_options()),
+        Input("guess", "Your guess (optional)", "text", "", max_length=GUESS_MAX_CHARS,
+              help="One word or symbol. A leading space is added for you when it helps."),
+    ],
+)
+def next_token_guess(prompt: str, guess: str) -> list[dict]:
+    """Views: the prompt as token chips, the guess's rank, the top candidates, the greedy pick.
+
+    Args:
+        prompt: a prepared prompt id (:func:`prompt_ids`). guess: 0 to 40 characters.
+
+    Returns:
+        stats (the guess's rank and probability, or "not in the top 50"; the greedy pick), token
+        chips of the prompt, a bar list of the top :data:`SHOWN_CANDIDATES` next tokens (the
+        guess marked; added as an extra row when it ranks lower) and a note on the mass outside
+        the top 50.
+
+    Raises:
+        FieldError: unknown prompt id (field ``prompt``).
+    """
+    try:
+        p = prompt_trace(prompt)
+    except ValueError as exc:
+        raise FieldError("prompt", str(exc)) from None
+    top = trace_data()["top"]
+    cands = p["next"]
+    rank = find_guess(guess, cands)
+    out = []
+    if not guess.strip():
+        out.append(v.stat("Your guess", "none", note="Type a word above to see where it ranks."))
+    elif rank is None:
+        out.append(v.stat("Your guess", f"not in the top {top}",
+                          note=f"{guess.strip()!r} is not among the {top} tokens the model rates most likely."))
+    else:
+        c = cands[rank]
+        out.append(v.stat("Your guess", f"#{rank + 1}", note=f"{c['text']!r} has probability {pct(c['probability'])}."))
+    first = cands[0]
+    out.append(v.stat("The model's top pick", repr(first["text"]),
+                      note=f"probability {pct(first['probability'])}; greedy decoding takes it."))
+    out.append(v.chips([token_chip(t) for t in p["tokens"]],
+                       caption=f"What the model reads: {len(p['tokens'])} tokens"))
+    shown = list(range(min(SHOWN_CANDIDATES, len(cands))))
+    if rank is not None and rank not in shown:
+        shown.append(rank)
+    rows = []
+    for i in shown:
+        c = cands[i]
+        is_guess = i == rank
+        rows.append(v.bar(f"#{i + 1} {c['text']!r}", c["probability"], display=pct(c["probability"]),
+                          cls="is-selected" if is_guess else "", note="your guess" if is_guess else ""))
+    out.append(v.bar_list(rows, caption="The most likely next tokens", max=1.0))
+    out.append(v.note(
+        f"The file behind this page keeps the top {top} of the {trace_data()['model']['vocab']:,} tokens; "
+        f"all the others together hold {pct(p['rest_probability'])} of the probability."
+    ))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# generation_loop
+# ---------------------------------------------------------------------------------------------
+
+
+def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
+    """(views common to both loop widgets, the step record shown); notes the last step if beyond it."""
+    steps = p["generation"]["steps"]
+    out: list[dict] = []
+    last = len(steps) - 1
+    if step > last:
+        out.append(v.note(f"This continuation has only {len(steps)} steps (0 to {last}); showing the last one.",
+                          "warn"))
+        step = last
+    s = steps[step]
+    out.append(v.chips(context_chips(p, step),
+                       caption=f"Step {step}: the model reads these {s['context_length']} tokens "
+                               f"(prompt, then the {step} it chose so far)"))
+    tok = s["token"]
+    ending = ""
+    if step == last:
+        ending = ("It is the stop token: the reply ends here." if p["generation"]["stop_reason"] == "stop_token"
+                  else "The page stops here: the length limit set for this prompt.")
+    out.append(v.stat("Token chosen", repr(tok["text"]), note=f"id {tok['id']}. {ending}".strip()))
+    out.append(v.stat("Its probability", pct(s["probability"]), note="the largest of all: greedy decoding"))
+    rows = [v.bar(repr(a["text"]), a["probability"], display=pct(a["probability"]),
+                  cls="is-selected" if a["id"] == tok["id"] else "", greyed=a["id"] != tok["id"])
+            for a in s["alternatives"]]
+    out.append(v.bar_list(rows, caption=f"Step {step}: the five most likely tokens", max=1.0))
+    return out, s
+
+
+@widget(
+    "generation_loop",
+    title="One token at a time",
+    description="Step through the model's real reply. At each step it reads everything so far, "
+    "picks the most likely token, appends it, and starts again.",
+    inputs=[
+        Input("prompt", "Prompt", "segmented", "chat", options=prompt_options()),
+        Input("step", "Step", "range", 0, min=0, max=MAX_STEPS, step=1,
+              help="Drag, or use the arrow keys, to move one token forward or back."),
+    ],
+)
+def generation_loop(prompt: str, step: int) -> list[dict]:
+    """Views for one step of the greedy continuation of a prepared prompt.
+
+    Args:
+        prompt: a prepared prompt id. step: 0 to :data:`MAX_STEPS`; past the recorded steps the last
+            step is shown, with a note saying so.
+
+    Returns:
+        token chips of the context read at that step (generated tokens marked ``is-new``), the
+        token chosen and its probability, and the top-5 alternatives.
+
+    Raises:
+        FieldError: unknown prompt id (field ``prompt``).
+    """
+    try:
+        p = prompt_trace(prompt)
+    except ValueError as exc:
+        raise FieldError("prompt", str(exc)) from None
+    views, _ = _step_views(p, step)
+    return views

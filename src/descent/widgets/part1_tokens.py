@@ -1,0 +1,274 @@
+"""Part 1 widgets on tokens: ``tokenizer``, ``sampling`` and ``autoregression``.
+
+* ``tokenizer``: live byte-level BPE with SmolLM2's real vocabulary and merges
+  (:mod:`descent.tokenizer`), token chips classed by :func:`token_class`.
+* ``sampling``: temperature, top-k and top-p (:func:`descent.sampling.distribution`) applied to the
+  real top-50 next-token logits of a prepared prompt (from ``traces.json``, see
+  :mod:`descent.widgets.part0`), with a seeded draw (:func:`descent.sampling.sample`).
+* ``autoregression``: the real greedy continuation step by step, with the tokens the layers must
+  process at each step with and without a KV cache (:func:`loop_work`).
+
+Sources: Sennrich et al. 2016, "Neural Machine Translation of Rare Words with Subword Units",
+sec. 3.2 (BPE); Holtzman et al. 2020, sec. 3.1 (top-p); Fan et al. 2018, sec. 5.4 (top-k); Pope
+et al. 2022, "Efficiently Scaling Transformer Inference", sec. 2 (the KV cache turns each decode
+step into the work of one new token).
+
+Core rule: standard library and core ``descent`` modules only.
+"""
+
+from __future__ import annotations
+
+from descent import sampling, tokenizer
+from descent.widgets import FieldError, Input, widget
+from descent.widgets import views as v
+from descent.widgets.part0 import (
+    MAX_STEPS,
+    _step_views,
+    pct,
+    prompt_options,
+    prompt_trace,
+    trace_data,
+)
+
+__all__ = [
+    "DEFAULT_TEXT",
+    "TEXT_MAX_CHARS",
+    "TOKEN_CLASSES",
+    "autoregression",
+    "classify",
+    "loop_work",
+    "sampling_widget",
+    "token_class",
+    "tokenizer_widget",
+]
+
+#: The tokenizer widget's default text: common words, a long rare word, a number and an emoji.
+DEFAULT_TEXT = "Tokenizers split unbelievably rare words, the year 2024, and emoji like 🙂 differently."
+#: Longest text the tokenizer widget accepts, in characters (keeps one worker call quick).
+TEXT_MAX_CHARS = 2000
+#: Token classes and what they mean (the chip's class is ``tok-<name>``).
+TOKEN_CLASSES = {
+    "word": "a whole word",
+    "subword": "part of a word",
+    "punctuation": "punctuation or a symbol",
+    "space": "whitespace only",
+    "digit": "a digit",
+    "special": "a control token",
+}
+#: Candidate rows the sampling widget lists (of the 50 in the file).
+SAMPLING_ROWS = 20
+#: Largest seed the sampling widget accepts.
+MAX_SEED = 1_000_000
+
+
+def token_class(text: str, is_special: bool, prev: str, nxt: str) -> str:
+    """The class of one token for the chips, from its text and its neighbours' texts.
+
+    ``special`` for control tokens; ``space`` if only whitespace; ``digit`` if digits (after an
+    optional leading space); ``punctuation`` if no letter or digit; otherwise ``word`` when it
+    starts a word (a leading space, the start of the text, or after a non-letter) and the next
+    token does not continue it (next starts with a letter), else ``subword``. A token holding part
+    of a multi-byte character (shown as U+FFFD) counts as ``subword``.
+    """
+    if is_special:
+        return "special"
+    core = text.strip()
+    if not core:
+        return "space"
+    if core.isdigit():
+        return "digit"
+    if "\ufffd" in text:
+        return "subword"
+    if not any(ch.isalnum() for ch in core):
+        return "punctuation"
+    starts = text[0].isspace() or not prev or not prev[-1].isalpha()
+    continued = bool(nxt) and nxt[0].isalpha()
+    return "word" if starts and not continued else "subword"
+
+
+def classify(text: str) -> list[tuple[str, int, str]]:
+    """``[(token text, id, class)]`` for ``text`` with SmolLM2's tokenizer (see :func:`token_class`)."""
+    tok = tokenizer.smollm2()
+    pieces = tok.tokens_of(text)
+    out = []
+    for k, (t, i) in enumerate(pieces):
+        prev = pieces[k - 1][0] if k else ""
+        nxt = pieces[k + 1][0] if k + 1 < len(pieces) else ""
+        out.append((t, i, token_class(t, i in tok.special.values(), prev, nxt)))
+    return out
+
+
+@widget(
+    "tokenizer",
+    title="Tokenizer",
+    description="Type anything: it is split with SmolLM2's real vocabulary and merge rules, the same "
+    "ones the model was trained with. Each chip is one token, with its id underneath.",
+    inputs=[
+        Input("text", "Text", "text", DEFAULT_TEXT, max_length=TEXT_MAX_CHARS,
+              help="Spaces are shown as ␣ and line breaks as ↵ inside the chips."),
+    ],
+)
+def tokenizer_widget(text: str) -> list[dict]:
+    """Views: counts (tokens, characters, characters per token) and the token chips.
+
+    Args:
+        text: 1 to 2,000 characters.
+
+    Returns:
+        three stats and a chips view (classes ``tok-word``, ``tok-subword``, ``tok-punctuation``,
+        ``tok-space``, ``tok-digit``, ``tok-special``; each chip's title names its class).
+
+    Raises:
+        FieldError: empty text (field ``text``).
+    """
+    if not text:
+        raise FieldError("text", "Text is empty: type at least one character")
+    pieces = classify(text)
+    n_tok, n_chr = len(pieces), len(text)
+    counts = {c: sum(1 for p in pieces if p[2] == c) for c in TOKEN_CLASSES}
+    legend = ", ".join(f"{n} {TOKEN_CLASSES[c]}" for c, n in counts.items() if n)
+    return [
+        v.stat("Tokens", n_tok),
+        v.stat("Characters", n_chr),
+        v.stat("Characters per token", v.fmt(n_chr / n_tok) if n_tok else "n/a"),
+        v.chips([v.chip(t, i, f"tok-{c}", TOKEN_CLASSES[c]) for t, i, c in pieces],
+                caption=f"{n_tok:,} tokens: {legend}" if n_tok else "No tokens"),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# sampling
+# ---------------------------------------------------------------------------------------------
+
+
+@widget(
+    "sampling",
+    title="From scores to one token",
+    description="The model's real scores for the next token of a prompt. Temperature reshapes the "
+    "probabilities, top-k and top-p drop the unlikely tail, and one token is drawn from the rest.",
+    inputs=[
+        Input("prompt", "Prompt", "select", "story", options=prompt_options()),
+        Input("temperature", "Temperature", "range", 1.0, min=0.0, max=2.0, step=0.05,
+              help="0 always takes the top token; above 1 flattens the odds."),
+        Input("top_k", "Top-k", "range", 50, unit="tokens", min=1, max=50, step=1,
+              help="Keep only this many of the most likely tokens."),
+        Input("top_p", "Top-p", "range", 1.0, min=0.05, max=1.0, step=0.05,
+              help="Keep the fewest tokens whose probabilities add up to this."),
+        Input("seed", "Seed", "number", 1, min=0, max=MAX_SEED, step=1,
+              help="The same seed and settings always draw the same token."),
+    ],
+)
+def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, seed: int) -> list[dict]:
+    """Views: the survivors of temperature/top-k/top-p over the top-50 logits, and a seeded draw.
+
+    Args:
+        prompt: a prepared prompt id. temperature: 0 to 2. top_k: 1 to 50. top_p: 0.05 to 1.
+        seed: 0 to 1,000,000.
+
+    Returns:
+        stats (survivors, the drawn token with its renormalised probability), a bar list of the
+        first :data:`SAMPLING_ROWS` candidates (survivors with their renormalised probability,
+        dropped tokens greyed) and a note on the mass outside the top 50.
+
+    Raises:
+        FieldError: unknown prompt (field ``prompt``).
+    """
+    try:
+        p = prompt_trace(prompt)
+    except ValueError as exc:
+        raise FieldError("prompt", str(exc)) from None
+    cands = p["next"]
+    logits = [c["logit"] for c in cands]
+    survivors = dict(sampling.distribution(logits, temperature, top_k, top_p))
+    drawn = sampling.sample(logits, temperature, top_k, top_p, seed=seed)
+    rows = []
+    for i, c in enumerate(cands[:SAMPLING_ROWS]):
+        if i in survivors:
+            rows.append(v.bar(repr(c["text"]), survivors[i], display=pct(survivors[i]),
+                              cls="is-selected" if i == drawn else "", note="drawn" if i == drawn else ""))
+        else:
+            rows.append(v.bar(repr(c["text"]), 0.0, display="dropped", greyed=True))
+    top = trace_data()["top"]
+    hidden = len(survivors) - sum(1 for i in survivors if i < SAMPLING_ROWS)
+    more = f" ({hidden} more below the first {SAMPLING_ROWS})" if hidden else ""
+    return [
+        v.stat("Tokens left to draw from", len(survivors), note=f"of the top {top}{more}"),
+        v.stat("Drawn", repr(cands[drawn]["text"]), note=f"chance {pct(survivors[drawn])} after the filters"),
+        v.bar_list(rows, caption="Probability of each candidate after temperature, top-k and top-p", max=1.0),
+        v.note(f"This page works with the model's {top} best candidates only. At temperature 1, all "
+               f"the other {trace_data()['model']['vocab'] - top:,} tokens together hold "
+               f"{pct(p['rest_probability'])} of the probability; here they are left out before "
+               f"the filters run."),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# autoregression
+# ---------------------------------------------------------------------------------------------
+
+
+def loop_work(prompt_tokens: int, steps: int) -> list[tuple[int, int, int, int]]:
+    """Tokens the layers process at each of ``steps`` generation steps, with and without a KV cache.
+
+    Step 0 reads the whole prompt (``prompt_tokens``). With a KV cache, each later step runs only
+    the newest token (the keys and values of the others are kept); without one, step ``n`` re-runs
+    all ``prompt_tokens + n`` tokens.
+
+    Returns:
+        ``[(with_cache, without_cache, cumulative_with, cumulative_without)]``, one per step (tokens).
+
+    Raises:
+        ValueError: prompt_tokens < 1 or steps < 1.
+    """
+    if prompt_tokens < 1 or steps < 1:
+        raise ValueError(f"prompt_tokens and steps must be at least 1, got {prompt_tokens} and {steps}")
+    out, cw, cn = [], 0, 0
+    for n in range(steps):
+        w = prompt_tokens if n == 0 else 1
+        nc = prompt_tokens + n
+        cw, cn = cw + w, cn + nc
+        out.append((w, nc, cw, cn))
+    return out
+
+
+@widget(
+    "autoregression",
+    title="The loop, and the work it repeats",
+    description="Each step appends one token and reads the whole text again. Without a cache the "
+    "layers redo every earlier token at each step; with a KV cache they only process the new one.",
+    inputs=[
+        Input("prompt", "Prompt", "select", "chat", options=prompt_options()),
+        Input("step", "Step", "range", 10, min=0, max=MAX_STEPS, step=1,
+              help="Drag, or use the arrow keys, to move one token forward or back."),
+    ],
+)
+def autoregression(prompt: str, step: int) -> list[dict]:
+    """Views for one step of the greedy continuation plus the work with and without a KV cache.
+
+    Args:
+        prompt: a prepared prompt id. step: 0 to :data:`~descent.widgets.part0.MAX_STEPS` (past the
+            recorded steps the last one is shown, with a note).
+
+    Returns:
+        the views of ``generation_loop`` for that step, then stats of tokens processed this step
+        and so far, with and without a KV cache (:func:`loop_work`), and a bar list comparing the totals.
+
+    Raises:
+        FieldError: unknown prompt (field ``prompt``).
+    """
+    try:
+        p = prompt_trace(prompt)
+    except ValueError as exc:
+        raise FieldError("prompt", str(exc)) from None
+    views, s = _step_views(p, step)
+    n = s["step"]
+    w, nc, cw, cn = loop_work(len(p["tokens"]), n + 1)[-1]
+    views += [
+        v.stat("This step, with a KV cache", w, "tokens"),
+        v.stat("This step, without a cache", nc, "tokens"),
+        v.bar_list([
+            v.bar("With a KV cache", cw, display=f"{cw:,} tokens"),
+            v.bar("Without a cache", cn, display=f"{cn:,} tokens"),
+        ], caption=f"Tokens run through all the layers, steps 0 to {n}"),
+    ]
+    return views
