@@ -65,5 +65,4 @@ def make(theme):
     right.set_xlim(*ZOOM_X)
     right.set_ylim(*ZOOM_Y)
     right.set_title("the crowded middle, enlarged", fontsize=8, color=theme.fg)
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.12, top=0.93, wspace=0.18)
     return fig
