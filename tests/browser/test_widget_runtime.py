@@ -16,6 +16,8 @@ import pytest
 
 from descent import widgets
 
+expect = pytest.importorskip("playwright.sync_api").expect
+
 #: Seconds to wait for Pyodide + the wheel to load (about 3 s here; CI machines are slower).
 LIVE_TIMEOUT_MS = 90_000
 WIDGET = '.descent-widget[data-widget="kv_demo"]'
@@ -74,9 +76,7 @@ def test_static_then_live_then_recompute(page, demo_url):
     assert any("/assets/descent/wheels/descent-" in u for u in fetched)
 
     _set_number(page, "context", "4096")
-    page.wait_for_function(
-        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_4096_TOTAL}')"
-    )
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
     # The number box moved the log slider: log10(4096) = 3.612...
     pos = float(page.locator(f'{WIDGET} [data-field="context"] input[type=range]').input_value())
     assert abs(pos - 3.6123599) < 1e-6
@@ -87,9 +87,7 @@ def test_static_then_live_then_recompute(page, demo_url):
         "el => { el.value = '3'; el.dispatchEvent(new Event('input', {bubbles: true})); }"
     )
     assert page.locator(f'{WIDGET} [data-field="context"] input[type=number]').input_value() == "1000"
-    page.wait_for_function(
-        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_1000_TOTAL}')"
-    )
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_1000_TOTAL)
     assert w.get_attribute("data-state") == "live"
     assert page.descent_console_errors == []
 
@@ -97,9 +95,7 @@ def test_static_then_live_then_recompute(page, demo_url):
 def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
     w = _go_live(page, demo_url)
     _set_number(page, "context", "4096")
-    page.wait_for_function(
-        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_4096_TOTAL}')"
-    )
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
     _set_number(page, "context", "-3")
     page.wait_for_selector(f'{WIDGET}[data-state="error"]', timeout=10_000)
     field = w.locator('.descent-field[data-field="context"]')
@@ -112,9 +108,8 @@ def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
     # A second bad field replaces the first message. (A number box reports non-numbers as "".)
     _set_number(page, "context", "4096")
     _set_number(page, "layers", "")
-    page.wait_for_function(
-        f"document.querySelector('{WIDGET} [data-field=\"layers\"] .descent-field__error').textContent"
-        " === 'Layers is empty: enter a number from 1 to 200'"
+    expect(page.locator(f'{WIDGET} [data-field="layers"] .descent-field__error')).to_have_text(
+        "Layers is empty: enter a number from 1 to 200"
     )
     assert field.locator(".descent-field__error").inner_text() == ""
 
@@ -129,14 +124,10 @@ def test_select_and_segmented_recompute(page, demo_url):
     w = _go_live(page, demo_url)
     w.locator('[data-field="precision"] label:has-text("FP8")').click()
     # FP8 (1 byte) halves the BF16 default: 536,870,912 B.
-    page.wait_for_function(
-        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_4096_TOTAL}')"
-    )
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
     w.locator('[data-field="head_dim"] select').select_option("64")
     # d_head 64 halves it again: 268,435,456 B.
-    page.wait_for_function(
-        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('268,435,456 bytes')"
-    )
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text("268,435,456 bytes")
 
 
 def _wasm_fetches(page) -> int:
@@ -161,9 +152,7 @@ def test_swapped_in_page_binds_on_document_emission_and_reuses_the_worker(page, 
     )
     page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=10_000)
     _set_number(page, "context", "4096")
-    page.wait_for_function(
-        f"document.querySelector('{WIDGET} .descent-widget__output').textContent.includes('{CTX_4096_TOTAL}')"
-    )
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
     assert _wasm_fetches(page) == 1
 
 
@@ -191,9 +180,7 @@ def test_file_url_stays_static_with_message(page, site_dir):
     url = (site_dir / (path if path.endswith(".html") else path + "index.html")).resolve().as_uri()
     page.goto(url)
     w = page.locator(WIDGET)
-    page.wait_for_function(
-        f"document.querySelector('{WIDGET} .descent-widget__status').textContent.startsWith('Static copy')"
-    )
+    expect(page.locator(f"{WIDGET} .descent-widget__status")).to_contain_text("Static copy")
     w.scroll_into_view_if_needed()
     _set_number(page, "context", "4096")
     page.wait_for_timeout(500)
@@ -231,3 +218,14 @@ def test_phone_layout_fits_and_screenshot(make_page, demo_url, scheme, tmp_path)
     out_dir = Path(os.environ.get("DESCENT_SCREENSHOTS", tmp_path))
     out_dir.mkdir(parents=True, exist_ok=True)
     w.screenshot(path=str(out_dir / f"kv_demo-phone-{scheme}.png"))
+
+
+def test_runtime_that_cannot_start_keeps_static_values_and_says_why(page, demo_url):
+    # The wheel's manifest is missing (a broken deployment): the widget must not hang in "loading".
+    page.route("**/assets/descent/wheels/**", lambda route: route.fulfill(status=404, body="missing"))
+    page.goto(demo_url)
+    w = page.locator(WIDGET)
+    w.scroll_into_view_if_needed()
+    expect(page.locator(f"{WIDGET} .descent-widget__status")).to_contain_text("could not start", timeout=LIVE_TIMEOUT_MS)
+    assert w.get_attribute("data-state") == "static"
+    assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
