@@ -505,3 +505,79 @@ _register_indexed(Formula(
          "returns to width d. Three d x F matrices per layer, against two for the classic FFN.",
     check=_check_swiglu,
 ))
+
+
+# ---------------------------------------------------------------------------------------------
+# Sampling: temperature (Part 1, "From logits to a token")
+# ---------------------------------------------------------------------------------------------
+
+Z_I = _s("z_i", "z_i", "logit (score) of token i, from the model's last layer", "logit (log-odds, no unit)")
+Z_J = _s("z_j", "z_j", "logit of another token j", "logit (log-odds, no unit)")
+TEMP = _s("T_s", "T", "sampling temperature (T > 0; T = 0 is the greedy limit)", "dimensionless")
+Z_SUM = _s("S", r"\sum_{k=1}^{V} e^{z_k / T}", "the same exponential summed over all V vocabulary entries",
+           "dimensionless")
+#: Temperatures at which the sampling formulas are checked against descent.sampling.
+CHECK_TEMPERATURES = (0.25, 0.7, 1.0, 1.5, 2.0)
+#: Logits for the sampling checks: the real top-50 next-token logits of one site prompt when the
+#: trace data is present, else this fixed list (any finite values would do).
+CHECK_LOGITS = (3.0, 1.5, 1.0, 0.0, -2.0)
+
+
+def _check_logits_list() -> list[float]:
+    try:
+        from descent.widgets.part0 import prompt_trace
+
+        return [c["logit"] for c in prompt_trace("story")["next"]]
+    except (ImportError, ValueError, OSError):
+        return list(CHECK_LOGITS)
+
+
+def _check_softmax_temperature():
+    sampling = _core("descent.sampling")
+    import math
+
+    f = FORMULAS["softmax_temperature"]
+    logits = _check_logits_list()
+    out = []
+    for t in CHECK_TEMPERATURES:
+        probs = sampling.softmax(logits, t)
+        s = math.fsum(math.exp(z / t) for z in logits)
+        for i in (0, 1, len(logits) - 1):
+            out.append((f"T={t} token {i}", f.evaluate(z_i=logits[i], T_s=t, S=s), probs[i]))
+    return out
+
+
+def _check_temperature_ratio():
+    sampling = _core("descent.sampling")
+    f = FORMULAS["temperature_ratio"]
+    logits = _check_logits_list()
+    out = []
+    for t in CHECK_TEMPERATURES:
+        probs = sampling.softmax(logits, t)
+        for i, j in ((0, 1), (1, 4)):
+            out.append((f"T={t} p{i}/p{j}", f.evaluate(z_i=logits[i], z_j=logits[j], T_s=t), probs[i] / probs[j]))
+    return out
+
+
+_register(Formula(
+    "softmax_temperature", "Probability of token i at temperature T (softmax of the logits divided by T)",
+    _s("p_i", "p_i", "probability that token i is drawn next", "probability (0 to 1)"),
+    sp.Mul(sp.exp(sp.Mul(Z_I.symbol, sp.Pow(TEMP.symbol, -1, evaluate=False), evaluate=False), evaluate=False),
+           sp.Pow(Z_SUM.symbol, -1, evaluate=False), evaluate=False),
+    (Z_I, TEMP, Z_SUM),
+    "Ackley, Hinton and Sejnowski 1985 (the Boltzmann distribution with temperature); as applied to "
+    "logits by Hugging Face transformers' TemperatureLogitsWarper before the softmax",
+    note="T = 1 is the model's own distribution; T < 1 sharpens it, T > 1 flattens it.",
+    check=_check_softmax_temperature,
+))
+
+_register(Formula(
+    "temperature_ratio", "How temperature changes the odds between two tokens",
+    _s("r", r"\frac{p_i}{p_j}", "how many times more likely token i is than token j", "ratio"),
+    sp.exp(sp.Mul(sp.Add(Z_I.symbol, sp.Mul(-1, Z_J.symbol, evaluate=False), evaluate=False),
+                  sp.Pow(TEMP.symbol, -1, evaluate=False), evaluate=False), evaluate=False),
+    (Z_I, Z_J, TEMP),
+    "Follows from softmax_temperature: the sum cancels in the ratio",
+    note="Only the gap between two logits matters, divided by T.",
+    check=_check_temperature_ratio,
+))

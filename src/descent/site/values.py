@@ -477,3 +477,4 @@ from descent.site import values_part5  # noqa: E402,F401  (registers on import)
 
 # Part 1 entries (embeddings, stacks, attention, MoE) live in their own module.
 from descent.site import values_part1  # noqa: E402,F401  (registers on import)
+from descent.site import values_part01  # noqa: E402,F401  (registers on import)

@@ -1,0 +1,130 @@
+"""Value and table shortcodes for Part 0 ("The prompt") and Part 1's token sections.
+
+Imported at the bottom of :mod:`descent.site.values`, so the entries register with the others.
+Numbers come from the committed real traces (:mod:`descent.widgets.part0`), SmolLM2's tokenizer
+(:mod:`descent.tokenizer`) and the catalog (:mod:`descent.transformer`): the same code the page's
+widgets run.
+
+* ``<!-- descent:table token_splits -->``: how SmolLM2 splits the aside's examples
+  (:data:`SPLIT_EXAMPLES`), tokens and counts computed here.
+* ``<!-- descent:value token_split example=... field=tokens|count -->``: one example's split or count.
+* ``<!-- descent:value trace prompt=... field=... -->``: a fact of one prepared prompt's trace.
+* ``<!-- descent:table context_windows kv=bf16 -->``: every catalog model's longest context and its
+  KV cache for one sequence at that length.
+* ``<!-- descent:table kv_growth model=... kv=bf16 -->``: one model's KV cache at growing contexts.
+"""
+
+from __future__ import annotations
+
+from descent import catalog, numerics, tokenizer, transformer
+from descent.site.shortcodes import Arg, table, value
+from descent.site.values import KV, fmt_bytes, md_table, model_ids
+from descent.widgets.part0 import pct, prompt_ids, prompt_trace, trace_data
+
+__all__ = ["GROWTH_CONTEXTS", "SPLIT_EXAMPLES", "TRACE_FIELDS", "context_windows", "kv_growth", "token_splits"]
+
+#: The aside's examples: key -> (what it shows, text). Hindi "मुझे चाय पसंद है" and Tamil
+#: "எனக்கு தேநீர் பிடிக்கும்" both mean "I like tea".
+SPLIT_EXAMPLES: dict[str, tuple[str, str]] = {
+    "strawberry": ("a word at the start of the text", "strawberry"),
+    "strawberry_space": ("the same word after a space", " strawberry"),
+    "strawberry_caps": ("in capitals", " STRAWBERRY"),
+    "r_count": ("the question itself", "How many r's are in strawberry?"),
+    "n1234": ("a number", "1234"),
+    "n1235": ("the next number", "1235"),
+    "n2024": ("a year", "2024"),
+    "definitely": ("a common word", " definitely"),
+    "definately": ("the same word misspelt", " definately"),
+    "english": ("an English sentence", "I like tea."),
+    "hindi": ("the same sentence in Hindi", "मुझे चाय पसंद है।"),
+    "tamil": ("the same sentence in Tamil", "எனக்கு தேநீர் பிடிக்கும்."),
+}
+
+#: Context lengths of the ``kv_growth`` table, tokens.
+GROWTH_CONTEXTS = (1_024, 8_192, 32_768, 131_072)
+
+#: Fields of ``descent:value trace``.
+TRACE_FIELDS = (
+    "prompt", "prompt_tokens", "top_token", "top_probability", "second_token", "second_probability",
+    "rest_probability", "top", "vocab", "steps", "reply",
+)
+
+
+def _split(text: str) -> list[tuple[str, int]]:
+    return tokenizer.tokens(text)
+
+
+def _show_split(pieces: list[tuple[str, int]]) -> str:
+    """Tokens as inline code, separated by a thin bar; spaces shown as ␣ so they are visible."""
+    return " · ".join(f"`{t.replace(' ', '␣')}`" for t, _ in pieces)
+
+
+@table("token_splits")
+def token_splits() -> str:
+    """How SmolLM2's tokenizer splits the examples of :data:`SPLIT_EXAMPLES` (tokens and counts)."""
+    rows = []
+    for what, text in SPLIT_EXAMPLES.values():
+        pieces = _split(text)
+        broken = sum(1 for t, _ in pieces if "\ufffd" in t)
+        shown = (f"{len(pieces) - broken} whole characters or pieces, and {broken} fragments that each hold "
+                 f"only some of one character's bytes" if broken else _show_split(pieces))
+        rows.append([what, f"`{text.replace(' ', '␣')}`", shown, len(pieces)])
+    return md_table(["example", "text", "tokens", "count"], rows, "lllr")
+
+
+@value("token_split", Arg("example", "a key of SPLIT_EXAMPLES", choices=list(SPLIT_EXAMPLES)),
+       Arg("field", "tokens (the split) or count", choices=["tokens", "count"]))
+def token_split(example: str, field: str) -> str:
+    """One example's split (as inline code) or its token count."""
+    pieces = _split(SPLIT_EXAMPLES[example][1])
+    return str(len(pieces)) if field == "count" else _show_split(pieces)
+
+
+@value("trace", Arg("prompt", "a prepared prompt id", choices=prompt_ids),
+       Arg("field", "what to print", choices=list(TRACE_FIELDS)))
+def trace_value(prompt: str, field: str) -> str:
+    """A fact of one prompt's real trace: its tokens, its top next tokens, the greedy reply."""
+    p = prompt_trace(prompt)
+    nxt = p["next"]
+    if field == "prompt":
+        return f"“{p['prompt']}”"
+    if field == "prompt_tokens":
+        return f"{len(p['tokens']):,}"
+    if field in ("top_token", "second_token"):
+        return f"`{nxt[0 if field == 'top_token' else 1]['text'].replace(' ', '␣')}`"
+    if field in ("top_probability", "second_probability"):
+        return pct(nxt[0 if field == "top_probability" else 1]["probability"])
+    if field == "rest_probability":
+        return pct(p["rest_probability"])
+    if field == "top":
+        return str(trace_data()["top"])
+    if field == "vocab":
+        return f"{trace_data()['model']['vocab']:,}"
+    if field == "steps":
+        return f"{len(p['generation']['steps']):,}"
+    return "“" + " ".join(p["generation"]["text"].split()) + "”"  # reply, line breaks as spaces
+
+
+def _kv_bytes(model_id: str, context: int, kv: str) -> float:
+    m = catalog.model(model_id)
+    return transformer.kv_cache_elements(m, context) * numerics.kv_precision(kv).bytes_per_weight
+
+
+@table("context_windows", KV)
+def context_windows(kv: str) -> str:
+    """Every catalog model's longest context (tokens) and one sequence's KV cache filled to it."""
+    rows = []
+    for m in catalog.models().values():
+        rows.append([m.name, f"{m.max_context:,}", fmt_bytes(_kv_bytes(m.id, m.max_context, kv), "GiB")])
+    label = numerics.kv_precision(kv).label
+    return md_table(["model", "longest context (tokens)", f"KV cache at that length, one sequence ({label})"],
+                    rows, "lrr")
+
+
+@table("kv_growth", Arg("model", "catalog model id", choices=model_ids, default="llama-3.1-8b"), KV)
+def kv_growth(model: str, kv: str) -> str:
+    """One model's KV cache for one sequence at :data:`GROWTH_CONTEXTS` (capped at its longest context)."""
+    m = catalog.model(model)
+    rows = [[f"{t:,}", fmt_bytes(_kv_bytes(model, t, kv), "GiB")] for t in GROWTH_CONTEXTS if t <= m.max_context]
+    label = numerics.kv_precision(kv).label
+    return md_table(["context (tokens)", f"{m.name} KV cache, one sequence ({label})"], rows, "rr")
