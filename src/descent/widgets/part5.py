@@ -67,12 +67,9 @@ def _accelerator_options() -> list[tuple[str, str]]:
     return [(a.id, a.name) for a in catalog.accelerators().values()]
 
 
-def _precision_options(names) -> list[tuple[str, str]]:
-    out = []
-    for n in names:
-        p = numerics.PRECISIONS.get(n) if n in numerics.PRECISIONS else numerics.KV_PRECISIONS[n]
-        out.append((n, f"{p.label} ({p.bits_per_weight:g} bits)"))
-    return out
+def _precision_options(table) -> list[tuple[str, str]]:
+    """Select options for a precision table (``numerics.PRECISIONS`` or ``KV_PRECISIONS``)."""
+    return [(n, f"{p.label} ({p.bits_per_weight:g} bits)") for n, p in table.items()]
 
 
 def _gb_gib(n: float) -> str:
