@@ -98,11 +98,13 @@ def find_guess(guess: str, candidates: list[dict]) -> int | None:
 
     A guess matches a token spelled exactly like it or with the leading space most word tokens
     carry ("Paris" finds " Paris"), whichever ranks higher; failing both, the same text ignoring
-    case and surrounding spaces. An empty or all-space guess matches nothing.
+    case and surrounding spaces. An empty guess matches nothing; an all-whitespace guess matches only itself.
     """
-    if not guess or not guess.strip():
+    if not guess:
         return None
     texts = [c["text"] for c in candidates]
+    if not guess.strip():  # a space or a line break is a token too: exact match only
+        return texts.index(guess) if guess in texts else None
     keys = {guess, " " + guess.lstrip()}
     for i, t in enumerate(texts):  # most probable first: the better-ranked spelling wins
         if t in keys:
@@ -166,11 +168,11 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
     cands = p["next"]
     rank = find_guess(guess, cands)
     out = []
-    if not guess.strip():
+    if not guess:
         out.append(v.stat("Your guess", "none", note="Type a word above to see where it ranks."))
     elif rank is None:
         out.append(v.stat("Your guess", f"not in the top {top}",
-                          note=f"{guess.strip()!r} is not among the {top} tokens the model rates most likely."))
+                          note=f"{guess!r} is not among the {top} tokens the model rates most likely."))
     else:
         c = cands[rank]
         out.append(v.stat("Your guess", f"#{rank + 1}", note=f"{c['text']!r} has probability {pct(c['probability'])}."))

@@ -1,0 +1,121 @@
+"""descent.widgets.part0: next_token_guess and generation_loop agree with the committed traces.
+
+Expected values are read from traces.json in the test (the real SmolLM2-135M trace) and compared
+with what the widgets render.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from descent.widgets import FieldError, get, render_static, run
+from descent.widgets import part0
+
+
+def _text(markup: str) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", markup))).strip()
+
+
+def _stat(markup: str, label: str) -> str:
+    m = re.search(re.escape(label) + r'</p><p class="descent-stat__value"><span class="descent-stat__number">([^<]*)<',
+                  markup)
+    assert m, label
+    return html.unescape(m.group(1))
+
+
+def test_prompts_are_the_trace_prompts():
+    from descent.trace.record import PROMPTS
+
+    assert part0.prompt_ids() == [p["id"] for p in PROMPTS]
+    with pytest.raises(ValueError, match="prompt must be one of"):
+        part0.prompt_trace("nope")
+
+
+def test_find_guess():
+    cands = [{"text": " Paris"}, {"text": " the"}, {"text": "Paris"}, {"text": "."}]
+    assert part0.find_guess("Paris", cands) == 0  # " Paris" ranks above "Paris"
+    assert part0.find_guess(" the", cands) == 1
+    assert part0.find_guess("THE", cands) == 1  # case and spaces ignored as a last resort
+    assert part0.find_guess(".", cands) == 3
+    assert part0.find_guess("Lyon", cands) is None
+    assert part0.find_guess("  ", cands) is None
+    assert part0.find_guess(" ", [{"text": "x"}, {"text": " "}]) == 1  # a space is a token too
+    assert part0.find_guess("", cands) is None
+
+
+@pytest.mark.parametrize("prompt", ["capital", "arithmetic", "chat", "story", "uncertain"])
+def test_guess_of_the_top_token_is_rank_one(prompt):
+    p = part0.prompt_trace(prompt)
+    top = p["next"][0]
+    r = run("next_token_guess", {"prompt": prompt, "guess": top["text"]})
+    assert r["ok"]
+    assert _stat(r["html"], "Your guess") == "#1"
+    assert _stat(r["html"], "The model&#x27;s top pick") == repr(top["text"])
+    # the prompt's tokens appear as chips, ids included
+    for t in p["tokens"]:
+        assert f'descent-chip__id">{t["id"]}<' in r["html"]
+
+
+def test_guess_ranked_lower_is_added_and_marked():
+    p = part0.prompt_trace("capital")
+    c = p["next"][30]  # rank 31, below the 10 rows shown
+    r = run("next_token_guess", {"prompt": "capital", "guess": c["text"]})
+    rank = part0.find_guess(c["text"], p["next"])
+    assert _stat(r["html"], "Your guess") == f"#{rank + 1}"
+    assert r["html"].count("descent-bar is-selected") == 1
+    assert "your guess" in _text(r["html"])
+
+
+def test_guess_not_in_top_50_and_rest_mass():
+    p = part0.prompt_trace("capital")
+    r = run("next_token_guess", {"prompt": "capital", "guess": "zzzzqqq"})
+    assert _stat(r["html"], "Your guess") == "not in the top 50"
+    assert f"{p['rest_probability'] * 100:.3g}%" in _text(r["html"])
+
+
+def test_guess_bad_input():
+    r = run("next_token_guess", {"prompt": "mars"})
+    assert not r["ok"] and r["field"] == "prompt"
+    r = run("next_token_guess", {"guess": "x" * (part0.GUESS_MAX_CHARS + 1)})
+    assert not r["ok"] and r["field"] == "guess"
+
+
+def test_generation_loop_step_matches_the_trace():
+    p = part0.prompt_trace("chat")
+    steps = p["generation"]["steps"]
+    n = 5
+    r = run("generation_loop", {"prompt": "chat", "step": n})
+    assert r["ok"]
+    s = steps[n]
+    assert _stat(r["html"], "Token chosen") == repr(s["token"]["text"])
+    # context = the prompt's tokens, then the n tokens chosen before this step
+    ids = [int(x) for x in re.findall(r'descent-chip__id">(\d+)<', r["html"])]
+    assert ids == [t["id"] for t in p["tokens"]] + [x["token"]["id"] for x in steps[:n]]
+    assert len(ids) == s["context_length"]
+
+
+def test_generation_loop_last_step_and_beyond():
+    p = part0.prompt_trace("uncertain")
+    last = len(p["generation"]["steps"]) - 1
+    r = run("generation_loop", {"prompt": "uncertain", "step": last + 5})
+    assert r["ok"]
+    assert f"only {last + 1} steps" in _text(r["html"])
+    assert "stop token" in _text(r["html"])
+    r = run("generation_loop", {"prompt": "uncertain", "step": -1})
+    assert not r["ok"] and r["field"] == "step"
+
+
+def test_compute_raises_field_error_directly():
+    with pytest.raises(FieldError) as e:
+        part0.generation_loop("nope", 0)
+    assert e.value.field == "prompt"
+
+
+def test_prerendered():
+    for name in ("next_token_guess", "generation_loop"):
+        assert name in get(name).name
+        markup = render_static(name)
+        assert 'data-state="static"' in markup and "descent-chip" in markup
