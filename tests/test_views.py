@@ -145,3 +145,18 @@ def test_render_all_groups_stats():
     html = v.render_all([v.stat("a", 1), v.stat("b", 2), v.note("n"), v.stat("c", 3)])
     assert html.count('<div class="descent-stats">') == 2
     assert html.index("descent-note") < html.rindex("descent-stats")
+
+
+def test_clickable_chips_and_cells_carry_the_inputs_they_set():
+    html = v.render(v.chips([v.chip("Llama", set={"layers": 80, "fast": True, "name": "a\"b"})], tokens=False))
+    assert '<button type="button" class="descent-chip__button" data-set="' in html
+    # Values are sent as the strings a form control would hold; quotes are escaped in the attribute.
+    assert v._parse_set(html) == {"fast": "true", "layers": "80", "name": 'a"b'}
+    assert "\u2423" not in v.render(v.chips([v.chip("two words")], tokens=False))  # names: no space marks
+    assert v.render(v.chips([v.chip("a")])).count("<button") == 0  # not clickable without set
+    cell_html = v.render(v.cell_grid([[v.cell("is-used", "1", "sign bit", set={"bits": "0x8000"})]], caption="bits"))
+    assert v._parse_set(cell_html) == {"bits": "0x8000"}
+    with pytest.raises(ValueError, match="set value for 'x' must be a string, number or bool"):
+        v.render(v.chips([v.chip("a", set={"x": [1]})]))
+    with pytest.raises(ValueError, match="set must be a dict of input name: value"):
+        v.render(v.chips([v.chip("a", set={"not an id": 1})]))

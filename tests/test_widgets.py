@@ -252,3 +252,24 @@ def test_render_static_escapes_declared_text():
         assert 'value="&lt;x&gt;" selected>&lt;y&gt;</option>' in html and "Say &quot;hi&quot;" in html
     finally:
         del w.REGISTRY["_test_escape"]
+
+
+def test_demo_defaults_and_presets_come_from_the_catalog():
+    from descent import catalog
+    from descent.widgets import demo, views
+
+    base = catalog.model(demo.DEFAULT_MODEL)
+    d = w.get("kv_demo").defaults()
+    assert (d["layers"], d["kv_heads"], d["head_dim"]) == (base.num_layers, base.num_kv_heads, base.head_dim)
+    presets = demo.preset_models()
+    assert all(m.mla is None and m.sliding is None for m in presets)
+    assert "llama-3.1-70b" in {m.id for m in presets} and "deepseek-v3" not in {m.id for m in presets}
+    html = w.run("kv_demo", {})["html"]
+    seventy = catalog.model("llama-3.1-70b")
+    chunk = html[html.index(f">{seventy.name}<") - 400:]
+    assert views._parse_set(chunk[chunk.index("data-set="):]) == {
+        "layers": str(seventy.num_layers), "kv_heads": str(seventy.num_kv_heads), "head_dim": str(seventy.head_dim)}
+    # What the chip sets is accepted by the widget: Llama 3.1 70B (config.json: 80 layers, 8 KV heads,
+    # head_dim 128) in BF16 -> 2 x 80 x 8 x 128 x 2 = 327,680 bytes per token (by hand).
+    out = w.run("kv_demo", {"layers": "80", "kv_heads": "8", "head_dim": "128"})
+    assert out["ok"] and "327,680 bytes" in out["html"]

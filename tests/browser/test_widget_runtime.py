@@ -229,3 +229,14 @@ def test_runtime_that_cannot_start_keeps_static_values_and_says_why(page, demo_u
     expect(page.locator(f"{WIDGET} .descent-widget__status")).to_contain_text("could not start", timeout=LIVE_TIMEOUT_MS)
     assert w.get_attribute("data-state") == "static"
     assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
+
+
+def test_clickable_output_sets_inputs_and_recomputes(page, demo_url):
+    w = _go_live(page, demo_url)
+    w.locator(".descent-chip__button", has_text="Llama 3.1 70B").click()
+    # Llama 3.1 70B's config.json: 80 layers, 8 KV heads, head_dim 128; in BF16 that is
+    # 2 x 80 x 8 x 128 x 2 = 327,680 bytes per token (by hand).
+    expect(w.locator(".descent-widget__output")).to_contain_text("327,680 bytes")
+    assert w.locator('[data-field="layers"] input[type=number]').input_value() == "80"
+    assert w.locator('[data-field="layers"] input[type=range]').input_value() == "80"
+    expect(w.locator(".descent-chip.is-selected")).to_contain_text("Llama 3.1 70B")

@@ -125,6 +125,48 @@ function showError(st, field, message) {
   }
 }
 
+// Write a value into a field's control(s), as if the reader had typed or picked it.
+function setField(st, name, value) {
+  const f = st.form.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
+  if (!f) return;
+  switch (f.dataset.kind) {
+    case "range":
+    case "number": {
+      const num = f.querySelector(".descent-field__number");
+      num.value = value;
+      const range = f.querySelector(".descent-field__range");
+      if (range) numberToSlider(num, range);
+      break;
+    }
+    case "select":
+      f.querySelector("select").value = value;
+      break;
+    case "segmented":
+      for (const r of f.querySelectorAll("input[type=radio]")) r.checked = r.value === value;
+      break;
+    case "toggle":
+      f.querySelector("input[type=checkbox]").checked = value === "true";
+      break;
+    case "text":
+      f.querySelector("textarea, input").value = value;
+      break;
+  }
+}
+
+// Clickable outputs (views built with set={...}): <button data-set='{"field": "value"}'>.
+function onOutputClick(st, ev) {
+  const b = ev.target.closest("[data-set]");
+  if (!b || !st.out.contains(b) || isFile() || workerState === "failed") return;
+  let values;
+  try {
+    values = JSON.parse(b.dataset.set);
+  } catch {
+    return;
+  }
+  for (const [name, value] of Object.entries(values)) setField(st, name, String(value));
+  schedule(st);
+}
+
 function readInputs(st) {
   const inputs = {};
   for (const f of st.form.querySelectorAll(".descent-field")) {
@@ -250,6 +292,7 @@ function bind(root) {
   form.addEventListener("change", (ev) => {
     if (!ev.target.closest(".descent-field__pair")) schedule(st);
   });
+  out.addEventListener("click", (ev) => onOutputClick(st, ev));
   form.addEventListener("focusin", () => activate(st));
   form.addEventListener("pointerdown", () => activate(st));
 

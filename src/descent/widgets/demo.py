@@ -1,8 +1,10 @@
 """``kv_demo``: a small widget that proves the runtime end to end (build, worker, browser).
 
 It computes the KV-cache size of a plain GQA transformer from five inputs. The defaults are the
-shape of Llama 3.1 8B (config.json of meta-llama/Llama-3.1-8B: num_hidden_layers 32,
-num_key_value_heads 8, head_dim 128 = hidden_size 4096 / num_attention_heads 32) in BF16.
+shape of Llama 3.1 8B from the catalog (its config.json: num_hidden_layers 32,
+num_key_value_heads 8, head_dim 128) in BF16; preset chips (a clickable output) load the shape of
+each catalog model whose every layer caches every token (no MLA, no sliding window), which is
+what this formula describes.
 
     KV bytes per token = 2 (one K and one V vector) x L x K x d_head x bytes per element
     KV bytes           = KV bytes per token x T
@@ -14,8 +16,12 @@ et al. 2023, "GQA", section 2 (K key/value heads shared by groups of query heads
 
 from __future__ import annotations
 
+from descent import catalog
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
+
+#: The catalog model whose shape gives the defaults.
+DEFAULT_MODEL = "llama-3.1-8b"
 
 #: K and V: the cache stores two vectors per layer, per KV head, per token.
 KV_TENSORS = 2
@@ -34,19 +40,29 @@ def _gib(n: int) -> str:
     return f"{v.fmt(n / GIB)} GiB"
 
 
+def preset_models() -> list[catalog.Model]:
+    """Catalog models the plain formula describes: no MLA (compressed latent cache) and no sliding
+    window (layers that keep only the last W tokens), in catalog order."""
+    return [m for m in catalog.models().values() if m.mla is None and m.sliding is None]
+
+
+_DEFAULT = catalog.model(DEFAULT_MODEL)
+_HEAD_DIMS = sorted({m.head_dim for m in preset_models()} | {_DEFAULT.head_dim})
+
+
 @widget(
     "kv_demo",
     title="KV cache size",
     description="How many bytes the KV cache holds for one sequence: two vectors (K and V) per layer, "
     "per KV head, per token.",
     inputs=[
-        Input("layers", "Layers", "range", 32, unit="layers", min=1, max=200, step=1,
+        Input("layers", "Layers", "range", _DEFAULT.num_layers, unit="layers", min=1, max=200, step=1,
               help="L: transformer blocks, each with its own K and V."),
-        Input("kv_heads", "KV heads", "range", 8, unit="heads", min=1, max=128, step=1,
+        Input("kv_heads", "KV heads", "range", _DEFAULT.num_kv_heads, unit="heads", min=1, max=128, step=1,
               help="K: key/value heads (GQA shares each across a group of query heads)."),
-        Input("head_dim", "Head dimension", "select", 128,
-              options=[(64, "64"), (80, "80"), (96, "96"), (128, "128"), (256, "256")],
-              help="d_head: width of one K or V vector."),
+        Input("head_dim", "Head dimension", "select", _DEFAULT.head_dim,
+              options=[(d, str(d)) for d in _HEAD_DIMS],
+              help="d_head: width of one K or V vector (the values the catalog's models use)."),
         Input("context", "Context", "range", 8192, unit="tokens", min=1, max=MAX_CONTEXT_TOKENS, step=1,
               log=True, help="T: tokens held in the cache (prompt plus generated)."),
         Input("precision", "KV precision", "segmented", "bf16",
@@ -77,10 +93,17 @@ def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, precision: 
         size = KV_TENSORS * layers * kv_heads * head_dim * b * context
         rows.append(v.bar(name.upper(), size, display=_gib(size), cls="is-selected" if name == precision else "",
                           greyed=name != precision))
+    presets = [
+        v.chip(m.name, cls="is-selected" if (m.num_layers, m.num_kv_heads, m.head_dim) == (layers, kv_heads, head_dim)
+               else "", title=f"{m.num_layers} layers, {m.num_kv_heads} KV heads, head_dim {m.head_dim}",
+               set={"layers": m.num_layers, "kv_heads": m.num_kv_heads, "head_dim": m.head_dim})
+        for m in preset_models()
+    ]
     return [
         v.stat("KV cache per token", f"{v.fmt(per_token / KIB)}", "KiB",
                note=f"2 x {layers} x {kv_heads} x {head_dim} x {per_elem} B = {per_token:,} bytes"),
         v.stat("KV cache for the context", f"{v.fmt(total / GIB)}", "GiB",
                note=f"{per_token:,} bytes x {context:,} tokens = {total:,} bytes"),
         v.bar_list(rows, caption=f"The same cache at each precision ({context:,} tokens)"),
+        v.chips(presets, caption="Load a model's shape (from the catalog)", tokens=False),
     ]

@@ -10,6 +10,11 @@ Accessibility: every bar carries its value as text (the bar itself is ``aria-hid
 and grids have captions; the grid's cells carry their meaning as text (``title`` plus a
 visually hidden label); stacked bars say the total against the capacity in words.
 
+Clickable outputs: a chip or a cell built with ``set={"input": value, ...}`` renders as a
+``<button data-set='{"input": "value"}'>``; in the browser a click writes those values into the
+widget's form controls and recomputes (a bit you can flip, a token you can pick, a preset). The
+values go through the same validation as typed input.
+
 Kinds: ``stat``, ``bar_list``, ``stacked_bar``, ``table``, ``chips``, ``cell_grid``, ``note``,
 ``svg``, ``kv``. Bad view data raises ``ValueError`` naming the view and the field.
 
@@ -19,6 +24,7 @@ Core rule: standard library only.
 from __future__ import annotations
 
 import html
+import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -140,19 +146,47 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, caption: str
             "numeric": list(numeric) if numeric is not None else None}
 
 
-def chip(text: str, id: int | str | None = None, cls: str = "", title: str = "") -> dict:
-    """One token chip: its text, its id (shown small under it) and a class."""
-    return {"text": text, "id": id, "cls": cls, "title": title}
+def chip(text: str, id: int | str | None = None, cls: str = "", title: str = "",
+         set: dict[str, Any] | None = None) -> dict:
+    """One token chip: its text, its id (shown small under it) and a class. With ``set``
+    (``{input name: value}``) the chip is a button that sets those inputs when clicked."""
+    return {"text": text, "id": id, "cls": cls, "title": title, "set": set}
 
 
-def chips(items: Sequence[dict], *, caption: str = "") -> dict:
-    """A row of token chips (whitespace in the text is shown as visible marks)."""
-    return {"kind": "chips", "chips": list(items), "caption": caption}
+def chips(items: Sequence[dict], *, caption: str = "", tokens: bool = True) -> dict:
+    """A row of chips. ``tokens`` (default): token chips, whose whitespace is shown as visible
+    marks and which screen readers hear quoted (" Paris" and "Paris" differ); ``tokens=False``
+    for chips that are plain names (presets)."""
+    return {"kind": "chips", "chips": list(items), "caption": caption, "tokens": tokens}
 
 
-def cell(cls: str = "", text: str = "", title: str = "") -> dict:
-    """One cell of a :func:`cell_grid`: a class (its colour), short text and a title (tooltip)."""
-    return {"cls": cls, "text": text, "title": title}
+def cell(cls: str = "", text: str = "", title: str = "", set: dict[str, Any] | None = None) -> dict:
+    """One cell of a :func:`cell_grid`: a class (its colour), short text and a title (tooltip).
+    With ``set`` (``{input name: value}``) the cell is a button that sets those inputs."""
+    return {"cls": cls, "text": text, "title": title, "set": set}
+
+
+def _set_attr(set_: Any, view: str) -> str:
+    """``data-set`` attribute for a clickable chip/cell ('' when not clickable)."""
+    if not set_:
+        return ""
+    if not isinstance(set_, dict) or not all(isinstance(k, str) and k.isidentifier() for k in set_):
+        raise ValueError(f"{view}: set must be a dict of input name: value, got {set_!r}")
+    values = {}
+    for k, val in set_.items():
+        if isinstance(val, bool):
+            values[k] = "true" if val else "false"
+        elif isinstance(val, (int, float, str)) and not (isinstance(val, float) and not math.isfinite(val)):
+            values[k] = str(val)
+        else:
+            raise ValueError(f"{view}: set value for {k!r} must be a string, number or bool, got {val!r}")
+    return f' data-set="{_e(json.dumps(values, sort_keys=True))}"'
+
+
+def _parse_set(markup: str) -> dict[str, str]:
+    """The inputs a clickable view element sets (for tests): its ``data-set`` JSON, unescaped."""
+    start = markup.index('data-set="') + len('data-set="')
+    return json.loads(html.unescape(markup[start:markup.index('"', start)]))
 
 
 def cell_grid(cells: Sequence[Sequence[dict]], *, caption: str, row_labels: Sequence[str] | None = None,
@@ -333,19 +367,22 @@ def render_chips(v: dict) -> str:
     items = []
     for c in v["chips"]:
         text = str(c.get("text", ""))
-        shown = "".join(_WS_MARKS.get(ch, ch) for ch in text)
+        tokens = v.get("tokens", True)
+        shown = "".join(_WS_MARKS.get(ch, ch) for ch in text) if tokens else text
         cls = _cls(c.get("cls"), "chips")
         cid = c.get("id")
         id_html = f'<span class="descent-chip__id">{_e(cid)}</span>' if cid is not None else ""
-        label = f"{text!r}" + (f", id {cid}" if cid is not None else "") + (f", {c['title']}" if c.get("title") else "")
+        label = (f"{text!r}" if tokens else text) + (f", id {cid}" if cid is not None else "") + (f", {c['title']}" if c.get("title") else "")
         title = f' title="{_e(c["title"])}"' if c.get("title") else ""
-        items.append(
-            f'<li class="descent-chip{" " + cls if cls else ""}"{title}>'
-            f'<span class="descent-chip__text" aria-hidden="true">{_e(shown)}</span>{id_html}'
-            f'<span class="descent-sr">{_e(label)}</span></li>'
-        )
+        inner = (f'<span class="descent-chip__text" aria-hidden="true">{_e(shown)}</span>{id_html}'
+                 f'<span class="descent-sr">{_e(label)}</span>')
+        data_set = _set_attr(c.get("set"), "chips")
+        if data_set:
+            inner = f'<button type="button" class="descent-chip__button"{data_set}>{inner}</button>'
+        items.append(f'<li class="descent-chip{" " + cls if cls else ""}{" descent-chip--button" if data_set else ""}"'
+                     f'{title}>{inner}</li>')
     return (
-        f'<figure class="descent-chips">{_caption(v.get("caption") or "", "figcaption")}'
+        f'<figure class="descent-chips{"" if v.get("tokens", True) else " descent-chips--names"}">{_caption(v.get("caption") or "", "figcaption")}'
         f'<ol class="descent-chips__list">{"".join(items)}</ol></figure>'
     )
 
@@ -374,7 +411,10 @@ def render_cell_grid(v: dict) -> str:
             title = f' title="{_e(c["title"])}"' if c.get("title") else ""
             text = f'<span aria-hidden="true">{_e(c["text"])}</span>' if c.get("text") else ""
             sr = f'<span class="descent-sr">{_e(spoken)}</span>' if spoken else ""
-            tds.append(f'<td class="descent-cell{" " + cls if cls else ""}"{title}>{text}{sr}</td>')
+            data_set = _set_attr(c.get("set"), "cell_grid")
+            inner = f'<button type="button" class="descent-cell__button"{data_set}>{text}{sr}</button>' if data_set \
+                else f"{text}{sr}"
+            tds.append(f'<td class="descent-cell{" " + cls if cls else ""}"{title}>{inner}</td>')
         th = f'<th scope="row">{_e(rl[ri])}</th>' if rl is not None else ""
         body.append(f"<tr>{th}{''.join(tds)}</tr>")
     legend = "".join(
