@@ -15,6 +15,12 @@
   with the same request check at teardown.
 * ``requests``: the URLs ``page`` requested so far (the recorder's list).
 
+* ``site_page``: a test that takes this argument is parametrised over every page the build makes
+  (``page_paths()``: each Markdown/notebook source under docs/ as its built ``.html`` path, plus
+  ``404.html``); tests/browser/test_all_pages.py checks the list equals the built site's pages.
+* Content-Security-Policy: every page made here records ``securitypolicyviolation`` events (and
+  the console's CSP messages) in ``page.descent_csp_violations``; the test FAILS at teardown if any.
+
 Every test under tests/browser/ is marked ``browser`` (deselect with ``-m "not browser"``).
 """
 
@@ -54,6 +60,40 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
+
+
+#: Folders of docs/ that hold no pages (theme overrides, assets).
+NOT_PAGES = {"overrides", "assets"}
+
+
+def page_paths() -> list[str]:
+    """Built HTML path (relative to the site root) of every page source under docs/, plus 404.html.
+
+    Computed from the sources at collection time, so tests can be parametrised before the build.
+    The offline plugin turns directory URLs off: ``a/b.md`` becomes ``a/b.html``.
+    """
+    docs = ROOT / "docs"
+    out = []
+    for src in sorted(docs.rglob("*")):
+        rel = src.relative_to(docs)
+        if src.suffix not in (".md", ".ipynb") or rel.parts[0] in NOT_PAGES:
+            continue
+        if any(part.startswith((".", "_")) for part in rel.parts):
+            continue
+        name = "index.html" if rel.name in ("index.md", "README.md") else rel.with_suffix(".html").name
+        out.append((rel.parent / name).as_posix().removeprefix("./"))
+    return sorted(set(out)) + ["404.html"]
+
+
+@pytest.fixture(scope="session")
+def all_page_paths() -> list[str]:
+    """``page_paths()``, for tests that check the list itself."""
+    return page_paths()
+
+
+def pytest_generate_tests(metafunc):
+    if "site_page" in metafunc.fixturenames:
+        metafunc.parametrize("site_page", page_paths())
 
 
 @pytest.fixture(scope="session")
@@ -149,12 +189,35 @@ def _page(browser, **context_args):
                                                   if msg.type == "error" else None))
     page.descent_requests = requests
     page.descent_console_errors = errors
+    csp: list[str] = []
+    context.expose_binding("__descentCspViolation", lambda _source, text: csp.append(text))
+    context.add_init_script(_CSP_RECORDER)
+
+    def on_console(msg):
+        if "Content Security Policy" in msg.text or "Content-Security-Policy" in msg.text:
+            csp.append(f"console {msg.type}: {msg.text}")
+
+    page.on("console", on_console)
+    page.on("worker", lambda worker: worker.on("console", on_console))
+    page.descent_csp_violations = csp
     return context, page
+
+
+#: Init script: report every securitypolicyviolation event of the page (and its frames) to Python.
+_CSP_RECORDER = """
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__descentCspViolation(`${e.effectiveDirective} blocked ${e.blockedURI || "inline"} `
+    + `at ${e.sourceFile}:${e.lineNumber} on ${e.documentURI}`);
+});
+"""
 
 
 def _check_requests(page) -> None:
     outside = sorted({u for u in page.descent_requests if not is_local(u)})
     assert not outside, "requests left 127.0.0.1:\n" + "\n".join(outside)
+    assert not page.descent_csp_violations, "Content-Security-Policy violations:\n" + "\n".join(
+        page.descent_csp_violations
+    )
 
 
 @pytest.fixture
