@@ -103,8 +103,9 @@ def _perturbations(w):
             free = [(i, v) for i, checked, disabled, v in free if not checked and not disabled]
             if free:
                 i, v = free[0]
+                radio = radios.nth(i)
                 # A click on the radio itself, as a click on its (styled) label would do.
-                yield f"{name}: choose {v!r}", lambda r=radios.nth(i): r.evaluate("r => r.click()")
+                yield f"{name}: choose {v!r}", lambda r=radio: r.evaluate("r => r.click()")
         elif kind == "range":
             rng = field.locator(".descent-field__range")
             yield (
