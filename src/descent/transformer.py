@@ -499,11 +499,11 @@ def attend(query, keys, values, scale: bool = True) -> dict:
     for t, v in enumerate(vs):
         if len(v) != d_v:
             raise ValueError(f"values[{t}] must have length {d_v} like values[0], got {len(v)}")
-    scores = [sum(a * b for a, b in zip(q, k)) for k in ks]
+    scores = [sum(a * b for a, b in zip(q, k, strict=True)) for k in ks]
     div = math.sqrt(len(q)) if scale else 1.0
     scaled = [s / div for s in scores]
     weights = softmax(scaled)
-    output = [sum(w * v[c] for w, v in zip(weights, vs)) for c in range(d_v)]
+    output = [sum(w * v[c] for w, v in zip(weights, vs, strict=True)) for c in range(d_v)]
     return {"scores": scores, "scaled": scaled, "weights": weights, "output": output}
 
 
@@ -540,7 +540,7 @@ def route(scores, k: int, scoring: str = "softmax") -> list[tuple[int, float]]:
                for i in order]
         total = sum(sig)
         weights = [x / total for x in sig]
-    return list(zip(order, weights))
+    return list(zip(order, weights, strict=True))
 
 
 @dataclass(frozen=True)

@@ -236,7 +236,7 @@ def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
     rows = [
         v.bar(f"{i + 1}. {_show_token(t['text'])}", w * PERCENT, display=f"{w * PERCENT:.1f}%",
               cls="is-top" if i == top else "", note="the token doing the looking" if i == len(tokens) - 1 else "")
-        for i, (t, w) in enumerate(zip(tokens, weights))
+        for i, (t, w) in enumerate(zip(tokens, weights, strict=True))
     ]
     ent = -sum(w * math.log2(w) for w in weights if w > 0)
     return [
@@ -305,7 +305,7 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
     d = len(q)
     rows = [
         [tok, _vec(k), _vec(val), f"{s:.3f}", f"{sc:.3f}", f"{w * PERCENT:.1f}%"]
-        for tok, k, val, s, sc, w in zip(p["tokens"], keys, p["values"], r["scores"], r["scaled"], r["weights"])
+        for tok, k, val, s, sc, w in zip(p["tokens"], keys, p["values"], r["scores"], r["scaled"], r["weights"], strict=True)
     ]
     top = max(r["weights"])
     return [
@@ -407,8 +407,12 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
     share = counts.active / counts.total
     notes = []
     if k == own_k and m.params_active_published:
-        notes.append(v.note(f"{m.name} routes each token to {own_k} of {E} experts; "
-                            f"published active count: {format_count(m.params_active_published)}."))
+        no_embed = counts.active - counts.embedding
+        notes.append(v.note(
+            f"{m.name} routes each token to {own_k} of {E} experts. Published active count: "
+            f"{format_count(m.params_active_published)}; computed here: {format_count(counts.active)} "
+            f"counting the whole input embedding table, {format_count(no_embed)} without it "
+            f"(a token reads one row of it, and publishers differ on whether to count it)."))
     elif k != own_k:
         notes.append(v.note(f"{m.name} itself uses k = {own_k}; the active count is recomputed for k = {k}.",
                             tone="warn"))
