@@ -273,3 +273,10 @@ def test_demo_defaults_and_presets_come_from_the_catalog():
     # head_dim 128) in BF16 -> 2 x 80 x 8 x 128 x 2 = 327,680 bytes per token (by hand).
     out = w.run("kv_demo", {"layers": "80", "kv_heads": "8", "head_dim": "128"})
     assert out["ok"] and "327,680 bytes" in out["html"]
+
+
+def test_static_status_says_defaults_only_when_they_are():
+    assert w.STATIC_STATUS in w.render_static("kv_demo")
+    assert w.STATIC_STATUS in w.render_static("kv_demo", id="two")  # id= is not an input
+    overridden = w.render_static("kv_demo", context="4096")
+    assert w.STATIC_STATUS_ARGS in overridden and w.STATIC_STATUS not in overridden

@@ -228,8 +228,10 @@ function activate(st) {
 
 // Range slider <-> number box. A log slider holds log10(value).
 function decimalsOf(step) {
-  const s = String(step);
-  return s.includes(".") ? s.length - s.indexOf(".") - 1 : 0;
+  // "0.05" -> 2, "1" -> 0, "1e-05" -> 5, "2.5e-3" -> 4
+  const [mant, exp] = String(step).toLowerCase().split("e");
+  const frac = mant.includes(".") ? mant.length - mant.indexOf(".") - 1 : 0;
+  return Math.min(20, Math.max(0, frac - Number(exp || 0)));
 }
 
 function sliderToNumber(range, num) {

@@ -48,6 +48,7 @@ __all__ = [
     "KINDS",
     "REGISTRY",
     "STATIC_STATUS",
+    "STATIC_STATUS_ARGS",
     "Widget",
     "coerce",
     "get",
@@ -69,6 +70,12 @@ INSTANCE_ARG = "id"
 #: The status line of a pre-rendered widget (``data-state="static"``).
 STATIC_STATUS = (
     "Static: these are the precomputed results for the defaults. "
+    "With JavaScript on, the inputs recompute them in your browser."
+)
+
+#: The same, for a widget whose shortcode set some inputs (the results are not the defaults').
+STATIC_STATUS_ARGS = (
+    "Static: these are the precomputed results for the values shown. "
     "With JavaScript on, the inputs recompute them in your browser."
 )
 
@@ -556,7 +563,7 @@ def render_static(name: str, **args: Any) -> str:
         f'<div class="descent-widget" data-widget="{_attr(name)}" data-state="static" id="{prefix}">'
         f'<div class="descent-widget__title" role="heading" aria-level="3">{_attr(w.title)}</div>'
         f"{desc}{render_form(w, values, prefix)}"
-        f'<p class="descent-widget__status" role="status">{_attr(STATIC_STATUS)}</p>'
+        f'<p class="descent-widget__status" role="status">{_attr(STATIC_STATUS_ARGS if args else STATIC_STATUS)}</p>'
         f'<div class="descent-widget__output" aria-live="polite" aria-label="{_attr(w.title)}: results">'
         f"{out}</div></div>"
     )
