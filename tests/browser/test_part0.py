@@ -1,0 +1,69 @@
+"""Part 0 in a real browser: the guess widget goes live and ranks a typed guess; the loop steps.
+
+Expected values come from the committed traces (descent.widgets.part0). The ``page`` fixture fails
+the test if any request left 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from descent.widgets.part0 import prompt_trace
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+LIVE_TIMEOUT_MS = 90_000
+RECOMPUTE_TIMEOUT_MS = 15_000
+PAGE = "part-0-the-prompt"
+GUESS = '.descent-widget[data-widget="next_token_guess"]'
+LOOP = '.descent-widget[data-widget="generation_loop"]'
+
+
+def _url(site_dir: Path, server: str) -> str:
+    return server + (f"{PAGE}.html" if (site_dir / f"{PAGE}.html").is_file() else f"{PAGE}/")
+
+
+def _number(page, root: str, label: str):
+    label_loc = page.locator(".descent-stat__label", has_text=re.compile("^" + re.escape(label) + "$"))
+    return page.locator(f"{root} .descent-stat").filter(has=label_loc).locator(".descent-stat__number")
+
+
+def test_guess_and_loop_live(page, site_dir, server):
+    page.goto(_url(site_dir, server))
+    w = page.locator(GUESS)
+    w.scroll_into_view_if_needed()
+    page.wait_for_selector(f'{GUESS}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    w.locator("textarea").fill("Paris")
+    expect(_number(page, GUESS, "Your guess")).to_have_text("#1", timeout=RECOMPUTE_TIMEOUT_MS)
+    w.locator('.descent-seg', has_text="Story opener").click()
+    top = prompt_trace("story")["next"][0]["text"]
+    expect(_number(page, GUESS, "The model's top pick")).to_have_text(repr(top), timeout=RECOMPUTE_TIMEOUT_MS)
+
+    loop = page.locator(LOOP)
+    loop.scroll_into_view_if_needed()
+    page.wait_for_selector(f'{LOOP}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    steps = prompt_trace("chat")["generation"]["steps"]
+    loop.locator('.descent-field[data-field="step"] input[type=number]').fill("3")
+    expect(_number(page, LOOP, "Token chosen")).to_have_text(repr(steps[3]["token"]["text"]),
+                                                           timeout=RECOMPUTE_TIMEOUT_MS)
+    assert loop.locator(".descent-chip").count() == steps[3]["context_length"]
+    loop.locator('.descent-field[data-field="step"] input[type=number]').fill("99")
+    page.wait_for_selector(f'{LOOP}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
+    assert "Step must be 0 to 63" in loop.locator('.descent-field[data-field="step"] .descent-field__error').inner_text()
+    assert not page.descent_console_errors, page.descent_console_errors
+
+
+def test_screenshots(make_page, site_dir, server, tmp_path_factory):
+    """Light, dark and phone-width screenshots of Parts 0 and 1 (for a person to look at)."""
+    out = Path(tmp_path_factory.getbasetemp()) / "screens"
+    out.mkdir(exist_ok=True)
+    for name, args in (("light", {}), ("dark", {"color_scheme": "dark"}),
+                       ("phone", {"viewport": {"width": 390, "height": 844}})):
+        pg = make_page(**args)
+        for part in (PAGE, "part-1-the-transformer"):
+            pg.goto(_url(site_dir, server).replace(PAGE, part))
+            pg.screenshot(path=str(out / f"{part}-{name}.png"), full_page=True)
+    assert len(list(out.glob("*.png"))) == 6
