@@ -11,8 +11,7 @@ import re
 
 import pytest
 
-from descent.widgets import FieldError, get, render_static, run
-from descent.widgets import part0
+from descent.widgets import FieldError, get, part0, render_static, run
 
 
 def _text(markup: str) -> str:
@@ -20,8 +19,10 @@ def _text(markup: str) -> str:
 
 
 def _stat(markup: str, label: str) -> str:
-    m = re.search(re.escape(label) + r'</p><p class="descent-stat__value"><span class="descent-stat__number">([^<]*)<',
-                  markup)
+    m = re.search(
+        re.escape(label) + r'</p><p class="descent-stat__value"><span class="descent-stat__number">([^<]*)<',
+        markup,
+    )
     assert m, label
     return html.unescape(m.group(1))
 
@@ -53,7 +54,7 @@ def test_guess_of_the_top_token_is_rank_one(prompt):
     r = run("next_token_guess", {"prompt": prompt, "guess": top["text"]})
     assert r["ok"]
     assert _stat(r["html"], "Your guess") == "#1"
-    assert _stat(r["html"], "The model&#x27;s top pick") == repr(top["text"])
+    assert _stat(r["html"], "The model&#x27;s top pick") == part0.show(top["text"])
     # the prompt's tokens appear as chips, ids included
     for t in p["tokens"]:
         assert f'descent-chip__id">{t["id"]}<' in r["html"]
@@ -90,7 +91,7 @@ def test_generation_loop_step_matches_the_trace():
     r = run("generation_loop", {"prompt": "chat", "step": n})
     assert r["ok"]
     s = steps[n]
-    assert _stat(r["html"], "Token chosen") == repr(s["token"]["text"])
+    assert _stat(r["html"], "Token chosen") == part0.show(s["token"]["text"])
     # context = the prompt's tokens, then the n tokens chosen before this step
     ids = [int(x) for x in re.findall(r'descent-chip__id">(\d+)<', r["html"])]
     assert ids == [t["id"] for t in p["tokens"]] + [x["token"]["id"] for x in steps[:n]]

@@ -12,19 +12,23 @@ import re
 import pytest
 
 from descent import sampling, tokenizer
-from descent.widgets import render_static, run
 from descent.widgets import part1_tokens as p1
-from descent.widgets.part0 import prompt_trace
+from descent.widgets import render_static, run
+from descent.widgets.part0 import prompt_trace, show
 
 
 def _stat(markup: str, label: str) -> str:
-    m = re.search(re.escape(label) + r'</p><p class="descent-stat__value"><span class="descent-stat__number">([^<]*)<',
-                  markup)
+    m = re.search(
+        re.escape(label) + r'</p><p class="descent-stat__value"><span class="descent-stat__number">([^<]*)<',
+        markup,
+    )
     assert m, label
     return html.unescape(m.group(1))
 
 
-@pytest.mark.parametrize("text", [p1.DEFAULT_TEXT, "How many r's are in strawberry?", "1234 + 1235", "a\n\tb"])
+@pytest.mark.parametrize(
+    "text", [p1.DEFAULT_TEXT, "How many r's are in strawberry?", "1234 + 1235", "a\n\tb"]
+)
 def test_tokenizer_chips_equal_the_core(text):
     r = run("tokenizer", {"text": text})
     assert r["ok"]
@@ -38,7 +42,18 @@ def test_tokenizer_chips_equal_the_core(text):
 def test_token_classes_by_hand():
     # "<|im_start|>user\n1234 strawberry, ok" -> special, word, space, 4 digits, word, punct, word
     got = [c for _, _, c in p1.classify("<|im_start|>user\n1234 strawberry, ok")]
-    assert got == ["special", "word", "space", "digit", "digit", "digit", "digit", "word", "punctuation", "word"]
+    assert got == [
+        "special",
+        "word",
+        "space",
+        "digit",
+        "digit",
+        "digit",
+        "digit",
+        "word",
+        "punctuation",
+        "word",
+    ]
     # "strawberry" at the start is st|raw|berry: three pieces of one word
     assert [c for _, _, c in p1.classify("strawberry")] == ["subword"] * 3
 
@@ -63,12 +78,13 @@ def test_sampling_equals_descent_sampling(settings):
     p = prompt_trace("story")
     logits = [c["logit"] for c in p["next"]]
     surv = sampling.distribution(logits, settings["temperature"], settings["top_k"], settings["top_p"])
-    drawn = sampling.sample(logits, settings["temperature"], settings["top_k"], settings["top_p"],
-                            seed=settings["seed"])
+    drawn = sampling.sample(
+        logits, settings["temperature"], settings["top_k"], settings["top_p"], seed=settings["seed"]
+    )
     r = run("sampling", {"prompt": "story", **settings})
     assert r["ok"]
     assert _stat(r["html"], "Tokens left to draw from") == str(len(surv))
-    assert _stat(r["html"], "Drawn") == repr(p["next"][drawn]["text"])
+    assert _stat(r["html"], "Drawn") == show(p["next"][drawn]["text"])
     shown = min(p1.SAMPLING_ROWS, len(p["next"]))
     greyed = r["html"].count("descent-bar--greyed")
     assert greyed == shown - sum(1 for i, _ in surv if i < shown)
@@ -77,7 +93,7 @@ def test_sampling_equals_descent_sampling(settings):
 def test_temperature_zero_keeps_only_the_top_token():
     r = run("sampling", {"prompt": "capital", "temperature": 0})
     assert _stat(r["html"], "Tokens left to draw from") == "1"
-    assert _stat(r["html"], "Drawn") == repr(prompt_trace("capital")["next"][0]["text"])
+    assert _stat(r["html"], "Drawn") == show(prompt_trace("capital")["next"][0]["text"])
 
 
 def test_sampling_bad_input():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from descent.widgets.part0 import prompt_trace
+from descent.widgets.part0 import prompt_trace, show
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -38,21 +38,26 @@ def test_guess_and_loop_live(page, site_dir, server):
     page.wait_for_selector(f'{GUESS}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
     w.locator("textarea").fill("Paris")
     expect(_number(page, GUESS, "Your guess")).to_have_text("#1", timeout=RECOMPUTE_TIMEOUT_MS)
-    w.locator('.descent-seg', has_text="Story opener").click()
+    w.locator('.descent-field[data-field="prompt"] select').select_option("story")
     top = prompt_trace("story")["next"][0]["text"]
-    expect(_number(page, GUESS, "The model's top pick")).to_have_text(repr(top), timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(_number(page, GUESS, "The model's top pick")).to_have_text(show(top), timeout=RECOMPUTE_TIMEOUT_MS)
 
     loop = page.locator(LOOP)
     loop.scroll_into_view_if_needed()
     page.wait_for_selector(f'{LOOP}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    loop.locator('.descent-field[data-field="prompt"] select').select_option("chat")
     steps = prompt_trace("chat")["generation"]["steps"]
     loop.locator('.descent-field[data-field="step"] input[type=number]').fill("3")
-    expect(_number(page, LOOP, "Token chosen")).to_have_text(repr(steps[3]["token"]["text"]),
-                                                           timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(_number(page, LOOP, "Token chosen")).to_have_text(
+        show(steps[3]["token"]["text"]), timeout=RECOMPUTE_TIMEOUT_MS
+    )
     assert loop.locator(".descent-chip").count() == steps[3]["context_length"]
     loop.locator('.descent-field[data-field="step"] input[type=number]').fill("99")
     page.wait_for_selector(f'{LOOP}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
-    assert "Step must be 0 to 63" in loop.locator('.descent-field[data-field="step"] .descent-field__error').inner_text()
+    assert (
+        "Step must be 0 to 63"
+        in loop.locator('.descent-field[data-field="step"] .descent-field__error').inner_text()
+    )
     assert not page.descent_console_errors, page.descent_console_errors
 
 
@@ -60,8 +65,11 @@ def test_screenshots(make_page, site_dir, server, tmp_path_factory):
     """Light, dark and phone-width screenshots of Parts 0 and 1 (for a person to look at)."""
     out = Path(tmp_path_factory.getbasetemp()) / "screens"
     out.mkdir(exist_ok=True)
-    for name, args in (("light", {}), ("dark", {"color_scheme": "dark"}),
-                       ("phone", {"viewport": {"width": 390, "height": 844}})):
+    for name, args in (
+        ("light", {}),
+        ("dark", {"color_scheme": "dark"}),
+        ("phone", {"viewport": {"width": 390, "height": 844}}),
+    ):
         pg = make_page(**args)
         for part in (PAGE, "part-1-the-transformer"):
             pg.goto(_url(site_dir, server).replace(PAGE, part))

@@ -68,13 +68,20 @@ def test_sampling_live(page, site_dir, server):
     logits = [c["logit"] for c in prompt_trace("story")["next"]]
     w.locator('.descent-field[data-field="top_k"] input[type=number]').fill("5")
     n = len(sampling.distribution(logits, 1.0, 5, 1.0))
-    expect(_number(page, SAMPLING, "Tokens left to draw from")).to_have_text(str(n), timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(_number(page, SAMPLING, "Tokens left to draw from")).to_have_text(
+        str(n), timeout=RECOMPUTE_TIMEOUT_MS
+    )
     w.locator('.descent-field[data-field="temperature"] input[type=number]').fill("0")
-    expect(_number(page, SAMPLING, "Tokens left to draw from")).to_have_text("1", timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(_number(page, SAMPLING, "Tokens left to draw from")).to_have_text(
+        "1", timeout=RECOMPUTE_TIMEOUT_MS
+    )
     assert w.locator(".descent-bar--greyed").count() >= 19
     w.locator('.descent-field[data-field="top_p"] input[type=number]').fill("3")
     page.wait_for_selector(f'{SAMPLING}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
-    assert "Top-p must be 0.05 to 1" in w.locator('.descent-field[data-field="top_p"] .descent-field__error').inner_text()
+    assert (
+        "Top-p must be 0.05 to 1"
+        in w.locator('.descent-field[data-field="top_p"] .descent-field__error').inner_text()
+    )
     assert all(is_local(u) for u in page.descent_requests)
 
 

@@ -21,7 +21,14 @@ from descent.site.shortcodes import Arg, table, value
 from descent.site.values import KV, fmt_bytes, md_table, model_ids
 from descent.widgets.part0 import pct, prompt_ids, prompt_trace, trace_data
 
-__all__ = ["GROWTH_CONTEXTS", "SPLIT_EXAMPLES", "TRACE_FIELDS", "context_windows", "kv_growth", "token_splits"]
+__all__ = [
+    "GROWTH_CONTEXTS",
+    "SPLIT_EXAMPLES",
+    "TRACE_FIELDS",
+    "context_windows",
+    "kv_growth",
+    "token_splits",
+]
 
 #: The aside's examples: key -> (what it shows, text). Hindi "मुझे चाय पसंद है" and Tamil
 #: "எனக்கு தேநீர் பிடிக்கும்" both mean "I like tea".
@@ -45,8 +52,17 @@ GROWTH_CONTEXTS = (1_024, 8_192, 32_768, 131_072)
 
 #: Fields of ``descent:value trace``.
 TRACE_FIELDS = (
-    "prompt", "prompt_tokens", "top_token", "top_probability", "second_token", "second_probability",
-    "rest_probability", "top", "vocab", "steps", "reply",
+    "prompt",
+    "prompt_tokens",
+    "top_token",
+    "top_probability",
+    "second_token",
+    "second_probability",
+    "rest_probability",
+    "top",
+    "vocab",
+    "steps",
+    "reply",
 )
 
 
@@ -66,22 +82,32 @@ def token_splits() -> str:
     for what, text in SPLIT_EXAMPLES.values():
         pieces = _split(text)
         broken = sum(1 for t, _ in pieces if "\ufffd" in t)
-        shown = (f"{len(pieces) - broken} whole characters or pieces, and {broken} fragments that each hold "
-                 f"only some of one character's bytes" if broken else _show_split(pieces))
+        shown = (
+            f"{len(pieces) - broken} whole characters or pieces, and {broken} fragments that each hold "
+            f"only some of one character's bytes"
+            if broken
+            else _show_split(pieces)
+        )
         rows.append([what, f"`{text.replace(' ', '␣')}`", shown, len(pieces)])
     return md_table(["example", "text", "tokens", "count"], rows, "lllr")
 
 
-@value("token_split", Arg("example", "a key of SPLIT_EXAMPLES", choices=list(SPLIT_EXAMPLES)),
-       Arg("field", "tokens (the split) or count", choices=["tokens", "count"]))
+@value(
+    "token_split",
+    Arg("example", "a key of SPLIT_EXAMPLES", choices=list(SPLIT_EXAMPLES)),
+    Arg("field", "tokens (the split) or count", choices=["tokens", "count"]),
+)
 def token_split(example: str, field: str) -> str:
     """One example's split (as inline code) or its token count."""
     pieces = _split(SPLIT_EXAMPLES[example][1])
     return str(len(pieces)) if field == "count" else _show_split(pieces)
 
 
-@value("trace", Arg("prompt", "a prepared prompt id", choices=prompt_ids),
-       Arg("field", "what to print", choices=list(TRACE_FIELDS)))
+@value(
+    "trace",
+    Arg("prompt", "a prepared prompt id", choices=prompt_ids),
+    Arg("field", "what to print", choices=list(TRACE_FIELDS)),
+)
 def trace_value(prompt: str, field: str) -> str:
     """A fact of one prompt's real trace: its tokens, its top next tokens, the greedy reply."""
     p = prompt_trace(prompt)
@@ -117,14 +143,17 @@ def context_windows(kv: str) -> str:
     for m in catalog.models().values():
         rows.append([m.name, f"{m.max_context:,}", fmt_bytes(_kv_bytes(m.id, m.max_context, kv), "GiB")])
     label = numerics.kv_precision(kv).label
-    return md_table(["model", "longest context (tokens)", f"KV cache at that length, one sequence ({label})"],
-                    rows, "lrr")
+    return md_table(
+        ["model", "longest context (tokens)", f"KV cache at that length, one sequence ({label})"], rows, "lrr"
+    )
 
 
 @table("kv_growth", Arg("model", "catalog model id", choices=model_ids, default="llama-3.1-8b"), KV)
 def kv_growth(model: str, kv: str) -> str:
     """One model's KV cache for one sequence at :data:`GROWTH_CONTEXTS` (capped at its longest context)."""
     m = catalog.model(model)
-    rows = [[f"{t:,}", fmt_bytes(_kv_bytes(model, t, kv), "GiB")] for t in GROWTH_CONTEXTS if t <= m.max_context]
+    rows = [
+        [f"{t:,}", fmt_bytes(_kv_bytes(model, t, kv), "GiB")] for t in GROWTH_CONTEXTS if t <= m.max_context
+    ]
     label = numerics.kv_precision(kv).label
     return md_table(["context (tokens)", f"{m.name} KV cache, one sequence ({label})"], rows, "rr")

@@ -69,7 +69,9 @@ def _prompt_record(tr: dict) -> dict:
                 "step": int(s["step"]),
                 "token": _tok(s["token"]),
                 "probability": _round(s["probability"]),
-                "alternatives": [{**_tok(a), "probability": _round(a["probability"])} for a in s["alternatives"]],
+                "alternatives": [
+                    {**_tok(a), "probability": _round(a["probability"])} for a in s["alternatives"]
+                ],
                 "context_length": int(s["cached"]) + len(s["fed"]),
                 "fed": len(s["fed"]),
             }

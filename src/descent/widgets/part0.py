@@ -34,6 +34,7 @@ __all__ = [
     "prompt_ids",
     "prompt_options",
     "prompt_trace",
+    "show",
     "token_chip",
     "trace_data",
 ]
@@ -46,6 +47,8 @@ GUESS_MAX_CHARS = 40
 SHOWN_CANDIDATES = 10
 #: Highest step index the step control offers (the longest recorded continuation is shorter).
 MAX_STEPS = 63
+#: The loop widgets' default step: a few tokens in, so the first chosen tokens show in the context.
+DEFAULT_STEP = 6
 #: Percent per unit fraction.
 PERCENT = 100
 
@@ -86,6 +89,15 @@ def prompt_trace(prompt_id: str) -> dict:
         if p["id"] == prompt_id:
             return p
     raise ValueError(f"prompt must be one of {', '.join(prompt_ids())}, got {prompt_id!r}")
+
+
+#: Visible stand-ins for whitespace in token text outside chips (the chips use the same marks).
+WHITESPACE_MARKS = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5"}
+
+
+def show(text: str) -> str:
+    """A token's text with its whitespace made visible: ``" Paris"`` -> ``"␣Paris"``, ``"\\n"`` -> ``"↵"``."""
+    return "".join(WHITESPACE_MARKS.get(ch, ch) for ch in text)
 
 
 def pct(p: float) -> str:
@@ -140,9 +152,15 @@ def context_chips(p: dict, step: int) -> list[dict]:
     description="Pick a prompt and guess the token that comes next. The ranking below is what "
     "SmolLM2-135M, a small open model, actually computed for that text when this site was built.",
     inputs=[
-        Input("prompt", "Prompt", "segmented", "capital", options=prompt_options()),
-        Input("guess", "Your guess (optional)", "text", "", max_length=GUESS_MAX_CHARS,
-              help="One word or symbol. A leading space is added for you when it helps."),
+        Input("prompt", "Prompt", "select", "capital", options=prompt_options()),
+        Input(
+            "guess",
+            "Your guess (optional)",
+            "text",
+            "",
+            max_length=GUESS_MAX_CHARS,
+            help="One word or symbol. A leading space is added for you when it helps.",
+        ),
     ],
 )
 def next_token_guess(prompt: str, guess: str) -> list[dict]:
@@ -171,16 +189,35 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
     if not guess:
         out.append(v.stat("Your guess", "none", note="Type a word above to see where it ranks."))
     elif rank is None:
-        out.append(v.stat("Your guess", f"not in the top {top}",
-                          note=f"{guess!r} is not among the {top} tokens the model rates most likely."))
+        out.append(
+            v.stat(
+                "Your guess",
+                f"not in the top {top}",
+                note=f"{show(guess)} is not among the {top} tokens the model rates most likely.",
+            )
+        )
     else:
         c = cands[rank]
-        out.append(v.stat("Your guess", f"#{rank + 1}", note=f"{c['text']!r} has probability {pct(c['probability'])}."))
+        out.append(
+            v.stat(
+                "Your guess",
+                f"#{rank + 1}",
+                note=f"{show(c['text'])} has probability {pct(c['probability'])}.",
+            )
+        )
     first = cands[0]
-    out.append(v.stat("The model's top pick", repr(first["text"]),
-                      note=f"probability {pct(first['probability'])}; greedy decoding takes it."))
-    out.append(v.chips([token_chip(t) for t in p["tokens"]],
-                       caption=f"What the model reads: {len(p['tokens'])} tokens"))
+    out.append(
+        v.stat(
+            "The model's top pick",
+            show(first["text"]),
+            note=f"probability {pct(first['probability'])}; greedy decoding takes it.",
+        )
+    )
+    out.append(
+        v.chips(
+            [token_chip(t) for t in p["tokens"]], caption=f"What the model reads: {len(p['tokens'])} tokens"
+        )
+    )
     shown = list(range(min(SHOWN_CANDIDATES, len(cands))))
     if rank is not None and rank not in shown:
         shown.append(rank)
@@ -188,13 +225,22 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
     for i in shown:
         c = cands[i]
         is_guess = i == rank
-        rows.append(v.bar(f"#{i + 1} {c['text']!r}", c["probability"], display=pct(c["probability"]),
-                          cls="is-selected" if is_guess else "", note="your guess" if is_guess else ""))
+        rows.append(
+            v.bar(
+                f"#{i + 1} {show(c['text'])}",
+                c["probability"],
+                display=pct(c["probability"]),
+                cls="is-selected" if is_guess else "",
+                note="your guess" if is_guess else "",
+            )
+        )
     out.append(v.bar_list(rows, caption="The most likely next tokens", max=1.0))
-    out.append(v.note(
-        f"The file behind this page keeps the top {top} of the {trace_data()['model']['vocab']:,} tokens; "
-        f"all the others together hold {pct(p['rest_probability'])} of the probability."
-    ))
+    out.append(
+        v.note(
+            f"The file behind this page keeps the top {top} of the {trace_data()['model']['vocab']:,} tokens; "
+            f"all the others together hold {pct(p['rest_probability'])} of the probability."
+        )
+    )
     return out
 
 
@@ -209,23 +255,40 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
     out: list[dict] = []
     last = len(steps) - 1
     if step > last:
-        out.append(v.note(f"This continuation has only {len(steps)} steps (0 to {last}); showing the last one.",
-                          "warn"))
+        out.append(
+            v.note(
+                f"This continuation has only {len(steps)} steps (0 to {last}); showing the last one.", "warn"
+            )
+        )
         step = last
     s = steps[step]
-    out.append(v.chips(context_chips(p, step),
-                       caption=f"Step {step}: the model reads these {s['context_length']} tokens "
-                               f"(prompt, then the {step} it chose so far)"))
+    made = f"the prompt and the {step} tokens it has chosen so far" if step else "the prompt alone"
+    out.append(
+        v.chips(
+            context_chips(p, step),
+            caption=f"Step {step}: the model reads {s['context_length']} tokens, {made}",
+        )
+    )
     tok = s["token"]
     ending = ""
     if step == last:
-        ending = ("It is the stop token: the reply ends here." if p["generation"]["stop_reason"] == "stop_token"
-                  else "The page stops here: the length limit set for this prompt.")
-    out.append(v.stat("Token chosen", repr(tok["text"]), note=f"id {tok['id']}. {ending}".strip()))
+        ending = (
+            "It is the stop token: the reply ends here."
+            if p["generation"]["stop_reason"] == "stop_token"
+            else "The page stops here: the length limit set for this prompt."
+        )
+    out.append(v.stat("Token chosen", show(tok["text"]), note=f"id {tok['id']}. {ending}".strip()))
     out.append(v.stat("Its probability", pct(s["probability"]), note="the largest of all: greedy decoding"))
-    rows = [v.bar(repr(a["text"]), a["probability"], display=pct(a["probability"]),
-                  cls="is-selected" if a["id"] == tok["id"] else "", greyed=a["id"] != tok["id"])
-            for a in s["alternatives"]]
+    rows = [
+        v.bar(
+            show(a["text"]),
+            a["probability"],
+            display=pct(a["probability"]),
+            cls="is-selected" if a["id"] == tok["id"] else "",
+            greyed=a["id"] != tok["id"],
+        )
+        for a in s["alternatives"]
+    ]
     out.append(v.bar_list(rows, caption=f"Step {step}: the five most likely tokens", max=1.0))
     return out, s
 
@@ -236,9 +299,17 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
     description="Step through the model's real reply. At each step it reads everything so far, "
     "picks the most likely token, appends it, and starts again.",
     inputs=[
-        Input("prompt", "Prompt", "segmented", "chat", options=prompt_options()),
-        Input("step", "Step", "range", 0, min=0, max=MAX_STEPS, step=1,
-              help="Drag, or use the arrow keys, to move one token forward or back."),
+        Input("prompt", "Prompt", "select", "story", options=prompt_options()),
+        Input(
+            "step",
+            "Step",
+            "range",
+            DEFAULT_STEP,
+            min=0,
+            max=MAX_STEPS,
+            step=1,
+            help="Drag, or use the arrow keys, to move one token forward or back.",
+        ),
     ],
 )
 def generation_loop(prompt: str, step: int) -> list[dict]:

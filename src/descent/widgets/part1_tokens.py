@@ -27,6 +27,7 @@ from descent.widgets.part0 import (
     pct,
     prompt_options,
     prompt_trace,
+    show,
     trace_data,
 )
 
@@ -46,6 +47,15 @@ __all__ = [
 DEFAULT_TEXT = "Tokenizers split unbelievably rare words, the year 2024, and emoji like 🙂 differently."
 #: Longest text the tokenizer widget accepts, in characters (keeps one worker call quick).
 TEXT_MAX_CHARS = 2000
+#: The underline colour of each token class in light and dark themes (descent.css), for the caption.
+CLASS_COLOURS = {
+    "word": "blue",
+    "subword": "orange",
+    "punctuation": "purple",
+    "space": "grey",
+    "digit": "green",
+    "special": "dashed",
+}
 #: Token classes and what they mean (the chip's class is ``tok-<name>``).
 TOKEN_CLASSES = {
     "word": "a whole word",
@@ -104,8 +114,14 @@ def classify(text: str) -> list[tuple[str, int, str]]:
     description="Type anything: it is split with SmolLM2's real vocabulary and merge rules, the same "
     "ones the model was trained with. Each chip is one token, with its id underneath.",
     inputs=[
-        Input("text", "Text", "text", DEFAULT_TEXT, max_length=TEXT_MAX_CHARS,
-              help="Spaces are shown as ␣ and line breaks as ↵ inside the chips."),
+        Input(
+            "text",
+            "Text",
+            "text",
+            DEFAULT_TEXT,
+            max_length=TEXT_MAX_CHARS,
+            help="Spaces are shown as ␣ and line breaks as ↵ inside the chips.",
+        ),
     ],
 )
 def tokenizer_widget(text: str) -> list[dict]:
@@ -126,13 +142,15 @@ def tokenizer_widget(text: str) -> list[dict]:
     pieces = classify(text)
     n_tok, n_chr = len(pieces), len(text)
     counts = {c: sum(1 for p in pieces if p[2] == c) for c in TOKEN_CLASSES}
-    legend = ", ".join(f"{n} {TOKEN_CLASSES[c]}" for c, n in counts.items() if n)
+    legend = "; ".join(f"{CLASS_COLOURS[c]}: {TOKEN_CLASSES[c]} ({n})" for c, n in counts.items() if n)
     return [
         v.stat("Tokens", n_tok),
         v.stat("Characters", n_chr),
         v.stat("Characters per token", v.fmt(n_chr / n_tok) if n_tok else "n/a"),
-        v.chips([v.chip(t, i, f"tok-{c}", TOKEN_CLASSES[c]) for t, i, c in pieces],
-                caption=f"{n_tok:,} tokens: {legend}" if n_tok else "No tokens"),
+        v.chips(
+            [v.chip(t, i, f"tok-{c}", TOKEN_CLASSES[c]) for t, i, c in pieces],
+            caption=f"{n_tok:,} tokens. Underlines: {legend}" if n_tok else "No tokens",
+        ),
     ]
 
 
@@ -148,14 +166,47 @@ def tokenizer_widget(text: str) -> list[dict]:
     "probabilities, top-k and top-p drop the unlikely tail, and one token is drawn from the rest.",
     inputs=[
         Input("prompt", "Prompt", "select", "story", options=prompt_options()),
-        Input("temperature", "Temperature", "range", 1.0, min=0.0, max=2.0, step=0.05,
-              help="0 always takes the top token; above 1 flattens the odds."),
-        Input("top_k", "Top-k", "range", 50, unit="tokens", min=1, max=50, step=1,
-              help="Keep only this many of the most likely tokens."),
-        Input("top_p", "Top-p", "range", 1.0, min=0.05, max=1.0, step=0.05,
-              help="Keep the fewest tokens whose probabilities add up to this."),
-        Input("seed", "Seed", "number", 1, min=0, max=MAX_SEED, step=1,
-              help="The same seed and settings always draw the same token."),
+        Input(
+            "temperature",
+            "Temperature",
+            "range",
+            1.0,
+            min=0.0,
+            max=2.0,
+            step=0.05,
+            help="0 always takes the top token; above 1 flattens the odds.",
+        ),
+        Input(
+            "top_k",
+            "Top-k",
+            "range",
+            50,
+            unit="tokens",
+            min=1,
+            max=50,
+            step=1,
+            help="Keep only this many of the most likely tokens.",
+        ),
+        Input(
+            "top_p",
+            "Top-p",
+            "range",
+            1.0,
+            min=0.05,
+            max=1.0,
+            step=0.05,
+            help="Keep the fewest tokens whose probabilities add up to this.",
+        ),
+        Input(
+            "seed",
+            "Seed",
+            "number",
+            1,
+            min=0,
+            max=MAX_SEED,
+            step=1,
+            help="The same seed and settings always draw the same token.",
+        ),
     ],
 )
 def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, seed: int) -> list[dict]:
@@ -184,21 +235,30 @@ def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, s
     rows = []
     for i, c in enumerate(cands[:SAMPLING_ROWS]):
         if i in survivors:
-            rows.append(v.bar(repr(c["text"]), survivors[i], display=pct(survivors[i]),
-                              cls="is-selected" if i == drawn else "", note="drawn" if i == drawn else ""))
+            rows.append(
+                v.bar(
+                    show(c["text"]),
+                    survivors[i],
+                    display=pct(survivors[i]),
+                    cls="is-selected" if i == drawn else "",
+                    note="drawn" if i == drawn else "",
+                )
+            )
         else:
-            rows.append(v.bar(repr(c["text"]), 0.0, display="dropped", greyed=True))
+            rows.append(v.bar(show(c["text"]), 0.0, display="dropped", greyed=True))
     top = trace_data()["top"]
     hidden = len(survivors) - sum(1 for i in survivors if i < SAMPLING_ROWS)
     more = f" ({hidden} more below the first {SAMPLING_ROWS})" if hidden else ""
     return [
         v.stat("Tokens left to draw from", len(survivors), note=f"of the top {top}{more}"),
-        v.stat("Drawn", repr(cands[drawn]["text"]), note=f"chance {pct(survivors[drawn])} after the filters"),
+        v.stat("Drawn", show(cands[drawn]["text"]), note=f"chance {pct(survivors[drawn])} after the filters"),
         v.bar_list(rows, caption="Probability of each candidate after temperature, top-k and top-p", max=1.0),
-        v.note(f"This page works with the model's {top} best candidates only. At temperature 1, all "
-               f"the other {trace_data()['model']['vocab'] - top:,} tokens together hold "
-               f"{pct(p['rest_probability'])} of the probability; here they are left out before "
-               f"the filters run."),
+        v.note(
+            f"This page works with the model's {top} best candidates only. At temperature 1, all "
+            f"the other {trace_data()['model']['vocab'] - top:,} tokens together hold "
+            f"{pct(p['rest_probability'])} of the probability; here they are left out before "
+            f"the filters run."
+        ),
     ]
 
 
@@ -238,8 +298,16 @@ def loop_work(prompt_tokens: int, steps: int) -> list[tuple[int, int, int, int]]
     "layers redo every earlier token at each step; with a KV cache they only process the new one.",
     inputs=[
         Input("prompt", "Prompt", "select", "chat", options=prompt_options()),
-        Input("step", "Step", "range", 10, min=0, max=MAX_STEPS, step=1,
-              help="Drag, or use the arrow keys, to move one token forward or back."),
+        Input(
+            "step",
+            "Step",
+            "range",
+            10,
+            min=0,
+            max=MAX_STEPS,
+            step=1,
+            help="Drag, or use the arrow keys, to move one token forward or back.",
+        ),
     ],
 )
 def autoregression(prompt: str, step: int) -> list[dict]:
@@ -266,9 +334,12 @@ def autoregression(prompt: str, step: int) -> list[dict]:
     views += [
         v.stat("This step, with a KV cache", w, "tokens"),
         v.stat("This step, without a cache", nc, "tokens"),
-        v.bar_list([
-            v.bar("With a KV cache", cw, display=f"{cw:,} tokens"),
-            v.bar("Without a cache", cn, display=f"{cn:,} tokens"),
-        ], caption=f"Tokens run through all the layers, steps 0 to {n}"),
+        v.bar_list(
+            [
+                v.bar("With a KV cache", cw, display=f"{cw:,} tokens"),
+                v.bar("Without a cache", cn, display=f"{cn:,} tokens"),
+            ],
+            caption=f"Tokens run through all the layers, steps 0 to {n}",
+        ),
     ]
     return views
