@@ -159,13 +159,17 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
         v.stat("Attention", format_count(s.attention), note=f"{s.attention_per_layer:,} per layer"),
         v.stat("Feed-forward", format_count(s.ffn),
                note=f"{s.ffn_per_layer:,} per layer, {share * PERCENT:.0f}% of the total"),
-        v.kv([
-            ("Head dimension d_head = d_model / heads", head_dim),
-            ("Q and O per layer (2 x d_model x heads x d_head)", 2 * d_model * heads * head_dim),
-            ("K and V per layer (2 x d_model x KV heads x d_head)", 2 * d_model * kv_heads * head_dim),
-            (f"FFN per layer ({3 if gated else 2} x d_model x FFN width)", s.ffn_per_layer),
-            ("RMSNorm weights, not counted above (2 x d_model per layer)", s.norms_per_layer * layers),
-        ], caption="Where the count comes from"),
+        v.table(
+            ["Part", "Count", "Per layer"],
+            [
+                ["Q and O", "2 × d_model × heads × d_head", 2 * d_model * heads * head_dim],
+                ["K and V", "2 × d_model × KV heads × d_head", 2 * d_model * kv_heads * head_dim],
+                ["FFN", f"{3 if gated else 2} × d_model × FFN width", s.ffn_per_layer],
+                ["RMSNorm (not in the total)", "2 × d_model", s.norms_per_layer],
+            ],
+            caption=f"Where the count comes from (d_head = d_model / heads = {head_dim:,})",
+            numeric=[False, False, True],
+        ),
     ]
 
 
@@ -342,7 +346,7 @@ ROUTER_LOGIT_STD = 1.5
 ROUTER_BARS_MIN = 12
 
 #: Experts per row of the grid.
-GRID_COLUMNS = 16
+GRID_COLUMNS = 8
 
 
 def router_logits(model_id: str, token: str, experts: int) -> list[float]:
@@ -391,9 +395,9 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         m, moe=dataclasses.replace(m.moe, experts_per_token=k)))
     order = sorted(range(E), key=lambda i: (-scores[i], i))[:max(k, ROUTER_BARS_MIN)]
     bars = [
-        v.bar(f"Expert {i}", scores[i], display=f"{scores[i]:.3f}" + (
-            f" → weight {chosen[i] * PERCENT:.1f}%" if i in chosen else ""),
-            greyed=i not in chosen, note="chosen" if i in chosen else "not chosen")
+        v.bar(f"Expert {i}", scores[i], display=f"{scores[i]:.3f}", cls="is-selected" if i in chosen else "",
+              greyed=i not in chosen,
+              note=f"chosen: weight {chosen[i] * PERCENT:.1f}%" if i in chosen else "not chosen")
         for i in order
     ]
     grid = [

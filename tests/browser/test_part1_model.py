@@ -1,0 +1,117 @@
+"""Part 1 widgets in a real browser: the attention fan and the MoE router go live and recompute,
+the values equal the Python computation, only 127.0.0.1 is contacted, and axe finds no violations;
+plus screenshots of Part 1 in light, dark and phone width for a human to look at
+(written to $DESCENT_SCREENSHOTS when set)."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from descent import catalog, transformer
+from descent.units import format_count
+from descent.widgets import run
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+LIVE_TIMEOUT_MS = 90_000
+RECOMPUTE_TIMEOUT_MS = 15_000
+PAGE = "part-1-the-transformer"
+FAN = '.descent-widget[data-widget="attention_fan"]'
+ROUTER = '.descent-widget[data-widget="moe_router"]'
+QKV = '.descent-widget[data-widget="qkv_example"]'
+STACK = '.descent-widget[data-widget="stack_calculator"]'
+EMB = '.descent-widget[data-widget="embedding_neighbours"]'
+LOCAL_SCHEMES = {"file", "data", "blob", "about"}
+
+
+def is_local(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in LOCAL_SCHEMES or parts.hostname == "127.0.0.1"
+
+
+def _url(site_dir: Path, server: str) -> str:
+    return server + (f"{PAGE}.html" if (site_dir / f"{PAGE}.html").is_file() else f"{PAGE}/")
+
+
+def _go_live(page, url: str, root: str):
+    page.goto(url)
+    w = page.locator(root)
+    assert w.get_attribute("data-state") == "static"
+    w.scroll_into_view_if_needed()
+    page.wait_for_selector(f'{root}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    return w
+
+
+def _first_bar_value(inputs: dict) -> str:
+    out = run("attention_fan", inputs)["html"]
+    return html.unescape(re.search(r'descent-bar__value">(.*?)<', out).group(1))
+
+
+def test_attention_fan_changes_with_layer_and_head(page, site_dir, server):
+    w = _go_live(page, _url(site_dir, server), FAN)
+    before = w.locator(".descent-widget__output").inner_text()
+    w.locator('.descent-field[data-field="layer"] input[type=number]').fill("20")
+    w.locator('.descent-field[data-field="head"] input[type=number]').fill("7")
+    expected = run("attention_fan", {"layer": 20, "head": 7})["html"]
+    want = html.unescape(re.search(r'class="descent-view__caption">(.*?)</figcaption>', expected).group(1))
+    expect(w.locator(".descent-view__caption").first).to_have_text(want, timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(w.locator(".descent-bar__value").first).to_have_text(_first_bar_value({"layer": 20, "head": 7}),
+                                                                timeout=RECOMPUTE_TIMEOUT_MS)
+    assert w.locator(".descent-widget__output").inner_text() != before
+    # weights are there as text, not only as bar widths
+    assert re.search(r"\d+\.\d%", w.locator(".descent-widget__output").inner_text())
+    # out of range: inline message, last result kept
+    kept = w.locator(".descent-widget__output").inner_text()
+    w.locator('.descent-field[data-field="layer"] input[type=number]').fill("31")
+    page.wait_for_selector(f'{FAN}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
+    assert "1 to 30" in w.locator('.descent-field[data-field="layer"] .descent-field__error').inner_text()
+    assert w.locator(".descent-widget__output").inner_text() == kept
+    assert all(is_local(u) for u in page.descent_requests), [u for u in page.descent_requests if not is_local(u)]
+
+
+def test_router_changes_with_the_model(page, site_dir, server):
+    w = _go_live(page, _url(site_dir, server), ROUTER)
+    w.locator('.descent-field[data-field="model"] select').select_option("mixtral-8x7b")
+    p = transformer.param_counts(catalog.model("mixtral-8x7b"))
+    label = page.locator(".descent-stat__label", has_text=re.compile("^Active per token"))
+    number = w.locator(".descent-stat").filter(has=label).locator(".descent-stat__number")
+    expect(number).to_have_text(format_count(p.active), timeout=RECOMPUTE_TIMEOUT_MS)
+    assert w.locator('td.descent-cell.is-used').count() == 2  # Mixtral: 2 of 8
+    assert w.locator('td.descent-cell').count() == 8
+    w.locator('.descent-field[data-field="k"] input[type=number]').fill("9")
+    page.wait_for_selector(f'{ROUTER}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
+    assert "0 to 8" in w.locator('.descent-field[data-field="k"] .descent-field__error').inner_text()
+    assert all(is_local(u) for u in page.descent_requests)
+    assert not page.descent_console_errors, page.descent_console_errors
+
+
+def test_part1_widgets_have_no_axe_violations(page, site_dir, server):
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    page.goto(_url(site_dir, server))
+    for root in (EMB, STACK, FAN, QKV, ROUTER):
+        page.locator(root).scroll_into_view_if_needed()
+        results = axe_mod.Axe().run(page, context=root)
+        assert not results.response["violations"], (root, results.generate_report())
+
+
+@pytest.mark.parametrize("kind", ["light", "dark", "phone"])
+def test_part1_screenshots(make_page, site_dir, server, kind):
+    out = os.environ.get("DESCENT_SCREENSHOTS")
+    args = {"viewport": {"width": 390, "height": 844}} if kind == "phone" else {"viewport": {"width": 1280, "height": 900}}
+    if kind == "dark":
+        args["color_scheme"] = "dark"
+    pg = make_page(**args)
+    pg.goto(_url(site_dir, server))
+    # no widget or table overflows the page horizontally
+    overflow = pg.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1, f"{kind}: page scrolls sideways by {overflow}px"
+    if out:
+        for root in (EMB, STACK, FAN, QKV, ROUTER):
+            pg.locator(root).screenshot(path=str(Path(out) / f"{kind}-{root.split('=')[1][1:-2]}.png"))
+        pg.screenshot(path=str(Path(out) / f"{kind}-page.png"), full_page=True)
