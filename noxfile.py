@@ -100,3 +100,27 @@ def lint(session: nox.Session) -> None:
     """ruff check and format check."""
     session.install("ruff>=0.6")
     session.run("ruff", "check", "src", "tests", "figures", "noxfile.py")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Speed report (not pass/fail): writes bench/report.json and bench/report.md (tools/bench.py).
+
+    Cold build, one-line-edit rebuild (mkdocs build and mkdocs serve), page weight, first live
+    widget result, recompute latency, Lighthouse (its own npm project in tools/lighthouse, with a
+    lock file, so the site's `npm ci` stays light) and the cold trace. Pass `-- --no-lighthouse`
+    for a quick run.
+    """
+    _install(session, "test")
+    _npm(session)
+    _chromium(session)
+    lh = ROOT / "tools" / "lighthouse"
+    if "--no-lighthouse" not in session.posargs and (
+        not (lh / "node_modules" / ".package-lock.json").exists()
+        or _newer(lh / "package-lock.json", lh / "node_modules" / ".package-lock.json")
+    ):
+        session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(lh), external=True)
+    session.run(
+        "python", "tools/bench.py", "--out", str(ROOT / "bench"), *session.posargs,
+        env={"SOURCE_DATE_EPOCH": _source_date_epoch()},
+    )

@@ -1,0 +1,744 @@
+"""``nox -s bench``: how fast the site builds, loads and answers; writes bench/report.{json,md}.
+
+Reported, not pass/fail: every measurement is written next to its goal, and a measurement that
+cannot be taken (no node, no chromium, Lighthouse missing) is recorded with the reason instead
+of stopping the others.
+
+What is measured, and how:
+
+* **Cold build**: ``mkdocs build --strict`` in a fresh copy of the working tree (the tracked and
+  untracked-but-not-ignored files; ``node_modules`` linked), so ``.cache/`` is empty: figures are
+  drawn, KaTeX runs, the wheel is zipped. Goal 60 s.
+* **Rebuild after a one-line Markdown edit**, two ways a contributor sees it: ``mkdocs build``
+  again (what ``nox -s serve`` does), and ``mkdocs serve``'s live-reload rebuild, timed from the
+  file write until the served page contains the new line (median of :data:`SERVE_EDITS` edits).
+  Goal 3 s.
+* **Page weight before any interaction**, per page: every response Chromium receives until the
+  network is idle after ``load`` (1280x800 viewport), each body gzip-compressed (level 6, a
+  typical server's setting) and summed; Pyodide's core, the descent wheel and ``worker.js`` (the
+  live runtime, which starts only when a widget is on screen) are excluded and reported apart.
+  Goal 400 KB (SI, 400,000 bytes).
+* **First live widget result**: from navigation start to the first widget's ``data-state="live"``
+  (fresh browser context, widget scrolled into view right after DOMContentLoaded), and on a
+  second widget page reached by a click through Material's instant navigation, from the click.
+  Goals 2 s cold, 0.3 s next page.
+* **Recompute latency**: in the page, from dispatching an ``input`` event on a number box to the
+  output region's DOM being replaced (a MutationObserver), :data:`RECOMPUTE_CHANGES` changes per
+  widget with a numeric input; median and worst. Goal 20 ms.
+* **Lighthouse** 12.2.3 (``tools/lighthouse``, its own lock file), Debian's chromium, every
+  page, mobile (Lighthouse's default: simulated slow 4G and 4x CPU slowdown) and ``--preset
+  desktop``: performance, accessibility, best-practices. Goals perf 0.95 desktop / 0.90 mobile,
+  accessibility 1.0.
+* **Cold trace**: ``descent.trace.bench.cold_trace_seconds()`` in a fresh process. Goal 10 s.
+
+The site is served by a small gzip-capable static server (:class:`GzipHandler`) on 127.0.0.1,
+as a real host would compress; the build names that port in ``site_url`` so instant navigation
+works (Material only intercepts links listed in the sitemap).
+
+Run: ``python tools/bench.py [--out bench] [--no-lighthouse]`` from the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import http.server
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("DESCENT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+LIGHTHOUSE_CLI = ROOT / "tools" / "lighthouse" / "node_modules" / "lighthouse" / "cli" / "index.js"
+
+#: gzip level for page weight: 6 is zlib's default and what nginx/Apache are usually set to.
+GZIP_LEVEL = 6
+#: Input changes per widget for the recompute latency.
+RECOMPUTE_CHANGES = 50
+#: One-line edits timed under ``mkdocs serve`` (the median is reported).
+SERVE_EDITS = 3
+#: Paths (relative to the site) of the live runtime, excluded from page weight.
+RUNTIME_PREFIXES = ("assets/pyodide/", "assets/descent/wheels/", "assets/descent/worker.js")
+
+#: Goals from the project's issue 4: (key, comparison, limit, unit).
+GOALS = {
+    "cold_build_s": ("<=", 60.0, "s"),
+    "rebuild_s": ("<=", 3.0, "s"),
+    "first_live_cold_s": ("<=", 2.0, "s"),
+    "first_live_next_page_s": ("<=", 0.3, "s"),
+    "recompute_ms": ("<=", 20.0, "ms"),
+    "page_weight_bytes": ("<=", 400_000, "bytes"),
+    "lighthouse_performance_desktop": (">=", 0.95, ""),
+    "lighthouse_performance_mobile": (">=", 0.90, ""),
+    "lighthouse_accessibility": (">=", 1.0, ""),
+    "cold_trace_s": ("<=", 10.0, "s"),
+}
+
+#: Text types the server compresses.
+COMPRESSIBLE = (".html", ".css", ".js", ".mjs", ".json", ".svg", ".xml", ".txt", ".wasm", ".map")
+
+
+# -- serving ------------------------------------------------------------------------------------
+
+
+class GzipHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files with gzip for text types (as GitHub Pages and most hosts do); quiet log."""
+
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+        ".wasm": "application/wasm",
+    }
+    _cache: dict[tuple[str, float], bytes] = {}
+    _lock = threading.Lock()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        if (
+            path.is_file()
+            and path.suffix in COMPRESSIBLE
+            and "gzip" in self.headers.get("Accept-Encoding", "")
+        ):
+            key = (str(path), path.stat().st_mtime)
+            with self._lock:
+                body = self._cache.get(key)
+                if body is None:
+                    body = gzip.compress(path.read_bytes(), GZIP_LEVEL, mtime=0)
+                    self._cache[key] = body
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(path)))
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "max-age=3600")
+            self.end_headers()
+            import io
+
+            return io.BytesIO(body)
+        return super().send_head()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a browser dropping a request is normal
+            super().handle_error(request, client_address)
+
+
+def serve(directory: Path, port: int) -> http.server.ThreadingHTTPServer:
+    handler = functools.partial(GzipHandler, directory=str(directory))
+    httpd = _QuietServer(("127.0.0.1", port), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+# -- building -----------------------------------------------------------------------------------
+
+
+def tree_files() -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return [p for p in out.split("\0") if p and (ROOT / p).is_file()]
+
+
+def checkout(dest: Path) -> Path:
+    """A copy of the working tree at ``dest`` with ``node_modules`` linked (no .cache/)."""
+    for rel in tree_files():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, target)
+    (dest / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+    return dest
+
+
+def _env(site_url: str) -> dict[str, str]:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DESCENT_SITE_URL=site_url)
+    env.setdefault("SOURCE_DATE_EPOCH", "1700000000")
+    return env
+
+
+def timed_build(tree: Path, out: Path, site_url: str) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env=_env(site_url),
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"mkdocs build failed: {proc.stderr[-1500:]}")
+    return elapsed
+
+
+def _edit_page(tree: Path) -> tuple[Path, str]:
+    """The Markdown page the edits go to and its built path (the first part page)."""
+    src = sorted((tree / "docs").glob("part-*.md"))[0]
+    return src, src.with_suffix(".html").name
+
+
+def serve_rebuild_seconds(tree: Path) -> list[float]:
+    """Seconds from a one-line edit to ``mkdocs serve`` serving it, for :data:`SERVE_EDITS` edits."""
+    port = free_port()
+    url_root = f"http://127.0.0.1:{port}/"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+        cwd=tree,
+        env=_env(url_root),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    src, built = _edit_page(tree)
+    original = src.read_text()
+    times = []
+    try:
+        _wait_for(url_root + built, lambda body: True, timeout=300)
+        for i in range(SERVE_EDITS):
+            marker = f"bench-edit-{i}-{time.time_ns()}"
+            time.sleep(1.5)  # mkdocs serve's watcher debounces; keep edits apart
+            start = time.perf_counter()
+            src.write_text(original + f"\n\nA one-line edit ({marker}).\n")
+            _wait_for(url_root + built, lambda body, m=marker: m in body, timeout=120)
+            times.append(time.perf_counter() - start)
+    finally:
+        src.write_text(original)
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return times
+
+
+def _wait_for(url: str, ok, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                if ok(r.read().decode("utf-8", "replace")):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"{url} did not become ready in {timeout:g} s")
+
+
+# -- in the browser -----------------------------------------------------------------------------
+
+#: Records when each widget turns live (performance.now(), ms since navigation start).
+INIT_SCRIPT = """
+window.__bench = {live: [], marker: Math.random()};
+new MutationObserver((recs) => {
+  for (const r of recs) {
+    if (r.attributeName === "data-state" && r.target.dataset.state === "live") {
+      window.__bench.live.push(performance.now());
+    }
+  }
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ["data-state"]});
+"""
+
+RECOMPUTE_JS = """
+async ([index, changes]) => {
+  const root = document.querySelectorAll(".descent-widget[data-widget]")[index];
+  const out = root.querySelector(".descent-widget__output");
+  const num = root.querySelector(
+    ".descent-field--range .descent-field__number, .descent-field--number .descent-field__number");
+  const sel = root.querySelector(".descent-field--select select");
+  const text = root.querySelector(".descent-field--text textarea");
+  root.scrollIntoView();
+  let change, restore, input, eventName = "input";
+  if (num) {
+    // Walk between the default and nearby valid values, so every change alters the result.
+    const min = Number(num.min), max = Number(num.max), step = Number(num.step) || 1;
+    const start = num.value;
+    input = num;
+    change = (i) => {
+      let v = Number(start) + step * ((i % 2) ? 1 : -1) * (1 + (i % 5));
+      if (v < min || v > max) v = Number(start) + step * ((i % 2) ? -1 : 1) * (1 + (i % 5));
+      v = Math.min(max, Math.max(min, v));
+      num.value = String(Number(v.toFixed(6)));
+    };
+    restore = () => { num.value = start; };
+  } else if (sel && sel.options.length > 1) {
+    const start = sel.selectedIndex;
+    input = sel; eventName = "change";
+    change = (i) => { sel.selectedIndex = (start + 1 + (i % (sel.options.length - 1))) % sel.options.length; };
+    restore = () => { sel.selectedIndex = start; };
+  } else if (text) {
+    const start = text.value;
+    input = text;
+    change = (i) => { text.value = start + " " + "abcdefghij".slice(0, 1 + (i % 10)); };
+    restore = () => { text.value = start; };
+  } else {
+    return {widget: root.dataset.widget, skipped: "no number, select or text input"};
+  }
+  const times = [];
+  for (let i = 0; i < changes; i++) {
+    const done = new Promise((resolve) => {
+      const mo = new MutationObserver(() => { mo.disconnect(); resolve(performance.now()); });
+      mo.observe(out, {childList: true, subtree: true, characterData: true});
+      setTimeout(() => { mo.disconnect(); resolve(null); }, 5000);
+    });
+    change(i);
+    const t0 = performance.now();
+    input.dispatchEvent(new Event(eventName, {bubbles: true}));
+    const t1 = await done;
+    if (t1 !== null) times.push(t1 - t0);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  restore();
+  input.dispatchEvent(new Event(eventName, {bubbles: true}));
+  return {widget: root.dataset.widget, input: input.name, times};
+}
+"""
+
+
+def site_pages(site: Path) -> list[str]:
+    return sorted(
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*.html")
+        if not p.relative_to(site).as_posix().startswith("assets/")
+    )
+
+
+def widget_pages(site: Path) -> list[str]:
+    return [p for p in site_pages(site) if 'class="descent-widget"' in (site / p).read_text(errors="replace")]
+
+
+def _is_runtime(url: str, base: str) -> bool:
+    rel = url.removeprefix(base)
+    return rel.startswith(RUNTIME_PREFIXES)
+
+
+def page_weights(browser, base: str, pages: list[str]) -> dict[str, dict]:
+    out = {}
+    for path in pages:
+        ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = ctx.new_page()
+        responses = []
+        page.on("response", lambda r, out=responses: out.append(r))
+        page.goto(base + path, wait_until="load")
+        try:
+            page.wait_for_load_state("networkidle", timeout=15000)
+        except Exception:  # noqa: BLE001  (a long-lived worker fetch; the weight is still valid)
+            pass
+        by_type: dict[str, int] = {}
+        total = runtime = raw_total = 0
+        files = []
+        for r in responses:
+            if not r.url.startswith(base):
+                continue
+            try:
+                body = r.body()
+            except Exception:  # noqa: BLE001  (redirects and aborted requests have no body)
+                continue
+            gz = len(gzip.compress(body, GZIP_LEVEL, mtime=0))
+            if _is_runtime(r.url, base):
+                runtime += gz
+                continue
+            kind = r.request.resource_type
+            by_type[kind] = by_type.get(kind, 0) + gz
+            total += gz
+            raw_total += len(body)
+            files.append((gz, r.url.removeprefix(base)))
+        out[path] = {
+            "gzip_bytes": total,
+            "raw_bytes": raw_total,
+            "by_type_gzip_bytes": dict(sorted(by_type.items())),
+            "largest": [f"{u} ({b:,} B gz)" for b, u in sorted(files, reverse=True)[:5]],
+            "runtime_gzip_bytes_excluded": runtime,
+        }
+        ctx.close()
+    return out
+
+
+def live_timings(browser, base: str, pages: list[str]) -> dict[str, Any]:
+    """First live result cold on ``pages[0]``, then on ``pages[1]`` after instant navigation."""
+    res: dict[str, Any] = {"cold_page": pages[0]}
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    ctx.add_init_script(INIT_SCRIPT)
+    page = ctx.new_page()
+    page.goto(base + pages[0], wait_until="domcontentloaded")
+    page.evaluate("document.querySelector('.descent-widget[data-widget]').scrollIntoView()")
+    page.wait_for_function("() => window.__bench.live.length > 0", timeout=120_000)
+    res["first_live_cold_s"] = page.evaluate("window.__bench.live[0]") / 1000
+    if len(pages) > 1:
+        target = pages[1]
+        marker = page.evaluate("window.__bench.marker")
+        clicked = page.evaluate(
+            """(target) => {
+                const a = [...document.querySelectorAll('a[href]')].find(
+                    (a) => new URL(a.href, location.href).pathname.endsWith('/' + target));
+                if (!a) return false;
+                window.__bench.live = [];
+                window.__bench.clickAt = performance.now();
+                a.click();
+                return true;
+            }""",
+            target,
+        )
+        res["next_page"] = target
+        if clicked:
+            page.wait_for_function("() => window.__bench.live.length > 0", timeout=60_000)
+            res["first_live_next_page_s"] = (
+                page.evaluate("(window.__bench.live[0] - window.__bench.clickAt)") / 1000
+            )
+            res["instant_navigation"] = page.evaluate("window.__bench.marker") == marker
+        else:
+            res["first_live_next_page_error"] = f"no link to {target} on {pages[0]}"
+    ctx.close()
+    return res
+
+
+def recompute_latency(browser, base: str, pages: list[str]) -> list[dict]:
+    out = []
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    ctx.add_init_script(INIT_SCRIPT)
+    page = ctx.new_page()
+    for path in pages:
+        page.goto(base + path, wait_until="domcontentloaded")
+        count = page.evaluate("document.querySelectorAll('.descent-widget[data-widget]').length")
+        for i in range(count):
+            page.evaluate(f"document.querySelectorAll('.descent-widget[data-widget]')[{i}].scrollIntoView()")
+            try:
+                page.wait_for_function(
+                    f"() => document.querySelectorAll('.descent-widget[data-widget]')[{i}].dataset.state === 'live'",
+                    timeout=120_000,
+                )
+            except Exception as exc:  # noqa: BLE001
+                out.append({"page": path, "index": i, "error": f"never went live: {exc}"[:200]})
+                continue
+            r = page.evaluate(RECOMPUTE_JS, [i, RECOMPUTE_CHANGES])
+            r["page"] = path
+            if r.get("times"):
+                t = r.pop("times")
+                r.update(changes=len(t), median_ms=statistics.median(t), worst_ms=max(t))
+            out.append(r)
+    ctx.close()
+    return out
+
+
+def browser_measurements(base: str, site: Path) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    pages = site_pages(site)
+    wpages = widget_pages(site)
+    # Part pages first (a reader starts there), then the others that carry widgets.
+    wpages.sort(key=lambda p: (not p.startswith("part-"), p))
+    res: dict[str, Any] = {"pages": pages, "widget_pages": wpages}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            res["page_weight"] = page_weights(browser, base, pages)
+            if wpages:
+                res["live"] = live_timings(browser, base, wpages)
+                res["recompute"] = recompute_latency(browser, base, wpages)
+        finally:
+            browser.close()
+    return res
+
+
+# -- Lighthouse ---------------------------------------------------------------------------------
+
+
+def lighthouse(base: str, pages: list[str], outdir: Path) -> dict[str, Any]:
+    node = shutil.which("node")
+    if node is None or not LIGHTHOUSE_CLI.is_file():
+        return {"error": "Lighthouse not installed: npm ci --prefix tools/lighthouse"}
+    outdir.mkdir(parents=True, exist_ok=True)
+    flags = " ".join(["--headless=new", *CHROMIUM_ARGS])
+    results: dict[str, Any] = {}
+    for path in pages:
+        for form in ("mobile", "desktop"):
+            out = outdir / f"{path.replace('/', '_')}.{form}.json"
+            cmd = [
+                node,
+                str(LIGHTHOUSE_CLI),
+                base + path,
+                "--quiet",
+                "--output=json",
+                f"--output-path={out}",
+                "--only-categories=performance,accessibility,best-practices",
+                f"--chrome-flags={flags}",
+                "--max-wait-for-load=60000",
+            ]
+            if form == "desktop":
+                cmd.append("--preset=desktop")
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, env=dict(os.environ, CHROME_PATH=CHROMIUM), timeout=300
+            )
+            key = f"{path} {form}"
+            if proc.returncode != 0 or not out.is_file():
+                results[key] = {"error": (proc.stderr or proc.stdout)[-400:]}
+                continue
+            report = json.loads(out.read_text())
+            cats = report["categories"]
+            results[key] = {c: cats[c]["score"] for c in ("performance", "accessibility", "best-practices")}
+            failing = [
+                a["id"]
+                for c in ("accessibility", "best-practices")
+                for ref in cats[c]["auditRefs"]
+                if (a := report["audits"][ref["id"]]).get("score") is not None
+                and a["score"] < 1
+                and ref["weight"] > 0
+            ]
+            if failing:
+                results[key]["failing_audits"] = failing
+            out.unlink()  # the full reports are large; the scores are what the report keeps
+    return results
+
+
+# -- trace --------------------------------------------------------------------------------------
+
+
+def cold_trace() -> float:
+    code = "from descent.trace.bench import cold_trace_seconds; print(cold_trace_seconds())"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-800:])
+    return float(proc.stdout.strip().splitlines()[-1])
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def _attempt(results: dict, key: str, fn, *args):
+    try:
+        t = time.perf_counter()
+        value = fn(*args)
+        print(f"bench: {key} done in {time.perf_counter() - t:.1f} s", flush=True)
+        return value
+    except Exception as exc:  # noqa: BLE001  (the bench reports what it could not measure)
+        results.setdefault("errors", {})[key] = f"{type(exc).__name__}: {exc}"[:1000]
+        print(f"bench: {key} FAILED: {exc}", flush=True)
+        return None
+
+
+def summarize(r: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers, one per goal (worst page / worst widget where there are several)."""
+    s: dict[str, Any] = {}
+    if "cold_build_s" in r:
+        s["cold_build_s"] = r["cold_build_s"]
+    rebuilds = [v for v in (r.get("rebuild_build_s"), r.get("rebuild_serve_median_s")) if v is not None]
+    if rebuilds:
+        s["rebuild_s"] = max(rebuilds)
+    b = r.get("browser") or {}
+    live = b.get("live") or {}
+    for k in ("first_live_cold_s", "first_live_next_page_s"):
+        if k in live:
+            s[k] = live[k]
+    rec = [x for x in b.get("recompute", []) if "median_ms" in x]
+    if rec:
+        s["recompute_ms"] = max(x["median_ms"] for x in rec)
+        s["recompute_worst_ms"] = max(x["worst_ms"] for x in rec)
+    weights = b.get("page_weight") or {}
+    if weights:
+        s["page_weight_bytes"] = max(v["gzip_bytes"] for v in weights.values())
+    lh = {k: v for k, v in (r.get("lighthouse") or {}).items() if isinstance(v, dict) and "performance" in v}
+    for form in ("desktop", "mobile"):
+        perf = [v["performance"] for k, v in lh.items() if k.endswith(form) and v["performance"] is not None]
+        if perf:
+            s[f"lighthouse_performance_{form}"] = min(perf)
+    a11y = [v["accessibility"] for v in lh.values() if v.get("accessibility") is not None]
+    if a11y:
+        s["lighthouse_accessibility"] = min(a11y)
+    bp = [v["best-practices"] for v in lh.values() if v.get("best-practices") is not None]
+    if bp:
+        s["lighthouse_best_practices"] = min(bp)
+    if "cold_trace_s" in r:
+        s["cold_trace_s"] = r["cold_trace_s"]
+    return s
+
+
+def verdicts(summary: dict[str, Any]) -> dict[str, str]:
+    out = {}
+    for key, (op, limit, _unit) in GOALS.items():
+        if key not in summary:
+            out[key] = "not measured"
+        else:
+            v = summary[key]
+            ok = v <= limit if op == "<=" else v >= limit
+            out[key] = "met" if ok else "MISSED"
+    return out
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def markdown(r: dict[str, Any]) -> str:
+    s, v = r["summary"], r["verdicts"]
+    lines = [
+        "# descent bench",
+        "",
+        f"Machine: {r['machine']}. Measured {r['when']}; load average (1, 5, 15 min) "
+        f"{r.get('load_average_start')} at the start, {r.get('load_average_end')} at the end: "
+        "timings on a shared machine are upper bounds. Sizes in bytes (KB = 1,000 bytes).",
+        "",
+        "| measure | value | goal | verdict |",
+        "| --- | --- | --- | --- |",
+    ]
+    for key, (op, limit, unit) in GOALS.items():
+        lines.append(f"| {key} | {_fmt(s.get(key, '-'))} {unit} | {op} {_fmt(limit)} {unit} | {v[key]} |")
+    for key in ("recompute_worst_ms", "lighthouse_best_practices"):
+        if key in s:
+            lines.append(f"| {key} | {_fmt(s[key])} | (reported) | |")
+    b = r.get("browser") or {}
+    if b.get("page_weight"):
+        lines += [
+            "",
+            "## Page weight before interaction (gzip)",
+            "",
+            "| page | gzip bytes | raw bytes | runtime excluded |",
+        ]
+        lines += ["| --- | --- | --- | --- |"]
+        for p, w in b["page_weight"].items():
+            lines.append(
+                f"| {p} | {w['gzip_bytes']:,} | {w['raw_bytes']:,} | {w['runtime_gzip_bytes_excluded']:,} |"
+            )
+    if b.get("recompute"):
+        lines += ["", "## Recompute latency (input event to output swapped)", ""]
+        lines += [
+            "| page | widget | input | changes | median ms | worst ms |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for x in b["recompute"]:
+            if "median_ms" in x:
+                lines.append(
+                    f"| {x['page']} | {x['widget']} | {x['input']} | {x['changes']} | "
+                    f"{x['median_ms']:.1f} | {x['worst_ms']:.1f} |"
+                )
+            else:
+                lines.append(
+                    f"| {x['page']} | {x.get('widget', '?')} | - | - | {x.get('skipped') or x.get('error')} | |"
+                )
+    if b.get("live"):
+        lines += ["", "## First live result", "", "```", json.dumps(b["live"], indent=1), "```"]
+    lh = r.get("lighthouse") or {}
+    if lh:
+        lines += [
+            "",
+            "## Lighthouse",
+            "",
+            "| page | form | performance | accessibility | best practices | failing audits |",
+        ]
+        lines += ["| --- | --- | --- | --- | --- | --- |"]
+        for k, x in lh.items():
+            if not isinstance(x, dict):
+                continue
+            page, _, form = k.rpartition(" ")
+            if "error" in x:
+                lines.append(f"| {page} | {form} | error: {x['error'][:80]!r} | | | |")
+            else:
+                lines.append(
+                    f"| {page} | {form} | {x['performance']} | {x['accessibility']} | {x['best-practices']} | "
+                    f"{', '.join(x.get('failing_audits', []))} |"
+                )
+    lines += ["", "## Builds", ""]
+    for key in (
+        "cold_build_s",
+        "rebuild_build_s",
+        "rebuild_serve_s",
+        "rebuild_serve_median_s",
+        "cold_trace_s",
+    ):
+        if key in r:
+            lines.append(f"- {key}: {r[key] if not isinstance(r[key], float) else round(r[key], 2)}")
+    if r.get("errors"):
+        lines += ["", "## Not measured", ""] + [f"- {k}: {e}" for k, e in r["errors"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(ROOT / "bench"), help="directory for report.json and report.md")
+    ap.add_argument("--no-lighthouse", action="store_true", help="skip Lighthouse (the slowest part)")
+    ap.add_argument("--no-serve", action="store_true", help="skip the mkdocs serve rebuild timing")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    r: dict[str, Any] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_average_start": os.getloadavg(),
+    }
+    port = free_port()
+    base = f"http://127.0.0.1:{port}/"
+    with tempfile.TemporaryDirectory(prefix="descent-bench-") as tmp:
+        tree = checkout(Path(tmp) / "tree")
+        site = Path(tmp) / "site"
+        r["cold_build_s"] = _attempt(r, "cold_build_s", timed_build, tree, site, base)
+        src, _ = _edit_page(tree)
+        original = src.read_text()
+        src.write_text(original + "\n\nA one-line edit for the bench.\n")
+        r["rebuild_build_s"] = _attempt(r, "rebuild_build_s", timed_build, tree, Path(tmp) / "site2", base)
+        src.write_text(original)
+        if not args.no_serve:
+            times = _attempt(r, "rebuild_serve_s", serve_rebuild_seconds, tree)
+            if times:
+                r["rebuild_serve_s"] = times
+                r["rebuild_serve_median_s"] = statistics.median(times)
+        if (site / "index.html").is_file():
+            httpd = serve(site, port)
+            try:
+                r["browser"] = _attempt(r, "browser", browser_measurements, base, site)
+                if not args.no_lighthouse:
+                    r["lighthouse"] = _attempt(
+                        r, "lighthouse", lighthouse, base, site_pages(site), Path(tmp) / "lh"
+                    )
+            finally:
+                httpd.shutdown()
+    r["cold_trace_s"] = _attempt(r, "cold_trace_s", cold_trace)
+    r["load_average_end"] = os.getloadavg()
+    r = {k: v for k, v in r.items() if v is not None}
+    r["summary"] = summarize(r)
+    r["verdicts"] = verdicts(r["summary"])
+    r["goals"] = {k: {"op": op, "limit": lim, "unit": u} for k, (op, lim, u) in GOALS.items()}
+    (out / "report.json").write_text(json.dumps(r, indent=1, sort_keys=True) + "\n")
+    (out / "report.md").write_text(markdown(r))
+    print(markdown(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
