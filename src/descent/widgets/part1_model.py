@@ -95,10 +95,8 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
     data = embedding_data()
     row = next(w for w in data["words"] if w["word"] == word)
     a = data["analogies"][int(analogy)]
-    listed = {w["id"] for w in data["words"]}
     bars = [
-        v.bar(_show_token(n["text"]), n["cosine"], display=f"{n['cosine']:.3f}",
-              cls="" if n["id"] in listed else "", note="in the word list" if n["id"] in listed else "")
+        v.bar(_show_token(n["text"]), n["cosine"], display=f"{n['cosine']:.3f}")
         for n in row["neighbours"]
     ]
     top = [
@@ -284,8 +282,14 @@ QKV_PRESETS: dict[str, dict] = {
 }
 
 
+def _num(x: float) -> str:
+    """Up to two decimals, trailing zeros dropped: 1.0 -> "1", 0.5 -> "0.5", 0.157 -> "0.16"."""
+    text = f"{x:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
 def _vec(xs) -> str:
-    return "[" + ", ".join(f"{x:.2f}" for x in xs) + "]"
+    return "[" + ", ".join(_num(x) for x in xs) + "]"
 
 
 @widget(
@@ -308,7 +312,7 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
     r = transformer.attend(q, keys, p["values"], scale=divide)
     d = len(q)
     rows = [
-        [tok, _vec(k), _vec(val), f"{s:.3f}", f"{sc:.3f}", f"{w * PERCENT:.1f}%"]
+        [tok, f"{s:.3f}", f"{sc:.3f}", f"{w * PERCENT:.1f}%", _vec(k), _vec(val)]
         for tok, k, val, s, sc, w in zip(p["tokens"], keys, p["values"], r["scores"], r["scaled"], r["weights"], strict=True)
     ]
     top = max(r["weights"])
@@ -317,8 +321,8 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
         v.stat("Largest weight", f"{top * PERCENT:.1f}", "%",
                note=f"d = {d}, divisor {math.sqrt(d):.0f}" if divide else "no division"),
         v.table(
-            ["Token", "Key k", "Value v", "q · k", "q · k / √d" if divide else "q · k (undivided)", "Weight"],
-            rows, caption="Scores, scaled scores and softmax weights", numeric=[False, False, False, True, True, True],
+            ["Token", "q · k", "q · k / √d" if divide else "q · k (undivided)", "Weight", "Key k", "Value v"],
+            rows, caption="Scores, scaled scores and softmax weights", numeric=[False, True, True, True, False, False],
         ),
         v.kv([("Output = sum of weight x value", _vec(r["output"]))], caption="The result for the last token"),
     ]
@@ -397,7 +401,7 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
     bars = [
         v.bar(f"Expert {i}", scores[i], display=f"{scores[i]:.3f}", cls="is-selected" if i in chosen else "",
               greyed=i not in chosen,
-              note=f"chosen: weight {chosen[i] * PERCENT:.1f}%" if i in chosen else "not chosen")
+              note=f"chosen: weight {chosen[i] * PERCENT:.1f}%" if i in chosen else "")
         for i in order
     ]
     grid = [
@@ -431,6 +435,6 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         v.cell_grid(grid, caption=f"All {E} experts of one MoE layer; chosen for '{_show_token(token)}' "
                     f"in colour", legend=[("is-used", "chosen"), ("is-free", "not chosen")]),
         v.bar_list(bars, caption=f"Router scores ({score_name}), highest first; the chosen "
-                   "experts' outputs are mixed with the weights shown", max=max(scores)),
+                   "experts (in bold) are mixed with the weights shown", max=max(scores)),
         *notes,
     ]
