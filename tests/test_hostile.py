@@ -154,6 +154,11 @@ def widget_inputs(draw, widget: w.Widget, hostile: bool) -> dict:
     return values
 
 
+#: A message that says what is allowed uses one of these ("must be 1 to 128", "type at least one
+#: character", "enter a number from 1 to 200", "one of: fp8, bf16").
+ALLOWED_WORDS = ("must", "allowed", "at least", "at most", "one of", "enter ", "type ", "choose ", "pick ")
+
+
 def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
     assert isinstance(res, dict) and isinstance(res.get("ok"), bool), res
     json.dumps(res, allow_nan=False)  # the worker sends it as strict JSON
@@ -186,7 +191,7 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
         else:
             # A valid value that breaks a constraint between inputs ("must divide the query
             # heads (12)", "must be 0 to 128 for gpt-oss-120b"): the message says what is allowed.
-            assert "must" in msg or "allowed" in msg, f"message does not say what is allowed: {res}"
+            assert any(word in msg for word in ALLOWED_WORDS), f"message does not say what is allowed: {res}"
     else:
         # An unknown input name: the message names it and lists the inputs the widget takes.
         assert isinstance(inputs, dict) and fld in inputs, res
