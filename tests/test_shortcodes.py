@@ -210,3 +210,15 @@ def test_bad_latex_fails_mkdocs_build(tmp_path):
     proc = build_site(tmp_path / "out", cfg)
     assert proc.returncode != 0
     assert "index.md: cannot render" in proc.stdout + proc.stderr
+
+
+def test_indented_multiline_replacement_keeps_the_indentation():
+    # A table inside an admonition: every line of the replacement gets the shortcode's indentation
+    # (4 spaces here), so Markdown keeps it inside the block; an inline value is left alone.
+    from descent.site.shortcodes import resolve
+
+    md = '??? note "x"\n    text\n\n    <!-- descent:table kv_growth -->\n\n    after\n'
+    out = resolve(md)
+    table_lines = [ln for ln in out.splitlines() if "|" in ln]
+    assert table_lines and all(ln.startswith("    | ") for ln in table_lines)
+    assert resolve("a <!-- descent:value count what=models --> b").startswith("a 1")

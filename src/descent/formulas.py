@@ -511,8 +511,8 @@ _register_indexed(Formula(
 # Sampling: temperature (Part 1, "From logits to a token")
 # ---------------------------------------------------------------------------------------------
 
-Z_I = _s("z_i", "z_i", "logit (score) of token i, from the model's last layer", "logit (log-odds, no unit)")
-Z_J = _s("z_j", "z_j", "logit of another token j", "logit (log-odds, no unit)")
+Z_I = _s("z_i", "z_i", "logit (score) of token i, from the model's last layer", "no unit")
+Z_J = _s("z_j", "z_j", "logit of another token j", "no unit")
 TEMP = _s("T_s", "T", "sampling temperature (T > 0; T = 0 is the greedy limit)", "dimensionless")
 Z_SUM = _s("S", r"\sum_{k=1}^{V} e^{z_k / T}", "the same exponential summed over all V vocabulary entries",
            "dimensionless")
@@ -577,7 +577,7 @@ _register(Formula(
     sp.exp(sp.Mul(sp.Add(Z_I.symbol, sp.Mul(-1, Z_J.symbol, evaluate=False), evaluate=False),
                   sp.Pow(TEMP.symbol, -1, evaluate=False), evaluate=False), evaluate=False),
     (Z_I, Z_J, TEMP),
-    "Follows from softmax_temperature: the sum cancels in the ratio",
+    "Ackley, Hinton and Sejnowski 1985, as above: dividing p_i by p_j cancels the sum",
     note="Only the gap between two logits matters, divided by T.",
     check=_check_temperature_ratio,
 ))

@@ -353,6 +353,12 @@ def _resolve(markdown: str, page: str, all_handlers: dict[str, Handler], out: li
             msg = e.args[0] if e.args else str(e)
             raise ShortcodeError(f"{page}: shortcode {sc.text.strip()!r}: {msg}") from e
         out.append(markdown[last:sc.start])
+        # A multi-line replacement (a table) for a shortcode indented on its own line, e.g. inside
+        # an admonition, keeps that indentation on every line so it stays inside the block.
+        line_start = markdown.rfind("\n", 0, sc.start) + 1
+        indent = markdown[line_start:sc.start]
+        if indent and not indent.strip() and "\n" in replacement:
+            replacement = replacement.replace("\n", "\n" + indent)
         out.append(replacement)
         last = sc.end
     out.append(markdown[last:])
