@@ -97,7 +97,7 @@ _EXECUTED_TYPES = {
 }
 _HEAD_OPEN = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 _CHARSET_META = re.compile(r"<meta\s+charset=[^>]*>", re.IGNORECASE)
-_EXISTING = re.compile(r'<meta\s+http-equiv="Content-Security-Policy"[^>]*>\s*', re.IGNORECASE)
+_EXISTING = re.compile(r'\s*<meta\s+http-equiv="Content-Security-Policy"[^>]*>', re.IGNORECASE)
 
 
 def _executed(attrs: str) -> bool:
