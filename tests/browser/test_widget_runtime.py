@@ -113,7 +113,13 @@ def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
     )
     assert field.locator(".descent-field__error").inner_text() == ""
 
+    # Text the number box cannot parse reads as "" in the DOM; the reader still gets the range.
     _set_number(page, "layers", "32")
+    box = w.locator('[data-field="context"] input[type=number]')
+    box.fill("")
+    box.press_sequentially("1e999")
+    expect(field.locator(".descent-field__error")).to_have_text("Context must be 1 to 10,000,000 tokens, got 'NaN'")
+
     _set_number(page, "context", "4096")
     page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=10_000)
     assert w.locator(".descent-field__error").all_inner_texts() == [""] * 5

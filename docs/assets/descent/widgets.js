@@ -173,9 +173,13 @@ function readInputs(st) {
     const name = f.dataset.field;
     switch (f.dataset.kind) {
       case "range":
-      case "number":
-        inputs[name] = f.querySelector(".descent-field__number").value;
+      case "number": {
+        // A number box reports text it cannot parse (e.g. "1e999") as "": send NaN instead, so the
+        // reader gets the allowed range rather than "is empty".
+        const num = f.querySelector(".descent-field__number");
+        inputs[name] = num.validity && num.validity.badInput ? "NaN" : num.value;
         break;
+      }
       case "select":
         inputs[name] = f.querySelector("select").value;
         break;
