@@ -120,3 +120,16 @@ def test_prerendered():
         assert name in get(name).name
         markup = render_static(name)
         assert 'data-state="static"' in markup and "descent-chip" in markup
+
+
+def test_loop_prev_next_buttons_set_the_step():
+    # step 0: only "next" (to 1); a middle step: both; the last step: only "previous"
+    last = len(part0.prompt_trace("story")["generation"]["steps"]) - 1
+
+    def targets(step):
+        h = run("generation_loop", {"prompt": "story", "step": step})["html"]
+        return [int(x) for x in re.findall(r'data-set="\{&quot;step&quot;: &quot;(\d+)&quot;\}"', h)]
+
+    assert targets(0) == [1]
+    assert targets(5) == [4, 6]
+    assert targets(last) == [last - 1]

@@ -51,7 +51,13 @@ def test_guess_and_loop_live(page, site_dir, server):
     expect(_number(page, LOOP, "Token chosen")).to_have_text(
         show(steps[3]["token"]["text"]), timeout=RECOMPUTE_TIMEOUT_MS
     )
-    assert loop.locator(".descent-chip").count() == steps[3]["context_length"]
+    assert loop.locator(".descent-chip__id").count() == steps[3]["context_length"]
+    # the "next step" button moves one token on
+    loop.locator("button.descent-chip__button", has_text="next step").click()
+    expect(_number(page, LOOP, "Token chosen")).to_have_text(
+        show(steps[4]["token"]["text"]), timeout=RECOMPUTE_TIMEOUT_MS
+    )
+    assert loop.locator('.descent-field[data-field="step"] input[type=number]').input_value() == "4"
     loop.locator('.descent-field[data-field="step"] input[type=number]').fill("99")
     page.wait_for_selector(f'{LOOP}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
     assert (

@@ -262,6 +262,16 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
         )
         step = last
     s = steps[step]
+    nav = []
+    if step > 0:
+        nav.append(
+            v.chip("\u2190 previous step", None, "is-nav", f"go to step {step - 1}", set={"step": step - 1})
+        )
+    if step < last:
+        nav.append(
+            v.chip("next step \u2192", None, "is-nav", f"go to step {step + 1}", set={"step": step + 1})
+        )
+    out.append(v.chips(nav, caption=f"Step {step} of {last}", tokens=False))
     made = f"the prompt and the {step} tokens it has chosen so far" if step else "the prompt alone"
     out.append(
         v.chips(
@@ -308,7 +318,7 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
             min=0,
             max=MAX_STEPS,
             step=1,
-            help="Drag, or use the arrow keys, to move one token forward or back.",
+            help="Drag the slider, type a step, or use the previous and next buttons below.",
         ),
     ],
 )

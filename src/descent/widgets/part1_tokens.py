@@ -306,7 +306,7 @@ def loop_work(prompt_tokens: int, steps: int) -> list[tuple[int, int, int, int]]
             min=0,
             max=MAX_STEPS,
             step=1,
-            help="Drag, or use the arrow keys, to move one token forward or back.",
+            help="Drag the slider, type a step, or use the previous and next buttons below.",
         ),
     ],
 )
