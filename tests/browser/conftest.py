@@ -18,6 +18,10 @@
 * ``site_page``: a test that takes this argument is parametrised over every page the build makes
   (``page_paths()``: each Markdown/notebook source under docs/ as its built ``.html`` path, plus
   ``404.html``); tests/browser/test_all_pages.py checks the list equals the built site's pages.
+* ``reader``: ONE page for a whole test module, moved from page to page by ``reader.visit(path)``
+  the way a reader clicking links does (Material's instant navigation: the widget worker and
+  Pyodide survive, so Pyodide loads once per module). ``reader.problems()`` lists what went wrong
+  since the last visit (console/page errors, CSP violations, requests off 127.0.0.1).
 * Content-Security-Policy: every page made here records ``securitypolicyviolation`` events (and
   the console's CSP messages) in ``page.descent_csp_violations``; the test FAILS at teardown if any.
 
@@ -247,3 +251,49 @@ def make_page(browser):
         context.close()
     for _context, pg in made:
         _check_requests(pg)
+
+
+class Reader:
+    """One browser page kept across a test module; see the module docstring (``reader``)."""
+
+    def __init__(self, page, base: str) -> None:
+        self.page = page
+        self.base = base
+        self._marks = (0, 0, 0)
+
+    def visit(self, path: str) -> None:
+        """Open ``base + path``: by a link click (instant navigation) once a page is shown."""
+        page = self.page
+        self._marks = (len(page.descent_requests), len(page.descent_console_errors), len(page.descent_csp_violations))
+        url = self.base + path
+        if not page.url.startswith(self.base):
+            page.goto(url)
+            return
+        page.evaluate(
+            """u => {
+                for (const c of document.querySelectorAll('.md-content')) c.dataset.descentStale = '1';
+                const a = document.createElement('a');
+                a.href = u;
+                a.textContent = u;
+                (document.querySelector('.md-content') || document.body).append(a);
+                a.click();
+            }""",
+            url,
+        )
+        page.wait_for_selector(".md-content:not([data-descent-stale])")
+        page.wait_for_load_state()
+
+    def problems(self) -> list[str]:
+        """Console/page errors, CSP violations and non-local requests since the last ``visit``."""
+        r, e, c = self._marks
+        page = self.page
+        out = list(page.descent_console_errors[e:]) + list(page.descent_csp_violations[c:])
+        out += [f"request left 127.0.0.1: {u}" for u in page.descent_requests[r:] if not is_local(u)]
+        return out
+
+
+@pytest.fixture(scope="module")
+def reader(browser, server) -> Iterator[Reader]:
+    context, pg = _page(browser, viewport={"width": 1280, "height": 900}, color_scheme="light")
+    yield Reader(pg, server)
+    context.close()

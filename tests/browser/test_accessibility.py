@@ -39,11 +39,12 @@ def _toggle_to(page, scheme: str) -> None:
         page.wait_for_function(f"document.body.getAttribute('data-md-color-scheme') === {want!r}")
 
 
-def test_no_serious_axe_violations_light_and_dark(site_page, server, make_page):
-    """One visit per page (Pyodide loads once): axe in the light scheme, toggle, axe in the dark."""
+def test_no_serious_axe_violations_light_and_dark(site_page, reader):
+    """One visit per page (instant navigation in one session: Pyodide loads once per module):
+    axe in the light scheme, toggle, axe in the dark."""
     axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
-    page = make_page(viewport={"width": 1280, "height": 900}, color_scheme="light")
-    page.goto(server + site_page)
+    reader.visit(site_page)
+    page = reader.page
     widgets = page.locator(".descent-widget[data-widget]").all()
     for w in widgets:
         w.scroll_into_view_if_needed()
@@ -61,8 +62,10 @@ def test_no_serious_axe_violations_light_and_dark(site_page, server, make_page):
         bad = [v for v in results.response["violations"] if v["impact"] in FAILING_IMPACTS]
         if bad:
             failures.append(f"{site_page} ({scheme}):\n{_report(bad)}")
+    _toggle_to(page, "light")
     assert not failures, "\n".join(failures)
-    assert not page.descent_console_errors, page.descent_console_errors
+    problems = reader.problems()
+    assert not problems, "\n".join(problems)
 
 
 def test_dark_scheme_follows_the_system_setting(server, make_page):

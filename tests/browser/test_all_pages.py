@@ -4,7 +4,7 @@ Parametrised over every page the build makes (``site_page``, conftest.py), with 
 on the page at run time (``.descent-widget[data-widget]``), never from a list typed here:
 
 * the page loads with no console error, no page error, no Content-Security-Policy violation and no
-  request to a host other than 127.0.0.1 (the conftest ``make_page`` checks the last two);
+  request to a host other than 127.0.0.1 (``reader.problems()``, conftest.py);
 * every widget goes ``live`` (``data-state``) and its output HTML changes when one of its inputs
   changes (the first field whose change changes the result: a select picks another option, a
   segmented choice another button, a range slider moves, a number box takes another valid value,
@@ -215,6 +215,9 @@ def toggle_scheme(page) -> None:
 
 
 def check_schemes(page) -> None:
+    if page.evaluate("document.body.getAttribute('data-md-color-scheme')") != "default":
+        toggle_scheme(page)  # a stored choice from an earlier page of the same session
+        page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'default'")
     light = page.evaluate(_SCHEME_JS)
     assert light["scheme"] == "default", light
     for f in light["figures"]:
@@ -235,16 +238,19 @@ def check_schemes(page) -> None:
 # --- the tests -------------------------------------------------------------------------------
 
 
-def test_page(site_page, site_dir, server, make_page):
+def test_page(site_page, site_dir, reader):
+    """Visited by instant navigation in one page session per module (``reader``, conftest.py), so
+    Pyodide loads once for all the pages; problems are counted per visit."""
     assert (site_dir / site_page).is_file(), f"{site_page} was not built"
-    page = make_page(viewport=VIEWPORT)
-    page.goto(server + site_page)
-    assert page.locator("article.md-content__inner, .md-content").count() >= 1
+    reader.visit(site_page)
+    page = reader.page
+    assert page.url.endswith(site_page), page.url
     for w in go_live(page):
         check_recomputes(page, w)
         check_bad_number(page, w)
     check_schemes(page)
-    assert not page.descent_console_errors, page.descent_console_errors
+    problems = reader.problems()
+    assert not problems, "\n".join(problems)
 
 
 def _wasm_fetches(page) -> int:
