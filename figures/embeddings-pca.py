@@ -40,13 +40,27 @@ def _panel(ax, theme, zoom: bool):
     groups = list(dict.fromkeys(w["group"] for w in _D["words"]))
     for gi, g in enumerate(groups):
         ws = [w for w in _D["words"] if w["group"] == g]
-        ax.scatter([w["x"] for w in ws], [w["y"] for w in ws], s=18, color=theme.color(gi),
-                   marker=MARKERS[gi % len(MARKERS)], label=g, zorder=3)
+        ax.scatter(
+            [w["x"] for w in ws],
+            [w["y"] for w in ws],
+            s=18,
+            color=theme.color(gi),
+            marker=MARKERS[gi % len(MARKERS)],
+            label=g,
+            zorder=3,
+        )
         for w in ws:
             inside = ZOOM_X[0] <= w["x"] <= ZOOM_X[1] and ZOOM_Y[0] <= w["y"] <= ZOOM_Y[1]
             if zoom == inside or (not zoom and not inside):
-                ax.annotate(w["word"], (w["x"], w["y"]), xytext=(3, 2), textcoords="offset points",
-                            fontsize=7, color=theme.fg, clip_on=True)
+                ax.annotate(
+                    w["word"],
+                    (w["x"], w["y"]),
+                    xytext=(3, 2),
+                    textcoords="offset points",
+                    fontsize=7,
+                    color=theme.fg,
+                    clip_on=True,
+                )
     ax.set_xlabel(f"component 1 ({_EX[0] * PERCENT:.1f}% of variance)")
 
 
@@ -55,9 +69,17 @@ def make(theme):
     fig.clf()
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
     _panel(left, theme, zoom=False)
-    left.add_patch(Rectangle(
-        (ZOOM_X[0], ZOOM_Y[0]), ZOOM_X[1] - ZOOM_X[0], ZOOM_Y[1] - ZOOM_Y[0], fill=False,
-        edgecolor=theme.muted, linestyle="--", linewidth=0.8))
+    left.add_patch(
+        Rectangle(
+            (ZOOM_X[0], ZOOM_Y[0]),
+            ZOOM_X[1] - ZOOM_X[0],
+            ZOOM_Y[1] - ZOOM_Y[0],
+            fill=False,
+            edgecolor=theme.muted,
+            linestyle="--",
+            linewidth=0.8,
+        )
+    )
     left.set_ylabel(f"component 2 ({_EX[1] * PERCENT:.1f}% of variance)")
     left.set_title("all words (dashed box: zoomed on the right)", fontsize=8, color=theme.fg)
     left.legend(fontsize=6.5, loc="lower left", ncols=2)

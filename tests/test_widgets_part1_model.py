@@ -25,13 +25,17 @@ def _text(result: dict) -> str:
 
 def _stat(result: dict, label: str) -> tuple[str, str]:
     """(number, note) of the stat whose label starts with ``label``."""
-    m = re.search(r'descent-stat__label">' + re.escape(label) + r'.*?descent-stat__number">(.*?)</span>'
-                  r'.*?(?:descent-stat__note">(.*?)</p>|</div>)', result["html"])
+    m = re.search(
+        r'descent-stat__label">' + re.escape(label) + r'.*?descent-stat__number">(.*?)</span>'
+        r'.*?(?:descent-stat__note">(.*?)</p>|</div>)',
+        result["html"],
+    )
     assert m, label
     return html.unescape(m.group(1)), html.unescape(m.group(2) or "")
 
 
 # ---- core helpers ------------------------------------------------------------------------------
+
 
 def test_softmax_by_hand():
     # softmax([0, ln 3]) = [1/4, 3/4]
@@ -93,8 +97,15 @@ def test_stack_params_smollm2_by_hand_and_catalog():
         if m.moe or m.mla or m.attention_bias or m.attention_out_bias or m.mlp_bias:
             continue
         p = transformer.param_counts(m)
-        s = transformer.stack_params(m.num_layers, m.hidden_size, m.num_heads, m.num_kv_heads,
-                                     m.intermediate_size, True, head_dim=m.head_dim)
+        s = transformer.stack_params(
+            m.num_layers,
+            m.hidden_size,
+            m.num_heads,
+            m.num_kv_heads,
+            m.intermediate_size,
+            True,
+            head_dim=m.head_dim,
+        )
         assert s.total == p.attention + p.dense_ffn, m.id
 
 
@@ -106,6 +117,7 @@ def test_stack_params_errors_name_the_field():
 
 
 # ---- stack_calculator ---------------------------------------------------------------------------
+
 
 def test_stack_calculator_default():
     r = widgets.run("stack_calculator", {})
@@ -129,6 +141,7 @@ def test_stack_calculator_validation():
 
 
 # ---- qkv_example --------------------------------------------------------------------------------
+
 
 def test_qkv_example_pronoun_by_hand():
     # q = (1,0,1,0); keys: the (0,1,0,0) -> 0, cat (1,0,1,.5) -> 2, slept (0,.5,0,1) -> 0, it (.5,0,.5,0) -> 1.
@@ -156,6 +169,7 @@ def test_qkv_example_saturates_without_division():
 
 
 # ---- moe_router ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("model", p1.MOE_MODELS)
 def test_moe_router_counts_equal_param_counts(model):
@@ -209,6 +223,7 @@ def test_moe_router_deepseek_sigmoid_and_shared_expert():
 
 # ---- attention_fan ------------------------------------------------------------------------------
 
+
 def _traces():
     f = resources.files("descent").joinpath("data", p1.TRACES_FILE)
     if not f.is_file():
@@ -238,6 +253,7 @@ def test_attention_fan_validation():
 
 # ---- embedding_neighbours -----------------------------------------------------------------------
 
+
 def test_embedding_neighbours_from_the_export():
     data = p1.embedding_data()
     king = next(w for w in data["words"] if w["word"] == "king")
@@ -263,6 +279,7 @@ def test_field_error_is_a_value_error():
 
 
 # ---- RoPE formula vs the trace's rope_angles (float32) ------------------------------------------
+
 
 def test_rope_formula_angles_match_rope_angles():
     np = pytest.importorskip("numpy")

@@ -61,8 +61,9 @@ def test_attention_fan_changes_with_layer_and_head(page, site_dir, server):
     expected = run("attention_fan", {"layer": 20, "head": 7})["html"]
     want = html.unescape(re.search(r'class="descent-view__caption">(.*?)</figcaption>', expected).group(1))
     expect(w.locator(".descent-view__caption").first).to_have_text(want, timeout=RECOMPUTE_TIMEOUT_MS)
-    expect(w.locator(".descent-bar__value").first).to_have_text(_first_bar_value({"layer": 20, "head": 7}),
-                                                                timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(w.locator(".descent-bar__value").first).to_have_text(
+        _first_bar_value({"layer": 20, "head": 7}), timeout=RECOMPUTE_TIMEOUT_MS
+    )
     assert w.locator(".descent-widget__output").inner_text() != before
     # weights are there as text, not only as bar widths
     assert re.search(r"\d+\.\d%", w.locator(".descent-widget__output").inner_text())
@@ -72,7 +73,9 @@ def test_attention_fan_changes_with_layer_and_head(page, site_dir, server):
     page.wait_for_selector(f'{FAN}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
     assert "1 to 30" in w.locator('.descent-field[data-field="layer"] .descent-field__error').inner_text()
     assert w.locator(".descent-widget__output").inner_text() == kept
-    assert all(is_local(u) for u in page.descent_requests), [u for u in page.descent_requests if not is_local(u)]
+    assert all(is_local(u) for u in page.descent_requests), [
+        u for u in page.descent_requests if not is_local(u)
+    ]
 
 
 def test_router_changes_with_the_model(page, site_dir, server):
@@ -82,8 +85,8 @@ def test_router_changes_with_the_model(page, site_dir, server):
     label = page.locator(".descent-stat__label", has_text=re.compile("^Active per token"))
     number = w.locator(".descent-stat").filter(has=label).locator(".descent-stat__number")
     expect(number).to_have_text(format_count(p.active), timeout=RECOMPUTE_TIMEOUT_MS)
-    assert w.locator('td.descent-cell.is-used').count() == 2  # Mixtral: 2 of 8
-    assert w.locator('td.descent-cell').count() == 8
+    assert w.locator("td.descent-cell.is-used").count() == 2  # Mixtral: 2 of 8
+    assert w.locator("td.descent-cell").count() == 8
     w.locator('.descent-field[data-field="k"] input[type=number]').fill("9")
     page.wait_for_selector(f'{ROUTER}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
     assert "0 to 8" in w.locator('.descent-field[data-field="k"] .descent-field__error').inner_text()
@@ -103,7 +106,11 @@ def test_part1_widgets_have_no_axe_violations(page, site_dir, server):
 @pytest.mark.parametrize("kind", ["light", "dark", "phone"])
 def test_part1_screenshots(make_page, site_dir, server, kind):
     out = os.environ.get("DESCENT_SCREENSHOTS")
-    args = {"viewport": {"width": 390, "height": 844}} if kind == "phone" else {"viewport": {"width": 1280, "height": 900}}
+    args = (
+        {"viewport": {"width": 390, "height": 844}}
+        if kind == "phone"
+        else {"viewport": {"width": 1280, "height": 900}}
+    )
     if kind == "dark":
         args["color_scheme"] = "dark"
     pg = make_page(**args)

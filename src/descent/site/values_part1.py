@@ -22,8 +22,16 @@ from descent.site.shortcodes import Arg, table, value
 from descent.site.values import MODEL, fmt_count, fmt_num, md_table
 from descent.widgets.part1_model import embedding_data
 
-__all__ = ["SATURATION_KEYS", "SATURATION_SEED", "embedding_fact", "gqa_savings", "part1_stacks",
-           "saturation", "softmax_saturation", "stack_count"]
+__all__ = [
+    "SATURATION_KEYS",
+    "SATURATION_SEED",
+    "embedding_fact",
+    "gqa_savings",
+    "part1_stacks",
+    "saturation",
+    "softmax_saturation",
+    "stack_count",
+]
 
 #: Percent per unit fraction.
 PERCENT = 100
@@ -59,14 +67,24 @@ def saturation(d: int) -> dict:
     def spread(w):
         return 2 ** -sum(x * math.log2(x) for x in w if x > 0)
 
-    return {"score_std": std, "scaled_max": max(scaled["weights"]), "unscaled_max": max(raw["weights"]),
-            "scaled_spread": spread(scaled["weights"]), "unscaled_spread": spread(raw["weights"])}
+    return {
+        "score_std": std,
+        "scaled_max": max(scaled["weights"]),
+        "unscaled_max": max(raw["weights"]),
+        "scaled_spread": spread(scaled["weights"]),
+        "unscaled_spread": spread(raw["weights"]),
+    }
 
 
-@value("softmax_saturation",
-       Arg("field", "score_std, scaled_max, unscaled_max (percent), scaled_spread, unscaled_spread (keys), keys",
-           choices=["score_std", "scaled_max", "unscaled_max", "scaled_spread", "unscaled_spread", "keys"]),
-       Arg("d", "key width d_k", type=int, default=128, minimum=1, maximum=16384))
+@value(
+    "softmax_saturation",
+    Arg(
+        "field",
+        "score_std, scaled_max, unscaled_max (percent), scaled_spread, unscaled_spread (keys), keys",
+        choices=["score_std", "scaled_max", "unscaled_max", "scaled_spread", "unscaled_spread", "keys"],
+    ),
+    Arg("d", "key width d_k", type=int, default=128, minimum=1, maximum=16384),
+)
 def softmax_saturation(field: str, d: int) -> str:
     if field == "keys":
         return str(SATURATION_KEYS)
@@ -86,22 +104,36 @@ def _analogy(expected: str) -> dict:
     raise ValueError(f"no analogy with expected answer {expected!r}")
 
 
-@value("embedding_fact",
-       Arg("field", "pca1, pca2, pca12 (percent of variance), words, vocab, d_model, rank_all, "
-           "rank_excluding_inputs, cosine, top",
-           choices=[*_EMBED_FIELDS, "rank_all", "rank_excluding_inputs", "cosine", "top"]),
-       Arg("analogy", "expected answer of an analogy (for rank_*, cosine, top)",
-           choices=lambda: ["", *(a["expected"] for a in embedding_data()["analogies"])], default=""))
+@value(
+    "embedding_fact",
+    Arg(
+        "field",
+        "pca1, pca2, pca12 (percent of variance), words, vocab, d_model, rank_all, "
+        "rank_excluding_inputs, cosine, top",
+        choices=[*_EMBED_FIELDS, "rank_all", "rank_excluding_inputs", "cosine", "top"],
+    ),
+    Arg(
+        "analogy",
+        "expected answer of an analogy (for rank_*, cosine, top)",
+        choices=lambda: ["", *(a["expected"] for a in embedding_data()["analogies"])],
+        default="",
+    ),
+)
 def embedding_fact(field: str, analogy: str) -> str:
     d = embedding_data()
     if field in _EMBED_FIELDS:
         if analogy:
-            raise ValueError(f"analogy= applies only to rank_all, rank_excluding_inputs, cosine, top; not {field}")
+            raise ValueError(
+                f"analogy= applies only to rank_all, rank_excluding_inputs, cosine, top; not {field}"
+            )
         ex = d["pca"]["explained"]
         return {
-            "pca1": f"{fmt_num(ex[0] * PERCENT)}%", "pca2": f"{fmt_num(ex[1] * PERCENT)}%",
-            "pca12": f"{fmt_num((ex[0] + ex[1]) * PERCENT)}%", "words": str(d["pca"]["words"]),
-            "vocab": f"{d['vocab_size']:,}", "d_model": str(d["d_model"]),
+            "pca1": f"{fmt_num(ex[0] * PERCENT)}%",
+            "pca2": f"{fmt_num(ex[1] * PERCENT)}%",
+            "pca12": f"{fmt_num((ex[0] + ex[1]) * PERCENT)}%",
+            "words": str(d["pca"]["words"]),
+            "vocab": f"{d['vocab_size']:,}",
+            "d_model": str(d["d_model"]),
         }[field]
     if not analogy:
         raise ValueError(f"field={field} needs analogy= (the expected answer, e.g. queen)")
@@ -113,12 +145,15 @@ def embedding_fact(field: str, analogy: str) -> str:
     return str(a[field])
 
 
-@value("stack_count", Arg("layers", "L", type=int, default=12, minimum=1, maximum=1000),
-       Arg("d_model", "D", type=int, default=768, minimum=1, maximum=100000),
-       Arg("heads", "H", type=int, default=12, minimum=1, maximum=1000),
-       Arg("ffn", "F", type=int, default=3072, minimum=1, maximum=1000000),
-       Arg("gated", "yes or no", choices=["yes", "no"], default="no"),
-       Arg("unit", "auto or exact", choices=["auto", "exact"], default="auto"))
+@value(
+    "stack_count",
+    Arg("layers", "L", type=int, default=12, minimum=1, maximum=1000),
+    Arg("d_model", "D", type=int, default=768, minimum=1, maximum=100000),
+    Arg("heads", "H", type=int, default=12, minimum=1, maximum=1000),
+    Arg("ffn", "F", type=int, default=3072, minimum=1, maximum=1000000),
+    Arg("gated", "yes or no", choices=["yes", "no"], default="no"),
+    Arg("unit", "auto or exact", choices=["auto", "exact"], default="auto"),
+)
 def stack_count(layers: int, d_model: int, heads: int, ffn: int, gated: str, unit: str) -> str:
     n = transformer.stack_params(layers, d_model, heads, heads, ffn, gated == "yes").total
     return f"{n:,}" if unit == "exact" else fmt_count(n)
@@ -143,15 +178,44 @@ def part1_stacks() -> str:
         else:
             ffn = f"{m.intermediate_size:,}"
         layers_w = p.attention + p.dense_ffn + p.experts + p.shared_experts + p.router
-        rows.append([m.name, m.num_layers, f"{m.hidden_size:,}", m.num_heads, m.num_kv_heads, m.head_dim, ffn,
-                     fmt_count(layers_w), fmt_count(p.embedding + p.output_head), fmt_count(p.total),
-                     fmt_count(p.active)])
-    return md_table(["model", "layers", "d_model", "heads", "KV heads", "d_head", "FFN width",
-                     "in the layers", "embeddings + head", "total", "active per token"], rows, "lrrrrrrrrrr")
+        rows.append(
+            [
+                m.name,
+                m.num_layers,
+                f"{m.hidden_size:,}",
+                m.num_heads,
+                m.num_kv_heads,
+                m.head_dim,
+                ffn,
+                fmt_count(layers_w),
+                fmt_count(p.embedding + p.output_head),
+                fmt_count(p.total),
+                fmt_count(p.active),
+            ]
+        )
+    return md_table(
+        [
+            "model",
+            "layers",
+            "d_model",
+            "heads",
+            "KV heads",
+            "d_head",
+            "FFN width",
+            "in the layers",
+            "embeddings + head",
+            "total",
+            "active per token",
+        ],
+        rows,
+        "lrrrrrrrrrr",
+    )
 
 
-@table("gqa_savings", Arg("dtype", "KV-cache element format", choices=lambda: list(numerics.KV_PRECISIONS),
-                          default="bf16"))
+@table(
+    "gqa_savings",
+    Arg("dtype", "KV-cache element format", choices=lambda: list(numerics.KV_PRECISIONS), default="bf16"),
+)
 def gqa_savings(dtype: str) -> str:
     """Query heads H against key/value heads K, and the KV cache per token with K heads vs with H."""
     per = numerics.kv_precision(dtype).bytes_per_weight
@@ -162,7 +226,27 @@ def gqa_savings(dtype: str) -> str:
         kv = transformer.kv_elements_per_token(m) * per
         mha = transformer.KV_TENSORS * m.num_layers * m.num_heads * m.head_dim * per
         kind = "MHA" if m.num_kv_heads == m.num_heads else ("MQA" if m.num_kv_heads == 1 else "GQA")
-        rows.append([m.name, m.num_heads, m.num_kv_heads, kind, f"{fmt_num(kv / 1024)} KiB",
-                     f"{fmt_num(mha / 1024)} KiB", f"{fmt_num(mha / kv)}x"])
-    return md_table(["model", "query heads H", "KV heads K", "kind", "KV per token", "if every head had its own K, V",
-                     "smaller by"], rows, "lrrlrrr")
+        rows.append(
+            [
+                m.name,
+                m.num_heads,
+                m.num_kv_heads,
+                kind,
+                f"{fmt_num(kv / 1024)} KiB",
+                f"{fmt_num(mha / 1024)} KiB",
+                f"{fmt_num(mha / kv)}x",
+            ]
+        )
+    return md_table(
+        [
+            "model",
+            "query heads H",
+            "KV heads K",
+            "kind",
+            "KV per token",
+            "if every head had its own K, V",
+            "smaller by",
+        ],
+        rows,
+        "lrrlrrr",
+    )

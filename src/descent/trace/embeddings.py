@@ -51,8 +51,22 @@ WORDS: dict[str, tuple[str, ...]] = {
     "capitals": ("Paris", "Berlin", "Rome", "Madrid", "Tokyo"),
     "numbers": ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
     "animals": ("dog", "cat", "horse", "cow", "lion", "tiger", "bird", "fish", "mouse"),
-    "people": ("king", "queen", "man", "woman", "boy", "girl", "prince", "princess", "father", "mother",
-               "son", "daughter", "brother", "sister"),
+    "people": (
+        "king",
+        "queen",
+        "man",
+        "woman",
+        "boy",
+        "girl",
+        "prince",
+        "princess",
+        "father",
+        "mother",
+        "son",
+        "daughter",
+        "brother",
+        "sister",
+    ),
     "verbs": ("run", "walk", "jump", "swim", "eat", "drink", "read", "write", "sleep"),
     "colours": ("red", "blue", "green", "yellow", "black", "white"),
     "adjectives": ("happy", "sad", "big", "small", "good", "bad"),
@@ -79,7 +93,9 @@ def _word_ids(tok) -> dict[str, int]:
         for w in words:
             enc = tok.encode(" " + w)
             if len(enc) != 1:
-                raise ValueError(f"word {w!r} ({group}) must be one token with its leading space, got {len(enc)}")
+                raise ValueError(
+                    f"word {w!r} ({group}) must be one token with its leading space, got {len(enc)}"
+                )
             ids[w] = enc[0]
     return ids
 
@@ -126,11 +142,17 @@ def compute(matrix: np.ndarray | None = None) -> dict:
     rows = []
     for n, w in enumerate(words):
         sims = unit @ unit[ids[w]]  # (V,)
-        rows.append({
-            "word": w, "text": " " + w, "id": ids[w], "group": group_of[w],
-            "x": round(float(coords[n, 0]), ROUND), "y": round(float(coords[n, 1]), ROUND),
-            "neighbours": _rank_list(sims, NEIGHBOURS, {ids[w]}, tok),
-        })
+        rows.append(
+            {
+                "word": w,
+                "text": " " + w,
+                "id": ids[w],
+                "group": group_of[w],
+                "x": round(float(coords[n, 0]), ROUND),
+                "y": round(float(coords[n, 1]), ROUND),
+                "neighbours": _rank_list(sims, NEIGHBOURS, {ids[w]}, tok),
+            }
+        )
     analogies = []
     for a, b, c, expected in ANALOGIES:
         vec = E[ids[b]] - E[ids[a]] + E[ids[c]]  # (D,)
@@ -139,16 +161,23 @@ def compute(matrix: np.ndarray | None = None) -> dict:
         rank_all = int(np.nonzero(order == ids[expected])[0][0]) + 1
         inputs = {ids[a], ids[b], ids[c]}
         rank_excl = 1 + sum(1 for i in order[: rank_all - 1] if int(i) not in inputs)
-        analogies.append({
-            "a": a, "b": b, "c": c, "expected": expected,
-            "label": f"{b} - {a} + {c}",
-            "rank_all": rank_all, "rank_excluding_inputs": rank_excl,
-            "cosine": round(float(sims[ids[expected]]), ROUND),
-            "top": _rank_list(sims, ANALOGY_TOP, set(), tok),
-        })
+        analogies.append(
+            {
+                "a": a,
+                "b": b,
+                "c": c,
+                "expected": expected,
+                "label": f"{b} - {a} + {c}",
+                "rank_all": rank_all,
+                "rank_excluding_inputs": rank_excl,
+                "cosine": round(float(sims[ids[expected]]), ROUND),
+                "top": _rank_list(sims, ANALOGY_TOP, set(), tok),
+            }
+        )
     return {
         "model": "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantized)",
-        "vocab_size": int(E.shape[0]), "d_model": int(E.shape[1]),
+        "vocab_size": int(E.shape[0]),
+        "d_model": int(E.shape[1]),
         "pca": {"explained": [round(float(v), ROUND) for v in var[:2]], "words": len(words)},
         "words": rows,
         "analogies": analogies,

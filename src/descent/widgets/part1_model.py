@@ -67,7 +67,9 @@ def _show_token(text: str) -> str:
 @cache
 def embedding_data() -> dict:
     """The parsed ``embeddings.json`` (see :mod:`descent.trace.embeddings` for its fields)."""
-    return json.loads(resources.files("descent").joinpath("data", EMBEDDINGS_FILE).read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("descent").joinpath("data", EMBEDDINGS_FILE).read_text(encoding="utf-8")
+    )
 
 
 def _word_options() -> list[tuple[str, str]]:
@@ -86,8 +88,14 @@ def _analogy_options() -> list[tuple[str, str]]:
         "49,152 rows of the real embedding table. The analogy adds and subtracts whole vectors."
     ),
     inputs=[
-        Input("word", "Word", "select", "king", options=_word_options(),
-              help="Each word is one token, with the leading space it has mid-sentence."),
+        Input(
+            "word",
+            "Word",
+            "select",
+            "king",
+            options=_word_options(),
+            help="Each word is one token, with the leading space it has mid-sentence.",
+        ),
         Input("analogy", "Analogy", "select", "0", options=_analogy_options()),
     ],
 )
@@ -96,21 +104,31 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
     row = next(w for w in data["words"] if w["word"] == word)
     a = data["analogies"][int(analogy)]
     bars = [
-        v.bar(_show_token(n["text"]), n["cosine"], display=f"{n['cosine']:.3f}")
-        for n in row["neighbours"]
+        v.bar(_show_token(n["text"]), n["cosine"], display=f"{n['cosine']:.3f}") for n in row["neighbours"]
     ]
     top = [
-        v.bar(_show_token(t["text"]), t["cosine"], display=f"{t['cosine']:.3f}",
-              greyed=t["text"].strip() in (a["a"], a["b"], a["c"]),
-              note="an input word" if t["text"].strip() in (a["a"], a["b"], a["c"]) else "")
+        v.bar(
+            _show_token(t["text"]),
+            t["cosine"],
+            display=f"{t['cosine']:.3f}",
+            greyed=t["text"].strip() in (a["a"], a["b"], a["c"]),
+            note="an input word" if t["text"].strip() in (a["a"], a["b"], a["c"]) else "",
+        )
         for t in a["top"]
     ]
     return [
         v.stat("Token id", row["id"], note=f"'{_show_token(row['text'])}'"),
-        v.stat("Closest other token", _show_token(row["neighbours"][0]["text"]),
-               note=f"cosine {row['neighbours'][0]['cosine']:.3f}"),
-        v.bar_list(bars, caption=f"The {len(bars)} tokens nearest to '{_show_token(row['text'])}' "
-                   f"(cosine similarity, 1 = same direction), out of {data['vocab_size']:,}", max=1),
+        v.stat(
+            "Closest other token",
+            _show_token(row["neighbours"][0]["text"]),
+            note=f"cosine {row['neighbours'][0]['cosine']:.3f}",
+        ),
+        v.bar_list(
+            bars,
+            caption=f"The {len(bars)} tokens nearest to '{_show_token(row['text'])}' "
+            f"(cosine similarity, 1 = same direction), out of {data['vocab_size']:,}",
+            max=1,
+        ),
         v.bar_list(top, caption=f"{a['label']}: the closest tokens to the result vector (cosine)", max=1),
         v.note(
             f"'{a['expected']}' ranks {a['rank_all']} among all tokens (cosine {a['cosine']:.3f}) and "
@@ -132,13 +150,23 @@ STACK_DEFAULTS = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ff
     "stack_calculator",
     title="Count the weights of a layer stack",
     description="Attention and feed-forward weight matrices of L identical blocks. "
-                "Embeddings, the output head, biases and norm weights are not included.",
+    "Embeddings, the output head, biases and norm weights are not included.",
     inputs=[
         Input("layers", "Layers", "range", STACK_DEFAULTS["layers"], min=1, max=200, step=1),
-        Input("d_model", "Model width d_model", "range", STACK_DEFAULTS["d_model"], min=64, max=32768, step=64),
+        Input(
+            "d_model", "Model width d_model", "range", STACK_DEFAULTS["d_model"], min=64, max=32768, step=64
+        ),
         Input("heads", "Query heads", "range", STACK_DEFAULTS["heads"], min=1, max=256, step=1),
-        Input("kv_heads", "Key/value heads", "range", STACK_DEFAULTS["kv_heads"], min=1, max=256, step=1,
-              help="Equal to the query heads is MHA, 1 is MQA, in between is GQA."),
+        Input(
+            "kv_heads",
+            "Key/value heads",
+            "range",
+            STACK_DEFAULTS["kv_heads"],
+            min=1,
+            max=256,
+            step=1,
+            help="Equal to the query heads is MHA, 1 is MQA, in between is GQA.",
+        ),
         Input("ffn", "FFN width", "range", STACK_DEFAULTS["ffn"], min=64, max=131072, step=64),
         Input("gated", "Gated FFN (SwiGLU: 3 matrices instead of 2)", "toggle", STACK_DEFAULTS["gated"]),
     ],
@@ -147,16 +175,22 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
     if kv_heads > heads or heads % kv_heads:
         raise FieldError("kv_heads", f"Key/value heads must divide the query heads ({heads}), got {kv_heads}")
     if d_model % heads:
-        raise FieldError("heads", f"Query heads must divide d_model ({d_model:,}) so each head has "
-                         f"d_model / heads values, got {heads}")
+        raise FieldError(
+            "heads",
+            f"Query heads must divide d_model ({d_model:,}) so each head has "
+            f"d_model / heads values, got {heads}",
+        )
     s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated)
     head_dim = d_model // heads
     share = s.ffn / s.total
     return [
         v.stat("Attention + FFN weights", format_count(s.total), note=f"{s.total:,} exactly"),
         v.stat("Attention", format_count(s.attention), note=f"{s.attention_per_layer:,} per layer"),
-        v.stat("Feed-forward", format_count(s.ffn),
-               note=f"{s.ffn_per_layer:,} per layer, {share * PERCENT:.0f}% of the total"),
+        v.stat(
+            "Feed-forward",
+            format_count(s.ffn),
+            note=f"{s.ffn_per_layer:,} per layer, {share * PERCENT:.0f}% of the total",
+        ),
         v.table(
             ["Part", "Count", "Per layer"],
             [
@@ -236,18 +270,34 @@ def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
         raise ValueError(f"trace {prompt!r}: {len(weights)} attention weights for {len(tokens)} tokens")
     top = max(range(len(weights)), key=lambda i: weights[i])
     rows = [
-        v.bar(f"{i + 1}. {_show_token(t['text'])}", w * PERCENT, display=f"{w * PERCENT:.1f}%",
-              cls="is-top" if i == top else "", note="the token doing the looking" if i == len(tokens) - 1 else "")
+        v.bar(
+            f"{i + 1}. {_show_token(t['text'])}",
+            w * PERCENT,
+            display=f"{w * PERCENT:.1f}%",
+            cls="is-top" if i == top else "",
+            note="the token doing the looking" if i == len(tokens) - 1 else "",
+        )
         for i, (t, w) in enumerate(zip(tokens, weights, strict=True))
     ]
     ent = -sum(w * math.log2(w) for w in weights if w > 0)
     return [
-        v.stat("Most attention on", _show_token(tokens[top]["text"]),
-               note=f"position {top + 1}, {weights[top] * PERCENT:.1f}%"),
-        v.stat("Spread", f"{2 ** ent:.1f}", "tokens",
-               note="effective number of tokens attended (2 to the entropy in bits)"),
-        v.bar_list(rows, caption=f"Layer {layer}, head {head}: attention of "
-                   f"'{_show_token(tokens[-1]['text'])}' over the prompt", max=PERCENT),
+        v.stat(
+            "Most attention on",
+            _show_token(tokens[top]["text"]),
+            note=f"position {top + 1}, {weights[top] * PERCENT:.1f}%",
+        ),
+        v.stat(
+            "Spread",
+            f"{2**ent:.1f}",
+            "tokens",
+            note="effective number of tokens attended (2 to the entropy in bits)",
+        ),
+        v.bar_list(
+            rows,
+            caption=f"Layer {layer}, head {head}: attention of "
+            f"'{_show_token(tokens[-1]['text'])}' over the prompt",
+            max=PERCENT,
+        ),
     ]
 
 
@@ -296,12 +346,26 @@ def _vec(xs) -> str:
     "qkv_example",
     title="Attention by hand: four tokens, d = 4",
     description="The last token's query is compared with every key; the scores are divided by "
-                "the square root of d, turned into weights by a softmax, and the values are "
-                "mixed with those weights.",
+    "the square root of d, turned into weights by a softmax, and the values are "
+    "mixed with those weights.",
     inputs=[
-        Input("preset", "Example", "select", "pronoun", options=[(k, p["label"]) for k, p in QKV_PRESETS.items()]),
-        Input("scale", "Multiply queries and keys by", "range", 1.0, min=0.25, max=8.0, step=0.25,
-              help="Larger vectors give larger dot products: watch the softmax sharpen."),
+        Input(
+            "preset",
+            "Example",
+            "select",
+            "pronoun",
+            options=[(k, p["label"]) for k, p in QKV_PRESETS.items()],
+        ),
+        Input(
+            "scale",
+            "Multiply queries and keys by",
+            "range",
+            1.0,
+            min=0.25,
+            max=8.0,
+            step=0.25,
+            help="Larger vectors give larger dot products: watch the softmax sharpen.",
+        ),
         Input("divide", "Divide by the square root of d", "toggle", True),
     ],
 )
@@ -313,18 +377,28 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
     d = len(q)
     rows = [
         [tok, f"{s:.3f}", f"{sc:.3f}", f"{w * PERCENT:.1f}%", _vec(k), _vec(val)]
-        for tok, k, val, s, sc, w in zip(p["tokens"], keys, p["values"], r["scores"], r["scaled"], r["weights"], strict=True)
+        for tok, k, val, s, sc, w in zip(
+            p["tokens"], keys, p["values"], r["scores"], r["scaled"], r["weights"], strict=True
+        )
     ]
     top = max(r["weights"])
     return [
         v.stat("Query of", f"'{p['tokens'][-1]}'", note=_vec(q)),
-        v.stat("Largest weight", f"{top * PERCENT:.1f}", "%",
-               note=f"d = {d}, divisor {math.sqrt(d):.0f}" if divide else "no division"),
+        v.stat(
+            "Largest weight",
+            f"{top * PERCENT:.1f}",
+            "%",
+            note=f"d = {d}, divisor {math.sqrt(d):.0f}" if divide else "no division",
+        ),
         v.table(
             ["Token", "q · k", "q · k / √d" if divide else "q · k (undivided)", "Weight", "Key k", "Value v"],
-            rows, caption="Scores, scaled scores and softmax weights", numeric=[False, True, True, True, False, False],
+            rows,
+            caption="Scores, scaled scores and softmax weights",
+            numeric=[False, True, True, True, False, False],
         ),
-        v.kv([("Output = sum of weight x value", _vec(r["output"]))], caption="The result for the last token"),
+        v.kv(
+            [("Output = sum of weight x value", _vec(r["output"]))], caption="The result for the last token"
+        ),
     ]
 
 
@@ -372,12 +446,26 @@ def router_logits(model_id: str, token: str, experts: int) -> list[float]:
         "parameter counts are computed from each model's published configuration."
     ),
     inputs=[
-        Input("model", "Model", "select", MOE_MODELS[0],
-              options=[(m, catalog.model(m).name) for m in MOE_MODELS]),
-        Input("token", "Token", "select", ROUTER_TOKENS[0],
-              options=[(t, _show_token(t)) for t in ROUTER_TOKENS]),
-        Input("k", "Experts per token k (0 = the model's own)", "range", 0, min=0, max=256, step=1,
-              help="The model's own top-k gives its published active count; another k is recomputed."),
+        Input(
+            "model",
+            "Model",
+            "select",
+            MOE_MODELS[0],
+            options=[(m, catalog.model(m).name) for m in MOE_MODELS],
+        ),
+        Input(
+            "token", "Token", "select", ROUTER_TOKENS[0], options=[(t, _show_token(t)) for t in ROUTER_TOKENS]
+        ),
+        Input(
+            "k",
+            "Experts per token k (0 = the model's own)",
+            "range",
+            0,
+            min=0,
+            max=256,
+            step=1,
+            help="The model's own top-k gives its published active count; another k is recomputed.",
+        ),
     ],
 )
 def moe_router(model: str, token: str, k: int) -> list[dict]:
@@ -395,19 +483,29 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
     else:
         scores = [1 / (1 + math.exp(-x)) for x in logits]
         score_name = "sigmoid"
-    counts = transformer.param_counts(m if k == own_k else dataclasses.replace(
-        m, moe=dataclasses.replace(m.moe, experts_per_token=k)))
-    order = sorted(range(E), key=lambda i: (-scores[i], i))[:max(k, ROUTER_BARS_MIN)]
+    counts = transformer.param_counts(
+        m if k == own_k else dataclasses.replace(m, moe=dataclasses.replace(m.moe, experts_per_token=k))
+    )
+    order = sorted(range(E), key=lambda i: (-scores[i], i))[: max(k, ROUTER_BARS_MIN)]
     bars = [
-        v.bar(f"Expert {i}", scores[i], display=f"{scores[i]:.3f}", cls="is-selected" if i in chosen else "",
-              greyed=i not in chosen,
-              note=f"chosen: weight {chosen[i] * PERCENT:.1f}%" if i in chosen else "")
+        v.bar(
+            f"Expert {i}",
+            scores[i],
+            display=f"{scores[i]:.3f}",
+            cls="is-selected" if i in chosen else "",
+            greyed=i not in chosen,
+            note=f"chosen: weight {chosen[i] * PERCENT:.1f}%" if i in chosen else "",
+        )
         for i in order
     ]
     grid = [
-        [v.cell("is-used" if i in chosen else "is-free",
-                title=f"Expert {i}: score {scores[i]:.3f}, " + ("chosen" if i in chosen else "not chosen"))
-         for i in range(r, min(r + GRID_COLUMNS, E))]
+        [
+            v.cell(
+                "is-used" if i in chosen else "is-free",
+                title=f"Expert {i}: score {scores[i]:.3f}, " + ("chosen" if i in chosen else "not chosen"),
+            )
+            for i in range(r, min(r + GRID_COLUMNS, E))
+        ]
         for r in range(0, E, GRID_COLUMNS)
     ]
     if len(grid[-1]) != len(grid[0]):  # pad the last row (E not a multiple of the row width)
@@ -416,25 +514,42 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
     notes = []
     if k == own_k and m.params_active_published:
         no_embed = counts.active - counts.embedding
-        notes.append(v.note(
-            f"{m.name} routes each token to {own_k} of {E} experts. Published active count: "
-            f"{format_count(m.params_active_published)}; computed here: {format_count(counts.active)} "
-            f"counting the whole input embedding table, {format_count(no_embed)} without it "
-            f"(a token reads one row of it, and publishers differ on whether to count it)."))
+        notes.append(
+            v.note(
+                f"{m.name} routes each token to {own_k} of {E} experts. Published active count: "
+                f"{format_count(m.params_active_published)}; computed here: {format_count(counts.active)} "
+                f"counting the whole input embedding table, {format_count(no_embed)} without it "
+                f"(a token reads one row of it, and publishers differ on whether to count it)."
+            )
+        )
     elif k != own_k:
-        notes.append(v.note(f"{m.name} itself uses k = {own_k}; the active count is recomputed for k = {k}.",
-                            tone="warn"))
+        notes.append(
+            v.note(
+                f"{m.name} itself uses k = {own_k}; the active count is recomputed for k = {k}.", tone="warn"
+            )
+        )
     if m.moe.num_shared_experts:
-        notes.append(v.note(f"Every token also runs {m.moe.num_shared_experts} shared expert(s) in each "
-                            f"MoE layer, counted as active; the router scores with a sigmoid and the "
-                            f"weights are the chosen sigmoids divided by their sum."))
+        notes.append(
+            v.note(
+                f"Every token also runs {m.moe.num_shared_experts} shared expert(s) in each "
+                f"MoE layer, counted as active; the router scores with a sigmoid and the "
+                f"weights are the chosen sigmoids divided by their sum."
+            )
+        )
     return [
         v.stat("Total parameters", format_count(counts.total), note=f"{counts.total:,}"),
         v.stat("Active per token", format_count(counts.active), note=f"{counts.active:,}"),
         v.stat("Share active", f"{share * PERCENT:.1f}", "%", note=f"k = {k} of {E} experts per layer"),
-        v.cell_grid(grid, caption=f"All {E} experts of one MoE layer; chosen for '{_show_token(token)}' "
-                    f"in colour", legend=[("is-used", "chosen"), ("is-free", "not chosen")]),
-        v.bar_list(bars, caption=f"Router scores ({score_name}), highest first; the chosen "
-                   "experts (in bold) are mixed with the weights shown", max=max(scores)),
+        v.cell_grid(
+            grid,
+            caption=f"All {E} experts of one MoE layer; chosen for '{_show_token(token)}' in colour",
+            legend=[("is-used", "chosen"), ("is-free", "not chosen")],
+        ),
+        v.bar_list(
+            bars,
+            caption=f"Router scores ({score_name}), highest first; the chosen "
+            "experts (in bold) are mixed with the weights shown",
+            max=max(scores),
+        ),
         *notes,
     ]
