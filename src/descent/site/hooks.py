@@ -10,8 +10,10 @@ What each event does:
 * ``on_page_markdown``: resolves shortcodes (:mod:`descent.site.shortcodes`); any error fails the build.
 * ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX.
 * ``on_post_page``: strips mkdocs-jupyter's mermaid CDN script, then fails the build if any
-  script, stylesheet, image or frame would load from another origin.
-* ``on_post_build``: writes the figures drawn for this build; then calls
+  script, stylesheet, image or frame would load from another origin; last, adds the page's
+  Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
+* ``on_post_build``: writes the figures drawn for this build; patches the vendored iframe-worker
+  shim so offline search runs under the policy (:func:`descent.site.csp.patch_iframe_worker`); then calls
   ``descent.site.runtime.on_post_build(config)`` (the Pyodide runtime) when that module exists.
 """
 
