@@ -102,8 +102,34 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture(scope="session")
 def server_port() -> int:
-    """The port ``server`` will use, chosen first so the build can name it in site_url."""
+    """The port ``server`` will use, chosen first so the build can name it in site_url.
+
+    With ``$DESCENT_SITE_DIR`` (a site built beforehand, e.g. by nox at site_url
+    http://127.0.0.1:8000/), the port its sitemap names when that port is free, so Material's
+    instant navigation still intercepts links; otherwise any free port.
+    """
+    named = _sitemap_port(os.environ.get("DESCENT_SITE_DIR"))
+    if named is not None:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", named))
+                return named
+            except OSError:
+                pass
     return _free_port()
+
+
+def _sitemap_port(site: str | None) -> int | None:
+    """The 127.0.0.1 port of the first URL in ``site``/sitemap.xml, or None."""
+    if not site or not (Path(site) / "sitemap.xml").is_file():
+        return None
+    text = (Path(site) / "sitemap.xml").read_text(encoding="utf-8")
+    if "<loc>" not in text:
+        return None
+    loc = urlsplit(text.split("<loc>", 1)[1].split("</loc>", 1)[0].strip())
+    if loc.hostname != "127.0.0.1":
+        return None
+    return loc.port or 80
 
 
 @pytest.fixture(scope="session")

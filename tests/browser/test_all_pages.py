@@ -260,6 +260,9 @@ def _wasm_fetches(page) -> int:
 def test_instant_navigation_through_every_page(site_dir, server, make_page, all_page_paths):
     """Start at the home page and follow Material's footer "Next" link to the end; instant
     navigation swaps pages in place, so the widget worker (and Pyodide) survives across pages."""
+    sitemap = (site_dir / "sitemap.xml").read_text()
+    if f"<loc>{server}" not in sitemap:
+        pytest.skip(f"the site was built for another origin than {server} (site_url): no instant navigation")
     page = make_page(viewport=VIEWPORT)
     page.goto(server + "index.html")
     seen = [page.url]
