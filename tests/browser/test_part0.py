@@ -51,6 +51,10 @@ def test_guess_and_loop_live(page, site_dir, server):
     expect(_number(page, LOOP, "Token chosen")).to_have_text(
         show(steps[3]["token"]["text"]), timeout=RECOMPUTE_TIMEOUT_MS
     )
+    # Wait for step 3's own caption: the chosen token's text alone can repeat across steps.
+    expect(loop).to_contain_text(
+        f"Step 3: the model reads {steps[3]['context_length']} tokens", timeout=RECOMPUTE_TIMEOUT_MS
+    )
     assert loop.locator(".descent-chip__id").count() == steps[3]["context_length"]
     # the "next step" button moves one token on
     loop.locator("button.descent-chip__button", has_text="next step").click()
