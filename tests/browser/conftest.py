@@ -245,8 +245,10 @@ document.addEventListener("securitypolicyviolation", (e) => {
 def _check_requests(page) -> None:
     outside = sorted({u for u in page.descent_requests if not is_local(u)})
     assert not outside, "requests left 127.0.0.1:\n" + "\n".join(outside)
-    assert not page.descent_csp_violations, "Content-Security-Policy violations:\n" + "\n".join(
-        page.descent_csp_violations
+    assert not page.descent_csp_violations, (
+        "Content-Security-Policy violations (a 'blocked eval' from a test: pass wait_for_function an"
+        " arrow function, not a bare expression, which Playwright evals in the page):\n"
+        + "\n".join(page.descent_csp_violations)
     )
 
 

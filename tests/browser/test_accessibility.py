@@ -36,7 +36,7 @@ def _toggle_to(page, scheme: str) -> None:
     want = SCHEMES[scheme]
     if page.evaluate("document.body.getAttribute('data-md-color-scheme')") != want:
         page.locator('form[data-md-component="palette"] label:not([hidden])').first.click()
-        page.wait_for_function(f"document.body.getAttribute('data-md-color-scheme') === {want!r}")
+        page.wait_for_function(f"() => document.body.getAttribute('data-md-color-scheme') === {want!r}")
 
 
 def test_no_serious_axe_violations_light_and_dark(site_page, reader):

@@ -217,22 +217,23 @@ def toggle_scheme(page) -> None:
 def check_schemes(page) -> None:
     if page.evaluate("document.body.getAttribute('data-md-color-scheme')") != "default":
         toggle_scheme(page)  # a stored choice from an earlier page of the same session
-        page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'default'")
+        page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'default'")
     light = page.evaluate(_SCHEME_JS)
     assert light["scheme"] == "default", light
     for f in light["figures"]:
         assert not f["shown"] and f["light_shown"], f"light scheme shows the dark figure {f['src']}"
     toggle_scheme(page)
-    page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'slate'")
+    page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
     page.wait_for_function(
-        "[...document.querySelectorAll('img[src*=\"#only-dark\"]')].every(i => i.complete)", timeout=10_000
+        "() => [...document.querySelectorAll('img[src*=\"#only-dark\"]')].every(i => i.complete)",
+        timeout=10_000,
     )
     dark = page.evaluate(_SCHEME_JS)
     assert dark["bg"] != light["bg"] and dark["fg"] != light["fg"], (light, dark)
     for f in dark["figures"]:
         assert f["shown"] and f["loaded"] and not f["light_shown"], f"dark scheme figure not swapped: {f}"
     toggle_scheme(page)
-    page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'default'")
+    page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'default'")
 
 
 # --- the tests -------------------------------------------------------------------------------

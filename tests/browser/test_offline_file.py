@@ -72,7 +72,7 @@ def test_offline_search_works_under_the_policy(site_dir, make_page):
     page.locator(".md-search__input").click()
     page.keyboard.type("KV cache")
     page.wait_for_function(
-        "(document.querySelector('.md-search-result__meta') || {}).textContent?.match(/\\d+ matching/)",
+        "() => (document.querySelector('.md-search-result__meta') || {}).textContent?.match(/\\d+ matching/)",
         timeout=15_000,
     )
     assert page.locator(".md-search-result__item").count() > 0
