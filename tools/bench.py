@@ -694,9 +694,10 @@ def markdown(r: dict[str, Any]) -> str:
             "",
             "## Lighthouse",
             "",
-            "| page | form | performance | accessibility | best practices | failing audits |",
+            "| page | form | performance | accessibility | best practices | FCP / LCP / TBT / SI ms | CLS "
+            "| failing audits |",
         ]
-        lines += ["| --- | --- | --- | --- | --- | --- |"]
+        lines += ["| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for k, x in lh.items():
             if not isinstance(x, dict):
                 continue
@@ -721,7 +722,9 @@ def markdown(r: dict[str, Any]) -> str:
         if key in r:
             lines.append(f"- {key}: {r[key] if not isinstance(r[key], float) else round(r[key], 2)}")
     for label, cpu in (r.get("child_cpu_s") or {}).items():
-        lines.append(f"- CPU seconds (user + system), {label}: {cpu:.1f}")
+        lines.append(
+            f"- CPU seconds (user + system of the process and the children it waited for), {label}: {cpu:.1f}"
+        )
     if r.get("errors"):
         lines += ["", "## Not measured", ""] + [f"- {k}: {e}" for k, e in r["errors"].items()]
     return "\n".join(lines) + "\n"
