@@ -13,6 +13,7 @@ from descent.units import (
     GiB,
     format_bytes,
     format_count,
+    format_number,
     format_rate,
     format_si,
     parse_bytes,
@@ -62,6 +63,30 @@ def test_format_count_uses_b_for_billion():
     assert format_count(70_553_706_496) == "70.6B"
     assert format_count(134_515_008) == "135M"
     assert format_count(135) == "135"
+
+
+def test_format_number_is_the_one_number_formatter():
+    # Hand-worked at 3 significant figures: 12,345.6 -> 12,300; 0.5 -> 0.500 (zeros show the figures);
+    # 9.996 rounds up into a new digit -> 10.0 (not 10.00); 1.5e20 is outside [1e-4, 1e15) -> exponent.
+    assert format_number(12_345.6) == "12,300"
+    assert format_number(0.5) == "0.500"
+    assert format_number(9.996) == "10.0"
+    assert format_number(0.000123456) == "0.000123"
+    assert format_number(1.5e20) == "1.50e+20"
+    assert format_number(-3.5) == "-3.50"
+    assert format_number(0) == "0"
+    # trim drops the trailing zeros running text does without: 80.0 -> 80, 1.50 -> 1.5, 1.00e-05 -> 1e-05.
+    assert format_number(80.0, trim=True) == "80"
+    assert format_number(1.5, trim=True) == "1.5"
+    assert format_number(1e-5, trim=True) == "1e-05"
+    assert format_number(1234, 4, trim=True) == "1,234"
+    # The same trim on bytes and SI rates: 80 GiB exactly; 3.35e12 B/s at 4 figures -> 3.35 TB/s.
+    assert format_bytes(85_899_345_920, "GiB", trim=True) == "80 GiB"
+    assert format_si(3.35e12, "B/s", 4, trim=True) == "3.35 TB/s"
+    with pytest.raises(ValueError, match="finite"):
+        format_number(math.inf)
+    with pytest.raises(ValueError, match="must be a number"):
+        format_number(True)
 
 
 def test_round_sig():

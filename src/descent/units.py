@@ -31,6 +31,7 @@ __all__ = [
     "TiB",
     "format_bytes",
     "format_count",
+    "format_number",
     "format_rate",
     "format_si",
     "parse_bytes",
@@ -123,7 +124,44 @@ def _fmt_sig(x: float, sig: int) -> str:
     return f"{rounded:,.{max(decimals, 0)}f}"
 
 
-def format_bytes(n: float, unit: str = "auto", sig: int = DEFAULT_SIG) -> str:
+#: ``format_number`` writes fixed-point text for magnitudes in [1e-4, 1e15) and an exponent outside.
+_FIXED_MIN_EXP = -4
+_FIXED_MAX_EXP = 15
+
+
+def _trim(text: str) -> str:
+    """Drop trailing zeros after a decimal point, and the point itself: ``"80.0"`` -> ``"80"``."""
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        return _trim(mantissa) + "e" + exp
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_number(x: float, sig: int = DEFAULT_SIG, *, trim: bool = False) -> str:
+    """``x`` to ``sig`` significant figures, thousands separated: ``format_number(12345.6) == "12,300"``.
+
+    The one number formatter of the package: the site's running text, the widgets' views and the
+    byte/rate formatters below all print numbers through it. Magnitudes in [1e-4, 1e15) are fixed
+    point (``format_number(0.5) == "0.500"``); outside, scientific (``"1.00e-05"``). Trailing zeros
+    are kept so the text shows ``sig`` figures, unless ``trim`` (``format_number(80.0, trim=True)
+    == "80"``, for running text where a catalog value reads better without them).
+
+    Raises:
+        ValueError: ``x`` not a finite number, or ``sig`` not 1 to 15.
+    """
+    _check_number(x, "value")
+    _check_sig(sig)
+    if x == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(round_sig(x, sig))))
+    if _FIXED_MIN_EXP <= exponent < _FIXED_MAX_EXP:
+        text = _fmt_sig(x, sig)
+    else:
+        text = f"{x:.{sig - 1}e}"
+    return _trim(text) if trim else text
+
+
+def format_bytes(n: float, unit: str = "auto", sig: int = DEFAULT_SIG, *, trim: bool = False) -> str:
     """Format a byte count with its unit, e.g. ``format_bytes(85_899_345_920, "GiB") == "80.0 GiB"``.
 
     Args:
@@ -131,6 +169,7 @@ def format_bytes(n: float, unit: str = "auto", sig: int = DEFAULT_SIG) -> str:
         unit: one of ``BYTE_UNITS`` ("B", "KB" ... "PB", "KiB" ... "PiB"), or ``"auto"`` (decimal
             prefix that puts the number in [1, 1000)), or ``"auto-binary"`` (binary prefix, [1, 1024)).
         sig: significant figures, 1 to 15.
+        trim: drop trailing zeros (``"80 GiB"``), as :func:`format_number` does.
 
     Raises:
         ValueError: ``n`` not finite, ``unit`` unknown, or ``sig`` out of range.
@@ -145,14 +184,16 @@ def format_bytes(n: float, unit: str = "auto", sig: int = DEFAULT_SIG) -> str:
         unit = names[i]
     if unit not in BYTE_UNITS:
         raise ValueError(f"unit must be one of auto, auto-binary, {', '.join(BYTE_UNITS)}; got {unit!r}")
-    return f"{_fmt_sig(n / BYTE_UNITS[unit], sig)} {unit}"
+    text = _fmt_sig(n / BYTE_UNITS[unit], sig)
+    return f"{_trim(text) if trim else text} {unit}"
 
 
-def format_si(x: float, unit: str, sig: int = DEFAULT_SIG) -> str:
+def format_si(x: float, unit: str, sig: int = DEFAULT_SIG, *, trim: bool = False) -> str:
     """Format ``x`` with an SI prefix on ``unit``: ``format_si(4.8e12, "B/s") == "4.80 TB/s"``.
 
-    Trailing zeros are kept so the text shows ``sig`` significant figures. The prefix is chosen so
-    the number lies in [1, 1000) (pico to exa); zero prints as ``"0 unit"``.
+    Trailing zeros are kept so the text shows ``sig`` significant figures, unless ``trim``
+    (``"4.8 TB/s"``). The prefix is chosen so the number lies in [1, 1000) (pico to exa); zero
+    prints as ``"0 unit"``.
 
     Raises:
         ValueError: ``x`` not finite, ``unit`` not a string, or ``sig`` out of range.
@@ -169,7 +210,8 @@ def format_si(x: float, unit: str, sig: int = DEFAULT_SIG) -> str:
     scaled = r / 1000**power
     exponent = math.floor(math.log10(abs(scaled)))
     decimals = max(sig - 1 - exponent, 0)
-    return f"{scaled:,.{decimals}f} {_SI_PREFIXES[power]}{unit}".rstrip()
+    text = f"{scaled:,.{decimals}f}"
+    return f"{_trim(text) if trim else text} {_SI_PREFIXES[power]}{unit}".rstrip()
 
 
 _COUNT_NAMES = [(10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "k")]

@@ -21,57 +21,40 @@ from typing import Any
 
 from descent import catalog, numerics
 from descent.site.shortcodes import Arg, link_to, registry, table, value
+from descent.units import BYTE_UNITS, format_bytes, format_number, format_si
 
 # ---------------------------------------------------------------------------------------------
 # Units (SI decimal prefixes, IEC 80000-13 binary prefixes) and formatting
 # ---------------------------------------------------------------------------------------------
-
-#: Byte units by label: SI prefixes are powers of 1000, IEC prefixes powers of 1024 (IEC 80000-13).
-BYTE_UNITS: dict[str, int] = {
-    "B": 1,
-    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-    "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
-}
 
 #: Significant figures for a derived number in running text.
 SIG_FIGS = 3
 
 
 def fmt_num(x: float, sig: int = SIG_FIGS) -> str:
-    """``x`` to ``sig`` significant figures, thousands separated; integers below 10**sig exact."""
-    if isinstance(x, bool):
-        raise ValueError(f"expected a number, got {x!r}")
-    if x != x or x in (float("inf"), float("-inf")):
+    """``x`` to ``sig`` significant figures for running text: :func:`descent.units.format_number`
+    with trailing zeros dropped ("80", "1.5", "12,300")."""
+    if isinstance(x, float) and not math.isfinite(x):
         raise ValueError(f"cannot format {x!r}: the number must be finite")
-    if x == 0:
-        return "0"
-    exp = math.floor(math.log10(abs(x)))
-    rounded = round(float(x), sig - 1 - exp)
-    if abs(rounded) >= 10 ** (sig - 1) or (isinstance(x, int) and abs(x) < 10**sig):
-        return f"{int(round(rounded)):,}"
-    return format(rounded, f".{sig}g")
+    return format_number(x, sig, trim=True)
 
 
 def fmt_bytes(n: float, unit: str = "auto", sig: int = SIG_FIGS) -> str:
-    """Bytes with a labelled unit. ``unit``: ``auto`` (SI, GB = 1e9 bytes) or a key of BYTE_UNITS."""
-    if unit == "auto":
-        unit = "B"
-        for u in ("KB", "MB", "GB", "TB"):
-            if abs(n) >= BYTE_UNITS[u]:
-                unit = u
-    if unit not in BYTE_UNITS:
+    """Bytes with a labelled unit (:func:`descent.units.format_bytes`, trailing zeros dropped).
+
+    ``unit``: ``auto`` (SI, GB = 1e9 bytes) or a key of ``descent.units.BYTE_UNITS``; running text
+    spells the plain unit out ("512 bytes").
+    """
+    if unit != "auto" and unit not in BYTE_UNITS:
         raise ValueError(f"unit must be auto or one of {', '.join(BYTE_UNITS)}, got {unit!r}")
-    if unit == "B":
-        return f"{fmt_num(n, sig)} bytes"
-    return f"{fmt_num(n / BYTE_UNITS[unit], sig)} {unit}"
+    text = format_bytes(n, unit, sig, trim=True)
+    return text[: -len(" B")] + " bytes" if text.endswith(" B") else text
 
 
 def fmt_rate(x: float, unit: str, sig: int = 4) -> str:
-    """A per-second rate with an SI prefix chosen for it: ``fmt_rate(3.35e12, "B/s") == "3.35 TB/s"``."""
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(x) >= scale:
-            return f"{fmt_num(x / scale, sig)} {prefix}{unit}"
-    return f"{fmt_num(x, sig)} {unit}"
+    """A per-second rate with an SI prefix chosen for it: ``fmt_rate(3.35e12, "B/s") == "3.35 TB/s"``
+    (:func:`descent.units.format_si`, trailing zeros dropped)."""
+    return format_si(x, unit, sig, trim=True)
 
 
 def fmt_count(n: float, unit: str = "auto", sig: int = SIG_FIGS) -> str:
@@ -202,7 +185,7 @@ def _core(module: str, what: str) -> Any:
 
 MODEL = Arg("model", "catalog model id", choices=model_ids)
 ACCELERATOR = Arg("accelerator", "catalog accelerator id", choices=accelerator_ids)
-BYTES_UNIT = Arg("unit", "byte unit: auto (SI) or B, KB, KiB, MB, MiB, GB, GiB, TB, TiB",
+BYTES_UNIT = Arg("unit", "byte unit: auto (SI) or B, KB, KiB, MB, MiB, GB, GiB, TB, TiB, PB, PiB",
                  choices=["auto", *BYTE_UNITS], default="auto")
 COUNT_UNIT = Arg("unit", "auto, exact, thousand, million, billion or trillion",
                  choices=["auto", "exact", "thousand", "million", "billion", "trillion"], default="auto")

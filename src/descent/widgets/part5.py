@@ -26,7 +26,7 @@ from __future__ import annotations
 from descent import catalog, numerics, transformer
 from descent.hardware import MAX_BATCH, decode_step_bytes
 from descent.memory import RUNTIME_ALLOWANCE, Sizing, size
-from descent.units import GB, KiB, format_bytes, format_count, format_rate, round_sig
+from descent.units import GB, KiB, format_bytes, format_count, format_number, format_rate
 from descent.widgets import Input, widget
 from descent.widgets import views as v
 
@@ -82,9 +82,9 @@ RATE_SIG = 3
 
 
 def rate_text(x: float) -> str:
-    """A tokens/s ceiling as text: 3 significant figures, thousands separators (``"291,000"``)."""
-    r = round_sig(float(x), RATE_SIG)
-    return f"{r:,.0f}" if abs(r) >= 10 ** (RATE_SIG - 1) else v.fmt(r, RATE_SIG)
+    """A tokens/s ceiling as text: 3 significant figures, thousands separators (``"291,000"``)
+    (:func:`descent.units.format_number`)."""
+    return format_number(float(x), RATE_SIG)
 
 
 def moe_line(model: str) -> str | None:

@@ -29,8 +29,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-#: One gigabyte in bytes (SI): the default unit of a stacked bar's text (DESIGN.md "Units").
-GB = 10**9
+from descent.units import DEFAULT_SIG, format_bytes, format_number
 
 #: CSS class names are limited to these characters, so a class can never break out of the
 #: attribute or inject another one.
@@ -61,9 +60,9 @@ def _finite(x: Any, view: str, field: str, *, positive: bool = False, nonneg: bo
     return float(x)
 
 
-def fmt(x: Any, sig: int = 3) -> str:
+def fmt(x: Any, sig: int = DEFAULT_SIG) -> str:
     """Display a value: strings as given; ints with thousands separators; floats to ``sig``
-    significant figures (no exponent between 1e-4 and 1e15)."""
+    significant figures (:func:`descent.units.format_number`: no exponent between 1e-4 and 1e15)."""
     if isinstance(x, str):
         return x
     if isinstance(x, bool):
@@ -73,20 +72,14 @@ def fmt(x: Any, sig: int = 3) -> str:
     if isinstance(x, float):
         if not math.isfinite(x):
             raise ValueError(f"cannot display a non-finite number, got {x!r}")
-        if x == 0:
-            return "0"
-        mag = math.floor(math.log10(abs(x)))
-        if -4 <= mag < 15:
-            decimals = max(0, sig - 1 - mag)
-            text = f"{x:,.{decimals}f}"
-            return text
-        return f"{x:.{sig - 1}e}"
+        return format_number(x, sig)
     raise ValueError(f"cannot display a {type(x).__name__}")
 
 
 def fmt_bytes_gb(n: float) -> str:
-    """Bytes as GB (1e9 bytes), 3 significant figures, labelled: ``"16.1 GB"``."""
-    return f"{fmt(n / GB)} GB"
+    """Bytes as GB (1e9 bytes), 3 significant figures, labelled: ``"16.1 GB"``
+    (:func:`descent.units.format_bytes`)."""
+    return format_bytes(n, "GB")
 
 
 # ---------------------------------------------------------------------------------------------
