@@ -32,9 +32,12 @@ __all__ = [
     "generation_loop",
     "next_token_guess",
     "prompt_ids",
+    "prompt_input",
     "prompt_options",
+    "prompt_record",
     "prompt_trace",
     "show",
+    "step_input",
     "token_chip",
     "trace_data",
 ]
@@ -141,6 +144,33 @@ def context_chips(p: dict, step: int) -> list[dict]:
     return [token_chip(t) for t in p["tokens"]] + [token_chip(t, "is-new", "generated") for t in chosen]
 
 
+def prompt_input(default: str) -> Input:
+    """The prepared-prompt select every trace widget starts with (Part 0 and Part 1's loop widgets)."""
+    return Input("prompt", "Prompt", "select", default, options=prompt_options())
+
+
+def step_input(default: int) -> Input:
+    """The step slider of the loop widgets: 0 to :data:`MAX_STEPS`, with the previous/next buttons."""
+    return Input(
+        "step",
+        "Step",
+        "range",
+        default,
+        min=0,
+        max=MAX_STEPS,
+        step=1,
+        help="Drag the slider, type a step, or use the previous and next buttons below.",
+    )
+
+
+def prompt_record(prompt: str) -> dict:
+    """:func:`prompt_trace` for a widget: an unknown id raises ``FieldError`` on field ``prompt``."""
+    try:
+        return prompt_trace(prompt)
+    except ValueError as exc:
+        raise FieldError("prompt", str(exc)) from None
+
+
 # ---------------------------------------------------------------------------------------------
 # next_token_guess
 # ---------------------------------------------------------------------------------------------
@@ -152,7 +182,7 @@ def context_chips(p: dict, step: int) -> list[dict]:
     description="Pick a prompt and guess the token that comes next. The ranking below is what "
     "SmolLM2-135M, a small open model, actually computed for that text when this site was built.",
     inputs=[
-        Input("prompt", "Prompt", "select", "capital", options=prompt_options()),
+        prompt_input("capital"),
         Input(
             "guess",
             "Your guess (optional)",
@@ -178,10 +208,7 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
     Raises:
         FieldError: unknown prompt id (field ``prompt``).
     """
-    try:
-        p = prompt_trace(prompt)
-    except ValueError as exc:
-        raise FieldError("prompt", str(exc)) from None
+    p = prompt_record(prompt)
     top = trace_data()["top"]
     cands = p["next"]
     rank = find_guess(guess, cands)
@@ -309,17 +336,8 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
     description="Step through the model's real reply. At each step it reads everything so far, "
     "picks the most likely token, appends it, and starts again.",
     inputs=[
-        Input("prompt", "Prompt", "select", "story", options=prompt_options()),
-        Input(
-            "step",
-            "Step",
-            "range",
-            DEFAULT_STEP,
-            min=0,
-            max=MAX_STEPS,
-            step=1,
-            help="Drag the slider, type a step, or use the previous and next buttons below.",
-        ),
+        prompt_input("story"),
+        step_input(DEFAULT_STEP),
     ],
 )
 def generation_loop(prompt: str, step: int) -> list[dict]:
@@ -336,9 +354,6 @@ def generation_loop(prompt: str, step: int) -> list[dict]:
     Raises:
         FieldError: unknown prompt id (field ``prompt``).
     """
-    try:
-        p = prompt_trace(prompt)
-    except ValueError as exc:
-        raise FieldError("prompt", str(exc)) from None
+    p = prompt_record(prompt)
     views, _ = _step_views(p, step)
     return views

@@ -22,12 +22,12 @@ from descent import sampling, tokenizer
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
 from descent.widgets.part0 import (
-    MAX_STEPS,
     _step_views,
     pct,
-    prompt_options,
-    prompt_trace,
+    prompt_input,
+    prompt_record,
     show,
+    step_input,
     trace_data,
 )
 
@@ -165,7 +165,7 @@ def tokenizer_widget(text: str) -> list[dict]:
     description="The model's real scores for the next token of a prompt. Temperature reshapes the "
     "probabilities, top-k and top-p drop the unlikely tail, and one token is drawn from the rest.",
     inputs=[
-        Input("prompt", "Prompt", "select", "story", options=prompt_options()),
+        prompt_input("story"),
         Input(
             "temperature",
             "Temperature",
@@ -224,10 +224,7 @@ def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, s
     Raises:
         FieldError: unknown prompt (field ``prompt``).
     """
-    try:
-        p = prompt_trace(prompt)
-    except ValueError as exc:
-        raise FieldError("prompt", str(exc)) from None
+    p = prompt_record(prompt)
     cands = p["next"]
     logits = [c["logit"] for c in cands]
     survivors = dict(sampling.distribution(logits, temperature, top_k, top_p))
@@ -297,17 +294,8 @@ def loop_work(prompt_tokens: int, steps: int) -> list[tuple[int, int, int, int]]
     description="Each step appends one token and reads the whole text again. Without a cache the "
     "layers redo every earlier token at each step; with a KV cache they only process the new one.",
     inputs=[
-        Input("prompt", "Prompt", "select", "chat", options=prompt_options()),
-        Input(
-            "step",
-            "Step",
-            "range",
-            10,
-            min=0,
-            max=MAX_STEPS,
-            step=1,
-            help="Drag the slider, type a step, or use the previous and next buttons below.",
-        ),
+        prompt_input("chat"),
+        step_input(10),
     ],
 )
 def autoregression(prompt: str, step: int) -> list[dict]:
@@ -324,10 +312,7 @@ def autoregression(prompt: str, step: int) -> list[dict]:
     Raises:
         FieldError: unknown prompt (field ``prompt``).
     """
-    try:
-        p = prompt_trace(prompt)
-    except ValueError as exc:
-        raise FieldError("prompt", str(exc)) from None
+    p = prompt_record(prompt)
     views, s = _step_views(p, step)
     n = s["step"]
     w, nc, cw, cn = loop_work(len(p["tokens"]), n + 1)[-1]
