@@ -242,3 +242,20 @@ def test_cold_trace_is_within_budget():
         pytest.skip(f"machine busy (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores): budget not measurable")
     seconds = bench.cold_trace_seconds()
     assert 0 < seconds <= bench.COLD_TRACE_BUDGET_S
+
+
+def test_blas_runs_on_one_thread(model):
+    # load_model() (the fixture) sets NumPy's bundled OpenBLAS to 1 thread; read it back through the
+    # matching getter of scipy-openblas (the wheel's BLAS, `numpy.show_config()`).
+    import ctypes
+    from pathlib import Path
+
+    from descent.trace import blas
+
+    if os.environ.get("OPENBLAS_NUM_THREADS"):
+        pytest.skip("OPENBLAS_NUM_THREADS is set: use_one_thread leaves the user's count alone")
+    libs = sorted(Path(np.__file__).resolve().parent.parent.glob("numpy.libs/*scipy_openblas*"))
+    if not libs:
+        pytest.skip("NumPy without a bundled scipy-openblas")
+    assert blas.use_one_thread() is True
+    assert ctypes.CDLL(str(libs[0])).scipy_openblas_get_num_threads64_() == 1

@@ -7,6 +7,7 @@ Build side only (NumPy + gguf); the core never imports this package.
 - :mod:`descent.trace.record` -- ``trace(prompt, ...)`` and ``site_traces()``: JSON-ready records for the site.
 - :mod:`descent.trace.cli` -- ``descent trace`` and ``descent generate``.
 - :mod:`descent.trace.bench` -- ``cold_trace_seconds()``.
+- :mod:`descent.trace.blas` -- one BLAS thread for the small matrix products (``use_one_thread()``).
 - :mod:`descent.trace.export_tokenizer` -- writes the core tokenizer's data file from the GGUF.
 """
 

