@@ -12,7 +12,8 @@ on the page at run time (``.descent-widget[data-widget]``), never from a list ty
 * a bad value in a number box (below its ``min``, or empty) shows the message in that field's
   ``aria-live`` slot, sets ``data-state="error"`` and keeps the last good output;
 * light and dark: Material's palette toggle swaps the scheme, the body's text and background
-  colours change, and each figure shows its ``#only-dark`` image (loaded) instead of ``#only-light``.
+  colours change, and each figure shows its ``#only-dark`` image (loaded) instead of ``#only-light``;
+* at phone width (390 px) the page does not scroll sideways and every widget fits the screen.
 
 A last test walks every page through Material's instant navigation in one page session: widgets
 on later pages go live on the same worker (Pyodide's wasm fetched once), with no error or
@@ -236,6 +237,44 @@ def check_schemes(page) -> None:
     page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'default'")
 
 
+# --- phone width -----------------------------------------------------------------------------
+
+#: A common phone viewport in CSS px (iPhone 12-15: 390 x 844).
+PHONE = {"width": 390, "height": 844}
+
+
+def check_phone_width(page) -> None:
+    """At phone width the page itself does not scroll sideways (wide tables scroll in their own
+    wrapper); widgets fit inside the content column."""
+    page.set_viewport_size(PHONE)
+    try:
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        over = page.evaluate(
+            """() => ({
+                page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+                widgets: [...document.querySelectorAll('.descent-widget[data-widget]')]
+                  .filter(w => w.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+                  .map(w => w.dataset.widget),
+                // Elements that stick out and no scrolling/clipping ancestor contains, for the message.
+                culprits: [...document.querySelectorAll('body *')]
+                  .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+                  .filter(e => { for (let p = e.parentElement; p; p = p.parentElement)
+                                   if (getComputedStyle(p).overflowX !== 'visible') return false;
+                                 return true; })
+                  .slice(-5)
+                  .map(e => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} in `
+                            + `${(e.closest('[class*="descent-"]') || {}).className} `
+                            + `(right ${Math.round(e.getBoundingClientRect().right)} px)`),
+            })"""
+        )
+        assert over["page"] <= 1, (
+            f"the page scrolls sideways by {over['page']} px at {PHONE['width']} px: {over['culprits']}"
+        )
+        assert not over["widgets"], f"widgets wider than a {PHONE['width']} px screen: {over['widgets']}"
+    finally:
+        page.set_viewport_size(VIEWPORT)
+
+
 # --- the tests -------------------------------------------------------------------------------
 
 
@@ -250,6 +289,7 @@ def test_page(site_page, site_dir, reader):
         check_recomputes(page, w)
         check_bad_number(page, w)
     check_schemes(page)
+    check_phone_width(page)
     problems = reader.problems()
     assert not problems, "\n".join(problems)
 
