@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from descent import catalog
 from descent.widgets import views as _views
 
 __all__ = [
@@ -50,9 +51,12 @@ __all__ = [
     "STATIC_STATUS",
     "STATIC_STATUS_ARGS",
     "Widget",
+    "accelerator_options",
     "coerce",
     "get",
+    "model_options",
     "names",
+    "precision_options",
     "render_form",
     "render_static",
     "run",
@@ -102,6 +106,25 @@ class FieldError(ValueError):
         super().__init__(message)
         self.field = field
         self.message = message
+
+
+def model_options(ids: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    """``[(id, name)]`` select options for catalog models: ``ids`` in that order, else every model
+    in catalog order. Raises ValueError for an unknown id (``descent.catalog.model``)."""
+    if ids is None:
+        return [(m.id, m.name) for m in catalog.models().values()]
+    return [(i, catalog.model(i).name) for i in ids]
+
+
+def accelerator_options() -> list[tuple[str, str]]:
+    """``[(id, name)]`` select options for every catalog accelerator, in catalog order."""
+    return [(a.id, a.name) for a in catalog.accelerators().values()]
+
+
+def precision_options(table: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Select options for a precision table (``numerics.PRECISIONS`` or ``KV_PRECISIONS``):
+    ``[(name, "FP8 (8 bits)")]``."""
+    return [(n, f"{p.label} ({p.bits_per_weight:g} bits)") for n, p in table.items()]
 
 
 def _fmt_num(x: float | int) -> str:

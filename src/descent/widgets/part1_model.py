@@ -27,7 +27,7 @@ from importlib import resources
 
 from descent import catalog, transformer
 from descent.units import format_count
-from descent.widgets import FieldError, Input, widget
+from descent.widgets import FieldError, Input, model_options, widget
 from descent.widgets import views as v
 
 __all__ = [
@@ -451,7 +451,7 @@ def router_logits(model_id: str, token: str, experts: int) -> list[float]:
             "Model",
             "select",
             MOE_MODELS[0],
-            options=[(m, catalog.model(m).name) for m in MOE_MODELS],
+            options=model_options(MOE_MODELS),
         ),
         Input(
             "token", "Token", "select", ROUTER_TOKENS[0], options=[(t, _show_token(t)) for t in ROUTER_TOKENS]

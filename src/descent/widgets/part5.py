@@ -27,7 +27,7 @@ from descent import catalog, numerics, transformer
 from descent.hardware import MAX_BATCH, decode_step_bytes
 from descent.memory import RUNTIME_ALLOWANCE, Sizing, size
 from descent.units import GB, KiB, format_bytes, format_count, format_number, format_rate
-from descent.widgets import Input, widget
+from descent.widgets import Input, accelerator_options, model_options, precision_options, widget
 from descent.widgets import views as v
 
 __all__ = [
@@ -57,19 +57,6 @@ FIELD_DEFAULTS = {"model": "llama-3.1-70b", "weights": "fp8", "kv": "bf16", "con
 
 #: Percent per unit fraction, for shares shown as "4.4%".
 PERCENT = 100
-
-
-def _model_options() -> list[tuple[str, str]]:
-    return [(m.id, m.name) for m in catalog.models().values()]
-
-
-def _accelerator_options() -> list[tuple[str, str]]:
-    return [(a.id, a.name) for a in catalog.accelerators().values()]
-
-
-def _precision_options(table) -> list[tuple[str, str]]:
-    """Select options for a precision table (``numerics.PRECISIONS`` or ``KV_PRECISIONS``)."""
-    return [(n, f"{p.label} ({p.bits_per_weight:g} bits)") for n, p in table.items()]
 
 
 def _gb_gib(n: float) -> str:
@@ -147,7 +134,7 @@ def across_field(
             "Model",
             "select",
             DEFAULTS["model"],
-            options=_model_options(),
+            options=model_options(),
             help="Every model of the catalog, shapes from its published config.json.",
         ),
         Input(
@@ -155,7 +142,7 @@ def across_field(
             "Weight precision",
             "select",
             DEFAULTS["weights"],
-            options=_precision_options(numerics.PRECISIONS),
+            options=precision_options(numerics.PRECISIONS),
             help="How each weight is stored; block-scaled formats include their scales.",
         ),
         Input(
@@ -163,7 +150,7 @@ def across_field(
             "KV-cache precision",
             "select",
             DEFAULTS["kv"],
-            options=_precision_options(numerics.KV_PRECISIONS),
+            options=precision_options(numerics.KV_PRECISIONS),
             help="How each cached key and value is stored.",
         ),
         Input(
@@ -195,7 +182,7 @@ def across_field(
             "Accelerator",
             "select",
             DEFAULTS["accelerator"],
-            options=_accelerator_options(),
+            options=accelerator_options(),
             help="One chip; its memory capacity and bandwidth come from the catalog.",
         ),
     ],
@@ -363,13 +350,13 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     description="One model on every chip of the catalog: the fastest decode each chip's memory "
     "bandwidth allows for one conversation. Greyed chips cannot hold the model.",
     inputs=[
-        Input("model", "Model", "select", FIELD_DEFAULTS["model"], options=_model_options()),
+        Input("model", "Model", "select", FIELD_DEFAULTS["model"], options=model_options()),
         Input(
             "weights",
             "Weight precision",
             "select",
             FIELD_DEFAULTS["weights"],
-            options=_precision_options(numerics.PRECISIONS),
+            options=precision_options(numerics.PRECISIONS),
         ),
         Input(
             "context",
