@@ -27,7 +27,7 @@ from importlib import resources
 
 from descent import catalog, transformer
 from descent.units import format_count
-from descent.widgets import FieldError, Input, model_options, widget
+from descent.widgets import FieldError, Input, model_options, part0, widget
 from descent.widgets import views as v
 
 __all__ = [
@@ -48,15 +48,16 @@ __all__ = [
 
 #: Data files in ``descent/data`` (both exported at build from the real model).
 EMBEDDINGS_FILE = "embeddings.json"
-TRACES_FILE = "traces.json"
+TRACES_FILE = part0.DATA_FILE
 
 #: Percent per unit fraction.
 PERCENT = 100
 
 
 def _show_token(text: str) -> str:
-    """A token's text with its whitespace made visible: space -> '␣', newline -> '↵'."""
-    return text.replace(" ", "\u2423").replace("\n", "\u21b5").replace("\t", "\u21e5") or "(empty)"
+    """A token's text with its whitespace made visible (:func:`descent.widgets.part0.show`:
+    space -> '␣', newline -> '↵', tab -> '⇥'); an empty text reads "(empty)"."""
+    return part0.show(text) or "(empty)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,38 +211,24 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
 # ---------------------------------------------------------------------------------------------
 
 
-@cache
 def trace_data() -> list[dict]:
     """The prompts of ``traces.json``: a list of ``{"id", "prompt", "tokens", "attention_last", ...}``.
 
-    Raises:
-        ValueError: the file is missing (the trace export has not run).
+    The file is read once, by :func:`descent.widgets.part0.trace_data` (``attention_last`` is
+    (L, H, T) per prompt; layout in :mod:`descent.trace.export`).
     """
-    f = resources.files("descent").joinpath("data", TRACES_FILE)
-    if not f.is_file():
-        raise ValueError(f"descent/data/{TRACES_FILE} is missing: run the trace export first")
-    raw = json.loads(f.read_text(encoding="utf-8"))
-    prompts = raw.get("prompts", raw.get("traces")) if isinstance(raw, dict) else raw
-    out = []
-    for p in prompts:
-        att = p.get("attention_last", p.get("attention"))
-        out.append({**p, "attention_last": att})
-    return out
+    return part0.trace_data()["prompts"]
 
 
 def _prompt_options() -> list[tuple[str, str]]:
-    try:
-        data = trace_data()
-    except ValueError:
-        return [("capital", "The capital of France is")]
-    return [(p["id"], p.get("prompt", p["id"])) for p in data]
+    return [(p["id"], p.get("prompt", p["id"])) for p in trace_data()]
 
 
 def _trace_shape() -> tuple[int, int]:
     try:
         att = trace_data()[0]["attention_last"]
         return len(att), len(att[0])
-    except (ValueError, IndexError, KeyError, TypeError):
+    except (IndexError, KeyError, TypeError):
         c = catalog.model("smollm2-135m")
         return c.num_layers, c.num_heads
 
