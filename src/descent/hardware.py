@@ -44,7 +44,7 @@ from descent import transformer
 from descent.catalog import Accelerator, Model
 from descent.catalog import accelerator as _catalog_accelerator
 from descent.catalog import model as _catalog_model
-from descent.numerics import BITS_PER_BYTE, kv_precision
+from descent.numerics import BITS_PER_BYTE, Precision, kv_precision
 from descent.numerics import precision as _weight_precision
 
 __all__ = [
@@ -55,8 +55,10 @@ __all__ = [
     "StepBytes",
     "bytes_per_decode_step",
     "check_batch",
+    "check_inputs",
     "decode_ceiling",
     "decode_step_bytes",
+    "kv_cache_bytes",
     "peak_flops",
     "resolve_accelerator",
     "resolve_model",
@@ -97,6 +99,35 @@ def check_batch(batch: int) -> int:
     if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
         raise ValueError(f"batch must be 1 to {MAX_BATCH:,} sequences, got {batch!r}")
     return batch
+
+
+def check_inputs(
+    model: str | Model, weights: str, kv: str, context: int, batch: int
+) -> tuple[Model, Precision, Precision]:
+    """The model and the two precisions of a decode or sizing question, every input checked.
+
+    Checks, in this order: the model (or its catalog id), the weight precision
+    (``numerics.PRECISIONS``), the KV-cache precision (``numerics.KV_PRECISIONS``), ``context``
+    (``transformer.check_context``: 1 to 10,000,000 tokens) and ``batch`` (:func:`check_batch`).
+    Shared by :func:`decode_step_bytes` and :func:`descent.memory.size`.
+
+    Raises:
+        ValueError: the first input that is not allowed (the message lists what is).
+    """
+    mod = resolve_model(model)
+    wp, kp = _weight_precision(weights), kv_precision(kv)
+    transformer.check_context(mod, context)
+    check_batch(batch)
+    return mod, wp, kp
+
+
+def kv_cache_bytes(model: Model, kv: Precision, context: int, batch: int) -> float:
+    """KV cache of ``batch`` sequences at ``context`` tokens in precision ``kv``, bytes.
+
+    ``transformer.kv_cache_elements(model, context) x batch x kv bits / 8`` (all layers, sliding
+    windows capped). Inputs are not checked here: use :func:`check_inputs` first.
+    """
+    return transformer.kv_cache_elements(model, context) * batch * kv.bits_per_weight / BITS_PER_BYTE
 
 
 def _check_routing(moe_routing: str) -> str:
@@ -146,10 +177,7 @@ def decode_step_bytes(
     Raises:
         ValueError: unknown id or precision, context or batch out of range, unknown routing.
     """
-    mod = resolve_model(model)
-    wp, kp = _weight_precision(weights), kv_precision(kv)
-    transformer.check_context(mod, context)
-    check_batch(batch)
+    mod, wp, kp = check_inputs(model, weights, kv, context, batch)
     _check_routing(moe_routing)
     pc = transformer.param_counts(mod)
 
@@ -170,7 +198,7 @@ def decode_step_bytes(
         embedding_read = min(batch, mod.vocab_size) * mod.hidden_size  # B looked-up rows
     weight_params = pc.total - pc.experts - pc.embedding + routed + embedding_read
     w_bytes = weight_params * wp.bits_per_weight / BITS_PER_BYTE
-    kv_bytes = transformer.kv_cache_elements(mod, context) * batch * kp.bits_per_weight / BITS_PER_BYTE
+    kv_bytes = kv_cache_bytes(mod, kp, context, batch)
     return StepBytes(
         weight_params=weight_params,
         weights_bytes=w_bytes,

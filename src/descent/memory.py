@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from descent import transformer
 from descent.catalog import Accelerator, Model
 from descent.hardware import (
-    check_batch,
-    decode_step_bytes,
+    check_inputs,
+    decode_ceiling,
+    kv_cache_bytes,
     resolve_accelerator,
     resolve_model,
 )
-from descent.numerics import BITS_PER_BYTE, kv_precision, precision, weight_bytes
+from descent.numerics import BITS_PER_BYTE, weight_bytes
 
 __all__ = ["RUNTIME_ALLOWANCE", "Sizing", "fits_in", "size"]
 
@@ -146,22 +147,19 @@ def size(
     """
     mod = resolve_model(model)
     a = resolve_accelerator(accelerator)
-    wp, kp = precision(weights), kv_precision(kv)
-    transformer.check_context(mod, context)
-    check_batch(batch)
+    mod, wp, kp = check_inputs(mod, weights, kv, context, batch)
 
     pc = transformer.param_counts(mod)
     w_bytes = weight_bytes(pc.total, wp)
     kv_per_token = transformer.kv_elements_per_token(mod) * kp.bits_per_weight / BITS_PER_BYTE
-    kv_bytes = transformer.kv_cache_elements(mod, context) * batch * kp.bits_per_weight / BITS_PER_BYTE
+    kv_bytes = kv_cache_bytes(mod, kp, context, batch)
     capacity = a.memory_bytes
     runtime = RUNTIME_ALLOWANCE * capacity
     total = w_bytes + kv_bytes + runtime
     usable = capacity * (1 - RUNTIME_ALLOWANCE)
     needed = max(1, math.ceil((w_bytes + kv_bytes) / usable))
 
-    step = decode_step_bytes(mod, wp.name, kp.name, context, batch).total_bytes
-    per_seq = a.memory_bandwidth / step
+    ceiling = decode_ceiling(mod, a, wp.name, kp.name, context, batch)
     return Sizing(
         model=mod.id,
         accelerator=a.id,
@@ -182,7 +180,7 @@ def size(
         accelerators_needed=needed,
         beyond_max_context=context > mod.max_context,
         memory_bandwidth=a.memory_bandwidth,
-        bytes_per_decode_step=step,
-        decode_tokens_per_s=per_seq,
-        decode_tokens_per_s_total=per_seq * batch,
+        bytes_per_decode_step=ceiling.bytes_per_step,
+        decode_tokens_per_s=ceiling.tokens_per_s_per_sequence,
+        decode_tokens_per_s_total=ceiling.tokens_per_s_total,
     )
