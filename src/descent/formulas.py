@@ -104,7 +104,16 @@ def formula(name: str) -> Formula:
 
 
 def _register(f: Formula) -> Formula:
-    free = {s.name for s in f.expr.free_symbols}
+    """Add ``f`` to :data:`FORMULAS` after checking that its declared symbols are exactly the
+    expression's free symbols. An indexed entry ``x[j]`` counts as the symbol ``x``, and the
+    indices a sum runs over are bound, not free (the Part 1 formulas use indexed sums).
+
+    Raises:
+        ValueError: a free symbol is not declared, or a declared one does not occur.
+    """
+    free = {s.base.label.name if isinstance(s, sp.Indexed) else s.name for s in f.expr.free_symbols}
+    free |= {s.base.label.name for s in f.expr.atoms(sp.Indexed)}
+    free -= {lim[0].name for s in f.expr.atoms(sp.Sum) for lim in s.limits}
     declared = {s.symbol.name for s in f.symbols}
     if free != declared:
         raise ValueError(f"formula {f.name!r}: symbols {sorted(free)} but declared {sorted(declared)}")
@@ -305,24 +314,6 @@ def _real(name: str, tex: str, meaning: str, unit: str) -> Sym:
     return Sym(sp.Symbol(name, real=True), tex, meaning, unit)
 
 
-def _register_indexed(f: Formula) -> Formula:
-    """:func:`_register` for expressions with indexed sums: ``x[j]`` counts as the symbol ``x``,
-    and summation indices are bound, not free."""
-    free = set()
-    for s in f.expr.free_symbols:
-        name = s.name if not isinstance(s, sp.Indexed) else s.base.label.name
-        free.add(name)
-    for s in f.expr.atoms(sp.Indexed):
-        free.add(s.base.label.name)
-    bound = {lim[0].name for s in f.expr.atoms(sp.Sum) for lim in s.limits}
-    free -= bound
-    declared = {s.symbol.name for s in f.symbols}
-    if free != declared:
-        raise ValueError(f"formula {f.name!r}: symbols {sorted(free)} but declared {sorted(declared)}")
-    FORMULAS[f.name] = f
-    return f
-
-
 def _expand(expr: sp.Expr, sizes: dict, arrays: dict, scalars: dict | None = None) -> float:
     """Value of ``expr`` with its sums expanded at ``sizes`` and Indexed entries from ``arrays``
     (1-based indices mapped onto 0-based NumPy arrays), evaluated to 30 digits."""
@@ -365,7 +356,7 @@ def _check_rms_norm():
              float(code[i - 1])) for i in range(1, PART1_CHECK_D + 1)]
 
 
-_register_indexed(Formula(
+_register(Formula(
     "rms_norm", "RMSNorm: rescale a vector by its root-mean-square, then by a learned gain",
     _s("y_i", "y_i", "component i of the normalised vector", "values"),
     sp.Mul(_XI[_i], _GI[_i], sp.Pow(sp.sqrt(sp.Add(sp.Mul(sp.Pow(_d.symbol, -1), sp.Sum(_XI[_j] ** 2, (_j, 1, _d.symbol)),
@@ -455,7 +446,7 @@ def _check_attention():
     return out
 
 
-_register_indexed(Formula(
+_register(Formula(
     "attention_output", "Scaled dot-product attention of one query, component c of the output",
     _s("o_c", "o_c", "component c of the attention output for this query", "values"),
     _attention_expr(),
@@ -491,7 +482,7 @@ def _check_swiglu():
             for c in range(1, PART1_CHECK_D + 1)]
 
 
-_register_indexed(Formula(
+_register(Formula(
     "swiglu_ffn", "The gated feed-forward block (SwiGLU), component c of its output",
     _s("y_c", "y_c", "component c of the FFN output for one token", "values"),
     _swiglu_expr(),
