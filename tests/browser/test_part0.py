@@ -6,41 +6,30 @@ the test if any request left 127.0.0.1.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from helpers import LIVE_TIMEOUT_MS, RECOMPUTE_TIMEOUT_MS, page_url, stat_number
 
 from descent.widgets.part0 import prompt_trace, show
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
-LIVE_TIMEOUT_MS = 90_000
-RECOMPUTE_TIMEOUT_MS = 15_000
 PAGE = "part-0-the-prompt"
 GUESS = '.descent-widget[data-widget="next_token_guess"]'
 LOOP = '.descent-widget[data-widget="generation_loop"]'
 
 
-def _url(site_dir: Path, server: str) -> str:
-    return server + (f"{PAGE}.html" if (site_dir / f"{PAGE}.html").is_file() else f"{PAGE}/")
-
-
-def _number(page, root: str, label: str):
-    label_loc = page.locator(".descent-stat__label", has_text=re.compile("^" + re.escape(label) + "$"))
-    return page.locator(f"{root} .descent-stat").filter(has=label_loc).locator(".descent-stat__number")
-
-
 def test_guess_and_loop_live(page, site_dir, server):
-    page.goto(_url(site_dir, server))
+    page.goto(page_url(site_dir, server, PAGE))
     w = page.locator(GUESS)
     w.scroll_into_view_if_needed()
     page.wait_for_selector(f'{GUESS}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
     w.locator("textarea").fill("Paris")
-    expect(_number(page, GUESS, "Your guess")).to_have_text("#1", timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(stat_number(page, GUESS, "Your guess")).to_have_text("#1", timeout=RECOMPUTE_TIMEOUT_MS)
     w.locator('.descent-field[data-field="prompt"] select').select_option("story")
     top = prompt_trace("story")["next"][0]["text"]
-    expect(_number(page, GUESS, "The model's top pick")).to_have_text(show(top), timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(stat_number(page, GUESS, "The model's top pick")).to_have_text(show(top), timeout=RECOMPUTE_TIMEOUT_MS)
 
     loop = page.locator(LOOP)
     loop.scroll_into_view_if_needed()
@@ -48,7 +37,7 @@ def test_guess_and_loop_live(page, site_dir, server):
     loop.locator('.descent-field[data-field="prompt"] select').select_option("chat")
     steps = prompt_trace("chat")["generation"]["steps"]
     loop.locator('.descent-field[data-field="step"] input[type=number]').fill("3")
-    expect(_number(page, LOOP, "Token chosen")).to_have_text(
+    expect(stat_number(page, LOOP, "Token chosen")).to_have_text(
         show(steps[3]["token"]["text"]), timeout=RECOMPUTE_TIMEOUT_MS
     )
     # Wait for step 3's own caption: the chosen token's text alone can repeat across steps.
@@ -58,7 +47,7 @@ def test_guess_and_loop_live(page, site_dir, server):
     assert loop.locator(".descent-chip__id").count() == steps[3]["context_length"]
     # the "next step" button moves one token on
     loop.locator("button.descent-chip__button", has_text="next step").click()
-    expect(_number(page, LOOP, "Token chosen")).to_have_text(
+    expect(stat_number(page, LOOP, "Token chosen")).to_have_text(
         show(steps[4]["token"]["text"]), timeout=RECOMPUTE_TIMEOUT_MS
     )
     assert loop.locator('.descent-field[data-field="step"] input[type=number]').input_value() == "4"
@@ -82,6 +71,6 @@ def test_screenshots(make_page, site_dir, server, tmp_path_factory):
     ):
         pg = make_page(**args)
         for part in (PAGE, "part-1-the-transformer"):
-            pg.goto(_url(site_dir, server).replace(PAGE, part))
+            pg.goto(page_url(site_dir, server, part))
             pg.screenshot(path=str(out / f"{part}-{name}.png"), full_page=True)
     assert len(list(out.glob("*.png"))) == 6

@@ -9,9 +9,9 @@ import html
 import os
 import re
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
+from helpers import RECOMPUTE_TIMEOUT_MS, go_live, is_local, page_url, stat_number
 
 from descent import catalog, transformer
 from descent.units import format_count
@@ -19,42 +19,19 @@ from descent.widgets import run
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
-LIVE_TIMEOUT_MS = 90_000
-RECOMPUTE_TIMEOUT_MS = 15_000
 PAGE = "part-1-the-transformer"
 FAN = '.descent-widget[data-widget="attention_fan"]'
 ROUTER = '.descent-widget[data-widget="moe_router"]'
 QKV = '.descent-widget[data-widget="qkv_example"]'
 STACK = '.descent-widget[data-widget="stack_calculator"]'
 EMB = '.descent-widget[data-widget="embedding_neighbours"]'
-LOCAL_SCHEMES = {"file", "data", "blob", "about"}
-
-
-def is_local(url: str) -> bool:
-    parts = urlsplit(url)
-    return parts.scheme in LOCAL_SCHEMES or parts.hostname == "127.0.0.1"
-
-
-def _url(site_dir: Path, server: str) -> str:
-    return server + (f"{PAGE}.html" if (site_dir / f"{PAGE}.html").is_file() else f"{PAGE}/")
-
-
-def _go_live(page, url: str, root: str):
-    page.goto(url)
-    w = page.locator(root)
-    assert w.get_attribute("data-state") == "static"
-    w.scroll_into_view_if_needed()
-    page.wait_for_selector(f'{root}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
-    return w
-
-
 def _first_bar_value(inputs: dict) -> str:
     out = run("attention_fan", inputs)["html"]
     return html.unescape(re.search(r'descent-bar__value">(.*?)<', out).group(1))
 
 
 def test_attention_fan_changes_with_layer_and_head(page, site_dir, server):
-    w = _go_live(page, _url(site_dir, server), FAN)
+    w = go_live(page, page_url(site_dir, server, PAGE), FAN)
     before = w.locator(".descent-widget__output").inner_text()
     w.locator('.descent-field[data-field="layer"] input[type=number]').fill("20")
     w.locator('.descent-field[data-field="head"] input[type=number]').fill("7")
@@ -79,11 +56,10 @@ def test_attention_fan_changes_with_layer_and_head(page, site_dir, server):
 
 
 def test_router_changes_with_the_model(page, site_dir, server):
-    w = _go_live(page, _url(site_dir, server), ROUTER)
+    w = go_live(page, page_url(site_dir, server, PAGE), ROUTER)
     w.locator('.descent-field[data-field="model"] select').select_option("mixtral-8x7b")
     p = transformer.param_counts(catalog.model("mixtral-8x7b"))
-    label = page.locator(".descent-stat__label", has_text=re.compile("^Active per token"))
-    number = w.locator(".descent-stat").filter(has=label).locator(".descent-stat__number")
+    number = stat_number(page, ROUTER, "Active per token", exact=False)
     expect(number).to_have_text(format_count(p.active), timeout=RECOMPUTE_TIMEOUT_MS)
     assert w.locator("td.descent-cell.is-used").count() == 2  # Mixtral: 2 of 8
     assert w.locator("td.descent-cell").count() == 8
@@ -96,7 +72,7 @@ def test_router_changes_with_the_model(page, site_dir, server):
 
 def test_part1_widgets_have_no_axe_violations(page, site_dir, server):
     axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
-    page.goto(_url(site_dir, server))
+    page.goto(page_url(site_dir, server, PAGE))
     for root in (EMB, STACK, FAN, QKV, ROUTER):
         page.locator(root).scroll_into_view_if_needed()
         results = axe_mod.Axe().run(page, context=root)
@@ -114,7 +90,7 @@ def test_part1_screenshots(make_page, site_dir, server, kind):
     if kind == "dark":
         args["color_scheme"] = "dark"
     pg = make_page(**args)
-    pg.goto(_url(site_dir, server))
+    pg.goto(page_url(site_dir, server, PAGE))
     # no widget or table overflows the page horizontally
     overflow = pg.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 1, f"{kind}: page scrolls sideways by {overflow}px"

@@ -9,11 +9,8 @@ whose page or worker requested a host other than 127.0.0.1; the tests also check
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-from urllib.parse import urlsplit
-
 import pytest
+from helpers import RECOMPUTE_TIMEOUT_MS, go_live, is_local, page_url, stat_number
 
 from descent import catalog
 from descent.memory import size
@@ -21,46 +18,16 @@ from descent.widgets.part5 import DEFAULTS, across_field, rate_text
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
-#: Milliseconds to wait for Pyodide + the wheel to load (a few seconds here; CI is slower).
-LIVE_TIMEOUT_MS = 90_000
-#: Milliseconds to wait for one recomputation.
-RECOMPUTE_TIMEOUT_MS = 15_000
 SANDBOX = '.descent-widget[data-widget="size_it_yourself"]'
 FIELD = '.descent-widget[data-widget="decode_across_field"]'
 PAGE = "part-5-the-whole-descent"
-#: Schemes that never leave the machine (as in conftest.py's network check).
-LOCAL_SCHEMES = {"file", "data", "blob", "about"}
-
-
-def is_local(url: str) -> bool:
-    parts = urlsplit(url)
-    return parts.scheme in LOCAL_SCHEMES or parts.hostname == "127.0.0.1"
-
-
-def _url(site_dir: Path, server: str) -> str:
-    return server + (f"{PAGE}.html" if (site_dir / f"{PAGE}.html").is_file() else f"{PAGE}/")
-
-
 def _wait_stat(page, root: str, label: str, expected: str) -> None:
-    """Wait until the stat in ``root`` whose label starts with ``label`` shows ``expected``.
-
-    (Playwright's ``expect`` polls without evaluating strings, which the site's CSP forbids.)"""
-    label_loc = page.locator(".descent-stat__label", has_text=re.compile("^" + re.escape(label)))
-    number = page.locator(f"{root} .descent-stat").filter(has=label_loc).locator(".descent-stat__number")
-    expect(number).to_have_text(expected, timeout=RECOMPUTE_TIMEOUT_MS)
-
-
-def _go_live(page, url: str, root: str):
-    page.goto(url)
-    w = page.locator(root)
-    assert w.get_attribute("data-state") == "static"
-    w.scroll_into_view_if_needed()
-    page.wait_for_selector(f'{root}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
-    return w
+    """Wait until the stat in ``root`` whose label starts with ``label`` shows ``expected``."""
+    expect(stat_number(page, root, label, exact=False)).to_have_text(expected, timeout=RECOMPUTE_TIMEOUT_MS)
 
 
 def test_sandbox_live_recomputes_and_keeps_last_good(page, site_dir, server):
-    w = _go_live(page, _url(site_dir, server), SANDBOX)
+    w = go_live(page, page_url(site_dir, server, PAGE), SANDBOX)
     d = DEFAULTS
     s0 = size(d["model"], d["accelerator"], d["weights"], d["kv"], d["context"], d["batch"])
     _wait_stat(page, SANDBOX, "Decode ceiling per sequence", rate_text(s0.decode_tokens_per_s))
@@ -105,7 +72,7 @@ def test_sandbox_live_recomputes_and_keeps_last_good(page, site_dir, server):
 
 
 def test_field_widget_greys_the_chips_that_cannot_hold_it(page, site_dir, server):
-    w = _go_live(page, _url(site_dir, server), FIELD)
+    w = go_live(page, page_url(site_dir, server, PAGE), FIELD)
     w.locator('.descent-field[data-field="model"] select').select_option("llama-3.1-8b")
     rows = across_field("llama-3.1-8b", "fp8")
     expected = sorted(catalog.accelerator(s.accelerator).name for s in rows if not s.fits)
@@ -118,8 +85,8 @@ def test_field_widget_greys_the_chips_that_cannot_hold_it(page, site_dir, server
 
 def test_part5_widgets_have_no_axe_violations(page, site_dir, server):
     axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
-    url = _url(site_dir, server)
-    _go_live(page, url, SANDBOX)
+    url = page_url(site_dir, server, PAGE)
+    go_live(page, url, SANDBOX)
     # Over capacity (warn note, hatched band) as well as the default fitting state.
     page.locator(f'{SANDBOX} .descent-field[data-field="accelerator"] select').select_option("rtx-5090")
     page.wait_for_selector(f"{SANDBOX} .descent-stack--over", timeout=RECOMPUTE_TIMEOUT_MS)

@@ -13,13 +13,12 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import LIVE_TIMEOUT_MS, go_live, page_path
 
 from descent import widgets
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
-#: Seconds to wait for Pyodide + the wheel to load (about 3 s here; CI machines are slower).
-LIVE_TIMEOUT_MS = 90_000
 WIDGET = '.descent-widget[data-widget="kv_demo"]'
 
 # Expected values, worked out by hand from the demo's formula 2 x L x K x d_head x bytes x T:
@@ -30,27 +29,13 @@ CTX_4096_TOTAL = "536,870,912 bytes"
 CTX_1000_TOTAL = "131,072,000 bytes"
 
 
-def _page_path(site_dir: Path, name: str) -> str:
-    """The built page's path: ``name.html`` (offline plugin) or ``name/`` (directory URLs)."""
-    return f"{name}.html" if (site_dir / f"{name}.html").is_file() else f"{name}/"
-
-
 @pytest.fixture
 def demo_url(site_dir, server) -> str:
-    path = _page_path(site_dir, "contributing")
+    path = page_path(site_dir, "contributing")
     html = (site_dir / (path if path.endswith(".html") else path + "index.html")).read_text()
     if 'data-widget="kv_demo"' not in html:
         pytest.fail("docs/contributing.md must hold the line <!-- descent:widget kv_demo -->")
     return server + path
-
-
-def _go_live(page, url: str):
-    page.goto(url)
-    w = page.locator(WIDGET)
-    assert w.get_attribute("data-state") == "static"
-    w.scroll_into_view_if_needed()
-    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
-    return w
 
 
 def _set_number(page, field: str, value: str) -> None:
@@ -93,7 +78,7 @@ def test_static_then_live_then_recompute(page, demo_url):
 
 
 def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
-    w = _go_live(page, demo_url)
+    w = go_live(page, demo_url, WIDGET)
     _set_number(page, "context", "4096")
     expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
     _set_number(page, "context", "-3")
@@ -127,7 +112,7 @@ def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
 
 
 def test_select_and_segmented_recompute(page, demo_url):
-    w = _go_live(page, demo_url)
+    w = go_live(page, demo_url, WIDGET)
     w.locator('[data-field="precision"] label:has-text("FP8")').click()
     # FP8 (1 byte) halves the BF16 default: 536,870,912 B.
     expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
@@ -144,7 +129,7 @@ def test_swapped_in_page_binds_on_document_emission_and_reuses_the_worker(page, 
     """What Material's instant navigation does, done by hand: replace the content with a freshly
     fetched copy of the page's static widget and emit on document$. The new widget must bind and
     go live on the worker already running (Pyodide fetched once)."""
-    _go_live(page, demo_url)
+    go_live(page, demo_url, WIDGET)
     assert _wasm_fetches(page) == 1
     page.evaluate(
         """async (url) => {
@@ -163,7 +148,7 @@ def test_swapped_in_page_binds_on_document_emission_and_reuses_the_worker(page, 
 
 
 def test_instant_navigation_keeps_the_worker(page, demo_url):
-    _go_live(page, demo_url)
+    go_live(page, demo_url, WIDGET)
     page.evaluate("() => { window.__descentSamePage = true; }")
     href = page.evaluate(
         "() => [...document.querySelectorAll('a.md-nav__link[href]')].map(a => a.href)"
@@ -182,7 +167,7 @@ def test_instant_navigation_keeps_the_worker(page, demo_url):
 
 
 def test_file_url_stays_static_with_message(page, site_dir):
-    path = _page_path(site_dir, "contributing")
+    path = page_path(site_dir, "contributing")
     url = (site_dir / (path if path.endswith(".html") else path + "index.html")).resolve().as_uri()
     page.goto(url)
     w = page.locator(WIDGET)
@@ -201,7 +186,7 @@ def test_file_url_stays_static_with_message(page, site_dir):
 
 def test_widget_has_no_axe_violations(page, demo_url):
     axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
-    _go_live(page, demo_url)
+    go_live(page, demo_url, WIDGET)
     results = axe_mod.Axe().run(page, context=WIDGET)
     violations = results.response["violations"]
     assert not violations, results.generate_report()
@@ -211,7 +196,7 @@ def test_widget_has_no_axe_violations(page, demo_url):
 def test_phone_layout_fits_and_screenshot(make_page, demo_url, scheme, tmp_path):
     page = make_page(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True,
                      has_touch=True, color_scheme=scheme)
-    w = _go_live(page, demo_url)
+    w = go_live(page, demo_url, WIDGET)
     w.scroll_into_view_if_needed()
     # Nothing in the widget is wider than the phone's viewport.
     overflow = page.evaluate(
@@ -238,7 +223,7 @@ def test_runtime_that_cannot_start_keeps_static_values_and_says_why(page, demo_u
 
 
 def test_clickable_output_sets_inputs_and_recomputes(page, demo_url):
-    w = _go_live(page, demo_url)
+    w = go_live(page, demo_url, WIDGET)
     w.locator(".descent-chip__button", has_text="Llama 3.1 70B").click()
     # Llama 3.1 70B's config.json: 80 layers, 8 KV heads, head_dim 128; in BF16 that is
     # 2 x 80 x 8 x 128 x 2 = 327,680 bytes per token (by hand).
