@@ -16,20 +16,26 @@ const WHEELS_URL = new URL("wheels/", import.meta.url);
 let runJson = null;
 const queue = [];
 
+// The manifest names the wheel (its hash in the query defeats stale caches).
+async function fetchWheel() {
+  const manifest = await (await fetch(new URL("manifest.json", WHEELS_URL))).json();
+  const resp = await fetch(new URL(`${manifest.wheel}?v=${manifest.sha256.slice(0, 16)}`, WHEELS_URL));
+  if (!resp.ok) throw new Error(`wheel ${manifest.wheel}: HTTP ${resp.status}`);
+  return new Uint8Array(await resp.arrayBuffer());
+}
+
 async function start() {
   const t0 = performance.now();
+  // The wheel downloads while Pyodide boots (the boot is CPU-bound: wasm compile + interpreter start).
+  const wheel = fetchWheel();
+  wheel.catch(() => {}); // reported by the await below, not as an unhandled rejection
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
   const pyodide = await loadPyodide({
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
     lockFileURL: new URL("pyodide-lock.json", PYODIDE_URL).href,
-    fullStdLib: false,
   });
-  const manifest = await (await fetch(new URL("manifest.json", WHEELS_URL))).json();
-  const resp = await fetch(new URL(`${manifest.wheel}?v=${manifest.sha256.slice(0, 16)}`, WHEELS_URL));
-  if (!resp.ok) throw new Error(`wheel ${manifest.wheel}: HTTP ${resp.status}`);
-  const bytes = new Uint8Array(await resp.arrayBuffer());
-  pyodide.unpackArchive(bytes, "wheel");
+  pyodide.unpackArchive(await wheel, "wheel");
   const mod = pyodide.pyimport("descent.widgets");
   runJson = mod.run_json;
   return performance.now() - t0;
