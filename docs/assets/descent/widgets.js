@@ -5,7 +5,8 @@
 // to worker.js, which runs descent.widgets.run_json in Pyodide, and puts the returned HTML in the
 // output region. Root attribute data-state: static | loading | live | error.
 //
-// The worker starts lazily (first widget scrolled into view or touched), once per visit: with
+// The worker starts lazily (first widget scrolled into view or touched, and not before the page's
+// load event and an idle moment), once per visit: with
 // Material's instant navigation this module stays loaded and document$ tells us about new pages.
 // Under file: nothing starts; the page keeps its precomputed values and says how to go live.
 //
@@ -45,8 +46,22 @@ function setState(st, state, message) {
 }
 
 function ensureWorker() {
-  if (worker || workerState === "failed") return;
+  if (workerState !== "idle") return;
   workerState = "loading";
+  afterLoad(startWorker);
+}
+
+// Pyodide's download and compile (~13 MB, seconds of CPU) wait for the page's load event and then
+// for an idle main thread (at most IDLE_WAIT_MS), so they do not compete with the first paint.
+const IDLE_WAIT_MS = 500;
+function afterLoad(fn) {
+  const idle = () => (window.requestIdleCallback ? requestIdleCallback(fn, { timeout: IDLE_WAIT_MS }) : setTimeout(fn, 0));
+  if (document.readyState === "complete") idle();
+  else window.addEventListener("load", idle, { once: true });
+}
+
+function startWorker() {
+  if (workerState !== "loading" || worker) return;
   try {
     worker = new Worker(WORKER_URL, { type: "module" });
   } catch (err) {
