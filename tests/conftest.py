@@ -1,41 +1,76 @@
-"""Shared fixtures. ``site_dir``: the site, built once per test session.
+"""Shared fixtures. ``site_dir``: the site, built once per test session for every test, the browser
+tests included.
 
 If ``DESCENT_SITE_DIR`` points at an already-built site (``nox -s tests`` builds it first and sets
 it), that folder is used; otherwise the fixture runs ``mkdocs build --strict`` into a temporary
-folder, once, and every test that needs built HTML shares it.
+folder, once, with ``site_url`` naming ``server_port`` (the port tests/browser's ``server`` serves
+on: Material's instant navigation only intercepts links listed in sitemap.xml, and it rewrites
+their scheme and host but not the port), and every test that needs built HTML shares it.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+import socket
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+from sitebuild import build_site
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def build_site(out: Path, config: Path = ROOT / "mkdocs.yml") -> subprocess.CompletedProcess:
-    """Run ``mkdocs build --strict`` for ``config`` into ``out``; returns the finished process."""
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config), "--site-dir", str(out)],
-        cwd=config.parent, capture_output=True, text=True, env=env,
-    )
+@pytest.fixture(scope="session")
+def server_port() -> int:
+    """The port tests/browser's ``server`` will use, chosen first so the build can name it in site_url.
+
+    With ``$DESCENT_SITE_DIR`` (a site built beforehand, e.g. by nox at site_url
+    http://127.0.0.1:8000/), the port its sitemap names when that port is free, so Material's
+    instant navigation still intercepts links; otherwise any free port.
+    """
+    named = _sitemap_port(os.environ.get("DESCENT_SITE_DIR"))
+    if named is not None:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", named))
+                return named
+            except OSError:
+                pass
+    return _free_port()
+
+
+def _sitemap_port(site: str | None) -> int | None:
+    """The 127.0.0.1 port of the first URL in ``site``/sitemap.xml, or None."""
+    if not site or not (Path(site) / "sitemap.xml").is_file():
+        return None
+    text = (Path(site) / "sitemap.xml").read_text(encoding="utf-8")
+    if "<loc>" not in text:
+        return None
+    loc = urlsplit(text.split("<loc>", 1)[1].split("</loc>", 1)[0].strip())
+    if loc.hostname != "127.0.0.1":
+        return None
+    return loc.port or 80
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
-def site_dir(tmp_path_factory) -> Path:
+def site_dir(tmp_path_factory, server_port) -> Path:
     env_dir = os.environ.get("DESCENT_SITE_DIR")
     if env_dir:
         path = Path(env_dir)
         if not (path / "index.html").is_file():
             pytest.fail(f"DESCENT_SITE_DIR={env_dir} has no index.html: build the site first")
         return path
+    if not (ROOT / "mkdocs.yml").is_file():
+        pytest.skip("no mkdocs.yml yet: cannot build the site")
     out = tmp_path_factory.mktemp("site")
-    proc = build_site(out)
+    proc = build_site(out, site_url=f"http://127.0.0.1:{server_port}/")
     if proc.returncode != 0:
         pytest.fail(f"mkdocs build --strict failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return out

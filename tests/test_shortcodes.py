@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from sitebuild import build_site
 
 from descent import catalog
 from descent.site import hooks, shortcodes, values
@@ -170,14 +169,6 @@ def test_formatting_helpers():
         values.fmt_bytes(1, "kb")
     with pytest.raises(ValueError, match="must be finite"):
         values.fmt_num(float("nan"))
-
-
-def build_site(out: Path, config: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config), "--site-dir", str(out)],
-        cwd=config.parent, capture_output=True, text=True, env=env,
-    )
 
 
 def _mini_project(tmp_path: Path, page_text: str) -> Path:

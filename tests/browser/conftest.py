@@ -1,9 +1,9 @@
 """Shared fixtures for the browser tests: the built site, a local server, headless chromium.
 
-* ``site_dir``: ``$DESCENT_SITE_DIR`` when set (nox builds the site first), else one
-  ``mkdocs build --strict`` per session into a temporary directory.
-* ``server``: ``python -m http.server`` on 127.0.0.1 and a free port (``server_port``; a site
-  built here names it in ``site_url`` so instant navigation works), serving ``site_dir``;
+* ``site_dir`` and ``server_port``: from tests/conftest.py, shared with the other tests (one
+  ``mkdocs build --strict`` per session, or ``$DESCENT_SITE_DIR`` when set: nox builds the site first).
+* ``server``: ``python -m http.server`` on 127.0.0.1 and ``server_port`` (a site built by the
+  session names it in ``site_url`` so instant navigation works), serving ``site_dir``;
   the fixture's value is the base URL (``http://127.0.0.1:PORT/``).
 * ``browser``: Debian's chromium (``/usr/bin/chromium``; ``playwright install`` cannot download
   here) through ``playwright.sync_api``.
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -98,67 +97,6 @@ def all_page_paths() -> list[str]:
 def pytest_generate_tests(metafunc):
     if "site_page" in metafunc.fixturenames:
         metafunc.parametrize("site_page", page_paths())
-
-
-@pytest.fixture(scope="session")
-def server_port() -> int:
-    """The port ``server`` will use, chosen first so the build can name it in site_url.
-
-    With ``$DESCENT_SITE_DIR`` (a site built beforehand, e.g. by nox at site_url
-    http://127.0.0.1:8000/), the port its sitemap names when that port is free, so Material's
-    instant navigation still intercepts links; otherwise any free port.
-    """
-    named = _sitemap_port(os.environ.get("DESCENT_SITE_DIR"))
-    if named is not None:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", named))
-                return named
-            except OSError:
-                pass
-    return _free_port()
-
-
-def _sitemap_port(site: str | None) -> int | None:
-    """The 127.0.0.1 port of the first URL in ``site``/sitemap.xml, or None."""
-    if not site or not (Path(site) / "sitemap.xml").is_file():
-        return None
-    text = (Path(site) / "sitemap.xml").read_text(encoding="utf-8")
-    if "<loc>" not in text:
-        return None
-    loc = urlsplit(text.split("<loc>", 1)[1].split("</loc>", 1)[0].strip())
-    if loc.hostname != "127.0.0.1":
-        return None
-    return loc.port or 80
-
-
-@pytest.fixture(scope="session")
-def site_dir(tmp_path_factory, server_port) -> Path:
-    env_dir = os.environ.get("DESCENT_SITE_DIR")
-    if env_dir:
-        path = Path(env_dir)
-        if not (path / "index.html").is_file():
-            pytest.fail(f"DESCENT_SITE_DIR={env_dir} has no index.html: build the site first")
-        return path
-    if not (ROOT / "mkdocs.yml").is_file():
-        pytest.skip("no mkdocs.yml yet: cannot build the site")
-    out = tmp_path_factory.mktemp("site")
-    # site_url must name the served origin, port included: Material's instant navigation only
-    # intercepts links listed in sitemap.xml, and it rewrites their scheme and host but not the port.
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DESCENT_SITE_URL=f"http://127.0.0.1:{server_port}/")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT, capture_output=True, text=True, env=env,
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    return out
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
