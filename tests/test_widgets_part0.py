@@ -6,25 +6,13 @@ with what the widgets render.
 
 from __future__ import annotations
 
-import html
 import re
 
 import pytest
+from widget_html import stat as _stat
+from widget_html import text as _text
 
 from descent.widgets import FieldError, get, part0, render_static, run
-
-
-def _text(markup: str) -> str:
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", markup))).strip()
-
-
-def _stat(markup: str, label: str) -> str:
-    m = re.search(
-        re.escape(label) + r'</p><p class="descent-stat__value"><span class="descent-stat__number">([^<]*)<',
-        markup,
-    )
-    assert m, label
-    return html.unescape(m.group(1))
 
 
 def test_prompts_are_the_trace_prompts():

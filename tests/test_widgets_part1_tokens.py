@@ -10,20 +10,12 @@ import html
 import re
 
 import pytest
+from widget_html import stat as _stat
 
 from descent import sampling, tokenizer
 from descent.widgets import part1_tokens as p1
 from descent.widgets import render_static, run
 from descent.widgets.part0 import prompt_trace, show
-
-
-def _stat(markup: str, label: str) -> str:
-    m = re.search(
-        re.escape(label) + r'</p><p class="descent-stat__value"><span class="descent-stat__number">([^<]*)<',
-        markup,
-    )
-    assert m, label
-    return html.unescape(m.group(1))
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import math
 import re
 
 import pytest
+from widget_html import text as _text
 
 from descent import catalog, numerics, transformer
 from descent.memory import RUNTIME_ALLOWANCE, size
@@ -27,11 +28,6 @@ COMBOS = [
     dict(model="llama-3.1-405b", weights="bf16", kv="bf16", context=131072, batch=4, accelerator="h100-sxm"),
     dict(model="deepseek-v3", weights="fp8", kv="bf16", context=4096, batch=256, accelerator="mi355x"),
 ]
-
-
-def _text(markup: str) -> str:
-    """Visible text of rendered HTML: tags removed, entities decoded, spaces collapsed."""
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", markup))).strip()
 
 
 def _stat(markup: str, label: str) -> str:
