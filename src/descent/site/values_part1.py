@@ -19,7 +19,7 @@ import random
 
 from descent import catalog, numerics, transformer
 from descent.site.shortcodes import Arg, table, value
-from descent.site.values import MODEL, fmt_count, fmt_num, md_table
+from descent.site.values import MODEL, fmt_bytes, fmt_count, fmt_num, md_table
 from descent.widgets.part1_model import embedding_data
 
 __all__ = [
@@ -232,8 +232,8 @@ def gqa_savings(dtype: str) -> str:
                 m.num_heads,
                 m.num_kv_heads,
                 kind,
-                f"{fmt_num(kv / 1024)} KiB",
-                f"{fmt_num(mha / 1024)} KiB",
+                fmt_bytes(kv, "KiB"),
+                fmt_bytes(mha, "KiB"),
                 f"{fmt_num(mha / kv)}x",
             ]
         )
