@@ -16,7 +16,8 @@ et al. 2023, "GQA", section 2 (K key/value heads shared by groups of query heads
 
 from __future__ import annotations
 
-from descent import catalog
+from descent import catalog, transformer
+from descent.units import GiB, KiB
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
 
@@ -29,15 +30,12 @@ KV_TENSORS = 2
 #: Bytes per KV element of the precisions offered, by name (FP32 4, BF16/FP16 2, FP8 1).
 PRECISION_BYTES = {"fp32": 4, "bf16": 2, "fp8": 1}
 
-#: One kibibyte, mebibyte and gibibyte in bytes (binary units, labelled KiB / MiB / GiB).
-KIB, MIB, GIB = 2**10, 2**20, 2**30
-
 #: Longest context the demo accepts, in tokens (the site-wide limit for context inputs).
-MAX_CONTEXT_TOKENS = 10_000_000
+MAX_CONTEXT_TOKENS = transformer.MAX_CONTEXT_TOKENS
 
 
 def _gib(n: int) -> str:
-    return f"{v.fmt(n / GIB)} GiB"
+    return f"{v.fmt(n / GiB)} GiB"
 
 
 def preset_models() -> list[catalog.Model]:
@@ -100,9 +98,9 @@ def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, precision: 
         for m in preset_models()
     ]
     return [
-        v.stat("KV cache per token", f"{v.fmt(per_token / KIB)}", "KiB",
+        v.stat("KV cache per token", f"{v.fmt(per_token / KiB)}", "KiB",
                note=f"2 x {layers} x {kv_heads} x {head_dim} x {per_elem} B = {per_token:,} bytes"),
-        v.stat("KV cache for the context", f"{v.fmt(total / GIB)}", "GiB",
+        v.stat("KV cache for the context", f"{v.fmt(total / GiB)}", "GiB",
                note=f"{per_token:,} bytes x {context:,} tokens = {total:,} bytes"),
         v.bar_list(rows, caption=f"The same cache at each precision ({context:,} tokens)"),
         v.chips(presets, caption="Load a model's shape (from the catalog)", tokens=False),
