@@ -7,8 +7,10 @@ from hypothesis import strategies as st
 from descent.catalog import models
 from descent.hardware import (
     bytes_per_decode_step,
+    check_inputs,
     decode_ceiling,
     decode_step_bytes,
+    kv_cache_bytes,
     peak_flops,
     ridge_point,
     roofline,
@@ -25,6 +27,19 @@ def test_untied_embedding_reads_only_looked_up_rows():
     assert s4.weight_params == 8_030_261_248 - 525_336_576 + 4 * 4_096
     # Bytes: 2 per BF16 weight, plus KV of 1 token: 65,536 values * 2 bytes.
     assert s.total_bytes == 2 * (8_030_261_248 - 525_336_576 + 4_096) + 131_072
+
+
+def test_check_inputs_and_kv_cache_bytes():
+    # Llama 3.1 8B (config.json: 32 layers, 8 KV heads, head_dim 128): 2 x 32 x 8 x 128 = 65,536
+    # KV values per token; BF16 = 2 bytes -> 131,072 bytes; 8,192 tokens x 2 sequences -> 2 GiB.
+    m, wp, kp = check_inputs("llama-3.1-8b", "fp8", "bf16", 8192, 2)
+    assert (m.id, wp.name, kp.name) == ("llama-3.1-8b", "fp8", "bf16")
+    assert kv_cache_bytes(m, kp, 8192, 2) == 131_072 * 8192 * 2 == 2**31
+    # The first bad input is named, in the order model, weights, kv, context, batch.
+    with pytest.raises(ValueError, match="batch must be 1 to 100,000 sequences"):
+        check_inputs("llama-3.1-8b", "fp8", "bf16", 8192, 0)
+    with pytest.raises(ValueError, match="context"):
+        check_inputs("llama-3.1-8b", "fp8", "bf16", 0, 0)
 
 
 def test_tied_embedding_is_read_in_full_as_the_head():
