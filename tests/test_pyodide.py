@@ -144,6 +144,7 @@ def test_on_post_build_writes_wheel_manifest_and_pyodide(tmp_path):
     assert whl.is_file() and manifest["bytes"] == whl.stat().st_size and len(manifest["sha256"]) == 64
     for f in runtime.PYODIDE_FILES:
         assert (site / "assets/pyodide" / f).read_bytes() == (PYODIDE / f).read_bytes()
+    assert (site / "assets/pyodide" / runtime.SNAPSHOT_FILE).stat().st_size > 0
 
 
 def test_wheel_size_limit_and_bad_epoch(tmp_path, monkeypatch):
@@ -155,3 +156,41 @@ def test_wheel_size_limit_and_bad_epoch(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
     with pytest.raises(ValueError, match="SOURCE_DATE_EPOCH must be a whole number of seconds, got 'yesterday'"):
         runtime.build_wheel(ROOT, tmp_path)
+
+
+_SNAPSHOT_BOOT = """
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+const [dir, snap] = process.argv.slice(2);
+const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
+const py = await loadPyodide({ indexURL: dir + "/", _loadSnapshot: readFileSync(snap) });
+console.log(JSON.stringify({
+  sum: py.runPython("6 * 7"),
+  preimported: py.runPython(`import sys; sorted(m for m in %s if m in sys.modules)`).toJs(),
+}));
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
+def test_snapshot_is_reproducible_and_boots(tmp_path):
+    # Two roots sharing node_modules, each with its own empty .cache/: two independent snapshots.
+    made = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+        made.append(runtime.make_snapshot(root, root / "site"))
+    assert made[0].name == runtime.SNAPSHOT_FILE
+    assert made[0].read_bytes() == made[1].read_bytes(), "the snapshot must be byte-for-byte reproducible"
+    script = tmp_path / "boot.mjs"
+    script.write_text(_SNAPSHOT_BOOT % json.dumps(list(runtime.SNAPSHOT_PREIMPORTS)))
+    proc = subprocess.run([NODE, str(script), str(PYODIDE), str(made[0])], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    assert res["sum"] == 42
+    # Restored, not re-imported: every pre-imported module is already in sys.modules (a plain boot of
+    # Pyodide 314 lacks html, importlib.resources, pkgutil and tomllib: checked under node).
+    assert res["preimported"] == sorted(runtime.SNAPSHOT_PREIMPORTS)

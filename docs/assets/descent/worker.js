@@ -7,8 +7,8 @@
 //                   {type: "result", id, ok: true, html} | {type: "result", id, ok: false, field, message}
 //
 // Every URL is resolved relative to this module, so the site works under any base path, and
-// nothing is fetched from another origin: Pyodide's core is vendored in ../pyodide/ and the
-// wheel in ./wheels/ (both written by descent.site.runtime.on_post_build).
+// nothing is fetched from another origin: Pyodide's core and its memory snapshot are vendored in
+// ../pyodide/ and the wheel in ./wheels/ (all written by descent.site.runtime.on_post_build).
 
 const PYODIDE_URL = new URL("../pyodide/", import.meta.url);
 const WHEELS_URL = new URL("wheels/", import.meta.url);
@@ -24,17 +24,34 @@ async function fetchWheel() {
   return new Uint8Array(await resp.arrayBuffer());
 }
 
+async function fetchSnapshot() {
+  const resp = await fetch(new URL("pyodide-snapshot.bin", PYODIDE_URL));
+  if (!resp.ok) throw new Error(`pyodide-snapshot.bin: HTTP ${resp.status}`);
+  return resp.arrayBuffer();
+}
+
 async function start() {
   const t0 = performance.now();
   // The wheel downloads while Pyodide boots (the boot is CPU-bound: wasm compile + interpreter start).
   const wheel = fetchWheel();
   wheel.catch(() => {}); // reported by the await below, not as an unhandled rejection
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
-  const pyodide = await loadPyodide({
+  const config = {
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
     lockFileURL: new URL("pyodide-lock.json", PYODIDE_URL).href,
-  });
+  };
+  let pyodide;
+  try {
+    // A booted interpreter's memory, saved at build time (descent.site.runtime.make_snapshot):
+    // restoring it skips Python's start-up, about half of the time to the first result.
+    const snapshot = fetchSnapshot();
+    snapshot.catch(() => {}); // a failed fetch is handled below, not an unhandled rejection
+    pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
+  } catch (err) {
+    console.warn(`descent: starting Pyodide from its snapshot failed (${err}); starting it afresh`);
+    pyodide = await loadPyodide(config);
+  }
   pyodide.unpackArchive(await wheel, "wheel");
   const mod = pyodide.pyimport("descent.widgets");
   runJson = mod.run_json;
