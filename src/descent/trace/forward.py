@@ -135,7 +135,7 @@ def forward(model: Model, token_ids, cache: KVCache | None = None, all_logits: b
             np.repeat(v, H // K, axis=0),
         )  # (H, S, dh): query head j uses kv head j // (H/K)
         weights = softmax_last(q @ k.transpose(0, 2, 1) * scale + mask)  # (H, T, S)
-        last_attention.append(weights[:, -1, :])  # (H, S)
+        last_attention.append(weights[:, -1, :].copy())  # (H, S): a copy, so the (H, T, S) array is freed
         attn = (weights @ v).transpose(1, 0, 2).reshape(T, H * dh)  # (T, D)
         x = x + attn @ model.layer(layer, "attn_output").T  # (T, D)
         h = rms_norm(x, model.layer(layer, "ffn_norm"), c.rms_eps)  # (T, D)
