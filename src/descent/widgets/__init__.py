@@ -260,6 +260,12 @@ class Input:
             raise FieldError(
                 self.name, f"{self.label} must be at most {self.max_length:,} characters, got {len(raw):,}"
             )
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate, e.g. half of a pasted emoji
+            raise FieldError(
+                self.name, f"{self.label} must be valid Unicode text; character {exc.start + 1} is half of a pair"
+            ) from None
         return raw
 
     def _coerce_number(self, raw: Any) -> int | float:
@@ -283,7 +289,11 @@ class Input:
             if not self.min <= x <= self.max:
                 raise FieldError(self.name, self._range_message(_show(raw)))
         elif not math.isfinite(x):
-            raise FieldError(self.name, self._range_message(_show(raw)))
+            # NaN or infinity (a number box that cannot parse "1e400" reports NaN): repeating the
+            # value back would show the reader a "NaN" they never typed.
+            unit = f" {self.unit}" if self.unit else ""
+            raise FieldError(self.name, f"{self.label} must be a number from {_fmt_num(self.min)} to "
+                             f"{_fmt_num(self.max)}{unit}")
         if self.integer:
             if x != int(x):
                 raise FieldError(self.name, f"{self.label} must be a whole number, got {_show(raw)}")
