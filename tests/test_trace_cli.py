@@ -73,3 +73,17 @@ def test_bad_values_one_line_exit_2(capsys, argv, allowed):
     assert out == ""
     assert allowed in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_missing_gguf_is_one_line_exit_2(monkeypatch, capsys):
+    # A bad $DESCENT_GGUF used to print "internal error: FileNotFoundError" with exit 1
+    # (fresh-user trial); it is a bad value the reader can fix, so: one line, exit 2.
+    from descent.cli import main
+
+    from descent.trace import gguf_reader
+
+    gguf_reader.load_model.cache_clear()  # an earlier test's model would answer without the file
+    monkeypatch.setenv("DESCENT_GGUF", "/nonexistent/model.gguf")
+    assert main(["trace", "hi"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "GGUF file not found: /nonexistent/model.gguf" in err[0] and "DESCENT_GGUF" in err[0]

@@ -209,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:  # bad ids, precisions, ranges; CatalogError is a ValueError too
         print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
+    except FileNotFoundError as e:  # the SmolLM2 GGUF is missing, or $DESCENT_GGUF names no file
+        print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
     except SystemExit as e:  # --help and --version exit 0 through argparse
         return e.code if isinstance(e.code, int) else 0
     except BrokenPipeError:  # `descent models | head`

