@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 #: Milliseconds to wait for Pyodide + the descent wheel (about 3 s here; CI machines are slower).
 LIVE_TIMEOUT_MS = 90_000
@@ -312,8 +313,13 @@ def test_instant_navigation_through_every_page(site_dir, server, make_page, all_
         nxt = page.locator("a.md-footer__link--next")
         if nxt.count() == 0:
             break
+        target = nxt.evaluate("a => a.href")
+        title = page.locator("article h1").first.inner_text()
         nxt.click()
-        page.wait_for_function("u => location.href !== u", arg=seen[-1])
+        # The address changes before Material swaps the new content in: wait for the new page's
+        # own heading, or the next click would follow the old page's footer link again.
+        expect(page).to_have_url(target)
+        expect(page.locator("article h1").first).not_to_have_text(title)
         page.wait_for_load_state()
         seen.append(page.url)
     visited = sorted(urlsplit(u).path.lstrip("/") or "index.html" for u in seen)
