@@ -97,9 +97,9 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff check and format check."""
+    """ruff check over the package, tests, figures, tools and the noxfile."""
     session.install("ruff>=0.6")
-    session.run("ruff", "check", "src", "tests", "figures", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "figures", "tools", "noxfile.py", "hooks")
 
 
 @nox.session(python=PYTHON)

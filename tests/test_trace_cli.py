@@ -79,7 +79,6 @@ def test_missing_gguf_is_one_line_exit_2(monkeypatch, capsys):
     # A bad $DESCENT_GGUF used to print "internal error: FileNotFoundError" with exit 1
     # (fresh-user trial); it is a bad value the reader can fix, so: one line, exit 2.
     from descent.cli import main
-
     from descent.trace import gguf_reader
 
     gguf_reader.load_model.cache_clear()  # an earlier test's model would answer without the file

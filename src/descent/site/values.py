@@ -456,8 +456,9 @@ def _describe_other(kind: str, name: str) -> str:
 
 
 # Part 5 entries (sizing, decode speed across the field) live in their own module.
-from descent.site import values_part5  # noqa: E402,F401  (registers on import)
-
 # Part 1 entries (embeddings, stacks, attention, MoE) live in their own module.
-from descent.site import values_part1  # noqa: E402,F401  (registers on import)
-from descent.site import values_part01  # noqa: E402,F401  (registers on import)
+from descent.site import (
+    values_part01,  # noqa: E402,F401  (registers on import)
+    values_part1,  # noqa: E402,F401  (registers on import)
+    values_part5,  # noqa: E402,F401  (registers on import)
+)
