@@ -457,8 +457,4 @@ def _describe_other(kind: str, name: str) -> str:
 
 # Part 5 entries (sizing, decode speed across the field) live in their own module.
 # Part 1 entries (embeddings, stacks, attention, MoE) live in their own module.
-from descent.site import (
-    values_part01,  # noqa: E402,F401  (registers on import)
-    values_part1,  # noqa: E402,F401  (registers on import)
-    values_part5,  # noqa: E402,F401  (registers on import)
-)
+from descent.site import values_part01, values_part1, values_part5  # noqa: E402,F401,I001  (register on import)
