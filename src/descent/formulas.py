@@ -455,7 +455,7 @@ _register(Formula(
      Sym(_VI.label, "v", "the values, one row per token", "values"),
      Sym(_c, "c", "output component index", "index"), _d, _Tn),
     "Vaswani et al. 2017, \"Attention Is All You Need\", section 3.2.1, eq. 1, for one row of Q",
-    note="The fraction is a softmax over the T scores; in matrix form, softmax(QK^T / sqrt(d)) V.",
+    note=r"The fraction is a softmax over the $T$ scores; in matrix form, $\operatorname{softmax}(QK^\top/\sqrt{d})\,V$.",
     check=_check_attention,
 ))
 
@@ -492,7 +492,7 @@ _register(Formula(
      Sym(_DW.label, "W", "down projection, F x d", "weights"),
      Sym(_c, "c", "output component index", "index"), _d, _Fn),
     "Shazeer 2020, \"GLU Variants Improve Transformer\", eq. 6 (FFN_SwiGLU with Swish_1 = SiLU)",
-    note="h/(1 + e^{-h}) is SiLU (Swish), the bend; the up path multiplies it; the down projection "
+    note=r"$h/(1 + e^{-h})$ is SiLU (Swish), the bend; the up path multiplies it; the down projection "
          "returns to width d. Three d x F matrices per layer, against two for the classic FFN.",
     check=_check_swiglu,
 ))
