@@ -103,7 +103,7 @@ def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
     box = w.locator('[data-field="context"] input[type=number]')
     box.fill("")
     box.press_sequentially("1e999")
-    expect(field.locator(".descent-field__error")).to_have_text("Context must be 1 to 10,000,000 tokens, got 'NaN'")
+    expect(field.locator(".descent-field__error")).to_have_text("Context must be a number from 1 to 10,000,000 tokens")
 
     _set_number(page, "context", "4096")
     page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=10_000)
