@@ -147,3 +147,13 @@ def test_format_si_value_is_close(x):
     }
     value = float(number.replace(",", "")) * prefix[unit[:-1]]
     assert value == pytest.approx(x, rel=5e-3)
+
+
+def test_plural_counts_one_in_the_singular():
+    # "1 tokens" showed in the CLI and widgets (fresh-user trial); English takes the singular for 1 only.
+    from descent.units import plural
+
+    assert plural(1, "token") == "1 token"
+    assert plural(0, "token") == "0 tokens"
+    assert plural(8192, "token") == "8,192 tokens"
+    assert plural(2, "sequence") == "2 sequences"

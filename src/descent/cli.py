@@ -25,7 +25,7 @@ from descent.catalog import accelerators, models
 from descent.hardware import MAX_BATCH
 from descent.memory import RUNTIME_ALLOWANCE, size
 from descent.numerics import KV_PRECISIONS, PRECISIONS
-from descent.units import GB, GiB, format_bytes, format_count, format_rate, format_si, parse_count
+from descent.units import GB, GiB, format_bytes, format_count, format_rate, format_si, parse_count, plural
 
 try:  # the real-model trace adds `trace` and `generate`; absent in a core-only install
     from descent.trace import cli as trace_cli
@@ -83,7 +83,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
         ("weights", f"{_bytes_both(s.weights_bytes)}  ({s.weights}, all parameters)"),
         (
             "KV cache",
-            f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {s.context:,} tokens x {s.batch:,} sequence{'s' if s.batch > 1 else ''}; "
+            f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {plural(s.context, 'token')} x {plural(s.batch, 'sequence')}; "
             f"{format_bytes(s.kv_bytes_per_token, 'auto-binary')} per token)",
         ),
         (

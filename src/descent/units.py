@@ -282,3 +282,9 @@ def parse_count(text: str) -> int:
     if value != int(value):
         raise ValueError(f"count must be a whole number, got {text!r} = {value}")
     return int(value)
+
+
+def plural(n: int, word: str, plural_form: str | None = None) -> str:
+    """``n`` with its thousands separators and ``word``, plural unless ``n`` is 1: ``plural(1, "token")``
+    is "1 token", ``plural(8192, "token")`` is "8,192 tokens". ``plural_form`` overrides the added "s"."""
+    return f"{n:,} {word if n == 1 else (plural_form or word + 's')}"

@@ -19,6 +19,7 @@ import functools
 import json
 from importlib import resources
 
+from descent.units import plural
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
 
@@ -242,7 +243,7 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
     )
     out.append(
         v.chips(
-            [token_chip(t) for t in p["tokens"]], caption=f"What the model reads: {len(p['tokens'])} tokens"
+            [token_chip(t) for t in p["tokens"]], caption=f"What the model reads: {plural(len(p['tokens']), 'token')}"
         )
     )
     shown = list(range(min(SHOWN_CANDIDATES, len(cands))))
@@ -299,11 +300,11 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
             v.chip("next step \u2192", None, "is-nav", f"go to step {step + 1}", set={"step": step + 1})
         )
     out.append(v.chips(nav, caption=f"Step {step} of {last}", tokens=False))
-    made = f"the prompt and the {step} tokens it has chosen so far" if step else "the prompt alone"
+    made = f"the prompt and the {plural(step, 'token')} it has chosen so far" if step else "the prompt alone"
     out.append(
         v.chips(
             context_chips(p, step),
-            caption=f"Step {step}: the model reads {s['context_length']} tokens, {made}",
+            caption=f"Step {step}: the model reads {plural(s['context_length'], 'token')}, {made}",
         )
     )
     tok = s["token"]

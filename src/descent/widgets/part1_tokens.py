@@ -19,6 +19,7 @@ Core rule: standard library and core ``descent`` modules only.
 from __future__ import annotations
 
 from descent import sampling, tokenizer
+from descent.units import plural
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
 from descent.widgets.part0 import (
@@ -149,7 +150,7 @@ def tokenizer_widget(text: str) -> list[dict]:
         v.stat("Characters per token", v.fmt(n_chr / n_tok) if n_tok else "n/a"),
         v.chips(
             [v.chip(t, i, f"tok-{c}", TOKEN_CLASSES[c]) for t, i, c in pieces],
-            caption=f"{n_tok:,} tokens. Underlines: {legend}" if n_tok else "No tokens",
+            caption=f"{plural(n_tok, 'token')}. Underlines: {legend}" if n_tok else "No tokens",
         ),
     ]
 
@@ -321,8 +322,8 @@ def autoregression(prompt: str, step: int) -> list[dict]:
         v.stat("This step, without a cache", nc, "tokens"),
         v.bar_list(
             [
-                v.bar("With a KV cache", cw, display=f"{cw:,} tokens"),
-                v.bar("Without a cache", cn, display=f"{cn:,} tokens"),
+                v.bar("With a KV cache", cw, display=plural(cw, "token")),
+                v.bar("Without a cache", cn, display=plural(cn, "token")),
             ],
             caption=f"Tokens run through all the layers, steps 0 to {n}",
         ),
