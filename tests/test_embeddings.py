@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from json_compare import differences
 
 from descent import tokenizer
 from descent.trace import embeddings
@@ -26,7 +27,9 @@ def exported():
 
 
 def test_export_equals_a_fresh_computation(matrix, exported):
-    assert embeddings.compute(matrix) == exported
+    # Structure, words and ids exactly; floats to 1e-3 relative (the last printed digit depends on
+    # the order of sums, which BLAS and the CPU choose).
+    assert not differences(embeddings.compute(matrix), exported)
 
 
 def test_shape_and_word_list(exported):

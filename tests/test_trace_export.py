@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 from importlib import resources
 
 import pytest
+from json_compare import differences as _differences
 
 from descent.trace import export
 
@@ -24,34 +24,6 @@ def test_rounding_keeps_five_significant_figures():
 def test_dumps_is_deterministic_and_sorted():
     text = export.dumps({"b": 1, "a": [1.5, "é"]})
     assert text == '{"a":[1.5,"é"],"b":1}\n'
-
-
-#: Float32 sums in another order (BLAS threads, another CPU's kernels) move the 5th significant
-#: figure of an attention weight or probability; anything a code change would do moves far more.
-EXPORT_REL_TOL = 1e-3
-EXPORT_ABS_TOL = 1e-6
-
-
-def _differences(a, b, path="", out=None):
-    """Paths where two exports differ: structure, text and ids exactly, numbers within the tolerances."""
-    out = [] if out is None else out
-    if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, str) or a is None:
-        if a != b:
-            out.append(f"{path}: {a!r} != {b!r}")
-    elif isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        if not math.isclose(a, b, rel_tol=EXPORT_REL_TOL, abs_tol=EXPORT_ABS_TOL):
-            out.append(f"{path}: {a!r} != {b!r}")
-    elif isinstance(a, dict) and isinstance(b, dict):
-        if a.keys() != b.keys():
-            out.append(f"{path}: keys {sorted(a)} != {sorted(b)}")
-        for k in a.keys() & b.keys():
-            _differences(a[k], b[k], f"{path}.{k}", out)
-    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _differences(x, y, f"{path}[{i}]", out)
-    else:
-        out.append(f"{path}: {a!r} != {b!r}")
-    return out
 
 
 def test_differences_catches_a_changed_token_and_a_moved_probability():
