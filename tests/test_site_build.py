@@ -76,6 +76,21 @@ def test_no_asset_loads_from_another_origin(site_dir):
         assert "https://" not in stripped, (path, stripped[stripped.find("https://") - 80:][:200])
 
 
+def test_no_canonical_url_on_a_loopback_address(site_dir):
+    # The test build's site_url is http://127.0.0.1:<port>/ (instant navigation needs it); a canonical
+    # link to the reader's own machine would be wrong in any hosted or offline copy.
+    for path in _all_html(site_dir):
+        html = path.read_text(encoding="utf-8")
+        assert not re.search(r'rel="canonical" href="https?://(127\.|localhost|\[::1\])', html), path
+
+
+def test_drop_loopback_canonical_keeps_a_real_one():
+    local = '<link rel="canonical" href="http://127.0.0.1:8000/part-5.html">\n<title>x</title>'
+    assert hooks.drop_loopback_canonical(local) == "<title>x</title>"
+    real = '<link rel="canonical" href="https://descent.example/part-5.html"><title>x</title>'
+    assert hooks.drop_loopback_canonical(real) == real
+
+
 def test_external_asset_detector():
     # The check the build runs on every page (hooks.on_post_page) and the test above relies on.
     html = ('<link rel="canonical" href="https://a.example/"><a href="https://b.example">b</a>'

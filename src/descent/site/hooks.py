@@ -194,8 +194,21 @@ def external_assets(html: str) -> list[str]:
     return found
 
 
+#: A canonical URL on a loopback address (the default site_url, where `nox -s serve` serves) is never
+#: the page's real address: a hosted or offline copy would point search engines and readers' tools at
+#: the reader's own machine. Dropped; set DESCENT_SITE_URL when deploying and the canonical stays.
+_LOOPBACK_CANONICAL = re.compile(
+    r'<link rel="canonical" href="https?://(?:127\.\d+\.\d+\.\d+|localhost|\[::1\])(?::\d+)?/[^"]*">\s*'
+)
+
+
+def drop_loopback_canonical(html: str) -> str:
+    """``html`` without a ``<link rel="canonical">`` that names a loopback address."""
+    return _LOOPBACK_CANONICAL.sub("", html)
+
+
 def on_post_page(output: str, page: Any, config: Any) -> str:
-    output = _MERMAID_CDN.sub("", output)
+    output = drop_loopback_canonical(_MERMAID_CDN.sub("", output))
     found = external_assets(output)
     if found:
         raise PluginError(
