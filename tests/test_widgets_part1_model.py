@@ -171,7 +171,12 @@ def test_qkv_example_saturates_without_division():
 # ---- moe_router ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", p1.MOE_MODELS)
+def test_moe_router_offers_exactly_the_catalog_moe_rows():
+    # A new MoE row must appear in the router widget (p1.MOE_MODELS lists them, default first).
+    assert sorted(p1.MOE_MODELS) == sorted(i for i, m in catalog.models().items() if m.is_moe)
+
+
+@pytest.mark.parametrize("model", [i for i, m in catalog.models().items() if m.is_moe])
 def test_moe_router_counts_equal_param_counts(model):
     p = transformer.param_counts(catalog.model(model))
     r = widgets.run("moe_router", {"model": model})
