@@ -15,18 +15,23 @@ checked at all goes in ``NO_PEER`` with the reason.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-
-from descent.catalog import MLA, Model, models  # noqa: E402
-from descent.transformer import param_counts  # noqa: E402
+from descent.catalog import MLA, Model, models
+from descent.transformer import param_counts
 
 pytestmark = pytest.mark.peer
+
+
+@functools.cache
+def _hf():
+    """(torch, transformers), imported when a test first needs them, so that collecting this module
+    (``nox -s fast`` deselects it, in a venv without them) imports neither."""
+    return pytest.importorskip("torch"), pytest.importorskip("transformers")
 
 #: Catalog rows the peer test cannot check, each with the reason. Empty: every row is checked.
 NO_PEER: dict[str, str] = {}
@@ -205,10 +210,12 @@ def architecture(m: Model) -> Architecture:
 def _config(m: Model):
     """The transformers config for catalog model ``m``, from the catalog's values only."""
     arch = architecture(m)
+    _, transformers = _hf()
     return getattr(transformers, arch.config)(**_common(m), **arch.kwargs(m))
 
 
 def _causal_lm(config):
+    torch, transformers = _hf()
     if isinstance(config, transformers.Gemma3TextConfig):
         cls = transformers.Gemma3ForCausalLM  # the text-only class (no vision tower)
     else:

@@ -107,6 +107,7 @@ process.stdout.write(out);
 
 
 @pytest.mark.slow
+@pytest.mark.pyodide
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 @pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
 def test_widgets_run_in_pyodide(wheel, tmp_path):
@@ -134,6 +135,9 @@ def test_widgets_run_in_pyodide(wheel, tmp_path):
     assert res["import_errors"] == {}, res["import_errors"]
 
 
+@pytest.mark.slow
+@pytest.mark.site
+@pytest.mark.pyodide  # the hook boots Pyodide under node for the snapshot
 def test_on_post_build_writes_wheel_manifest_and_pyodide(tmp_path):
     if not (PYODIDE / "pyodide.mjs").is_file():
         pytest.skip("node_modules/pyodide missing: run npm ci")
@@ -172,6 +176,7 @@ console.log(JSON.stringify({
 
 
 @pytest.mark.slow
+@pytest.mark.pyodide
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 @pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
 def test_snapshot_is_reproducible_and_boots(tmp_path):

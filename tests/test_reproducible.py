@@ -32,6 +32,7 @@ EPOCH = "1700000000"
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.site,
     pytest.mark.skipif(
         not (ROOT / "node_modules" / "pyodide").is_dir(), reason="node_modules missing: npm ci"
     ),

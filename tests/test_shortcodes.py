@@ -188,6 +188,7 @@ def _mini_project(tmp_path: Path, page_text: str) -> Path:
     return cfg
 
 
+@pytest.mark.site
 def test_a_bad_shortcode_fails_mkdocs_build(tmp_path):
     cfg = _mini_project(tmp_path, "# T\n\n<!-- descent:value kv_bytes_per_token model=gpt-5 -->\n")
     proc = build_site(tmp_path / "out", cfg)
@@ -196,6 +197,7 @@ def test_a_bad_shortcode_fails_mkdocs_build(tmp_path):
     assert "index.md: shortcode" in log and "model='gpt-5' is not allowed" in log
 
 
+@pytest.mark.site
 def test_bad_latex_fails_mkdocs_build(tmp_path):
     cfg = _mini_project(tmp_path, "# T\n\nBroken: $\\frac{1}{$\n")
     proc = build_site(tmp_path / "out", cfg)

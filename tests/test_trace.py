@@ -221,6 +221,7 @@ def test_trace_bad_arguments(kwargs, field):
         record.trace(**args)
 
 
+@pytest.mark.slow  # records every site prompt from an empty cache: about 5 s
 def test_site_traces_are_cached(trace_cache, monkeypatch):
     first = record.site_traces()
     assert [t["id"] for t in first] == [p["id"] for p in record.PROMPTS]
