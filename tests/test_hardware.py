@@ -36,9 +36,9 @@ def test_check_inputs_and_kv_cache_bytes():
     assert (m.id, wp.name, kp.name) == ("llama-3.1-8b", "fp8", "bf16")
     assert kv_cache_bytes(m, kp, 8192, 2) == 131_072 * 8192 * 2 == 2**31
     # The first bad input is named, in the order model, weights, kv, context, batch.
-    with pytest.raises(ValueError, match="batch must be 1 to 100,000 sequences"):
+    with pytest.raises(ValueError, match="Batch must be 1 to 100,000 sequences"):
         check_inputs("llama-3.1-8b", "fp8", "bf16", 8192, 0)
-    with pytest.raises(ValueError, match="context"):
+    with pytest.raises(ValueError, match="Context must be"):
         check_inputs("llama-3.1-8b", "fp8", "bf16", 0, 0)
 
 

@@ -98,11 +98,11 @@ def test_beyond_max_context_is_flagged_not_refused():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"context": 0}, "context must be 1 to 10,000,000 tokens"),
-        ({"context": 10_000_001}, "context must be 1 to 10,000,000 tokens"),
-        ({"context": 1.5}, "context must be 1 to 10,000,000 tokens"),
-        ({"batch": 0}, "batch must be 1 to 100,000"),
-        ({"batch": MAX_BATCH + 1}, "batch must be 1 to 100,000"),
+        ({"context": 0}, "Context must be 1 to 10,000,000 tokens, got 0"),
+        ({"context": 10_000_001}, "Context must be 1 to 10,000,000 tokens"),
+        ({"context": 1.5}, "Context must be a whole number from 1 to 10,000,000 tokens, got 1.5"),
+        ({"batch": 0}, "Batch must be 1 to 100,000 sequences"),
+        ({"batch": MAX_BATCH + 1}, "Batch must be 1 to 100,000"),
         ({"weights": "fp5"}, "unknown weight precision 'fp5'; allowed: fp32"),
         ({"kv": "nvfp4"}, "unknown KV-cache precision 'nvfp4'; allowed: fp32"),
     ],

@@ -87,7 +87,7 @@ import descent.widgets as w
 res = {
   "python": sys.version.split()[0],
   "default": w.run("kv_demo", {}),
-  "changed": json.loads(w.run_json("kv_demo", json.dumps({"context": "4096", "precision": "fp8"}))),
+  "changed": json.loads(w.run_json("kv_demo", json.dumps({"context": "4096", "kv": "fp8"}))),
   "bad": w.run("kv_demo", {"context": "-3"}),
   "nan": w.run("kv_demo", {"layers": float("nan")}),
   "numpy_loaded": "numpy" in sys.modules,

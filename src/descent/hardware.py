@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from descent import transformer
+from descent import params, transformer
 from descent.catalog import Accelerator, Model
 from descent.catalog import accelerator as _catalog_accelerator
 from descent.catalog import model as _catalog_model
@@ -68,7 +68,7 @@ __all__ = [
 
 #: Largest batch (concurrent sequences) accepted, sequences. A guard against typos, well above what
 #: serving engines run on one replica (vLLM's ``max_num_seqs`` defaults to a few hundred).
-MAX_BATCH = 100_000
+MAX_BATCH = params.BATCH.max
 
 #: How a batch of tokens spreads over MoE experts; see the module docstring.
 MOE_ROUTINGS = ("uniform", "active")
@@ -96,9 +96,7 @@ def resolve_accelerator(accelerator: str | Accelerator) -> Accelerator:
 
 def check_batch(batch: int) -> int:
     """Return ``batch`` if it is a whole number of sequences from 1 to ``MAX_BATCH``, else raise ValueError."""
-    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
-        raise ValueError(f"batch must be 1 to {MAX_BATCH:,} sequences, got {batch!r}")
-    return batch
+    return params.BATCH.check(batch)
 
 
 def check_inputs(

@@ -24,7 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from descent import transformer
+from descent import catalog, transformer
+from descent.checks import is_real
 from descent.catalog import Accelerator, Model
 from descent.hardware import (
     check_inputs,
@@ -34,8 +35,9 @@ from descent.hardware import (
     resolve_model,
 )
 from descent.numerics import BITS_PER_BYTE, weight_bytes
+from descent.units import format_count, format_percent
 
-__all__ = ["RUNTIME_ALLOWANCE", "Sizing", "fits_in", "size"]
+__all__ = ["RUNTIME_ALLOWANCE", "Sizing", "across_field", "fits_in", "moe_line", "size"]
 
 #: Share of an accelerator's memory reserved for activations, runtime context, workspace and
 #: fragmentation: 1 - vLLM's default ``gpu_memory_utilization`` (0.9). Dimensionless fraction.
@@ -110,11 +112,7 @@ def fits_in(total_bytes: float, accelerator: str | Accelerator) -> bool:
     Compares true bytes: a need of 141.1 GB (141.1e9 bytes) fits in H200's "141 GB", which is
     141 GiB = 151.4e9 bytes. Raises ValueError for an unknown id or a negative/non-finite size.
     """
-    if (
-        isinstance(total_bytes, bool)
-        or not isinstance(total_bytes, (int, float))
-        or not 0 <= total_bytes < math.inf
-    ):
+    if not is_real(total_bytes) or not 0 <= total_bytes < math.inf:
         raise ValueError(f"total_bytes must be a number of bytes >= 0, got {total_bytes!r}")
     return total_bytes <= resolve_accelerator(accelerator).memory_bytes
 
@@ -184,3 +182,45 @@ def size(
         decode_tokens_per_s=ceiling.tokens_per_s_per_sequence,
         decode_tokens_per_s_total=ceiling.tokens_per_s_total,
     )
+
+
+def moe_line(model: str) -> str | None:
+    """For a mixture-of-experts model: stored vs per-token parameters, as one sentence; else None.
+
+    Uses :func:`descent.transformer.param_counts` (``total`` counts every expert, ``active`` the
+    k of E experts one token runs through, plus everything shared). Raises ValueError for an
+    unknown model id.
+    """
+    m = catalog.model(model)
+    if m.moe is None:
+        return None
+    pc = transformer.param_counts(m)
+    share = pc.active / pc.total
+    return (
+        f"{m.name} is a mixture of experts: memory holds all {format_count(pc.total)} parameters "
+        f"({m.moe.num_experts} experts per layer), but each token runs through only "
+        f"{m.moe.experts_per_token} of them, {format_count(pc.active)} parameters ({format_percent(share, decimals=1)} of the total)."
+    )
+
+
+def across_field(
+    model: str, weights: str, kv: str = "bf16", context: int = 8192, batch: int = 1
+) -> list[Sizing]:
+    """One :class:`~descent.memory.Sizing` per catalog accelerator, fastest decode ceiling first.
+
+    Args:
+        model: catalog model id. weights: weight precision (``numerics.PRECISIONS``).
+        kv: KV-cache precision (``numerics.KV_PRECISIONS``). context: tokens per sequence, 1 to
+        10,000,000. batch: sequences, 1 to ``hardware.MAX_BATCH``.
+
+    Returns:
+        ``[Sizing, ...]`` sorted by ``decode_tokens_per_s`` (tokens/s per sequence), descending;
+        ties keep catalog order. ``Sizing.fits`` is False for a chip whose memory is below the
+        weights + KV cache + runtime allowance: its ceiling holds only "if it fit".
+
+    Raises:
+        ValueError: as :func:`descent.memory.size` (unknown id or precision, context or batch out
+            of range).
+    """
+    rows = [size(model, a, weights, kv, context, batch) for a in catalog.accelerators()]
+    return sorted(rows, key=lambda s: -s.decode_tokens_per_s)

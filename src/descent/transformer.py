@@ -18,9 +18,12 @@ Architecture assumptions, checked against ``transformers`` on the meta device by
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from .catalog import Model
+from descent import params
+from descent.checks import is_int
+from descent.catalog import Model
 
 __all__ = [
     "FLOP_PER_MAC",
@@ -51,7 +54,7 @@ __all__ = [
 #: Largest context, in tokens, any function here accepts. A calculator bound, not a model property:
 #: a model's own limit is ``Model.max_context`` (config.json ``max_position_embeddings``); asking
 #: for more is allowed so readers can explore, and :func:`beyond_max_context` says when they do.
-MAX_CONTEXT_TOKENS = 10_000_000
+MAX_CONTEXT_TOKENS = params.CONTEXT.max
 
 #: FLOP per multiply-accumulate: one multiply plus one add (Kaplan et al. 2020, "Scaling Laws for
 #: Neural Language Models", arXiv:2001.08361, section 2.1: "2N" forward FLOPs per token).
@@ -258,16 +261,10 @@ def check_context(model: Model, context: int) -> None:
 
     Contexts beyond ``model.max_context`` are allowed (see :func:`beyond_max_context`).
     """
-    if isinstance(context, bool) or not isinstance(context, int):
-        raise ValueError(
-            f"context must be 1 to {MAX_CONTEXT_TOKENS:,} tokens (a whole number), got {context!r} "
-            f"({model.name} supports up to {model.max_context:,})"
-        )
-    if not 1 <= context <= MAX_CONTEXT_TOKENS:
-        raise ValueError(
-            f"context must be 1 to {MAX_CONTEXT_TOKENS:,} tokens, got {context:,} "
-            f"({model.name} supports up to {model.max_context:,})"
-        )
+    try:
+        params.CONTEXT.check(context)
+    except params.ParamError as exc:
+        raise params.ParamError("context", f"{exc.message} ({model.name} supports up to {model.max_context:,})") from None
 
 
 def beyond_max_context(model: Model, context: int) -> bool:
@@ -572,6 +569,55 @@ class StackCount:
     def total(self) -> int:
         """Attention + FFN weight matrices of every layer."""
         return self.attention + self.ffn
+
+
+#: The example layer stack of Part 1's weight counter and its page numbers: GPT-2 small / BERT-base
+#: proportions (Radford et al. 2019, table 2: 12 layers, d_model 768; FFN 4 * d_model as in
+#: Vaswani et al. 2017, section 3.3), classic 2-matrix FFN.
+STACK_EXAMPLE = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ffn": 3072, "gated": False}
+
+#: Keys drawn for :func:`softmax_saturation`: one query against this many keys, entries from a
+#: standard normal (mean 0, variance 1, the assumption of Vaswani et al. 2017, footnote 4).
+SATURATION_KEYS = 16
+#: Seed of :func:`softmax_saturation`'s draw.
+SATURATION_SEED = 7
+
+
+def softmax_saturation(d: int) -> dict:
+    """Softmax of one random query against :data:`SATURATION_KEYS` random keys of width ``d``:
+    why attention divides its scores by sqrt(d) (Vaswani et al. 2017, section 3.2.1).
+
+    Returns ``score_std`` (standard deviation of the raw dot products: about sqrt(d)), and the
+    largest softmax weight with the scores divided by sqrt(d) (``scaled_max``) and without
+    (``unscaled_max``), plus the effective number of keys attended (2 to the entropy in bits) for
+    each. Deterministic (``random.Random(SATURATION_SEED)``).
+
+    Raises:
+        ValueError: d not 1 to 16,384.
+    """
+    import random
+
+    if not is_int(d) or not 1 <= d <= 16384:
+        raise ValueError(f"d must be 1 to 16,384, got {d!r}")
+    rng = random.Random(SATURATION_SEED)
+    q = [rng.gauss(0, 1) for _ in range(d)]
+    keys = [[rng.gauss(0, 1) for _ in range(d)] for _ in range(SATURATION_KEYS)]
+    zero = [[0.0] for _ in keys]
+    scaled = attend(q, keys, zero, scale=True)
+    raw = attend(q, keys, zero, scale=False)
+    mean = sum(raw["scores"]) / len(keys)
+    std = math.sqrt(sum((s - mean) ** 2 for s in raw["scores"]) / len(keys))
+
+    def spread(w: list[float]) -> float:
+        return 2 ** -sum(x * math.log2(x) for x in w if x > 0)
+
+    return {
+        "score_std": std,
+        "scaled_max": max(scaled["weights"]),
+        "unscaled_max": max(raw["weights"]),
+        "scaled_spread": spread(scaled["weights"]),
+        "unscaled_spread": spread(raw["weights"]),
+    }
 
 
 def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int, gated: bool,

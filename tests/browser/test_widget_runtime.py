@@ -113,7 +113,7 @@ def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
 
 def test_select_and_segmented_recompute(page, demo_url):
     w = go_live(page, demo_url, WIDGET)
-    w.locator('[data-field="precision"] label:has-text("FP8")').click()
+    w.locator('[data-field="kv"] label:has-text("FP8")').click()
     # FP8 (1 byte) halves the BF16 default: 536,870,912 B.
     expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
     w.locator('[data-field="head_dim"] select').select_option("64")

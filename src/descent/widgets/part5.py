@@ -23,16 +23,18 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
-from descent import catalog, numerics, transformer
-from descent.hardware import MAX_BATCH, decode_step_bytes
-from descent.memory import RUNTIME_ALLOWANCE, Sizing, size
-from descent.units import GB, KiB, format_bytes, format_count, format_number, format_rate
-from descent.widgets import Input, accelerator_options, model_options, precision_options, widget
+from descent import catalog, numerics
+from descent import params as P
+from descent.hardware import decode_step_bytes
+from descent.memory import RUNTIME_ALLOWANCE, Sizing, across_field, moe_line, size
+from descent.units import GB, KiB, format_bytes, format_count, format_int, format_number, format_percent, format_rate
+from descent.widgets import Input, widget
 from descent.widgets import views as v
 
 __all__ = [
     "DEFAULTS",
-    "FIELD_DEFAULTS",
+    "FIELD_BATCH",
+    "FIELD_KV",
     "across_field",
     "decode_across_field",
     "field_bars",
@@ -41,22 +43,13 @@ __all__ = [
     "size_it_yourself",
 ]
 
-#: Default inputs of the sandbox (and of the page's first-impression numbers): Llama 3.1 70B with
-#: FP8 weights and a BF16 KV cache on one H200, 8,192 tokens of context, one sequence.
-DEFAULTS = {
-    "model": "llama-3.1-70b",
-    "weights": "fp8",
-    "kv": "bf16",
-    "context": 8192,
-    "batch": 1,
-    "accelerator": "h200",
-}
+#: ``decode_across_field`` fixes the KV precision and the batch: one BF16 sequence (the
+#: declared defaults of :data:`descent.params.KV` and :data:`descent.params.BATCH`).
+FIELD_KV = P.KV.default
+FIELD_BATCH = P.BATCH.default
 
-#: Defaults of ``decode_across_field`` (KV precision and batch are fixed there: one BF16 sequence).
-FIELD_DEFAULTS = {"model": "llama-3.1-70b", "weights": "fp8", "kv": "bf16", "context": 8192, "batch": 1}
-
-#: Percent per unit fraction, for shares shown as "4.4%".
-PERCENT = 100
+#: The sandbox's default inputs: the declared defaults of its parameters (the running example).
+DEFAULTS = {p.name: p.default for p in (P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.ACCELERATOR)}
 
 
 def _gb_gib(n: float) -> str:
@@ -74,48 +67,6 @@ def rate_text(x: float) -> str:
     return format_number(float(x), RATE_SIG)
 
 
-def moe_line(model: str) -> str | None:
-    """For a mixture-of-experts model: stored vs per-token parameters, as one sentence; else None.
-
-    Uses :func:`descent.transformer.param_counts` (``total`` counts every expert, ``active`` the
-    k of E experts one token runs through, plus everything shared). Raises ValueError for an
-    unknown model id.
-    """
-    m = catalog.model(model)
-    if m.moe is None:
-        return None
-    pc = transformer.param_counts(m)
-    share = pc.active / pc.total * PERCENT
-    return (
-        f"{m.name} is a mixture of experts: memory holds all {format_count(pc.total)} parameters "
-        f"({m.moe.num_experts} experts per layer), but each token runs through only "
-        f"{m.moe.experts_per_token} of them, {format_count(pc.active)} parameters ({share:.1f}% of the total)."
-    )
-
-
-def across_field(
-    model: str, weights: str, kv: str = "bf16", context: int = 8192, batch: int = 1
-) -> list[Sizing]:
-    """One :class:`~descent.memory.Sizing` per catalog accelerator, fastest decode ceiling first.
-
-    Args:
-        model: catalog model id. weights: weight precision (``numerics.PRECISIONS``).
-        kv: KV-cache precision (``numerics.KV_PRECISIONS``). context: tokens per sequence, 1 to
-        10,000,000. batch: sequences, 1 to ``hardware.MAX_BATCH``.
-
-    Returns:
-        ``[Sizing, ...]`` sorted by ``decode_tokens_per_s`` (tokens/s per sequence), descending;
-        ties keep catalog order. ``Sizing.fits`` is False for a chip whose memory is below the
-        weights + KV cache + runtime allowance: its ceiling holds only "if it fit".
-
-    Raises:
-        ValueError: as :func:`descent.memory.size` (unknown id or precision, context or batch out
-            of range).
-    """
-    rows = [size(model, a, weights, kv, context, batch) for a in catalog.accelerators()]
-    return sorted(rows, key=lambda s: -s.decode_tokens_per_s)
-
-
 # ---------------------------------------------------------------------------------------------
 # size_it_yourself
 # ---------------------------------------------------------------------------------------------
@@ -129,62 +80,12 @@ def across_field(
     "this needs against the chip's memory; the numbers below give the fastest decode the chip's "
     "memory bandwidth allows.",
     inputs=[
-        Input(
-            "model",
-            "Model",
-            "select",
-            DEFAULTS["model"],
-            options=model_options(),
-            help="Every model of the catalog, shapes from its published config.json.",
-        ),
-        Input(
-            "weights",
-            "Weight precision",
-            "select",
-            DEFAULTS["weights"],
-            options=precision_options(numerics.PRECISIONS),
-            help="How each weight is stored; block-scaled formats include their scales.",
-        ),
-        Input(
-            "kv",
-            "KV-cache precision",
-            "select",
-            DEFAULTS["kv"],
-            options=precision_options(numerics.KV_PRECISIONS),
-            help="How each cached key and value is stored.",
-        ),
-        Input(
-            "context",
-            "Context",
-            "range",
-            DEFAULTS["context"],
-            unit="tokens",
-            min=1,
-            max=transformer.MAX_CONTEXT_TOKENS,
-            step=1,
-            log=True,
-            help="Tokens each conversation holds in the KV cache: prompt plus answer so far.",
-        ),
-        Input(
-            "batch",
-            "Batch",
-            "range",
-            DEFAULTS["batch"],
-            unit="sequences",
-            min=1,
-            max=MAX_BATCH,
-            step=1,
-            log=True,
-            help="Conversations decoded together, each with its own KV cache.",
-        ),
-        Input(
-            "accelerator",
-            "Accelerator",
-            "select",
-            DEFAULTS["accelerator"],
-            options=accelerator_options(),
-            help="One chip; its memory capacity and bandwidth come from the catalog.",
-        ),
+        Input(P.MODEL, "select"),
+        Input(P.WEIGHTS, "select"),
+        Input(P.KV, "select"),
+        Input(P.CONTEXT, "range", log=True),
+        Input(P.BATCH, "range", log=True),
+        Input(P.ACCELERATOR, "select"),
     ],
 )
 def size_it_yourself(
@@ -247,7 +148,7 @@ def size_it_yourself(
             format_bytes(s.kv_cache_bytes, "GB"),
         ),
         v.segment(
-            f"runtime allowance ({RUNTIME_ALLOWANCE * PERCENT:.0f}% of memory)",
+            f"runtime allowance ({format_percent(RUNTIME_ALLOWANCE, decimals=0)} of memory)",
             s.runtime_bytes,
             "is-other",
             format_bytes(s.runtime_bytes, "GB"),
@@ -287,7 +188,7 @@ def size_it_yourself(
         f"{format_bytes(step.kv_cache_bytes, 'GB')}"
     )
     if m.moe is not None and batch > 1:
-        step_note += f"; about {step.routed_expert_share * PERCENT:.0f}% of the experts are touched"
+        step_note += f"; about {format_percent(step.routed_expert_share, decimals=0)} of the experts are touched"
     out.append(
         v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note)
     )
@@ -349,38 +250,18 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     title="Decode speed across the field",
     description="One model on every chip of the catalog: the fastest decode each chip's memory "
     "bandwidth allows for one conversation. Greyed chips cannot hold the model.",
-    inputs=[
-        Input("model", "Model", "select", FIELD_DEFAULTS["model"], options=model_options()),
-        Input(
-            "weights",
-            "Weight precision",
-            "select",
-            FIELD_DEFAULTS["weights"],
-            options=precision_options(numerics.PRECISIONS),
-        ),
-        Input(
-            "context",
-            "Context",
-            "range",
-            FIELD_DEFAULTS["context"],
-            unit="tokens",
-            min=1,
-            max=transformer.MAX_CONTEXT_TOKENS,
-            step=1,
-            log=True,
-        ),
-    ],
+    inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(P.CONTEXT, "range", log=True)],
 )
 def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
     """Views: a log-scale bar list of the decode ceiling per sequence on every accelerator.
 
-    KV cache in BF16, one sequence (``FIELD_DEFAULTS``). Chips that cannot hold weights + KV cache +
+    KV cache in BF16, one sequence (:data:`FIELD_KV`, :data:`FIELD_BATCH`). Chips that cannot hold weights + KV cache +
     runtime allowance are greyed and say "won't fit".
 
     Raises:
         ValueError: from :func:`across_field`.
     """
-    kv, batch = FIELD_DEFAULTS["kv"], FIELD_DEFAULTS["batch"]
+    kv, batch = FIELD_KV, FIELD_BATCH
     rows = across_field(model, weights, kv, context, batch)
     m = catalog.model(model)
     n_fit = sum(1 for s in rows if s.fits)
