@@ -10,8 +10,8 @@ import pytest
 from sitebuild import build_site
 
 from descent import catalog
-from descent.site import hooks, shortcodes, values
 from descent import params as P
+from descent.site import hooks, shortcodes, values
 from descent.site.shortcodes import Arg, ShortcodeError, find_shortcodes, resolve
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,21 +8,21 @@ from hypothesis import strategies as st
 
 from descent import units
 from descent.units import (
-    format_int,
-    format_percent,
-    format_time,
-    visible_whitespace,
     GB,
     TB_PER_S,
     GiB,
     format_bytes,
     format_count,
+    format_int,
     format_number,
+    format_percent,
     format_rate,
     format_si,
+    format_time,
     parse_bytes,
     parse_count,
     round_sig,
+    visible_whitespace,
 )
 
 

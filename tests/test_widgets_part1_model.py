@@ -12,8 +12,7 @@ from importlib import resources
 
 import pytest
 
-from descent import recorded
-from descent import catalog, transformer, widgets
+from descent import catalog, recorded, transformer, widgets
 from descent.units import format_count
 from descent.widgets import FieldError
 from descent.widgets import part1_model as p1

@@ -28,12 +28,20 @@ from descent import params as P
 from descent import transformer
 from descent.catalog import accelerators, models
 from descent.memory import RUNTIME_ALLOWANCE, size
-from descent.units import GB, GiB, format_bytes, format_count, format_int, format_number, format_percent, format_rate, format_si, plural
+from descent.units import (
+    GB,
+    GiB,
+    format_bytes,
+    format_count,
+    format_int,
+    format_number,
+    format_percent,
+    format_rate,
+    format_si,
+    plural,
+)
 
-try:  # the real-model trace adds `trace` and `generate`; absent in a core-only install
-    from descent.trace import cli as trace_cli
-except ImportError:  # pragma: no cover - depends on the install
-    trace_cli = None
+from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 
@@ -166,8 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     P.add_argument(p, P.JSON.but(help="print a JSON list"))
     p.set_defaults(func=_cmd_accelerators)
 
-    if trace_cli is not None:
-        trace_cli.add_subcommands(sub)
+    trace_cli.add_subcommands(sub)
     return parser
 
 
@@ -189,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except FileNotFoundError as e:  # the SmolLM2 GGUF is missing, or $DESCENT_GGUF names no file
         print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except ModuleNotFoundError as e:  # `trace`/`generate` with only the core installed (no NumPy, gguf)
+        print(f"{PROG}: error: this command needs the build extra (pip install 'descent[build]'); "
+              f"missing module {e.name!r}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as e:  # --help and --version exit 0 through argparse
         return e.code if isinstance(e.code, int) else 0

@@ -44,6 +44,7 @@ from descent import params, transformer
 from descent.catalog import Accelerator, Model
 from descent.catalog import accelerator as _catalog_accelerator
 from descent.catalog import model as _catalog_model
+from descent.checks import is_real
 from descent.numerics import BITS_PER_BYTE, Precision, kv_precision
 from descent.numerics import precision as _weight_precision
 
@@ -317,8 +318,7 @@ def roofline(accelerator: str | Accelerator, intensity: float, precision: str = 
         ValueError: intensity not a positive finite number; errors of :func:`peak_flops`.
     """
     if (
-        isinstance(intensity, bool)
-        or not isinstance(intensity, (int, float))
+        not is_real(intensity)
         or not 0 < intensity < float("inf")
     ):
         raise ValueError(f"intensity must be a positive number of FLOP per byte, got {intensity!r}")

@@ -25,8 +25,8 @@ import math
 from dataclasses import dataclass
 
 from descent import catalog, transformer
-from descent.checks import is_real
 from descent.catalog import Accelerator, Model
+from descent.checks import is_real
 from descent.hardware import (
     check_inputs,
     decode_ceiling,

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from descent.checks import is_real
+
 __all__ = [
     "KV_PRECISIONS",
     "PRECISIONS",
@@ -283,8 +285,7 @@ def weight_bytes(n_params: float, precision: str | Precision) -> float:
         ValueError: ``n_params`` negative or not a finite number; unknown precision.
     """
     if (
-        isinstance(n_params, bool)
-        or not isinstance(n_params, (int, float))
+        not is_real(n_params)
         or not n_params >= 0
         or n_params == float("inf")
     ):

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from descent.checks import is_finite, is_int, is_real
-from descent.units import format_limit, parse_count
+from descent.units import format_int, format_limit, parse_count
 
 __all__ = [
     "ParamError",
@@ -158,7 +158,7 @@ class Param:
         if self.type == "choice" and not callable(self.choices):
             object.__setattr__(self, "choices", _normalise(self.name, self.choices))
         if self.type == "text" and not (is_int(self.max_length) and 1 <= self.max_length <= TEXT_MAX_LENGTH_LIMIT):
-            raise ValueError(f"parameter {self.name!r}: max_length must be 1 to {TEXT_MAX_LENGTH_LIMIT:,}, "
+            raise ValueError(f"parameter {self.name!r}: max_length must be 1 to {format_int(TEXT_MAX_LENGTH_LIMIT)}, "
                              f"got {self.max_length!r}")
         if self.default is not REQUIRED and not callable(self.choices):
             # A catalog-backed choice checks its default when its options are first read.
@@ -197,7 +197,7 @@ class Param:
             return f"{kind} from {format_limit(self.min)} to {format_limit(self.max)}{unit}"
         if self.type == "bool":
             return "on or off (true or false)"
-        return f"text of at most {self.max_length:,} characters"
+        return f"text of at most {format_int(self.max_length)} characters"
 
     def _range_message(self, got: str) -> str:
         unit = f" {self.unit}" if self.unit else ""
@@ -274,8 +274,8 @@ class Param:
         if not isinstance(raw, str):
             raise ParamError(self.name, f"{self.label} must be text, got {_show(raw)}")
         if len(raw) > self.max_length:
-            raise ParamError(self.name, f"{self.label} must be at most {self.max_length:,} characters, "
-                             f"got {len(raw):,}")
+            raise ParamError(self.name, f"{self.label} must be at most {format_int(self.max_length)} characters, "
+                             f"got {format_int(len(raw))}")
         try:
             raw.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate, e.g. half of a pasted emoji

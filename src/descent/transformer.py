@@ -22,8 +22,9 @@ import math
 from dataclasses import dataclass
 
 from descent import params
-from descent.checks import is_int
 from descent.catalog import Model
+from descent.checks import is_int, is_real
+from descent.units import format_int
 
 __all__ = [
     "FLOP_PER_MAC",
@@ -264,7 +265,7 @@ def check_context(model: Model, context: int) -> None:
     try:
         params.CONTEXT.check(context)
     except params.ParamError as exc:
-        raise params.ParamError("context", f"{exc.message} ({model.name} supports up to {model.max_context:,})") from None
+        raise params.ParamError("context", f"{exc.message} ({model.name} supports up to {format_int(model.max_context)})") from None
 
 
 def beyond_max_context(model: Model, context: int) -> bool:
@@ -275,7 +276,7 @@ def beyond_max_context(model: Model, context: int) -> bool:
 
 
 def _check_layer(model: Model, layer: int) -> None:
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < model.num_layers:
+    if not is_int(layer) or not 0 <= layer < model.num_layers:
         raise ValueError(
             f"layer must be 0 to {model.num_layers - 1} ({model.name} has {model.num_layers} layers), got {layer!r}"
         )
@@ -444,7 +445,7 @@ def _finite_list(values, field: str) -> list[float]:
     if not items:
         raise ValueError(f"{field} must hold at least one number, got an empty list")
     for i, x in enumerate(items):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        if not is_real(x) or not math.isfinite(x):
             raise ValueError(f"{field}[{i}] must be a finite number, got {x!r}")
         out.append(float(x))
     return out
@@ -525,7 +526,7 @@ def route(scores, k: int, scoring: str = "softmax") -> list[tuple[int, float]]:
     import math
 
     s = _finite_list(scores, "scores")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(s):
+    if not is_int(k) or not 1 <= k <= len(s):
         raise ValueError(f"k (experts per token) must be 1 to {len(s)}, got {k!r}")
     if scoring not in ROUTER_SCORING:
         raise ValueError(f"scoring must be one of {', '.join(ROUTER_SCORING)}, got {scoring!r}")
@@ -635,7 +636,7 @@ def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int,
     """
     for name, val in (("layers", layers), ("d_model", d_model), ("heads", heads), ("kv_heads", kv_heads),
                       ("ffn", ffn)):
-        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+        if not is_int(val) or val < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {val!r}")
     if not isinstance(gated, bool):
         raise ValueError(f"gated must be true or false, got {gated!r}")
@@ -645,7 +646,7 @@ def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int,
         if d_model % heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by heads ({heads}) when head_dim is not given")
         head_dim = d_model // heads
-    elif isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
+    elif not is_int(head_dim) or head_dim < 1:
         raise ValueError(f"head_dim must be a whole number >= 1, got {head_dim!r}")
     attn = 2 * d_model * heads * head_dim + KV_TENSORS * d_model * kv_heads * head_dim
     ffn_w = (GATED_FFN_MATRICES if gated else CLASSIC_FFN_MATRICES) * d_model * ffn

@@ -33,6 +33,7 @@ __all__ = [
     "TiB",
     "format_bytes",
     "format_count",
+    "format_fixed",
     "format_int",
     "format_limit",
     "format_number",
@@ -281,6 +282,21 @@ def format_int(n: int) -> str:
     if not is_int(n):
         raise ValueError(f"format_int needs an int, got {n!r}")
     return f"{n:,}"
+
+
+def format_fixed(x: float, decimals: int) -> str:
+    """``x`` with exactly ``decimals`` places, thousands separated: ``format_fixed(0.8123, 3) == "0.812"``
+    (for values whose scale is fixed, such as a cosine similarity in [-1, 1]).
+
+    Raises:
+        ValueError: ``x`` not finite, or ``decimals`` not 0 to 10.
+    """
+    _check_number(x, "value")
+    if not is_int(decimals) or not 0 <= decimals <= 10:
+        raise ValueError(f"decimals must be 0 to 10, got {decimals!r}")
+    if not math.isfinite(x):
+        raise ValueError(f"value must be a finite number, got {x!r}")
+    return f"{x:,.{decimals}f}"
 
 
 def format_limit(x: float) -> str:

@@ -31,6 +31,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from descent.units import format_int
+
 __all__ = ["PYODIDE_FILES", "SNAPSHOT_FILE", "build_wheel", "copy_pyodide", "make_snapshot", "on_post_build",
            "project_root"]
 
@@ -217,8 +219,8 @@ def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
         tmp.unlink()
         biggest = sorted(files, key=lambda f: f[1].stat().st_size, reverse=True)[:3]
         raise ValueError(
-            f"the descent wheel would be {size:,} bytes, over the {MAX_WHEEL_BYTES:,}-byte limit for the browser; "
-            f"largest files: {', '.join(f'{rel} ({p.stat().st_size:,} B)' for rel, p in biggest)}"
+            f"the descent wheel would be {format_int(size)} bytes, over the {format_int(MAX_WHEEL_BYTES)}-byte limit for the browser; "
+            f"largest files: {', '.join(f'{rel} ({format_int(p.stat().st_size)} B)' for rel, p in biggest)}"
         )
     tmp.replace(target)
     if cached:

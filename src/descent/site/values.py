@@ -21,7 +21,7 @@ from descent import catalog, numerics, transformer
 from descent import params as P
 from descent import quantities as Q
 from descent.memory import size
-from descent.site.shortcodes import Arg, link_to, registry, table, value
+from descent.site.shortcodes import link_to, registry, table, value
 from descent.units import format_bytes, format_count, format_int, format_number, format_si
 
 # ---------------------------------------------------------------------------------------------
@@ -363,5 +363,9 @@ def _describe_other(kind: str, name: str) -> str:
 
 # Each part's page-only entries live in their own module (registered on import).
 from descent import formulas, widgets  # noqa: E402
-from descent.site import figures  # noqa: E402
-from descent.site import values_part01, values_part1, values_part5  # noqa: E402,F401,I001
+from descent.site import (  # noqa: E402,F401,I001
+    figures,  # noqa: E402
+    values_part01,
+    values_part1,
+    values_part5,
+)

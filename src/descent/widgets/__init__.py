@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from descent import catalog
-from descent.params import ParamError, Param
+from descent.params import Param, ParamError
 from descent.widgets import views as _views
 
 __all__ = [

@@ -16,9 +16,9 @@ et al. 2023, "GQA", section 2 (K key/value heads shared by groups of query heads
 
 from __future__ import annotations
 
-from descent import catalog, transformer
+from descent import catalog
 from descent import params as P
-from descent.units import GiB, KiB
+from descent.units import GiB, KiB, format_int
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
 
@@ -102,9 +102,9 @@ def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, kv: str) ->
     ]
     return [
         v.stat("KV cache per token", f"{v.fmt(per_token / KiB)}", "KiB",
-               note=f"2 x {layers} x {kv_heads} x {head_dim} x {per_elem} B = {per_token:,} bytes"),
+               note=f"2 x {layers} x {kv_heads} x {head_dim} x {per_elem} B = {format_int(per_token)} bytes"),
         v.stat("KV cache for the context", f"{v.fmt(total / GiB)}", "GiB",
-               note=f"{per_token:,} bytes x {context:,} tokens = {total:,} bytes"),
-        v.bar_list(rows, caption=f"The same cache at each precision ({context:,} tokens)"),
+               note=f"{format_int(per_token)} bytes x {format_int(context)} tokens = {format_int(total)} bytes"),
+        v.bar_list(rows, caption=f"The same cache at each precision ({format_int(context)} tokens)"),
         v.chips(presets, caption="Load a model's shape (from the catalog)", tokens=False),
     ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from descent import params as P
 from descent import recorded
 from descent.recorded import prompt_ids, prompt_trace, trace_data  # noqa: F401  (re-exported for widgets)
-from descent.units import format_percent, plural, visible_whitespace
+from descent.units import format_int, format_percent, plural, visible_whitespace
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
 
@@ -215,7 +215,7 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
     out.append(v.bar_list(rows, caption="The most likely next tokens", max=1.0))
     out.append(
         v.note(
-            f"The file behind this page keeps the top {top} of the {trace_data()['model']['vocab']:,} tokens; "
+            f"The file behind this page keeps the top {top} of the {format_int(trace_data()['model']['vocab'])} tokens; "
             f"all the others together hold {pct(p['rest_probability'])} of the probability."
         )
     )

@@ -26,7 +26,7 @@ from descent import catalog, transformer
 from descent import params as P
 from descent.recorded import embedding_data  # noqa: F401  (re-exported)
 from descent.recorded import trace_data as _recorded
-from descent.units import format_count, visible_whitespace
+from descent.units import format_count, format_fixed, format_int, format_percent, visible_whitespace
 from descent.widgets import FieldError, Input, model_options, part0, widget
 from descent.widgets import views as v
 
@@ -92,13 +92,13 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
     row = next(w for w in data["words"] if w["word"] == word)
     a = data["analogies"][int(analogy)]
     bars = [
-        v.bar(_show_token(n["text"]), n["cosine"], display=f"{n['cosine']:.3f}") for n in row["neighbours"]
+        v.bar(_show_token(n["text"]), n["cosine"], display=f"{format_fixed(n['cosine'], 3)}") for n in row["neighbours"]
     ]
     top = [
         v.bar(
             _show_token(t["text"]),
             t["cosine"],
-            display=f"{t['cosine']:.3f}",
+            display=f"{format_fixed(t['cosine'], 3)}",
             greyed=t["text"].strip() in (a["a"], a["b"], a["c"]),
             note="an input word" if t["text"].strip() in (a["a"], a["b"], a["c"]) else "",
         )
@@ -109,17 +109,17 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
         v.stat(
             "Closest other token",
             _show_token(row["neighbours"][0]["text"]),
-            note=f"cosine {row['neighbours'][0]['cosine']:.3f}",
+            note=f"cosine {format_fixed(row['neighbours'][0]['cosine'], 3)}",
         ),
         v.bar_list(
             bars,
             caption=f"The {len(bars)} tokens nearest to '{_show_token(row['text'])}' "
-            f"(cosine similarity, 1 = same direction), out of {data['vocab_size']:,}",
+            f"(cosine similarity, 1 = same direction), out of {format_int(data['vocab_size'])}",
             max=1,
         ),
         v.bar_list(top, caption=f"{a['label']}: the closest tokens to the result vector (cosine)", max=1),
         v.note(
-            f"'{a['expected']}' ranks {a['rank_all']} among all tokens (cosine {a['cosine']:.3f}) and "
+            f"'{a['expected']}' ranks {a['rank_all']} among all tokens (cosine {format_fixed(a['cosine'], 3)}) and "
             f"{a['rank_excluding_inputs']} once the three input words are set aside."
         ),
     ]
@@ -153,19 +153,19 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
     if d_model % heads:
         raise FieldError(
             "heads",
-            f"Query heads must divide d_model ({d_model:,}) so each head has "
+            f"Query heads must divide d_model ({format_int(d_model)}) so each head has "
             f"d_model / heads values, got {heads}",
         )
     s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated)
     head_dim = d_model // heads
     share = s.ffn / s.total
     return [
-        v.stat("Attention + FFN weights", format_count(s.total), note=f"{s.total:,} exactly"),
-        v.stat("Attention", format_count(s.attention), note=f"{s.attention_per_layer:,} per layer"),
+        v.stat("Attention + FFN weights", format_count(s.total), note=f"{format_int(s.total)} exactly"),
+        v.stat("Attention", format_count(s.attention), note=f"{format_int(s.attention_per_layer)} per layer"),
         v.stat(
             "Feed-forward",
             format_count(s.ffn),
-            note=f"{s.ffn_per_layer:,} per layer, {share * PERCENT:.0f}% of the total",
+            note=f"{format_int(s.ffn_per_layer)} per layer, {format_percent(share, decimals=0)} of the total",
         ),
         v.table(
             ["Part", "Count", "Per layer"],
@@ -175,7 +175,7 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
                 ["FFN", f"{3 if gated else 2} × d_model × FFN width", s.ffn_per_layer],
                 ["RMSNorm (not in the total)", "2 × d_model", s.norms_per_layer],
             ],
-            caption=f"Where the count comes from (d_head = d_model / heads = {head_dim:,})",
+            caption=f"Where the count comes from (d_head = d_model / heads = {format_int(head_dim)})",
             numeric=[False, False, True],
         ),
     ]
@@ -242,7 +242,7 @@ def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
         v.bar(
             f"{i + 1}. {_show_token(t['text'])}",
             w * PERCENT,
-            display=f"{w * PERCENT:.1f}%",
+            display=f"{format_percent(w, decimals=1)}",
             cls="is-top" if i == top else "",
             note="the token doing the looking" if i == len(tokens) - 1 else "",
         )
@@ -253,11 +253,11 @@ def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
         v.stat(
             "Most attention on",
             _show_token(tokens[top]["text"]),
-            note=f"position {top + 1}, {weights[top] * PERCENT:.1f}%",
+            note=f"position {top + 1}, {format_percent(weights[top], decimals=1)}",
         ),
         v.stat(
             "Spread",
-            f"{2**ent:.1f}",
+            f"{format_fixed(2**ent, 1)}",
             "tokens",
             note="effective number of tokens attended (2 to the entropy in bits)",
         ),
@@ -303,7 +303,7 @@ QKV_PRESETS: dict[str, dict] = {
 
 def _num(x: float) -> str:
     """Up to two decimals, trailing zeros dropped: 1.0 -> "1", 0.5 -> "0.5", 0.157 -> "0.16"."""
-    text = f"{x:.2f}".rstrip("0").rstrip(".")
+    text = f"{format_fixed(x, 2)}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
 
@@ -342,7 +342,7 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
     r = transformer.attend(q, keys, p["values"], scale=divide)
     d = len(q)
     rows = [
-        [tok, f"{s:.3f}", f"{sc:.3f}", f"{w * PERCENT:.1f}%", _vec(k), _vec(val)]
+        [tok, f"{format_fixed(s, 3)}", f"{format_fixed(sc, 3)}", f"{format_percent(w, decimals=1)}", _vec(k), _vec(val)]
         for tok, k, val, s, sc, w in zip(
             p["tokens"], keys, p["values"], r["scores"], r["scaled"], r["weights"], strict=True
         )
@@ -352,9 +352,9 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
         v.stat("Query of", f"'{p['tokens'][-1]}'", note=_vec(q)),
         v.stat(
             "Largest weight",
-            f"{top * PERCENT:.1f}",
+            f"{format_fixed(top * PERCENT, 1)}",
             "%",
-            note=f"d = {d}, divisor {math.sqrt(d):.0f}" if divide else "no division",
+            note=f"d = {d}, divisor {format_fixed(math.sqrt(d), 0)}" if divide else "no division",
         ),
         v.table(
             ["Token", "q · k", "q · k / √d" if divide else "q · k (undivided)", "Weight", "Key k", "Value v"],
@@ -449,10 +449,10 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         v.bar(
             f"Expert {i}",
             scores[i],
-            display=f"{scores[i]:.3f}",
+            display=f"{format_fixed(scores[i], 3)}",
             cls="is-selected" if i in chosen else "",
             greyed=i not in chosen,
-            note=f"chosen: weight {chosen[i] * PERCENT:.1f}%" if i in chosen else "",
+            note=f"chosen: weight {format_percent(chosen[i], decimals=1)}" if i in chosen else "",
         )
         for i in order
     ]
@@ -460,7 +460,7 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         [
             v.cell(
                 "is-used" if i in chosen else "is-free",
-                title=f"Expert {i}: score {scores[i]:.3f}, " + ("chosen" if i in chosen else "not chosen"),
+                title=f"Expert {i}: score {format_fixed(scores[i], 3)}, " + ("chosen" if i in chosen else "not chosen"),
             )
             for i in range(r, min(r + GRID_COLUMNS, E))
         ]
@@ -495,9 +495,9 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
             )
         )
     return [
-        v.stat("Total parameters", format_count(counts.total), note=f"{counts.total:,}"),
-        v.stat("Active per token", format_count(counts.active), note=f"{counts.active:,}"),
-        v.stat("Share active", f"{share * PERCENT:.1f}", "%", note=f"k = {k} of {E} experts per layer"),
+        v.stat("Total parameters", format_count(counts.total), note=f"{format_int(counts.total)}"),
+        v.stat("Active per token", format_count(counts.active), note=f"{format_int(counts.active)}"),
+        v.stat("Share active", f"{format_fixed(share * PERCENT, 1)}", "%", note=f"k = {k} of {E} experts per layer"),
         v.cell_grid(
             grid,
             caption=f"All {E} experts of one MoE layer; chosen for '{_show_token(token)}' in colour",

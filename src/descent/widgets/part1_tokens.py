@@ -21,7 +21,7 @@ from __future__ import annotations
 from descent import params as P
 from descent import sampling, tokenizer
 from descent.recorded import trace_data
-from descent.units import plural
+from descent.units import format_int, plural
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
 from descent.widgets.part0 import _step_views, pct, prompt_input, prompt_record, show, step_input
@@ -214,7 +214,7 @@ def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, s
         v.bar_list(rows, caption="Probability of each candidate after temperature, top-k and top-p", max=1.0),
         v.note(
             f"This page works with the model's {top} best candidates only. At temperature 1, all "
-            f"the other {trace_data()['model']['vocab'] - top:,} tokens together hold "
+            f"the other {format_int(trace_data()['model']['vocab'] - top)} tokens together hold "
             f"{pct(p['rest_probability'])} of the probability; here they are left out before "
             f"the filters run."
         ),

@@ -27,7 +27,16 @@ from descent import catalog, numerics
 from descent import params as P
 from descent.hardware import decode_step_bytes
 from descent.memory import RUNTIME_ALLOWANCE, Sizing, across_field, moe_line, size
-from descent.units import GB, KiB, format_bytes, format_count, format_int, format_number, format_percent, format_rate
+from descent.units import (
+    GB,
+    KiB,
+    format_bytes,
+    format_count,
+    format_int,
+    format_number,
+    format_percent,
+    format_rate,
+)
 from descent.widgets import Input, widget
 from descent.widgets import views as v
 
@@ -128,7 +137,7 @@ def size_it_yourself(
             v.note(
                 f"Does not fit on one {a.name}: it needs {_gb_gib(s.total_bytes)}, the chip has "
                 f"{_gb_gib(s.capacity_bytes)}. The weights and KV cache ({format_bytes(need, 'GB')}) would "
-                f"need at least {s.accelerators_needed:,} such chips, counting {format_bytes(usable, 'GB')} "
+                f"need at least {format_int(s.accelerators_needed)} such chips, counting {format_bytes(usable, 'GB')} "
                 f"usable on each and ignoring what splitting a model across chips costs.",
                 "warn",
             )
@@ -142,7 +151,7 @@ def size_it_yourself(
             format_bytes(s.weights_bytes, "GB"),
         ),
         v.segment(
-            f"KV cache ({kp.label}, {context:,} tokens x {batch:,} {seqs})",
+            f"KV cache ({kp.label}, {format_int(context)} tokens x {format_int(batch)} {seqs})",
             s.kv_cache_bytes,
             "is-kv",
             format_bytes(s.kv_cache_bytes, "GB"),
@@ -171,6 +180,7 @@ def size_it_yourself(
             f"Decode ceiling per sequence{if_fit}",
             rate_text(s.decode_tokens_per_s),
             "tokens/s",
+            quantity="decode_tokens_per_s",
             note=f"{format_rate(s.memory_bandwidth)} of memory bandwidth / "
             f"{format_bytes(s.bytes_per_decode_step, 'GB')} per step",
         )
@@ -180,7 +190,8 @@ def size_it_yourself(
             f"Decode ceiling in total{if_fit}",
             rate_text(s.decode_tokens_per_s_total),
             "tokens/s",
-            note=f"{batch:,} {seqs}, one token each per step",
+            quantity="decode_tokens_per_s_total",
+            note=f"{format_int(batch)} {seqs}, one token each per step",
         )
     )
     step_note = (
@@ -190,13 +201,15 @@ def size_it_yourself(
     if m.moe is not None and batch > 1:
         step_note += f"; about {format_percent(step.routed_expert_share, decimals=0)} of the experts are touched"
     out.append(
-        v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note)
+        v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note,
+               quantity="bytes_per_decode_step")
     )
     out.append(
         v.stat(
             "KV cache per token",
             v.fmt(s.kv_bytes_per_token / KiB),
             "KiB",
+            quantity="kv_bytes_per_token",
             note=f"one sequence, all {m.num_layers} layers, keys and values, {kp.label}",
         )
     )
@@ -207,7 +220,7 @@ def size_it_yourself(
     if s.beyond_max_context:
         out.append(
             v.note(
-                f"{context:,} tokens is more than {m.name} was built for ({m.max_context:,} tokens): the "
+                f"{format_int(context)} tokens is more than {m.name} was built for ({format_int(m.max_context)} tokens): the "
                 f"memory is what the cache would take, but the model's answers beyond its limit are not to be trusted.",
                 "warn",
             )
@@ -269,7 +282,7 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
         v.bar_list(
             field_bars(rows),
             log=True,
-            caption=f"{m.name}, {numerics.precision(weights).label} weights, {context:,} tokens, "
+            caption=f"{m.name}, {numerics.precision(weights).label} weights, {format_int(context)} tokens, "
             f"one sequence: decode ceiling, tokens/s",
         )
     ]
