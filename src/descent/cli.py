@@ -28,6 +28,7 @@ from descent import params as P
 from descent import transformer
 from descent.catalog import accelerators, models
 from descent.memory import RUNTIME_ALLOWANCE, size
+from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
     GB,
     GiB,
@@ -40,8 +41,6 @@ from descent.units import (
     format_si,
     plural,
 )
-
-from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 
