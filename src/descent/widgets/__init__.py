@@ -12,16 +12,21 @@ Core rule: this package imports only the standard library and other core ``desce
 
 Declaring a widget::
 
+    from descent import params as P
     from descent.widgets import Input, widget
     from descent.widgets import views as v
 
     @widget(
         "kv_demo",
         title="KV cache size",
-        inputs=[Input("layers", "Layers", "range", 32, min=1, max=200, step=1)],
+        inputs=[Input(P.LAYERS, "range"), Input(P.CONTEXT.but(default=4096), "range", log=True)],
     )
-    def kv_demo(layers):
+    def kv_demo(layers, context):
         return [v.stat("Layers", layers)]
+
+Every input is a parameter declared once in :mod:`descent.params` (type, unit, range, default,
+label, help, validation), or narrowed from one with ``Param.but``; the Input only picks the
+control. An input only one widget has is declared next to it with ``P.declare(P.Param(...))``.
 
 A widget module placed in this package (any ``descent/widgets/<name>.py`` other than ``views``
 and names starting with ``_``) is imported, and so registered, the first time a widget is
