@@ -284,6 +284,7 @@ const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
 const py = await loadPyodide({ indexURL: dir + "/", _loadSnapshot: readFileSync(snap) });
 console.log(JSON.stringify({
   sum: py.runPython("6 * 7"),
+  executable: py.runPython("import sys; sys.executable"),
   preimported: py.runPython(`import sys; sorted(m for m in %s if m in sys.modules)`).toJs(),
 }));
 """
@@ -293,15 +294,24 @@ console.log(JSON.stringify({
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 @pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
 def test_snapshot_is_reproducible_and_boots(tmp_path):
-    # Two roots sharing node_modules, each with its own empty .cache/: two independent snapshots.
-    made = []
-    for name in ("a", "b"):
+    # Two roots, each with its own copy of the Pyodide files (real copies: make_snapshot resolves
+    # symlinks) at different absolute paths and its own empty .cache/: two independent snapshots.
+    made, dirs = [], []
+    for name in ("a", "another-place/b"):
         root = tmp_path / name
-        root.mkdir()
-        (root / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+        src = root / "node_modules" / "pyodide"
+        src.mkdir(parents=True)
+        for f in runtime.PYODIDE_FILES:
+            shutil.copyfile(PYODIDE / f, src / f)
         made.append(runtime.make_snapshot(root, root / "site"))
+        dirs.append(src)
     assert made[0].name == runtime.SNAPSHOT_FILE
-    assert made[0].read_bytes() == made[1].read_bytes(), "the snapshot must be byte-for-byte reproducible"
+    data = made[0].read_bytes()
+    # No build-machine path inside (Emscripten named sys.executable after node's argv[1], the
+    # Pyodide directory, before make_snapshot cut argv).
+    leaks = [str(d) for d in (*dirs, PYODIDE, tmp_path) if str(d).encode() in data]
+    assert leaks == [], "the snapshot holds build-machine paths"
+    assert data == made[1].read_bytes(), "the snapshot must be byte-for-byte reproducible across directories"
     script = tmp_path / "boot.mjs"
     script.write_text(_SNAPSHOT_BOOT % json.dumps(list(runtime.SNAPSHOT_PREIMPORTS)))
     proc = subprocess.run([NODE, str(script), str(PYODIDE), str(made[0])], capture_output=True, text=True,
@@ -309,6 +319,8 @@ def test_snapshot_is_reproducible_and_boots(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout)
     assert res["sum"] == 42
+    # Emscripten's browser default "./this.program" in Pyodide's working directory, not a build-machine path.
+    assert res["executable"] == "/home/pyodide/this.program"
     # Restored, not re-imported: every pre-imported module is already in sys.modules (a plain boot of
     # Pyodide 314 lacks html, importlib.resources, pkgutil and tomllib: checked under node).
     assert res["preimported"] == sorted(runtime.SNAPSHOT_PREIMPORTS)

@@ -70,6 +70,10 @@ import { writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import nodeCrypto from "node:crypto";
 const [dir, out, modules] = process.argv.slice(1);
+// Under Node, Emscripten names the program (sys.executable, the `_` environment variable) after
+// process.argv[1], here `dir`: an absolute path on the build machine that the snapshot would carry
+// into every reader's browser. With argv cut to node alone it is "./this.program", as in a browser.
+process.argv.length = 1;
 let seed = 1;
 const fill = (a) => {
   const u = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
