@@ -36,8 +36,9 @@ PYODIDE = ROOT / "node_modules" / "pyodide"
 NODE = shutil.which("node")
 RUNNER = TESTS / "pyodide" / "run_core_tests.mjs"
 
-#: Build-side parts of the package (DESIGN.md, "the core rule"): tests importing them stay in CPython.
-BUILD_SIDE = ("descent.site", "descent.trace", "descent.formulas", "descent.plotting")
+#: Parts of the package the browser wheel leaves out (descent.site.runtime.BUILD_SIDE): the build
+#: side (DESIGN.md, "the core rule") and the command line. Tests importing them stay in CPython.
+BUILD_SIDE = ("descent.site", "descent.trace", "descent.formulas", "descent.plotting", "descent.cli")
 #: Test modules about the host itself (they build wheels or sites, or start Node), and
 #: test_trace_cli, which drives the build-side trace (numpy, the GGUF) through the core's CLI.
 #: test_contributing reads docs/contributing.md, which is not in Pyodide's file system.
@@ -83,7 +84,8 @@ def test_module_selection():
     # Core modules' tests are in; build-side and peer tests (numpy, transformers, mkdocs) are out.
     for expected in ("test_units", "test_numerics", "test_memory", "test_widgets", "test_catalog_models"):
         assert expected in mods
-    for build_side in ("test_trace", "test_formulas", "test_figures", "test_site_build", "test_pyodide"):
+    for build_side in ("test_trace", "test_formulas", "test_figures", "test_site_build", "test_pyodide",
+                       "test_cli", "test_hostile"):
         assert build_side not in mods
 
 

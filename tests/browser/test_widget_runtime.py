@@ -121,6 +121,21 @@ def test_select_and_segmented_recompute(page, demo_url):
     expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text("268,435,456 bytes")
 
 
+def test_worker_boots_from_the_build_snapshot_and_wheel(page, demo_url):
+    # worker.js falls back to a fresh boot with only a console warning when the snapshot cannot be
+    # restored; the build's snapshot (made under node, argv hidden from Emscripten) must restore.
+    worker_log: list[str] = []
+    page.on("worker", lambda wk: wk.on("console", lambda msg: worker_log.append(f"{msg.type}: {msg.text}")))
+    go_live(page, demo_url, WIDGET)
+    fetched = page.descent_requests
+    assert any(u.endswith("/assets/pyodide/pyodide-snapshot.bin") for u in fetched)
+    assert any("/assets/descent/wheels/descent-0.1.0-py3-none-any.whl?v=" in u for u in fetched)
+    assert [m for m in worker_log if "snapshot" in m] == []
+    _set_number(page, "context", "4096")
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
+    assert page.descent_console_errors == []
+
+
 def _wasm_fetches(page) -> int:
     return len([u for u in page.descent_requests if u.endswith("pyodide.asm.wasm")])
 
