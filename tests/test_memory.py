@@ -103,7 +103,7 @@ def test_beyond_max_context_is_flagged_not_refused():
         ({"context": 1.5}, "Context must be a whole number from 1 to 10,000,000 tokens, got 1.5"),
         ({"batch": 0}, "Batch must be 1 to 100,000 sequences"),
         ({"batch": MAX_BATCH + 1}, "Batch must be 1 to 100,000"),
-        ({"weights": "fp5"}, "unknown weight precision 'fp5'; allowed: fp32"),
+        ({"weights": "fp5"}, "unknown weight precision 'fp5'; allowed: released, fp32"),
         ({"kv": "nvfp4"}, "unknown KV-cache precision 'nvfp4'; allowed: fp32"),
     ],
 )

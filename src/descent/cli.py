@@ -27,7 +27,7 @@ from typing import NoReturn
 from descent import params as P
 from descent import transformer
 from descent.catalog import accelerators, models
-from descent.memory import RUNTIME_ALLOWANCE, size
+from descent.memory import size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
     GB,
@@ -36,11 +36,11 @@ from descent.units import (
     format_count,
     format_int,
     format_number,
-    format_percent,
     format_rate,
     format_si,
     plural,
 )
+from descent.weights import GROUP_LABELS, describe
 
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 
@@ -48,6 +48,10 @@ __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 EXIT_USAGE = 2
 
 PROG = "descent"
+
+
+#: ``descent size`` sizes the checkpoint as published unless told otherwise.
+SIZE_WEIGHTS = P.WEIGHTS.but(default="released")
 
 
 class UsageError(Exception):
@@ -78,7 +82,8 @@ def _cmd_size(args: argparse.Namespace) -> int:
             "parameters",
             f"{format_count(s.params_total, 'short')} total, {format_count(s.params_active, 'short')} active per token",
         ),
-        ("weights", f"{_bytes_both(s.weights_bytes)}  ({s.weights}, all parameters)"),
+        ("weights", f"{_bytes_both(s.weights_bytes)}  ({describe(s.model, s.weights)}, all parameters)"),
+        *[(f"  {GROUP_LABELS[g]}", _bytes_both(b)) for g, b in s.weights_bytes_by_group.items() if b],
         (
             "KV cache",
             f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {plural(s.context, 'token')} x {plural(s.batch, 'sequence')}; "
@@ -86,20 +91,24 @@ def _cmd_size(args: argparse.Namespace) -> int:
         ),
         (
             "runtime",
-            f"{_bytes_both(s.runtime_bytes)}  ({format_percent(RUNTIME_ALLOWANCE, decimals=0)} of capacity: "
-            "activations, context, fragmentation)",
+            f"{_bytes_both(s.runtime_bytes)}  ({format_number(s.runtime_percent, 3, trim=True)}% of capacity, "
+            "--runtime-percent: context, activations, workspace, fragmentation)",
         ),
         ("total", _bytes_both(s.total_bytes)),
         ("capacity", _bytes_both(s.capacity_bytes)),
         ("free" if s.free_bytes >= 0 else "over by", _bytes_both(abs(s.free_bytes))),
         ("fits", "yes" if s.fits else f"no: needs {format_int(s.accelerators_needed)} of these (memory only)"),
         ("decode step reads", f"{_bytes_both(s.bytes_per_decode_step)} at {format_rate(s.memory_bandwidth)}"),
+        ("decode step computes", f"{format_si(s.flops_per_decode_step, 'FLOP')} at "
+                                 f"{format_si(s.peak_flops, 'FLOP/s')} ({s.compute_precision} dense peak)"),
         (
             "decode ceiling",
             f"{format_number(s.decode_tokens_per_s, 4)} tokens/s per sequence, "
-            f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total"
+            f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total, {s.bound}-bound"
             + ("" if s.fits else " (if it fit on one chip)"),
         ),
+        ("compute-bound from", "no batch (the KV cache reads dominate)" if s.compute_bound_batch is None
+         else plural(s.compute_bound_batch, "sequence")),
     ]
     if s.beyond_max_context:
         rows.append(("warning", f"context {format_int(s.context)} exceeds the model's {format_int(m.max_context)}"))
@@ -161,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("size", help="memory fit and decode ceiling of a model on one accelerator")
     P.add_argument(p, P.MODEL, positional=True, metavar="MODEL")
-    for param in (P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.JSON.but(help="print one JSON object")):
+    for param in (P.ACCELERATOR, SIZE_WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.RUNTIME,
+                  P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
     p.set_defaults(func=_cmd_size)
 
