@@ -1,7 +1,7 @@
 """Figure: memory capacity against memory bandwidth for the catalog's memory-fed accelerators."""
 
 from descent import catalog
-from descent.site.values import BYTE_UNITS
+from descent.units import BYTE_UNITS
 
 ALT = (
     "Scatter plot: each accelerator in the catalog that keeps weights in HBM, GDDR or LPDDR memory "

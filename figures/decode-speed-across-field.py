@@ -1,14 +1,18 @@
 """Figure: decode-speed ceiling per sequence for one model on every catalog accelerator, log scale.
 
-The model and precisions are the sandbox's defaults (``descent.widgets.part5.FIELD_DEFAULTS``:
+The model and precisions are the sandbox's defaults (the declared defaults of ``descent.params``:
 Llama 3.1 70B, FP8 weights, BF16 KV cache, 8,192 tokens, one sequence); the rows come from
-``descent.widgets.part5.across_field``, the function behind the page's table and widget.
+``descent.memory.across_field``, the function behind the page's table and widget.
 """
 
 from matplotlib.patches import Patch
 
 from descent import catalog, numerics
-from descent.widgets.part5 import FIELD_DEFAULTS, across_field, rate_text
+from descent import params as P
+from descent.memory import across_field
+from descent.units import format_int, format_number
+
+FIELD_DEFAULTS = {p.name: p.default for p in (P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)}
 
 _M = catalog.model(FIELD_DEFAULTS["model"])
 _W = numerics.precision(FIELD_DEFAULTS["weights"]).label
@@ -16,13 +20,13 @@ _KV = numerics.kv_precision(FIELD_DEFAULTS["kv"]).label
 
 ALT = (
     f"Horizontal bar chart, logarithmic axis: the most tokens per second one conversation can get "
-    f"from {_M.name} ({_W} weights, {_KV} KV cache, {FIELD_DEFAULTS['context']:,} tokens of context) "
+    f"from {_M.name} ({_W} weights, {_KV} KV cache, {format_int(FIELD_DEFAULTS['context'])} tokens of context) "
     f"on each accelerator of the catalog, set by its memory bandwidth. Chips whose memory cannot hold "
     f"the model are grey and labelled won't fit. The table below the figure lists the same numbers."
 )
 CAPTION = (
     f"Decode-speed ceiling per sequence: memory bandwidth divided by the bytes one decode step reads, "
-    f"for {_M.name} with {_W} weights and a {_KV} KV cache at {FIELD_DEFAULTS['context']:,} tokens, "
+    f"for {_M.name} with {_W} weights and a {_KV} KV cache at {format_int(FIELD_DEFAULTS['context'])} tokens, "
     f"batch 1. Grey bars: the weights, KV cache and runtime allowance do not fit in that chip's memory, "
     f"so the bar is what its bandwidth would allow if they did. Real engines reach a fraction of these ceilings."
 )
@@ -53,7 +57,7 @@ def make(theme):
         zorder=3,
     )
     for y, s in zip(ys, rows, strict=True):
-        text = f"{rate_text(s.decode_tokens_per_s)}" + ("" if s.fits else "   won't fit")
+        text = format_number(s.decode_tokens_per_s, 3) + ("" if s.fits else "   won't fit")
         ax.annotate(
             text,
             (s.decode_tokens_per_s, y),

@@ -3,7 +3,7 @@
 from matplotlib.patches import Rectangle
 
 from descent import plotting
-from descent.widgets.part1_model import embedding_data
+from descent.recorded import embedding_data
 
 ALT = (
     "Scatter plot of about sixty words placed by the first two principal components of their "

@@ -3,7 +3,7 @@
 from matplotlib.patches import Patch
 
 from descent import catalog, numerics, transformer
-from descent.site.values import BYTE_UNITS
+from descent.units import BYTE_UNITS
 
 ALT = (
     "Horizontal bar chart, logarithmic axis: KV-cache kibibytes each token of context adds, at "

@@ -40,11 +40,13 @@ NODE = shutil.which("node")
 RUNNER = TESTS / "pyodide" / "run_core_tests.mjs"
 WHEEL_CACHE = ROOT / ".cache" / "pyodide-wheels"
 
-#: Build-side parts of the package (DESIGN.md, "the core rule"): tests importing them stay in CPython.
-BUILD_SIDE = ("descent.site", "descent.trace", "descent.formulas", "descent.plotting")
+#: Parts of the package the browser wheel leaves out (descent.site.runtime.BUILD_SIDE): the build
+#: side (DESIGN.md, "the core rule") and the command line. Tests importing them stay in CPython.
+BUILD_SIDE = ("descent.site", "descent.trace", "descent.formulas", "descent.plotting", "descent.cli")
 #: Test modules about the host itself (they build wheels or sites, or start Node), and
 #: test_trace_cli, which drives the build-side trace (numpy, the GGUF) through the core's CLI.
-HOST_ONLY = {"test_core_in_pyodide", "test_pyodide", "test_reproducible", "test_trace_cli"}
+#: test_contributing reads docs/contributing.md, which is not in Pyodide's file system.
+HOST_ONLY = {"test_contributing", "test_core_in_pyodide", "test_pyodide", "test_reproducible", "test_trace_cli"}
 #: What Pyodide leaves out: transformers (peer tests) and processes (tests that start Node).
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-m", "not (peer or pyodide)", "--color=no"]
 #: The least numbers of tests that must pass inside Pyodide (2026-11-30: 566 passed, 78 of them
@@ -100,7 +102,8 @@ def test_module_selection():
     # Core modules' tests are in; build-side and peer tests (numpy, transformers, mkdocs) are out.
     for expected in ("test_units", "test_numerics", "test_memory", "test_widgets", "test_catalog_models"):
         assert expected in mods
-    for build_side in ("test_trace", "test_formulas", "test_figures", "test_site_build", "test_pyodide"):
+    for build_side in ("test_trace", "test_formulas", "test_figures", "test_site_build", "test_pyodide",
+                       "test_cli", "test_hostile"):
         assert build_side not in mods
 
 

@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 import descent.widgets as w
 from descent import cli
 from descent.catalog import CatalogError, accelerators, load_accelerators, load_models, models
+from descent.units import format_limit
 
 SETTINGS = settings(
     deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -184,7 +185,7 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
             # which states the declared range or options.
             assert msg == exc.message, res
             if inp.kind in ("range", "number") and "must be a" not in msg and "whole number" not in msg:
-                fmt = w._fmt_num
+                fmt = format_limit
                 assert fmt(inp.min) in msg and fmt(inp.max) in msg, f"no allowed range: {res}"
             if inp.kind in ("select", "segmented"):
                 assert all(str(v) in msg for v, _ in inp.options), f"allowed options not listed: {res}"
@@ -379,12 +380,15 @@ def test_cli_hostile_arguments(name, data, no_model_run, capsys):
         assert len(lines) == 1 and lines[0].startswith("descent"), f"{argv!r:.300}: stderr {err!r:.500}"
 
 
-@pytest.mark.parametrize("argv", [[], ["--help"], ["no-such-command"], ["size"], ["size", "--help"]])
+@pytest.mark.parametrize("argv", [[], ["--help"], ["no-such-command"], ["size"], ["size", "--help"], ["size", "x"]])
 def test_cli_edges(argv, capsys):
     code = cli.main(argv)
     out, err = capsys.readouterr()
     if "--help" in argv:
         assert code == 0 and "usage:" in out
+    elif argv == ["size"]:
+        # Every size flag has a default: the site's running example, Llama 3.1 70B on one H200.
+        assert code == 0 and "Llama 3.1 70B" in out and "H200" in out
     else:
         assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
 

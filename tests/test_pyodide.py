@@ -1,14 +1,21 @@
-"""The built wheel in Pyodide (npm package, under Node) and the core-only import rule.
+"""The browser wheel in Pyodide (npm package, under Node) and the core-only import rule.
 
-The browser runs ``descent.widgets`` from the wheel that ``descent.site.runtime`` writes into the
-site; these tests build that same wheel and load it the way ``worker.js`` does
-(``pyodide.unpackArchive(bytes, "wheel")``), with Node's Buffer wrapped in a Uint8Array.
+The browser runs ``descent.widgets`` from the wheel that ``descent.site.runtime`` builds (with
+flit_core) into the site; these tests build that same wheel, check what it holds (the core and
+the widgets, none of the build side) and that it is byte-reproducible, and load it the way
+``worker.js`` does (``pyodide.unpackArchive(bytes, "wheel")``), with Node's Buffer wrapped in a
+Uint8Array.
 """
 
 from __future__ import annotations
 
 import ast
+import base64
+import csv
+import hashlib
+import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,11 +27,20 @@ import pytest
 from descent.site import runtime
 
 ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "src" / "descent"
 PYODIDE = ROOT / "node_modules" / "pyodide"
 NODE = shutil.which("node")
 
-#: Build-side parts of the package, allowed to import anything (DESIGN.md, "the core rule").
-BUILD_SIDE = ("descent/formulas.py", "descent/plotting.py", "descent/trace/", "descent/site/")
+#: What the browser wheel must not carry (issue 7), written out here rather than read from
+#: runtime.BUILD_SIDE so a change there has to change this too: the build side of DESIGN.md's
+#: line (may import numpy, matplotlib, sympy, gguf, mkdocs) and the command line.
+BUILD_SIDE = ("descent/site/", "descent/trace/", "descent/formulas.py", "descent/plotting.py", "descent/cli.py")
+
+#: dist-info files flit_core writes for this project (no entry points, no licence file).
+DIST_INFO = {"descent-0.1.0.dist-info/" + n for n in ("WHEEL", "METADATA", "RECORD")}
+
+#: A fixed SOURCE_DATE_EPOCH for the reproducibility tests: 2023-11-14 22:13:20 UTC.
+EPOCH = "1700000000"
 
 
 @pytest.fixture(scope="module")
@@ -32,36 +48,135 @@ def wheel(tmp_path_factory) -> Path:
     return runtime.build_wheel(ROOT, tmp_path_factory.mktemp("wheel"))
 
 
-def _core_modules(whl: Path) -> dict[str, str]:
+def _wheel_modules(whl: Path) -> dict[str, str]:
+    """``{name: source}`` of every Python module in the wheel."""
     with zipfile.ZipFile(whl) as zf:
-        return {
-            n: zf.read(n).decode()
-            for n in zf.namelist()
-            if n.startswith("descent/") and n.endswith(".py") and not n.startswith(BUILD_SIDE)
-        }
+        return {n: zf.read(n).decode() for n in zf.namelist() if n.endswith(".py")}
 
 
-def test_wheel_is_deterministic_and_complete(wheel, tmp_path, monkeypatch):
-    again = runtime.build_wheel(ROOT, tmp_path)
-    assert again.read_bytes() == wheel.read_bytes()
-    assert wheel.name == "descent-0.1.0-py3-none-any.whl"  # version from pyproject.toml
+def _source_files() -> set[str]:
+    """Every file the wheel should carry, walked from src/descent independently of runtime.py."""
+    out = set()
+    for path in PKG.rglob("*"):
+        rel = path.relative_to(PKG.parent).as_posix()
+        if path.is_file() and "__pycache__" not in rel and not rel.startswith(BUILD_SIDE):
+            out.add(rel)
+    return out
+
+
+def _copy_project(dest: Path) -> Path:
+    """The project files the wheel is built from (pyproject.toml and src/descent), copied to ``dest``."""
+    dest.mkdir(parents=True)
+    shutil.copyfile(ROOT / "pyproject.toml", dest / "pyproject.toml")
+    shutil.copytree(PKG, dest / "src" / "descent", ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def test_wheel_holds_the_core_and_widgets_and_no_build_side(wheel):
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
-        assert "descent/widgets/__init__.py" in names and "descent/widgets/views.py" in names
-        assert "descent/catalog/models.toml" in names  # package data ships too
-        assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
-        record = zf.read("descent-0.1.0.dist-info/RECORD").decode().splitlines()
-        assert len(record) == len(names)  # every entry, RECORD itself included
-        assert {i.date_time for i in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}  # no SOURCE_DATE_EPOCH
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14 22:13:20 UTC
-    with zipfile.ZipFile(runtime.build_wheel(ROOT, tmp_path / "e")) as zf:
+    assert len(names) == len(set(names))
+    assert not [n for n in names if n.startswith(BUILD_SIDE)], "build-side modules leaked into the browser wheel"
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    # Exactly the source files outside the build side, plus flit's dist-info.
+    assert set(names) == _source_files() | DIST_INFO
+    # Spelled out, so an empty or shrunken source walk cannot pass: every widget module and the core.
+    widgets = {f"descent/widgets/{p.name}" for p in (PKG / "widgets").glob("*.py")}
+    assert {"descent/widgets/__init__.py", "descent/widgets/views.py", "descent/widgets/part0.py",
+            "descent/widgets/part5.py"} <= widgets <= set(names)
+    core = {"descent/__init__.py", "descent/units.py", "descent/transformer.py", "descent/tokenizer.py",
+            "descent/sampling.py", "descent/numerics.py", "descent/memory.py", "descent/hardware.py",
+            "descent/catalog/__init__.py", "descent/catalog/models.toml", "descent/catalog/accelerators.toml",
+            "descent/data/smollm2_tokenizer.json.gz", "descent/data/traces.json", "descent/data/embeddings.json"}
+    assert core <= set(names)
+
+
+def test_wheel_metadata_is_flits_from_pyproject(wheel):
+    assert wheel.name == "descent-0.1.0-py3-none-any.whl"  # name and version from pyproject.toml
+    with zipfile.ZipFile(wheel) as zf:
+        meta = zf.read("descent-0.1.0.dist-info/METADATA").decode()
+        whl = zf.read("descent-0.1.0.dist-info/WHEEL").decode()
+        record = list(csv.reader(io.StringIO(zf.read("descent-0.1.0.dist-info/RECORD").decode())))
+        names = zf.namelist()
+        data = {n: zf.read(n) for n in names}
+    assert "Name: descent\n" in meta and "Version: 0.1.0\n" in meta and "Requires-Python: >=3.11\n" in meta
+    assert "Requires-Dist" not in meta  # the core needs nothing beyond the standard library
+    assert whl.startswith("Wheel-Version: 1.0\nGenerator: flit ") and "Tag: py3-none-any\n" in whl
+    # RECORD lists every entry (itself last, unhashed) with its real sha256 and size.
+    assert [r[0] for r in record] == names[: len(record)] and len(record) == len(names)
+    assert record[-1] == ["descent-0.1.0.dist-info/RECORD", "", ""]
+    for name, digest, size in record[:-1]:
+        b64 = base64.urlsafe_b64encode(hashlib.sha256(data[name]).digest()).rstrip(b"=").decode()
+        assert (digest, int(size)) == (f"sha256={b64}", len(data[name])), name
+
+
+def test_wheel_is_byte_identical_across_builds_and_directories(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    one = _copy_project(tmp_path / "one")
+    two = _copy_project(tmp_path / "somewhere else" / "two")
+    # The second copy differs in what a checkout does not fix: mtimes, modes, bytecode lying around.
+    for path in (two / "src").rglob("*"):
+        os.utime(path, (1_000_000_000, 1_000_000_000))
+    (two / "src/descent/units.py").chmod(0o755)
+    (two / "src/descent/__pycache__").mkdir(exist_ok=True)
+    (two / "src/descent/__pycache__/units.cpython-311.pyc").write_bytes(b"stale")
+    builds = [runtime.build_wheel(one, tmp_path / "a"), runtime.build_wheel(one, tmp_path / "b"),
+              runtime.build_wheel(two, tmp_path / "c"), runtime.build_wheel(ROOT, tmp_path / "d")]
+    first = builds[0].read_bytes()
+    assert [b.read_bytes() == first for b in builds] == [True] * 4
+    with zipfile.ZipFile(builds[0]) as zf:
         assert {i.date_time for i in zf.infolist()} == {(2023, 11, 14, 22, 13, 20)}
+        assert {i.external_attr >> 16 for i in zf.infolist()} == {0o100644}
+    assert [str(r) for r in (one, two, ROOT) if str(r).encode() in first] == []  # no source path inside
+    # No SOURCE_DATE_EPOCH: the DOS epoch, not the files' mtimes or today.
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    with zipfile.ZipFile(runtime.build_wheel(two, tmp_path / "e")) as zf:
+        assert {i.date_time for i in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
+def test_wheel_cache_is_keyed_by_the_shipped_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    root = _copy_project(tmp_path / "proj")
+    first = runtime.build_wheel(root)
+    assert first.parent.parent == root / ".cache" / "descent-wheel"
+    assert runtime.build_wheel(root) == first  # unchanged sources: the cached wheel
+    # A build-side edit does not touch the browser wheel; a core edit does.
+    with open(root / "src/descent/site/csp.py", "a") as fh:
+        fh.write("# build-side edit\n")
+    assert runtime.build_wheel(root) == first
+    with open(root / "src/descent/units.py", "a") as fh:
+        fh.write("# core edit\n")
+    second = runtime.build_wheel(root)
+    assert second != first and second.parent.parent == first.parent.parent
+    with zipfile.ZipFile(second) as zf:
+        assert zf.read("descent/units.py").endswith(b"# core edit\n")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000001")
+    assert runtime.build_wheel(root).parent != second.parent  # the date is in the key
+
+
+def test_wheel_metadata_survives_awkward_text(tmp_path):
+    # The generated pyproject.toml quotes whatever the project's description holds.
+    root = _copy_project(tmp_path / "proj")
+    text = (root / "pyproject.toml").read_text()
+    awkward = 'Quotes \\" and \\\\ backslash, tab\\t, naïve — 😀'  # TOML source: \" \\ \t are escapes
+    (root / "pyproject.toml").write_text(text.replace(
+        'description = "How an LLM answers you: the inference arithmetic behind the descent site"',
+        f'description = "{awkward}"'))
+    with zipfile.ZipFile(runtime.build_wheel(root, tmp_path / "out")) as zf:
+        meta = zf.read("descent-0.1.0.dist-info/METADATA").decode()
+    assert 'Summary: Quotes " and \\ backslash, tab\t, naïve — 😀\n' in meta
+
+
+def test_wheel_needs_flit_core(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "flit_core", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"built with flit_core, which is in the build extra"):
+        runtime.build_wheel(ROOT, tmp_path)
 
 
 def test_core_modules_import_only_stdlib_and_descent(wheel):
     allowed = set(sys.stdlib_module_names) | {"descent", "__future__"}
     bad = []
-    core = _core_modules(wheel)
+    core = _wheel_modules(wheel)
     assert "descent/widgets/__init__.py" in core and "descent/widgets/demo.py" in core
     for name, src in core.items():
         for node in ast.walk(ast.parse(src, name)):
@@ -87,7 +202,7 @@ import descent.widgets as w
 res = {
   "python": sys.version.split()[0],
   "default": w.run("kv_demo", {}),
-  "changed": json.loads(w.run_json("kv_demo", json.dumps({"context": "4096", "precision": "fp8"}))),
+  "changed": json.loads(w.run_json("kv_demo", json.dumps({"context": "4096", "kv": "fp8"}))),
   "bad": w.run("kv_demo", {"context": "-3"}),
   "nan": w.run("kv_demo", {"layers": float("nan")}),
   "numpy_loaded": "numpy" in sys.modules,
@@ -115,9 +230,9 @@ def test_widgets_run_in_pyodide(wheel, tmp_path):
 
     script = tmp_path / "run.mjs"
     script.write_text(_SCRIPT)
-    modules = sorted(
-        n[:-3].replace("/", ".").removesuffix(".__init__") for n in _core_modules(wheel)
-    )
+    # Every module the wheel holds must import in Pyodide (no numpy there).
+    modules = sorted(n[:-3].replace("/", ".").removesuffix(".__init__") for n in _wheel_modules(wheel))
+    assert "descent.widgets.part5" in modules and "descent.catalog" in modules
     env = {"PATH": "/usr/bin:/bin", "DESCENT_STATIC": w.render_static("kv_demo"), "DESCENT_MODULES": json.dumps(modules)}
     proc = subprocess.run([NODE, str(script), str(PYODIDE), str(wheel)], capture_output=True, text=True,
                           timeout=120, env=env)
@@ -145,7 +260,10 @@ def test_on_post_build_writes_wheel_manifest_and_pyodide(tmp_path):
     runtime.on_post_build({"site_dir": str(site), "config_file_path": str(ROOT / "mkdocs.yml")})
     manifest = json.loads((site / "assets/descent/wheels/manifest.json").read_text())
     whl = site / "assets/descent/wheels" / manifest["wheel"]
-    assert whl.is_file() and manifest["bytes"] == whl.stat().st_size and len(manifest["sha256"]) == 64
+    # The contract worker.js reads: the wheel's file name and the hash it puts in the query string.
+    assert set(manifest) == {"wheel", "sha256", "bytes", "version"}
+    assert manifest["wheel"] == "descent-0.1.0-py3-none-any.whl" and manifest["version"] == "0.1.0"
+    assert manifest["bytes"] == whl.stat().st_size and manifest["sha256"] == hashlib.sha256(whl.read_bytes()).hexdigest()
     for f in runtime.PYODIDE_FILES:
         assert (site / "assets/pyodide" / f).read_bytes() == (PYODIDE / f).read_bytes()
     assert (site / "assets/pyodide" / runtime.SNAPSHOT_FILE).stat().st_size > 0
@@ -170,6 +288,7 @@ const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
 const py = await loadPyodide({ indexURL: dir + "/", _loadSnapshot: readFileSync(snap) });
 console.log(JSON.stringify({
   sum: py.runPython("6 * 7"),
+  executable: py.runPython("import sys; sys.executable"),
   preimported: py.runPython(`import sys; sorted(m for m in %s if m in sys.modules)`).toJs(),
 }));
 """
@@ -180,15 +299,24 @@ console.log(JSON.stringify({
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 @pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
 def test_snapshot_is_reproducible_and_boots(tmp_path):
-    # Two roots sharing node_modules, each with its own empty .cache/: two independent snapshots.
-    made = []
-    for name in ("a", "b"):
+    # Two roots, each with its own copy of the Pyodide files (real copies: make_snapshot resolves
+    # symlinks) at different absolute paths and its own empty .cache/: two independent snapshots.
+    made, dirs = [], []
+    for name in ("a", "another-place/b"):
         root = tmp_path / name
-        root.mkdir()
-        (root / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+        src = root / "node_modules" / "pyodide"
+        src.mkdir(parents=True)
+        for f in runtime.PYODIDE_FILES:
+            shutil.copyfile(PYODIDE / f, src / f)
         made.append(runtime.make_snapshot(root, root / "site"))
+        dirs.append(src)
     assert made[0].name == runtime.SNAPSHOT_FILE
-    assert made[0].read_bytes() == made[1].read_bytes(), "the snapshot must be byte-for-byte reproducible"
+    data = made[0].read_bytes()
+    # No build-machine path inside (Emscripten named sys.executable after node's argv[1], the
+    # Pyodide directory, before make_snapshot cut argv).
+    leaks = [str(d) for d in (*dirs, PYODIDE, tmp_path) if str(d).encode() in data]
+    assert leaks == [], "the snapshot holds build-machine paths"
+    assert data == made[1].read_bytes(), "the snapshot must be byte-for-byte reproducible across directories"
     script = tmp_path / "boot.mjs"
     script.write_text(_SNAPSHOT_BOOT % json.dumps(list(runtime.SNAPSHOT_PREIMPORTS)))
     proc = subprocess.run([NODE, str(script), str(PYODIDE), str(made[0])], capture_output=True, text=True,
@@ -196,6 +324,8 @@ def test_snapshot_is_reproducible_and_boots(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout)
     assert res["sum"] == 42
+    # Emscripten's browser default "./this.program" in Pyodide's working directory, not a build-machine path.
+    assert res["executable"] == "/home/pyodide/this.program"
     # Restored, not re-imported: every pre-imported module is already in sys.modules (a plain boot of
     # Pyodide 314 lacks html, importlib.resources, pkgutil and tomllib: checked under node).
     assert res["preimported"] == sorted(runtime.SNAPSHOT_PREIMPORTS)

@@ -1,17 +1,25 @@
-"""Reproducible builds: the same tree and SOURCE_DATE_EPOCH give byte-identical sites.
+"""Reproducible builds: the same tree and SOURCE_DATE_EPOCH give byte-identical sites, wherever
+the tree lies on disk.
 
 Three ``mkdocs build --strict`` runs of the working tree, each from a fresh copy of the tracked
-(and untracked, not ignored) files, so no build sees another checkout's ``.cache/``:
+(and untracked, not ignored) files with its own copy of ``node_modules/`` (a copy, not a link: a
+link would resolve to one real path for both) and its own ``src/`` on PYTHONPATH, so no build sees
+another checkout's ``.cache/``, sources or npm packages:
 
-* A: checkout 1, cold (empty ``.cache/``: figures drawn, wheel zipped, KaTeX rendered from scratch);
+* A: checkout 1, cold (empty ``.cache/``: figures drawn, wheel built, KaTeX rendered, Pyodide
+  snapshot made from scratch);
 * B: checkout 2 at another absolute path, cold (catches absolute paths leaking into the output);
 * C: checkout 1 again, warm (its ``.cache/`` from A: catches cache-dependent output).
 
-Every file's sha256 must match across A, B and C; a failure lists the files that differ. Things
-that used to (or could) break this: sitemap ``lastmod`` dates and the ``sitemap.xml.gz`` header
-time (MkDocs takes both from SOURCE_DATE_EPOCH), matplotlib SVG ids and metadata
-(``descent.plotting`` fixes ``svg.hashsalt`` and clears metadata), the wheel's zip entry dates
-and order (``descent.site.runtime.build_wheel``), and the search index order.
+Every file's sha256 must match across A, B and C; a failure lists the files that differ. And no
+file of any build may hold the absolute path of a checkout, of its site folder or of this
+repository (a grep of every byte, binary files included). Things that used to (or could) break
+this: sitemap ``lastmod`` dates and the ``sitemap.xml.gz`` header time (MkDocs takes both from
+SOURCE_DATE_EPOCH), matplotlib SVG ids and metadata (``descent.plotting`` fixes ``svg.hashsalt``
+and clears metadata), the wheel's zip entry dates, modes and order
+(``descent.site.runtime.build_wheel``), the search index order, and the Pyodide memory snapshot,
+which held the node_modules/pyodide path as ``sys.executable`` (``runtime.make_snapshot`` now hides
+node's argv from Emscripten).
 """
 
 from __future__ import annotations
@@ -30,13 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: A fixed build date for all three builds: 2023-11-14 22:13:20 UTC (any fixed value works).
 EPOCH = "1700000000"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.site,
-    pytest.mark.skipif(
-        not (ROOT / "node_modules" / "pyodide").is_dir(), reason="node_modules missing: npm ci"
-    ),
-]
+needs_npm = pytest.mark.skipif(not (ROOT / "node_modules" / "pyodide").is_dir(), reason="node_modules missing: npm ci")
 
 
 def _tree_files() -> list[str]:
@@ -54,13 +56,16 @@ def _checkout(dest: Path, files: list[str]) -> Path:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, target)
-    (dest / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+    # A real copy (19 MB): through a symlink, both checkouts would resolve to ROOT's node_modules.
+    shutil.copytree(ROOT / "node_modules", dest / "node_modules", symlinks=True)
     return dest
 
 
 def _build(checkout: Path, out: Path) -> None:
     env = dict(os.environ, SOURCE_DATE_EPOCH=EPOCH, NO_MKDOCS_2_WARNING="1")
     env.pop("DESCENT_SITE_URL", None)  # the default site_url in mkdocs.yml for all three
+    # This checkout's package, ahead of the editable install (which points at ROOT/src).
+    env["PYTHONPATH"] = os.pathsep.join([str(checkout / "src"), *filter(None, [env.get("PYTHONPATH")])])
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=checkout,
@@ -81,6 +86,18 @@ def site_hashes(site: Path) -> dict[str, str]:
     }
 
 
+def path_leaks(site: Path, paths: list[Path]) -> list[str]:
+    """``"file: path"`` for every file under ``site`` whose bytes contain one of ``paths``
+    (as given and resolved), sorted."""
+    needles = sorted({str(q) for p in paths for q in (p, p.resolve())})
+    out = []
+    for f in sorted(site.rglob("*")):
+        if f.is_file():
+            data = f.read_bytes()
+            out += [f"{f.relative_to(site).as_posix()}: {n}" for n in needles if n.encode() in data]
+    return out
+
+
 def differences(a: dict[str, str], b: dict[str, str]) -> list[str]:
     """Human-readable list of files missing on one side or with different contents."""
     out = [f"only in first: {p}" for p in sorted(a.keys() - b.keys())]
@@ -97,6 +114,27 @@ def test_differences_reports_each_kind():
     assert differences(a, dict(a)) == []
 
 
+def test_path_leaks_finds_paths_in_any_file(tmp_path):
+    # The helper itself: a text and a binary file holding a path, one clean file (by hand).
+    site = tmp_path / "site"
+    (site / "a").mkdir(parents=True)
+    (site / "index.html").write_text(f"<p>built in {tmp_path}/checkout</p>")
+    (site / "a" / "blob.bin").write_bytes(b"\0\xff" + str(ROOT).encode() + b"\0")
+    (site / "clean.txt").write_text("nothing here")
+    assert path_leaks(site, [tmp_path, ROOT]) == [f"a/blob.bin: {ROOT}", f"index.html: {tmp_path}"]
+    assert path_leaks(site, [tmp_path / "elsewhere"]) == []
+
+
+def test_built_site_holds_no_build_path(site_dir):
+    # The session's site (built in this repository): no file names the repository or the site folder.
+    assert (site_dir / "assets" / "pyodide" / "pyodide-snapshot.bin").is_file()
+    leaks = path_leaks(site_dir, [ROOT, site_dir, ROOT / "node_modules" / "pyodide"])
+    assert leaks == [], "the built site holds build-machine paths:\n" + "\n".join(leaks)
+
+
+@pytest.mark.slow
+@pytest.mark.site
+@needs_npm
 def test_two_clean_builds_are_byte_identical(tmp_path):
     files = _tree_files()
     one = _checkout(tmp_path / "checkout-one", files)
@@ -109,6 +147,8 @@ def test_two_clean_builds_are_byte_identical(tmp_path):
     a, b, c = (site_hashes(tmp_path / s) for s in "ABC")
     assert "index.html" in a and "sitemap.xml" in a and "search/search_index.json" in a
     assert any(p.endswith(".whl") for p in a), "the site should ship the descent wheel"
+    leaks = [f"{s}/{leak}" for s in "ABC" for leak in path_leaks(tmp_path / s, [tmp_path, ROOT])]
+    assert leaks == [], "a build holds build-machine paths:\n" + "\n".join(leaks)
     diff_ab, diff_ac = differences(a, b), differences(a, c)
     assert not diff_ab, "two cold builds differ (A vs B):\n" + "\n".join(diff_ab)
     assert not diff_ac, "a cold and a warm build differ (A vs C):\n" + "\n".join(diff_ac)

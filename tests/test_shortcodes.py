@@ -10,6 +10,7 @@ import pytest
 from sitebuild import build_site
 
 from descent import catalog
+from descent import params as P
 from descent.site import hooks, shortcodes, values
 from descent.site.shortcodes import Arg, ShortcodeError, find_shortcodes, resolve
 
@@ -51,7 +52,7 @@ def test_unknown_argument_lists_the_allowed_ones():
         resolve("<!-- descent:value kv_bytes_per_token model=llama-3.1-70b units=KiB -->", "p.md")
     msg = str(e.value)
     assert "unknown argument 'units'" in msg
-    assert "model, dtype, unit, sig" in msg
+    assert "model, kv, unit, sig" in msg
 
 
 def test_bad_value_says_what_is_allowed():
@@ -60,15 +61,21 @@ def test_bad_value_says_what_is_allowed():
     msg = str(e.value)
     assert "model='llama-9' is not allowed" in msg
     assert "llama-3.1-70b" in msg  # the list of catalog ids
-    with pytest.raises(ShortcodeError, match=r"sig='0' is out of range; sig must be an integer from 1 to 10"):
+    with pytest.raises(ShortcodeError, match=r"sig='0' is not allowed; sig must be a whole number from 1 to 10"):
         resolve("<!-- descent:value kv_bytes_per_token model=llama-3.1-70b sig=0 -->", "p.md")
-    with pytest.raises(ShortcodeError, match=r"sig='three' is not allowed; sig must be an integer"):
+    with pytest.raises(ShortcodeError, match=r"sig='three' is not allowed; sig must be a whole number"):
         resolve("<!-- descent:value kv_bytes_per_token model=llama-3.1-70b sig=three -->", "p.md")
 
 
 def test_missing_required_argument():
-    with pytest.raises(ShortcodeError, match=r"missing argument 'model'; it must be one of smollm2-135m"):
-        resolve("<!-- descent:value kv_bytes_per_token -->", "p.md")
+    with pytest.raises(ShortcodeError, match=r"missing argument 'field'; it must be one of: id, name"):
+        resolve("<!-- descent:value model_field -->", "p.md")
+
+
+def test_an_argument_left_out_takes_its_declared_default():
+    # descent.params.MODEL's default is the running example, Llama 3.1 70B: 80 layers x 8 KV heads x
+    # 128 x 2 (K and V) x 2 bytes (BF16, descent.params.KV's default) = 327,680 bytes = 320 KiB.
+    assert resolve("<!-- descent:value kv_bytes_per_token unit=KiB -->", "p.md") == "320 KiB"
 
 
 def test_malformed_shortcodes():
@@ -146,14 +153,15 @@ def test_registering_a_duplicate_or_bad_name_fails():
 
 
 def test_arg_parsing():
-    a = Arg("context", type=int, minimum=1, maximum=10_000_000)
-    assert a.parse("8192") == 8192
-    assert a.allowed() == "an integer from 1 to 1e+07"
-    with pytest.raises(ValueError, match="out of range"):
+    a = Arg(P.CONTEXT)
+    assert a.parse("8192") == 8192 and a.parse("128k") == 128_000
+    assert a.allowed() == "a whole number from 1 to 10,000,000 tokens"
+    with pytest.raises(ValueError, match="context='0' is not allowed; context must be a whole number from 1"):
         a.parse("0")
-    f = Arg("x", type=float)
     with pytest.raises(ValueError, match="not allowed"):
-        f.parse("nan")
+        Arg(P.TEMPERATURE).parse("nan")
+    with pytest.raises(ValueError, match="takes a descent.params.Param"):
+        Arg("context")
 
 
 def test_formatting_helpers():
@@ -163,11 +171,10 @@ def test_formatting_helpers():
     assert values.fmt_num(0.2313) == "0.231"
     assert values.fmt_bytes(327_680, "KiB") == "320 KiB"
     assert values.fmt_bytes(141_000_000_000) == "141 GB"
-    assert values.fmt_rate(3.35e12, "B/s") == "3.35 TB/s"
-    assert values.fmt_count(671e9) == "671 billion"
-    with pytest.raises(ValueError, match="unit must be auto or one of B, KB"):
+    assert values.fmt_bytes(512) == "512 bytes"
+    with pytest.raises(ValueError, match="unit must be one of auto, auto-binary, B, KB"):
         values.fmt_bytes(1, "kb")
-    with pytest.raises(ValueError, match="must be finite"):
+    with pytest.raises(ValueError, match="must be a finite number"):
         values.fmt_num(float("nan"))
 
 

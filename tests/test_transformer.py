@@ -149,7 +149,7 @@ def test_bad_context_raises_value_error_naming_the_range(bad):
         beyond_max_context,
         check_context,
     ):
-        with pytest.raises(ValueError, match=r"context must be 1 to 10,000,000 tokens.*131,072"):
+        with pytest.raises(ValueError, match=r"Context must be (a whole number from )?1 to 10,000,000 tokens.*131,072"):
             fn(m, bad)
 
 

@@ -13,12 +13,16 @@ from descent.units import (
     GiB,
     format_bytes,
     format_count,
+    format_int,
     format_number,
+    format_percent,
     format_rate,
     format_si,
+    format_time,
     parse_bytes,
     parse_count,
     round_sig,
+    visible_whitespace,
 )
 
 
@@ -58,11 +62,30 @@ def test_format_si_keeps_significant_trailing_zeros():
     assert format_si(21e15, "B/s", sig=2) == "21 PB/s"
 
 
-def test_format_count_uses_b_for_billion():
-    # Llama 3.1 70B's exact count 70,553,706,496 -> 70.6B; SmolLM2's 134,515,008 -> 135M.
-    assert format_count(70_553_706_496) == "70.6B"
-    assert format_count(134_515_008) == "135M"
+def test_format_count_words_short_and_exact():
+    # Llama 3.1 70B's exact count 70,553,706,496 -> "70.6 billion" in prose and widgets, "70.6B" in a
+    # narrow column (short), every digit when exact; SmolLM2's 134,515,008 -> 135 million / 135M.
+    assert format_count(70_553_706_496) == "70.6 billion"
+    assert format_count(70_553_706_496, "short") == "70.6B"
+    assert format_count(70_553_706_496, "exact") == "70,553,706,496"
+    assert format_count(134_515_008) == "135 million"
+    assert format_count(134_515_008, "short") == "135M"
+    assert format_count(1e12) == "1 trillion"
     assert format_count(135) == "135"
+    with pytest.raises(ValueError, match="unit must be one of auto, short, exact"):
+        format_count(1, "gazillion")
+
+
+def test_percent_time_and_visible_whitespace():
+    # gpt-oss-120b's active share 5.13 / 116.83 = 0.04391 -> "4.39%" (3 figures) or "4.4%" (1 decimal).
+    assert format_percent(0.04391) == "4.39%" and format_percent(0.04391, decimals=1) == "4.4%"
+    assert format_percent(0.05, trim=False) == "5.00%"
+    assert format_time(0.0123) == "12.3 ms" and format_time(90) == "1.50 min" and format_time(0) == "0 s"
+    assert format_int(8192) == "8,192"
+    with pytest.raises(ValueError, match="needs an int"):
+        format_int(True)
+    # Every whitespace character is made visible, not only the space.
+    assert visible_whitespace(" a\n\tb\r\u00a0") == "\u2423a\u21b5\u21e5b\u240d<U+00A0>"
 
 
 def test_format_number_is_the_one_number_formatter():

@@ -9,6 +9,8 @@ import re
 import pytest
 
 import descent.widgets as w
+from descent import params as P
+from descent.params import Param
 from descent.widgets import FieldError, Input, Widget
 
 # The demo's defaults are Llama 3.1 8B's KV shape (config.json: 32 layers, 8 KV heads,
@@ -17,7 +19,7 @@ DEMO_PER_TOKEN = 2 * 32 * 8 * 128 * 2
 
 
 def _ctx() -> Input:
-    return Input("context", "Context", "range", 8192, unit="tokens", min=1, max=10_000_000, step=1, log=True)
+    return Input(P.CONTEXT, "range", log=True)
 
 
 # -- Input.coerce ------------------------------------------------------------------------------
@@ -59,14 +61,14 @@ def test_empty_number_says_what_to_enter():
 def test_integer_input_rejects_fractions_float_input_keeps_them():
     with pytest.raises(FieldError, match="Context must be a whole number, got '2.5'"):
         _ctx().coerce("2.5")
-    temp = Input("t", "Temperature", "number", 1.0, min=0.0, max=2.0, step=0.05)
+    temp = Input(P.TEMPERATURE.but(max=2.0), "number")
     assert temp.coerce("0.7") == 0.7 and isinstance(temp.coerce("1"), float)
     with pytest.raises(FieldError, match=r"^Temperature must be 0 to 2, got 2.5$"):
         temp.coerce(2.5)
 
 
 def test_select_returns_declared_value_type_and_rejects_unknown_option():
-    inp = Input("d", "Head dimension", "select", 128, options=[(64, "64"), (128, "128")])
+    inp = Input(Param("d", "Head dimension", "choice", 128, choices=[(64, "64"), (128, "128")]), "select")
     assert inp.coerce("64") == 64 and isinstance(inp.coerce("64"), int)
     assert inp.coerce(128) == 128
     with pytest.raises(FieldError) as exc:
@@ -77,11 +79,11 @@ def test_select_returns_declared_value_type_and_rejects_unknown_option():
 
 
 def test_toggle_and_text():
-    t = Input("on", "Prefix caching", "toggle", False)
+    t = Input(Param("on", "Prefix caching", "bool", False), "toggle")
     assert [t.coerce(x) for x in ("true", "on", "1", True, "false", "off", "0", "", False)] == [True] * 4 + [False] * 5
     with pytest.raises(FieldError, match="Prefix caching must be on or off"):
         t.coerce("maybe")
-    s = Input("prompt", "Prompt", "text", "Hi", max_length=5)
+    s = Input(Param("prompt", "Prompt", "text", "Hi", max_length=5), "text")
     assert s.coerce("hello") == "hello"
     with pytest.raises(FieldError, match="Prompt must be at most 5 characters, got 6"):
         s.coerce("hello!")
@@ -90,21 +92,24 @@ def test_toggle_and_text():
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "make, message",
     [
-        (dict(name="x", label="X", kind="slider", default=1), "kind must be one of"),
-        (dict(name="x", label="X", kind="select", default=1), "needs options"),
-        (dict(name="x", label="X", kind="range", default=1, min=5, max=1, step=1), "min must be below max"),
-        (dict(name="x", label="X", kind="range", default=1, min=0, max=9, step=1, log=True), "needs min > 0"),
-        (dict(name="x", label="X", kind="range", default=99, min=1, max=9, step=1), "invalid default: X must be 1 to 9"),
-        (dict(name="id", label="X", kind="toggle", default=True), "other than 'id'"),
-        (dict(name="x", label="X", kind="text", default=""), "max_length must be 1 to 10,000"),
-        (dict(name="x", label="X", kind="number", default=1, min=1, max=9, step=1, log=True), "log applies only"),
+        (lambda: Param("x", "X", "slider", 1), "type must be one of"),
+        (lambda: Param("x", "X", "choice", 1), "needs choices"),
+        (lambda: Param("x", "X", "int", 1, min=5, max=1), "min must be below max"),
+        (lambda: Input(Param("x", "X", "int", 1, min=0, max=9), "range", log=True), "needs kind 'range' and min > 0"),
+        (lambda: Param("x", "X", "int", 99, min=1, max=9), "invalid default: X must be 1 to 9"),
+        (lambda: Input(Param("id", "X", "bool", True), "toggle"), "other than 'id'"),
+        (lambda: Param("x", "X", "text", ""), "max_length must be 1 to 10,000"),
+        (lambda: Input(Param("x", "X", "int", 1, min=1, max=9), "number", log=True), "log-scale slider needs"),
+        (lambda: Input(P.CONTEXT, "toggle"), "a toggle cannot show a int parameter"),
+        (lambda: Input(Param("x", "X", "int", min=1, max=9), "range"), "needs a default"),
+        (lambda: Input(Param("x", "X", "int", 1, min=1, max=9), "slider"), "kind must be one of"),
     ],
 )
-def test_bad_declarations_fail_at_import_time(kwargs, message):
+def test_bad_declarations_fail_at_import_time(make, message):
     with pytest.raises(ValueError, match=message):
-        Input(**kwargs)
+        make()
 
 
 # -- registry, run ------------------------------------------------------------------------------
@@ -132,7 +137,7 @@ def test_run_default_result_has_the_hand_computed_numbers():
 
 
 def test_run_with_inputs_changes_the_result():
-    out = w.run("kv_demo", {"context": "4096", "precision": "fp8"})
+    out = w.run("kv_demo", {"context": "4096", "kv": "fp8"})
     # FP8: 2 x 32 x 8 x 128 x 1 = 65,536 B per token; x 4,096 = 268,435,456 B = 0.25 GiB.
     assert out["ok"] and "268,435,456 bytes" in out["html"] and "65,536 bytes" in out["html"]
 
@@ -143,9 +148,9 @@ def test_run_with_inputs_changes_the_result():
         ("kv_demo", {"context": "-3"}, "context", "Context must be 1 to 10,000,000 tokens, got -3"),
         ("kv_demo", {"layers": "nan"}, "layers", "Layers must be a number from 1 to 200 layers"),
         ("kv_demo", {"kv_heads": "inf"}, "kv_heads", "KV heads must be a number from 1 to 128 heads"),
-        ("kv_demo", {"precision": "fp4"}, "precision", "KV precision must be one of: fp32, bf16, fp8; got 'fp4'"),
+        ("kv_demo", {"kv": "fp4"}, "kv", "KV precision must be one of: fp32, bf16, fp8; got 'fp4'"),
         ("kv_demo", {"bogus": 1}, "bogus",
-         "unknown input 'bogus' for widget 'kv_demo'; it takes: layers, kv_heads, head_dim, context, precision"),
+         "unknown input 'bogus' for widget 'kv_demo'; it takes: layers, kv_heads, head_dim, context, kv"),
         ("no_such", {}, None, "unknown widget 'no_such'; known widgets: "),
     ],
 )
@@ -165,7 +170,7 @@ def test_run_never_raises(weird):
 
 
 def test_run_reports_compute_errors_as_ok_false():
-    @w.widget("_test_raises", title="T", inputs=[Input("n", "N", "number", 1, min=0, max=5, step=1)])
+    @w.widget("_test_raises", title="T", inputs=[Input(Param("n", "N", "int", 1, min=0, max=5), "number")])
     def _raises(n):
         if n == 0:
             raise FieldError("n", "N must not be 0 here")
@@ -210,9 +215,9 @@ def test_render_static_structure():
 
 
 def test_render_static_args_override_defaults():
-    html = w.render_static("kv_demo", context="4096", precision="fp8")
+    html = w.render_static("kv_demo", context="4096", kv="fp8")
     assert 'name="context" min="1" max="10000000" step="1" value="4096"' in html
-    assert '<input type="radio" name="precision" value="fp8" checked>' in html
+    assert '<input type="radio" name="kv" value="fp8" checked>' in html
     assert "268,435,456 bytes" in html  # 65,536 B x 4,096 tokens, as above
     # log10(4096) on the slider
     assert f'value="{math.log10(4096)!r}"' in html
@@ -243,7 +248,7 @@ def test_render_static_ids_are_unique_per_configuration_and_deterministic():
 
 def test_render_static_escapes_declared_text():
     @w.widget("_test_escape", title="<b>T</b>", description="a & b",
-              inputs=[Input("s", 'Say "hi"', "select", "<x>", options=[("<x>", "<y>")])])
+              inputs=[Input(Param("s", 'Say "hi"', "choice", "<x>", choices=[("<x>", "<y>")]), "select")])
     def _esc(s):
         return []
 

@@ -12,7 +12,7 @@ from importlib import resources
 
 import pytest
 
-from descent import catalog, transformer, widgets
+from descent import catalog, recorded, transformer, widgets
 from descent.units import format_count
 from descent.widgets import FieldError
 from descent.widgets import part1_model as p1
@@ -122,7 +122,7 @@ def test_stack_params_errors_name_the_field():
 def test_stack_calculator_default():
     r = widgets.run("stack_calculator", {})
     number, note = _stat(r, "Attention + FFN weights")
-    assert number == "84.9M" and note == "84,934,656 exactly"
+    assert number == "84.9 million" and note == "84,934,656 exactly"
 
 
 def test_stack_calculator_gated_adds_half_the_ffn():
@@ -230,7 +230,7 @@ def test_moe_router_deepseek_sigmoid_and_shared_expert():
 
 
 def _traces():
-    f = resources.files("descent").joinpath("data", p1.TRACES_FILE)
+    f = resources.files("descent").joinpath("data", recorded.DATA_FILE)
     if not f.is_file():
         pytest.skip("descent/data/traces.json not exported yet")
     return json.loads(f.read_text(encoding="utf-8"))["prompts"]

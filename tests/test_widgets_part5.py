@@ -56,6 +56,7 @@ def test_registered():
         "context": 8192,
         "batch": 1,
         "accelerator": "h200",
+        "runtime_percent": 10.0,
     }
     # Context and batch limits are the engine's own (transformer.MAX_CONTEXT_TOKENS, hardware.MAX_BATCH).
     assert (w.input("context").min, w.input("context").max, w.input("context").log) == (1, 10_000_000, True)
@@ -63,7 +64,7 @@ def test_registered():
     # Every catalog model/accelerator and every precision is offered.
     assert [o for o, _ in w.input("model").options] == list(catalog.models())
     assert [o for o, _ in w.input("accelerator").options] == list(catalog.accelerators())
-    assert [o for o, _ in w.input("weights").options] == list(numerics.PRECISIONS)
+    assert [o for o, _ in w.input("weights").options] == ["released", *numerics.PRECISIONS]
     assert [o for o, _ in w.input("kv").options] == list(numerics.KV_PRECISIONS)
 
 
@@ -251,23 +252,23 @@ def test_table_marks_wont_fit_rows():
 
 def test_sizing_and_share_values():
     s = size("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 8)
-    got = _entry("value", "sizing")(
-        model="llama-3.1-70b", accelerator="h200", weights="fp8", batch=8, field="kv_cache_bytes", unit="GiB"
+    got = _entry("value", "kv_cache_bytes")(
+        model="llama-3.1-70b", accelerator="h200", weights="fp8", kv="bf16", context=8192, batch=8, unit="GiB", sig=3
     )
     # 8 sequences x 8,192 tokens x 327,680 bytes per token (80 layers x 8 KV heads x 128 x 2 x 2 bytes)
     assert s.kv_cache_bytes == 8 * 8192 * 327_680
     assert got == "20 GiB"
-    share = _entry("value", "moe_expert_share")(model="gpt-oss-120b", batch=16)
+    share = _entry("value", "moe_expert_share")(model="gpt-oss-120b", batch=16, routing="uniform", sig=3)
     assert share == "39.8%"  # 1 - (124/128)^16 = 0.39829
     with pytest.raises(ValueError, match="dense"):
-        _entry("value", "moe_expert_share")(model="llama-3.1-70b", batch=16)
-    n = _entry("value", "chips_that_fit")()
+        _entry("value", "moe_expert_share")(model="llama-3.1-70b", batch=16, routing="uniform", sig=3)
+    n = _entry("value", "chips_that_fit")(model="llama-3.1-70b", weights="fp8", kv="bf16", context=8192, batch=1)
     assert n == str(sum(1 for s in part5.across_field("llama-3.1-70b", "fp8") if s.fits))
 
 
 def test_kv_formula_entries_equal_the_code():
     """The KV-cache formulas the page shows (sympy) equal descent.transformer, on every catalog row."""
-    formulas = pytest.importorskip("descent.formulas")
+    from descent import formulas
     for name in ("kv_cache_bytes", "kv_cache_bytes_mla", "kv_cache_bytes_sliding", "decode_tokens_per_s"):
         checks = formulas.FORMULAS[name].check()
         assert checks, name

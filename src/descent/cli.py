@@ -1,11 +1,15 @@
 """The ``descent`` command line.
 
-    descent size MODEL --accelerator ACC --weights PRECISION --kv PRECISION --context N --batch B [--json]
+    descent size [MODEL] [--accelerator ACC] [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
     descent models [--json]
     descent accelerators [--json]
 
 Bad input (an unknown id, a context out of range, a malformed option) prints ONE line on stderr
 that names what is allowed, and exits with status 2; no traceback is ever printed.
+
+Every argument and flag is a declared parameter (:mod:`descent.params`, through
+:func:`descent.params.add_argument`): the same name, range, default and message as the site's
+widgets and shortcodes. The defaults are the site's running example (Llama 3.1 70B on one H200).
 
 Extending: :func:`build_parser` returns the parser; each subcommand sets ``func`` (a callable
 taking the parsed ``argparse.Namespace`` and returning an exit status). Other modules add their
@@ -20,17 +24,23 @@ import json
 import sys
 from typing import NoReturn
 
+from descent import params as P
 from descent import transformer
 from descent.catalog import accelerators, models
-from descent.hardware import MAX_BATCH
-from descent.memory import RUNTIME_ALLOWANCE, size
-from descent.numerics import KV_PRECISIONS, PRECISIONS
-from descent.units import GB, GiB, format_bytes, format_count, format_rate, format_si, parse_count, plural
-
-try:  # the real-model trace adds `trace` and `generate`; absent in a core-only install
-    from descent.trace import cli as trace_cli
-except ImportError:  # pragma: no cover - depends on the install
-    trace_cli = None
+from descent.memory import size
+from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
+from descent.units import (
+    GB,
+    GiB,
+    format_bytes,
+    format_count,
+    format_int,
+    format_number,
+    format_rate,
+    format_si,
+    plural,
+)
+from descent.weights import GROUP_LABELS, describe
 
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 
@@ -38,6 +48,10 @@ __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 EXIT_USAGE = 2
 
 PROG = "descent"
+
+
+#: ``descent size`` sizes the checkpoint as published unless told otherwise.
+SIZE_WEIGHTS = P.WEIGHTS.but(default="released")
 
 
 class UsageError(Exception):
@@ -49,18 +63,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: error: {message}")
-
-
-def _count(text: str) -> int:
-    """A whole number ("8192", "128k", "-3"); the range is checked by the function that uses it."""
-    try:
-        return int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        pass
-    try:
-        return parse_count(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _bytes_both(n: float) -> str:
@@ -78,9 +80,10 @@ def _cmd_size(args: argparse.Namespace) -> int:
         ("accelerator", f"{a.name} ({s.accelerator}), {a.memory_marketed} {a.memory_type}"),
         (
             "parameters",
-            f"{format_count(s.params_total)} total, {format_count(s.params_active)} active per token",
+            f"{format_count(s.params_total, 'short')} total, {format_count(s.params_active, 'short')} active per token",
         ),
-        ("weights", f"{_bytes_both(s.weights_bytes)}  ({s.weights}, all parameters)"),
+        ("weights", f"{_bytes_both(s.weights_bytes)}  ({describe(s.model, s.weights)}, all parameters)"),
+        *[(f"  {GROUP_LABELS[g]}", _bytes_both(b)) for g, b in s.weights_bytes_by_group.items() if b],
         (
             "KV cache",
             f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {plural(s.context, 'token')} x {plural(s.batch, 'sequence')}; "
@@ -88,22 +91,27 @@ def _cmd_size(args: argparse.Namespace) -> int:
         ),
         (
             "runtime",
-            f"{_bytes_both(s.runtime_bytes)}  ({RUNTIME_ALLOWANCE:.0%} of capacity: activations, context, fragmentation)",
+            f"{_bytes_both(s.runtime_bytes)}  ({format_number(s.runtime_percent, 3, trim=True)}% of capacity, "
+            "--runtime-percent: context, activations, workspace, fragmentation)",
         ),
         ("total", _bytes_both(s.total_bytes)),
         ("capacity", _bytes_both(s.capacity_bytes)),
         ("free" if s.free_bytes >= 0 else "over by", _bytes_both(abs(s.free_bytes))),
-        ("fits", "yes" if s.fits else f"no: needs {s.accelerators_needed} of these (memory only)"),
+        ("fits", "yes" if s.fits else f"no: needs {format_int(s.accelerators_needed)} of these (memory only)"),
         ("decode step reads", f"{_bytes_both(s.bytes_per_decode_step)} at {format_rate(s.memory_bandwidth)}"),
+        ("decode step computes", f"{format_si(s.flops_per_decode_step, 'FLOP')} at "
+                                 f"{format_si(s.peak_flops, 'FLOP/s')} ({s.compute_precision} dense peak)"),
         (
             "decode ceiling",
-            f"{s.decode_tokens_per_s:,.1f} tokens/s per sequence, "
-            f"{s.decode_tokens_per_s_total:,.1f} tokens/s total"
+            f"{format_number(s.decode_tokens_per_s, 4)} tokens/s per sequence, "
+            f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total, {s.bound}-bound"
             + ("" if s.fits else " (if it fit on one chip)"),
         ),
+        ("compute-bound from", "no batch (the KV cache reads dominate)" if s.compute_bound_batch is None
+         else plural(s.compute_bound_batch, "sequence")),
     ]
     if s.beyond_max_context:
-        rows.append(("warning", f"context {s.context:,} exceeds the model's {m.max_context:,}"))
+        rows.append(("warning", f"context {format_int(s.context)} exceeds the model's {format_int(m.max_context)}"))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
@@ -132,8 +140,8 @@ def _cmd_models(args: argparse.Namespace) -> int:
     print(f"{'id':<18} {'total':>8} {'active':>8} {'context':>9}  name")
     for r in out:
         print(
-            f"{r['id']:<18} {format_count(r['params_total']):>8} {format_count(r['params_active']):>8} "
-            f"{r['max_context']:>9,}  {r['name']}"
+            f"{r['id']:<18} {format_count(r['params_total'], 'short'):>8} {format_count(r['params_active'], 'short'):>8} "
+            f"{format_int(r['max_context']):>9}  {r['name']}"
         )
     return 0
 
@@ -148,7 +156,7 @@ def _cmd_accelerators(args: argparse.Namespace) -> int:
     print(f"{'id':<15} {'memory GB':>10} {'memory GiB':>10} {'bandwidth':>11} {'BF16 dense':>12}  name")
     for a in accs.values():
         print(
-            f"{a.id:<15} {a.memory_bytes / GB:>10,.1f} {a.memory_bytes / GiB:>10,.1f} "
+            f"{a.id:<15} {format_number(a.memory_bytes / GB, 4):>10} {format_number(a.memory_bytes / GiB, 4):>10} "
             f"{format_rate(a.memory_bandwidth):>11} {format_si(a.bf16_flops, 'FLOP/s'):>12}  {a.name}"
         )
     return 0
@@ -161,35 +169,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("size", help="memory fit and decode ceiling of a model on one accelerator")
-    p.add_argument("model", help=f"model id ({', '.join(models())})")
-    p.add_argument("--accelerator", "-a", required=True, help=f"accelerator id ({', '.join(accelerators())})")
-    p.add_argument(
-        "--weights", "-w", default="bf16", help=f"weight precision ({', '.join(PRECISIONS)}); default bf16"
-    )
-    p.add_argument(
-        "--kv", default="bf16", help=f"KV-cache precision ({', '.join(KV_PRECISIONS)}); default bf16"
-    )
-    p.add_argument(
-        "--context",
-        "-c",
-        type=_count,
-        default=8192,
-        help="tokens per sequence, 1 to 10,000,000 (128k = 128,000); default 8192",
-    )
-    p.add_argument("--batch", "-b", type=_count, default=1, help=f"sequences, 1 to {MAX_BATCH:,}; default 1")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    P.add_argument(p, P.MODEL, positional=True, metavar="MODEL")
+    for param in (P.ACCELERATOR, SIZE_WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.RUNTIME,
+                  P.JSON.but(help="print one JSON object")):
+        P.add_argument(p, param)
     p.set_defaults(func=_cmd_size)
 
     p = sub.add_parser("models", help="list the catalog's models")
-    p.add_argument("--json", action="store_true", help="print a JSON list")
+    P.add_argument(p, P.JSON.but(help="print a JSON list"))
     p.set_defaults(func=_cmd_models)
 
     p = sub.add_parser("accelerators", help="list the catalog's accelerators")
-    p.add_argument("--json", action="store_true", help="print a JSON list")
+    P.add_argument(p, P.JSON.but(help="print a JSON list"))
     p.set_defaults(func=_cmd_accelerators)
 
-    if trace_cli is not None:
-        trace_cli.add_subcommands(sub)
+    trace_cli.add_subcommands(sub)
     return parser
 
 
@@ -211,6 +205,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except FileNotFoundError as e:  # the SmolLM2 GGUF is missing, or $DESCENT_GGUF names no file
         print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except ModuleNotFoundError as e:  # `trace`/`generate` with only the core installed (no NumPy, gguf)
+        print(f"{PROG}: error: this command needs the build extra (pip install 'descent[build]'); "
+              f"missing module {e.name!r}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as e:  # --help and --version exit 0 through argparse
         return e.code if isinstance(e.code, int) else 0

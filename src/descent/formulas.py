@@ -5,8 +5,8 @@ unit of every symbol, its source, and a ``check`` that evaluates the expression 
 and returns ``(label, formula_value, package_value)`` triples: the test suite asserts they agree,
 so the formula a reader sees and the number the site computes cannot drift apart.
 
-A check needs the core function it mirrors; while that module has not landed, ``check`` raises
-:class:`MissingCore` (the tests skip on it).
+Every check imports the function it mirrors directly, so a renamed or removed target fails the
+formula tests instead of skipping them.
 
 Symbols (DESIGN.md): L layers, K key/value heads, d_head, T tokens of context, B batch
 (sequences), b bytes per stored element, N parameters.
@@ -14,26 +14,15 @@ Symbols (DESIGN.md): L layers, K key/value heads, d_head, T tokens of context, B
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import sympy as sp
 
-from descent import catalog
+from descent import catalog, hardware, numerics, sampling, transformer
+from descent.trace import forward
 
-__all__ = ["FORMULAS", "Formula", "MissingCore", "Sym", "formula"]
-
-
-class MissingCore(RuntimeError):
-    """The package function a formula is checked against has not landed yet."""
-
-
-def _core(name: str):
-    if importlib.util.find_spec(name) is None:
-        raise MissingCore(f"{name} is not in the package yet")
-    return importlib.import_module(name)
+__all__ = ["FORMULAS", "Formula", "Sym", "formula"]
 
 
 @dataclass(frozen=True)
@@ -155,7 +144,7 @@ def _plain_models():
 
 
 def _check_kv():
-    tr = _core("descent.transformer")
+    tr = transformer
     f = FORMULAS["kv_cache_bytes"]
     out = []
     for m in _plain_models():
@@ -171,7 +160,7 @@ def _check_kv():
 
 
 def _check_kv_mla():
-    tr = _core("descent.transformer")
+    tr = transformer
     f = FORMULAS["kv_cache_bytes_mla"]
     out = []
     for m in catalog.models().values():
@@ -185,7 +174,7 @@ def _check_kv_mla():
 
 
 def _check_kv_sliding():
-    tr = _core("descent.transformer")
+    tr = transformer
     f = FORMULAS["kv_cache_bytes_sliding"]
     out = []
     for m in _plain_models():
@@ -200,14 +189,11 @@ def _check_kv_sliding():
 
 
 def _bits(p) -> float:
-    for attr in ("bits_per_weight", "bits", "bpw"):
-        if hasattr(p, attr):
-            return float(getattr(p, attr))
-    raise MissingCore(f"descent.numerics precision {p!r} has no bits-per-weight attribute")
+    return float(p.bits_per_weight)
 
 
 def _check_weights():
-    nm = _core("descent.numerics")
+    nm = numerics
     f = FORMULAS["weight_bytes"]
     out = []
     for name in nm.PRECISIONS:
@@ -217,7 +203,7 @@ def _check_weights():
 
 
 def _check_decode():
-    hw = _core("descent.hardware")
+    hw = hardware
     f = FORMULAS["decode_tokens_per_s"]
     out = []
     for a in catalog.accelerators().values():
@@ -226,7 +212,20 @@ def _check_decode():
                 step = hw.bytes_per_decode_step(m, "bf16", "bf16", CHECK_CONTEXTS[2], batch)
                 ceiling = hw.decode_ceiling(m, a, "bf16", "bf16", CHECK_CONTEXTS[2], batch)
                 out.append((f"{m.id} on {a.id}, B={batch}", f.evaluate(BW=a.memory_bandwidth, S_step=step),
-                            ceiling.tokens_per_s_per_sequence))
+                            1 / ceiling.memory_seconds))
+    return out
+
+
+def _check_roofline():
+    hw = hardware
+    f = FORMULAS["decode_step_seconds"]
+    out = []
+    for a in catalog.accelerators().values():
+        for m in catalog.models().values():
+            for batch, ctx in ((1, CHECK_CONTEXTS[2]), (CHECK_BATCH, CHECK_CONTEXTS[0]), (1024, 128)):
+                c = hw.decode_ceiling(m, a, "fp8", "bf16", ctx, batch)
+                v = f.evaluate(S_step=c.bytes_per_step, BW=a.memory_bandwidth, F_step=c.flops_per_step, P=c.peak_flops)
+                out.append((f"{m.id} on {a.id}, B={batch}, T={ctx}", v, c.step_seconds))
     return out
 
 
@@ -274,6 +273,23 @@ _register(Formula(
     "(OCP Microscaling Formats (MX) spec v1.0, section 5)",
     note="MoE models store every expert, so N is the total, not the active, count.",
     check=_check_weights,
+))
+
+F_STEP = _s("F_step", r"F_{\text{step}}", "FLOPs of one decode step of the batch", "FLOP")
+PEAK = _s("P", r"P", "the chip's dense peak in the precision the matmuls run in", "FLOP/s")
+
+_register(Formula(
+    "decode_step_seconds", "The roofline of one decode step: the longer of reading and computing",
+    _s("t", r"t_{\text{step}}", "time of one decode step", "s"),
+    sp.Max(sp.Mul(S_STEP.symbol, sp.Pow(BW.symbol, -1, evaluate=False), evaluate=False),
+           sp.Mul(F_STEP.symbol, sp.Pow(PEAK.symbol, -1, evaluate=False), evaluate=False)),
+    (S_STEP, BW, F_STEP, PEAK),
+    "Williams, Waterman & Patterson 2009, Roofline (CACM 52(4)), section 2; Pope et al. 2022, "
+    "Efficiently Scaling Transformer Inference, section 2",
+    note="F_step is B times the FLOPs of one token (2 per active matmul weight plus attention). At small "
+         "batches the read term is larger (memory-bound); at large batches and short contexts the "
+         "arithmetic term wins (compute-bound).",
+    check=_check_roofline,
 ))
 
 _register(Formula(
@@ -346,7 +362,7 @@ _Fn = _s("F", "F", "FFN hidden width", "values")
 def _check_rms_norm():
     import numpy as np
 
-    fwd = _core("descent.trace.forward")
+    fwd = forward
     rng = np.random.default_rng(PART1_CHECK_SEED)
     x, g = rng.normal(size=PART1_CHECK_D), rng.normal(size=PART1_CHECK_D)
     code = fwd.rms_norm(x[None, :], g, PART1_CHECK_EPS)[0]  # (d,) float64
@@ -380,7 +396,7 @@ _x1 = _real("x_odd", "x_{2n+1}", "second number of the pair", "values")
 def _check_rope():
     import numpy as np
 
-    fwd = _core("descent.trace.forward")
+    fwd = forward
     rng = np.random.default_rng(PART1_CHECK_SEED)
     x = rng.normal(size=(1, PART1_CHECK_T, PART1_CHECK_D))  # (heads, T, d_head)
     pos = np.arange(PART1_CHECK_T)
@@ -429,8 +445,8 @@ def _attention_expr():
 def _check_attention():
     import numpy as np
 
-    fwd = _core("descent.trace.forward")
-    tr = _core("descent.transformer")
+    fwd = forward
+    tr = transformer
     rng = np.random.default_rng(PART1_CHECK_SEED)
     q = rng.normal(size=PART1_CHECK_D)
     k = rng.normal(size=(PART1_CHECK_T, PART1_CHECK_D))
@@ -470,7 +486,7 @@ def _swiglu_expr():
 def _check_swiglu():
     import numpy as np
 
-    fwd = _core("descent.trace.forward")
+    fwd = forward
     rng = np.random.default_rng(PART1_CHECK_SEED)
     x = rng.normal(size=PART1_CHECK_D)
     G, U = rng.normal(size=(PART1_CHECK_D, PART1_CHECK_F)), rng.normal(size=(PART1_CHECK_D, PART1_CHECK_F))
@@ -524,7 +540,6 @@ def _check_logits_list() -> list[float]:
 
 
 def _check_softmax_temperature():
-    sampling = _core("descent.sampling")
     import math
 
     f = FORMULAS["softmax_temperature"]
@@ -539,7 +554,6 @@ def _check_softmax_temperature():
 
 
 def _check_temperature_ratio():
-    sampling = _core("descent.sampling")
     f = FORMULAS["temperature_ratio"]
     logits = _check_logits_list()
     out = []

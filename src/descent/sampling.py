@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 import random
 
+from descent.checks import is_int, is_real
+
 #: Largest temperature accepted. At T = 5 SmolLM2's next-token distribution is already close to
 #: uniform over thousands of tokens; higher values only add noise. A design choice of this site.
 MAX_TEMPERATURE = 5.0
@@ -44,7 +46,7 @@ def _check_logits(logits) -> list[float]:
 
 
 def _check_temperature(temperature) -> float:
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or math.isnan(temperature):
+    if not is_real(temperature) or math.isnan(temperature):
         raise ValueError(f"temperature must be a number from 0 to {MAX_TEMPERATURE:g}, got {temperature!r}")
     if not 0 <= temperature <= MAX_TEMPERATURE:
         raise ValueError(f"temperature must be 0 to {MAX_TEMPERATURE:g}, got {temperature:g}")
@@ -52,13 +54,13 @@ def _check_temperature(temperature) -> float:
 
 
 def _check_top_k(k, size: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= size:
+    if not is_int(k) or not 1 <= k <= size:
         raise ValueError(f"top_k must be an integer 1 to {size} (the vocabulary size), got {k!r}")
     return k
 
 
 def _check_top_p(p) -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or math.isnan(p) or not 0 < p <= 1:
+    if not is_real(p) or math.isnan(p) or not 0 < p <= 1:
         raise ValueError(f"top_p must be greater than 0 and at most 1, got {p!r}")
     return float(p)
 
@@ -76,7 +78,7 @@ def validate(
     _check_temperature(temperature)
     if top_k is not None and vocab_size is not None:
         _check_top_k(top_k, vocab_size)
-    elif top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+    elif top_k is not None and (not is_int(top_k) or top_k < 1):
         raise ValueError(f"top_k must be an integer of at least 1, got {top_k!r}")
     if top_p is not None:
         _check_top_p(top_p)
@@ -181,7 +183,7 @@ def sample(
     token. Temperature 0 returns the argmax without drawing. Raises ``ValueError`` as
     :func:`distribution` does, or if ``seed`` is not an integer.
     """
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+    if seed is not None and (not is_int(seed)):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     survivors = distribution(logits, temperature, top_k, top_p)
     if len(survivors) == 1:

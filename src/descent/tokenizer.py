@@ -34,6 +34,8 @@ import json
 import unicodedata
 from importlib import resources
 
+from descent.checks import is_int
+
 #: Package-data file holding the vocabulary, merges, special tokens and chat template.
 DATA_FILE = "smollm2_tokenizer.json.gz"
 
@@ -273,7 +275,7 @@ class Tokenizer:
 
     def _check_ids(self, ids) -> None:
         for i in ids:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.vocab_size:
+            if not is_int(i) or not 0 <= i < self.vocab_size:
                 raise ValueError(f"token id must be an integer 0 to {self.vocab_size - 1}, got {i!r}")
 
     def token_bytes(self, token_id: int) -> bytes:

@@ -18,9 +18,13 @@ Architecture assumptions, checked against ``transformers`` on the meta device by
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from .catalog import Model
+from descent import params
+from descent.catalog import Model
+from descent.checks import is_int, is_real
+from descent.units import format_int
 
 __all__ = [
     "FLOP_PER_MAC",
@@ -51,7 +55,7 @@ __all__ = [
 #: Largest context, in tokens, any function here accepts. A calculator bound, not a model property:
 #: a model's own limit is ``Model.max_context`` (config.json ``max_position_embeddings``); asking
 #: for more is allowed so readers can explore, and :func:`beyond_max_context` says when they do.
-MAX_CONTEXT_TOKENS = 10_000_000
+MAX_CONTEXT_TOKENS = params.CONTEXT.max
 
 #: FLOP per multiply-accumulate: one multiply plus one add (Kaplan et al. 2020, "Scaling Laws for
 #: Neural Language Models", arXiv:2001.08361, section 2.1: "2N" forward FLOPs per token).
@@ -258,16 +262,10 @@ def check_context(model: Model, context: int) -> None:
 
     Contexts beyond ``model.max_context`` are allowed (see :func:`beyond_max_context`).
     """
-    if isinstance(context, bool) or not isinstance(context, int):
-        raise ValueError(
-            f"context must be 1 to {MAX_CONTEXT_TOKENS:,} tokens (a whole number), got {context!r} "
-            f"({model.name} supports up to {model.max_context:,})"
-        )
-    if not 1 <= context <= MAX_CONTEXT_TOKENS:
-        raise ValueError(
-            f"context must be 1 to {MAX_CONTEXT_TOKENS:,} tokens, got {context:,} "
-            f"({model.name} supports up to {model.max_context:,})"
-        )
+    try:
+        params.CONTEXT.check(context)
+    except params.ParamError as exc:
+        raise params.ParamError("context", f"{exc.message} ({model.name} supports up to {format_int(model.max_context)})") from None
 
 
 def beyond_max_context(model: Model, context: int) -> bool:
@@ -278,7 +276,7 @@ def beyond_max_context(model: Model, context: int) -> bool:
 
 
 def _check_layer(model: Model, layer: int) -> None:
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < model.num_layers:
+    if not is_int(layer) or not 0 <= layer < model.num_layers:
         raise ValueError(
             f"layer must be 0 to {model.num_layers - 1} ({model.name} has {model.num_layers} layers), got {layer!r}"
         )
@@ -447,7 +445,7 @@ def _finite_list(values, field: str) -> list[float]:
     if not items:
         raise ValueError(f"{field} must hold at least one number, got an empty list")
     for i, x in enumerate(items):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        if not is_real(x) or not math.isfinite(x):
             raise ValueError(f"{field}[{i}] must be a finite number, got {x!r}")
         out.append(float(x))
     return out
@@ -528,7 +526,7 @@ def route(scores, k: int, scoring: str = "softmax") -> list[tuple[int, float]]:
     import math
 
     s = _finite_list(scores, "scores")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(s):
+    if not is_int(k) or not 1 <= k <= len(s):
         raise ValueError(f"k (experts per token) must be 1 to {len(s)}, got {k!r}")
     if scoring not in ROUTER_SCORING:
         raise ValueError(f"scoring must be one of {', '.join(ROUTER_SCORING)}, got {scoring!r}")
@@ -574,6 +572,55 @@ class StackCount:
         return self.attention + self.ffn
 
 
+#: The example layer stack of Part 1's weight counter and its page numbers: GPT-2 small / BERT-base
+#: proportions (Radford et al. 2019, table 2: 12 layers, d_model 768; FFN 4 * d_model as in
+#: Vaswani et al. 2017, section 3.3), classic 2-matrix FFN.
+STACK_EXAMPLE = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ffn": 3072, "gated": False}
+
+#: Keys drawn for :func:`softmax_saturation`: one query against this many keys, entries from a
+#: standard normal (mean 0, variance 1, the assumption of Vaswani et al. 2017, footnote 4).
+SATURATION_KEYS = 16
+#: Seed of :func:`softmax_saturation`'s draw.
+SATURATION_SEED = 7
+
+
+def softmax_saturation(d: int) -> dict:
+    """Softmax of one random query against :data:`SATURATION_KEYS` random keys of width ``d``:
+    why attention divides its scores by sqrt(d) (Vaswani et al. 2017, section 3.2.1).
+
+    Returns ``score_std`` (standard deviation of the raw dot products: about sqrt(d)), and the
+    largest softmax weight with the scores divided by sqrt(d) (``scaled_max``) and without
+    (``unscaled_max``), plus the effective number of keys attended (2 to the entropy in bits) for
+    each. Deterministic (``random.Random(SATURATION_SEED)``).
+
+    Raises:
+        ValueError: d not 1 to 16,384.
+    """
+    import random
+
+    if not is_int(d) or not 1 <= d <= 16384:
+        raise ValueError(f"d must be 1 to 16,384, got {d!r}")
+    rng = random.Random(SATURATION_SEED)
+    q = [rng.gauss(0, 1) for _ in range(d)]
+    keys = [[rng.gauss(0, 1) for _ in range(d)] for _ in range(SATURATION_KEYS)]
+    zero = [[0.0] for _ in keys]
+    scaled = attend(q, keys, zero, scale=True)
+    raw = attend(q, keys, zero, scale=False)
+    mean = sum(raw["scores"]) / len(keys)
+    std = math.sqrt(sum((s - mean) ** 2 for s in raw["scores"]) / len(keys))
+
+    def spread(w: list[float]) -> float:
+        return 2 ** -sum(x * math.log2(x) for x in w if x > 0)
+
+    return {
+        "score_std": std,
+        "scaled_max": max(scaled["weights"]),
+        "unscaled_max": max(raw["weights"]),
+        "scaled_spread": spread(scaled["weights"]),
+        "unscaled_spread": spread(raw["weights"]),
+    }
+
+
 def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int, gated: bool,
                  head_dim: int | None = None) -> StackCount:
     """Weights of the attention and FFN matrices of a stack of ``layers`` identical blocks.
@@ -589,7 +636,7 @@ def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int,
     """
     for name, val in (("layers", layers), ("d_model", d_model), ("heads", heads), ("kv_heads", kv_heads),
                       ("ffn", ffn)):
-        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+        if not is_int(val) or val < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {val!r}")
     if not isinstance(gated, bool):
         raise ValueError(f"gated must be true or false, got {gated!r}")
@@ -599,7 +646,7 @@ def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int,
         if d_model % heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by heads ({heads}) when head_dim is not given")
         head_dim = d_model // heads
-    elif isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
+    elif not is_int(head_dim) or head_dim < 1:
         raise ValueError(f"head_dim must be a whole number >= 1, got {head_dim!r}")
     attn = 2 * d_model * heads * head_dim + KV_TENSORS * d_model * kv_heads * head_dim
     ffn_w = (GATED_FFN_MATRICES if gated else CLASSIC_FFN_MATRICES) * d_model * ffn

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import re
 
+from descent.checks import is_int, is_real
+
 __all__ = [
     "BYTE_UNITS",
     "GB",
@@ -31,12 +33,19 @@ __all__ = [
     "TiB",
     "format_bytes",
     "format_count",
+    "format_fixed",
+    "format_int",
+    "format_limit",
     "format_number",
+    "format_percent",
     "format_rate",
     "format_si",
+    "format_time",
     "parse_bytes",
     "parse_count",
+    "plural",
     "round_sig",
+    "visible_whitespace",
 ]
 
 # Decimal (SI) byte units, bytes.
@@ -83,7 +92,7 @@ DEFAULT_SIG = 3
 
 
 def _check_number(x: float, what: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
+    if not is_real(x):
         raise ValueError(f"{what} must be a number, got {type(x).__name__} {x!r}")
     if math.isnan(x) or math.isinf(x):
         raise ValueError(f"{what} must be a finite number, got {x!r}")
@@ -91,7 +100,7 @@ def _check_number(x: float, what: str) -> float:
 
 
 def _check_sig(sig: int) -> int:
-    if isinstance(sig, bool) or not isinstance(sig, int) or not 1 <= sig <= 15:
+    if not is_int(sig) or not 1 <= sig <= 15:
         raise ValueError(f"sig (significant figures) must be an integer 1 to 15, got {sig!r}")
     return sig
 
@@ -161,7 +170,8 @@ def format_number(x: float, sig: int = DEFAULT_SIG, *, trim: bool = False) -> st
     return _trim(text) if trim else text
 
 
-def format_bytes(n: float, unit: str = "auto", sig: int = DEFAULT_SIG, *, trim: bool = False) -> str:
+def format_bytes(n: float, unit: str = "auto", sig: int = DEFAULT_SIG, *, trim: bool = False,
+                 words: bool = False) -> str:
     """Format a byte count with its unit, e.g. ``format_bytes(85_899_345_920, "GiB") == "80.0 GiB"``.
 
     Args:
@@ -170,6 +180,7 @@ def format_bytes(n: float, unit: str = "auto", sig: int = DEFAULT_SIG, *, trim: 
             prefix that puts the number in [1, 1000)), or ``"auto-binary"`` (binary prefix, [1, 1024)).
         sig: significant figures, 1 to 15.
         trim: drop trailing zeros (``"80 GiB"``), as :func:`format_number` does.
+        words: spell a plain byte count out, for running text (``"512 bytes"``, not ``"512 B"``).
 
     Raises:
         ValueError: ``n`` not finite, ``unit`` unknown, or ``sig`` out of range.
@@ -185,7 +196,7 @@ def format_bytes(n: float, unit: str = "auto", sig: int = DEFAULT_SIG, *, trim: 
     if unit not in BYTE_UNITS:
         raise ValueError(f"unit must be one of auto, auto-binary, {', '.join(BYTE_UNITS)}; got {unit!r}")
     text = _fmt_sig(n / BYTE_UNITS[unit], sig)
-    return f"{_trim(text) if trim else text} {unit}"
+    return f"{_trim(text) if trim else text} {'bytes' if words and unit == 'B' else unit}"
 
 
 def format_si(x: float, unit: str, sig: int = DEFAULT_SIG, *, trim: bool = False) -> str:
@@ -216,22 +227,146 @@ def format_si(x: float, unit: str, sig: int = DEFAULT_SIG, *, trim: bool = False
 
 _COUNT_NAMES = [(10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "k")]
 
+#: Word scales of :func:`format_count` (short scale: a billion is 1e9).
+COUNT_WORDS: dict[str, int] = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 
-def format_count(n: float, sig: int = DEFAULT_SIG) -> str:
-    """Format a count (parameters, tokens) with k/M/B/T suffixes: ``format_count(70_553_706_496) == "70.6B"``.
+#: What :func:`format_count` accepts as ``unit``.
+COUNT_UNITS = ("auto", "short", "exact", *COUNT_WORDS)
 
-    B = billion (1e9) as model names use it, not bytes. Below 1,000 the number is printed as is.
+
+def format_count(n: float, unit: str = "auto", sig: int = DEFAULT_SIG) -> str:
+    """Format a count (parameters, tokens, FLOPs as a count).
+
+    ``unit``:
+
+    * ``"auto"`` (running text and widgets): a word scale from million up, trailing zeros dropped:
+      ``format_count(70_553_706_496) == "70.6 billion"``; below a million, :func:`format_number`
+      (``"135"``, ``"12,300"``);
+    * ``"short"`` (narrow table columns, the CLI): k/M/B/T suffixes, ``"70.6B"``;
+    * ``"exact"``: every digit, ``"70,553,706,496"``;
+    * ``"thousand"``, ``"million"``, ``"billion"``, ``"trillion"``: that scale, ``"70.6 billion"``.
+
+    B = billion (1e9) as model names use it, not bytes.
 
     Raises:
-        ValueError: ``n`` not finite, or ``sig`` out of range.
+        ValueError: ``n`` not finite, ``unit`` unknown, or ``sig`` out of range.
     """
     _check_number(n, "count")
     _check_sig(sig)
-    r = round_sig(n, sig)
-    for size, suffix in _COUNT_NAMES:
-        if abs(r) >= size:
-            return f"{_fmt_sig(n / size, sig)}{suffix}"
-    return _fmt_sig(n, sig) if n != int(n) or abs(n) >= 10**sig else f"{int(n)}"
+    if unit == "exact":
+        return f"{round(n):,}"
+    if unit == "short":
+        r = round_sig(n, sig)
+        for size, suffix in _COUNT_NAMES:
+            if abs(r) >= size:
+                return f"{_fmt_sig(n / size, sig)}{suffix}"
+        return _fmt_sig(n, sig) if n != int(n) or abs(n) >= 10**sig else f"{int(n)}"
+    if unit == "auto":
+        unit = "one"
+        for name, scale in COUNT_WORDS.items():
+            if scale >= 10**6 and abs(round_sig(n, sig)) >= scale:
+                unit = name
+    if unit == "one":
+        return format_number(n, sig, trim=True)
+    if unit not in COUNT_WORDS:
+        raise ValueError(f"unit must be one of {', '.join(COUNT_UNITS)}; got {unit!r}")
+    return f"{format_number(n / COUNT_WORDS[unit], sig, trim=True)} {unit}"
+
+
+def format_int(n: int) -> str:
+    """A whole number with thousands separators, every digit: ``format_int(8192) == "8,192"``.
+
+    Raises:
+        ValueError: ``n`` is not an int (a bool is not an int).
+    """
+    if not is_int(n):
+        raise ValueError(f"format_int needs an int, got {n!r}")
+    return f"{n:,}"
+
+
+def format_fixed(x: float, decimals: int) -> str:
+    """``x`` with exactly ``decimals`` places, thousands separated: ``format_fixed(0.8123, 3) == "0.812"``
+    (for values whose scale is fixed, such as a cosine similarity in [-1, 1]).
+
+    Raises:
+        ValueError: ``x`` not finite, or ``decimals`` not 0 to 10.
+    """
+    _check_number(x, "value")
+    if not is_int(decimals) or not 0 <= decimals <= 10:
+        raise ValueError(f"decimals must be 0 to 10, got {decimals!r}")
+    if not math.isfinite(x):
+        raise ValueError(f"value must be a finite number, got {x!r}")
+    return f"{x:,.{decimals}f}"
+
+
+def format_limit(x: float) -> str:
+    """A limit or typed value for a message: every digit of a whole number, thousands separated
+    (``"10,000,000"``), else 6 significant figures (``"0.05"``, ``"1e-07"``); no trailing ``.0``."""
+    if isinstance(x, bool):
+        return str(x)
+    if is_int(x) or (isinstance(x, float) and math.isfinite(x) and x == int(x) and abs(x) < 1e15):
+        return f"{int(x):,}"
+    return f"{x:,.6g}"
+
+
+def format_percent(fraction: float, sig: int = DEFAULT_SIG, *, decimals: int | None = None, trim: bool = True) -> str:
+    """A fraction as a percentage: ``format_percent(0.0439) == "4.39%"``.
+
+    ``sig`` significant figures with trailing zeros dropped (kept when not ``trim``: ``"5.00%"``),
+    or exactly ``decimals`` places
+    (``format_percent(0.0439, decimals=1) == "4.4%"``).
+
+    Raises:
+        ValueError: ``fraction`` not finite, ``sig`` out of range, or ``decimals`` not 0 to 10.
+    """
+    _check_number(fraction, "fraction")
+    pct = fraction * 100
+    if decimals is not None:
+        if not is_int(decimals) or not 0 <= decimals <= 10:
+            raise ValueError(f"decimals must be 0 to 10, got {decimals!r}")
+        return f"{pct:,.{decimals}f}%"
+    return f"{format_number(pct, sig, trim=trim)}%"
+
+
+#: Time units of :func:`format_time`, largest first, seconds.
+_TIME_UNITS = [(86400.0, "days"), (3600.0, "h"), (60.0, "min"), (1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+
+
+def format_time(seconds: float, sig: int = DEFAULT_SIG) -> str:
+    """A duration with a unit chosen for it: ``format_time(0.0123) == "12.3 ms"``, ``"1.50 s"``,
+    ``"2.00 min"``. Zero is ``"0 s"``.
+
+    Raises:
+        ValueError: ``seconds`` negative or not finite, or ``sig`` out of range.
+    """
+    _check_number(seconds, "seconds")
+    _check_sig(sig)
+    if seconds < 0:
+        raise ValueError(f"seconds must be >= 0, got {seconds!r}")
+    if seconds == 0:
+        return "0 s"
+    r = round_sig(seconds, sig)
+    for size, name in _TIME_UNITS:
+        if r >= size or size == _TIME_UNITS[-1][0]:
+            return f"{_fmt_sig(seconds / size, sig)} {name}"
+    raise AssertionError("unreachable")
+
+
+#: How :func:`visible_whitespace` shows each whitespace character; any other whitespace
+#: character becomes its code point in angle brackets (``<U+00A0>``).
+VISIBLE_WHITESPACE = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5", "\r": "\u240d"}
+
+
+def visible_whitespace(text: str) -> str:
+    """Token text with every whitespace character made visible: space ``␣``, newline ``↵``,
+    tab ``⇥``, carriage return ``␍``, any other (no-break space, ...) as ``<U+00A0>``.
+
+    Raises:
+        ValueError: ``text`` is not a string.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    return "".join(VISIBLE_WHITESPACE.get(c, f"<U+{ord(c):04X}>") if c.isspace() else c for c in text)
 
 
 def format_rate(bytes_per_s: float, sig: int = DEFAULT_SIG) -> str:
@@ -271,7 +406,7 @@ def parse_count(text: str) -> int:
     Raises:
         ValueError: not a count, or not a whole number after the suffix is applied.
     """
-    if isinstance(text, int) and not isinstance(text, bool):
+    if is_int(text):
         return text
     if not isinstance(text, str):
         raise ValueError(f"count must be text like '8192' or '128k', got {text!r}")

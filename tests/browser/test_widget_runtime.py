@@ -113,12 +113,27 @@ def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
 
 def test_select_and_segmented_recompute(page, demo_url):
     w = go_live(page, demo_url, WIDGET)
-    w.locator('[data-field="precision"] label:has-text("FP8")').click()
+    w.locator('[data-field="kv"] label:has-text("FP8")').click()
     # FP8 (1 byte) halves the BF16 default: 536,870,912 B.
     expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
     w.locator('[data-field="head_dim"] select').select_option("64")
     # d_head 64 halves it again: 268,435,456 B.
     expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text("268,435,456 bytes")
+
+
+def test_worker_boots_from_the_build_snapshot_and_wheel(page, demo_url):
+    # worker.js falls back to a fresh boot with only a console warning when the snapshot cannot be
+    # restored; the build's snapshot (made under node, argv hidden from Emscripten) must restore.
+    worker_log: list[str] = []
+    page.on("worker", lambda wk: wk.on("console", lambda msg: worker_log.append(f"{msg.type}: {msg.text}")))
+    go_live(page, demo_url, WIDGET)
+    fetched = page.descent_requests
+    assert any(u.endswith("/assets/pyodide/pyodide-snapshot.bin") for u in fetched)
+    assert any("/assets/descent/wheels/descent-0.1.0-py3-none-any.whl?v=" in u for u in fetched)
+    assert [m for m in worker_log if "snapshot" in m] == []
+    _set_number(page, "context", "4096")
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
+    assert page.descent_console_errors == []
 
 
 def _wasm_fetches(page) -> int:

@@ -27,6 +27,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from descent.checks import is_int, is_real
+
 __all__ = [
     "Accelerator",
     "CatalogError",
@@ -281,9 +283,9 @@ def _check_type(value: Any, annotation: str) -> bool:
             return True
         if a == "bool" and isinstance(value, bool):
             return True
-        if a == "int" and isinstance(value, int) and not isinstance(value, bool):
+        if a == "int" and is_int(value):
             return True
-        if a == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if a == "float" and is_real(value):
             return True
         if a == "str" and isinstance(value, str):
             return True
@@ -316,7 +318,7 @@ def _build(cls: type, row: dict[str, Any], where: str, file: str) -> Any:
             )
         if isinstance(value, float) and not math.isfinite(value):  # TOML allows nan and inf
             raise CatalogError(f"{file}: {where}: field {name!r} must be a finite number, got {value!r}")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+        if is_real(value) and value < 0:
             raise CatalogError(f"{file}: {where}: field {name!r} must not be negative, got {value!r}")
         kwargs[name] = value
     return cls(**kwargs)

@@ -19,8 +19,6 @@ What each event does:
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import re
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,8 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
-from descent.site import katex, shortcodes, values
+from descent import formulas, widgets
+from descent.site import csp, katex, runtime, shortcodes, values
 from descent.site.figures import FigureBuilder, FigureError, figure_html
 
 __all__ = ["on_config", "on_files", "on_page_markdown", "on_page_content", "on_post_page", "on_post_template",
@@ -117,7 +116,6 @@ def _figure_handler(page: Any):
 
 def formula_markdown(name: str, args: dict[str, str]) -> str:
     """Display math for ``descent.formulas.FORMULAS[name]`` plus a 'where' line and its source."""
-    from descent import formulas
 
     legend = args.pop("legend", "yes")
     if args:
@@ -134,9 +132,6 @@ def formula_markdown(name: str, args: dict[str, str]) -> str:
 
 def widget_html(name: str, args: dict[str, str]) -> str:
     """The widget's pre-rendered HTML from ``descent.widgets.render_static``."""
-    if importlib.util.find_spec("descent.widgets") is None:
-        raise ValueError("widget shortcodes need descent.widgets, which is not in the package yet")
-    widgets = importlib.import_module("descent.widgets")
     try:
         html = widgets.render_static(name, **args)
     except TypeError as e:
@@ -216,21 +211,20 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
             f"(nothing may leave the site): {found[0]}"
         )
     # Last: the Content-Security-Policy meta hashes the page's final inline scripts.
-    return importlib.import_module("descent.site.csp").inject(output)
+    return csp.inject(output)
 
 
 def on_post_template(output_content: str, template_name: str, config: Any) -> str:
     """Theme templates rendered as pages (404.html) get the same Content-Security-Policy meta."""
     if not template_name.endswith(".html"):
         return output_content
-    return importlib.import_module("descent.site.csp").inject(output_content)
+    return csp.inject(output_content)
 
 
 def on_post_build(config: Any) -> None:
     _state.figures.write(Path(config.site_dir))
-    importlib.import_module("descent.site.csp").patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
-    if importlib.util.find_spec("descent.site.runtime") is not None:
-        importlib.import_module("descent.site.runtime").on_post_build(config)
+    csp.patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
+    runtime.on_post_build(config)
 
 
 def on_shutdown() -> None:

@@ -2,37 +2,45 @@
 
 After MkDocs has written the site, :func:`on_post_build` puts into it:
 
-* ``assets/descent/wheels/descent-<version>-py3-none-any.whl``: the whole ``descent`` package
-  (pure Python, plus its data files) as a wheel, and ``assets/descent/wheels/manifest.json``
-  (``{"wheel": name, "sha256": hex, "version": str}``) that ``worker.js`` reads to find it;
+* ``assets/descent/wheels/descent-<version>-py3-none-any.whl``: the core and the widgets of the
+  ``descent`` package (pure Python, plus their data files), without the build side
+  (:data:`BUILD_SIDE`), as a wheel, and ``assets/descent/wheels/manifest.json``
+  (``{"wheel": name, "sha256": hex, "bytes": int, "version": str}``) that ``worker.js`` reads to find it;
 * ``assets/pyodide/``: the Pyodide core files from the npm package ``pyodide`` pinned in
   package-lock.json (:data:`PYODIDE_FILES`), so no request leaves the site's origin;
 * ``assets/pyodide/`` :data:`SNAPSHOT_FILE`: a memory snapshot of a booted interpreter
   (:func:`make_snapshot`), which ``worker.js`` hands to ``loadPyodide`` so the reader's browser
   skips the interpreter's start-up (Pyodide's ``_makeSnapshot`` / ``_loadSnapshot`` options).
 
-The wheel is written directly with :mod:`zipfile` (a wheel is a zip with a ``.dist-info``
-directory: PEP 427, PEP 491) rather than by ``python -m build``: it needs no network for an
-isolated build environment, writes nothing into ``src/``, takes milliseconds, and is
-byte-for-byte deterministic (entries sorted, timestamps from ``SOURCE_DATE_EPOCH``). Wheels are
-cached in ``.cache/descent-wheel/`` by a hash of ``src/descent`` and the project metadata.
+The wheel is made by a standard PEP 517 build backend, ``flit_core`` (the ``build`` extra), called
+in-process (:func:`flit_core.buildapi.build_wheel`) over a temporary source tree that holds a
+generated minimal pyproject.toml and the selected modules and data files: no network (no isolated
+build environment), nothing written into ``src/``, and the build side left out. It is
+byte-for-byte reproducible: flit sorts the entries and normalises their modes, and the zip
+timestamps come from ``SOURCE_DATE_EPOCH`` (1980-01-01 when unset); nothing in it depends on the
+source directory's path, the files' mtimes or modes. Wheels are cached in
+``.cache/descent-wheel/<key>/`` by a hash of the selected files, the generated pyproject.toml,
+the timestamp and flit_core's version.
 """
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import tempfile
 import time
 import tomllib
-import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PYODIDE_FILES", "SNAPSHOT_FILE", "build_wheel", "copy_pyodide", "make_snapshot", "on_post_build",
-           "project_root"]
+from descent.units import format_int
+
+__all__ = ["BUILD_SIDE", "PYODIDE_FILES", "SNAPSHOT_FILE", "build_wheel", "copy_pyodide", "make_snapshot",
+           "on_post_build", "project_root", "wheel_files"]
 
 #: The files Pyodide 314.0.7 loads at start-up (checked in node_modules/pyodide/pyodide.mjs:
 #: it imports ``pyodide.asm.mjs`` and fetches ``pyodide.asm.wasm``, ``python_stdlib.zip`` and
@@ -64,6 +72,10 @@ import { writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import nodeCrypto from "node:crypto";
 const [dir, out, modules] = process.argv.slice(1);
+// Under Node, Emscripten names the program (sys.executable, the `_` environment variable) after
+// process.argv[1], here `dir`: an absolute path on the build machine that the snapshot would carry
+// into every reader's browser. With argv cut to node alone it is "./this.program", as in a browser.
+process.argv.length = 1;
 let seed = 1;
 const fill = (a) => {
   const u = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
@@ -98,8 +110,18 @@ MAX_WHEEL_BYTES = 20 * 10**6
 #: Cached wheels older than this many seconds (1 hour) are deleted when a new one is built.
 CACHE_KEEP_S = 3600
 
+#: Parts of ``src/descent`` the browser wheel leaves out, as names directly inside the package:
+#: the build side of DESIGN.md's line (``site/``, ``trace/``, ``formulas.py``, ``plotting.py`` may
+#: import mkdocs, numpy, sympy, matplotlib, gguf) and the command line. ``cli.py`` imports only the
+#: core, but no browser runs a command, its ``trace`` subcommand reaches into ``descent.trace``
+#: (not shipped), and its ``descent`` console script would name nothing a browser can start.
+BUILD_SIDE = ("cli.py", "formulas.py", "plotting.py", "site", "trace")
+
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_SUFFIXES = {".pyc", ".pyo"}
+
+#: The build backend the generated pyproject.toml names (the ``build`` extra pins the same range).
+FLIT_REQUIREMENT = "flit_core>=4.2,<5"
 
 
 def project_root(config: Any | None = None) -> Path:
@@ -120,30 +142,49 @@ def project_root(config: Any | None = None) -> Path:
     raise FileNotFoundError(f"no pyproject.toml with src/descent above {', '.join(map(str, starts))}")
 
 
-def _package_files(pkg_dir: Path) -> list[tuple[str, Path]]:
+def wheel_files(pkg_dir: Path) -> list[tuple[str, Path]]:
+    """The files of the browser wheel: ``[(name in the wheel, e.g. "descent/units.py", path)]``,
+    sorted by name. Every file under ``pkg_dir`` (modules and data: catalog TOML, data/*) except
+    :data:`BUILD_SIDE`, ``__pycache__``, bytecode and dot-files.
+    """
     files = []
     for path in sorted(pkg_dir.rglob("*")):
         rel = path.relative_to(pkg_dir.parent)
         if path.is_dir() or any(p in _SKIP_DIRS for p in rel.parts) or path.suffix in _SKIP_SUFFIXES:
             continue
-        if path.name.startswith("."):
+        if any(p.startswith(".") for p in rel.parts) or rel.parts[1] in BUILD_SIDE:
             continue
         files.append((rel.as_posix(), path))
     return files
 
 
-def _metadata(root: Path) -> tuple[str, str, str]:
+def _pyproject(root: Path) -> tuple[str, str, str]:
+    """``(name, version, text)`` of the minimal pyproject.toml flit builds the browser wheel from:
+    the project's name, version, description, Python floor and licence; no dependencies (the core
+    needs none), no scripts, no readme."""
     with open(root / "pyproject.toml", "rb") as fh:
         project = tomllib.load(fh)["project"]
     name, version = project["name"], project["version"]
-    meta = (
-        "Metadata-Version: 2.1\n"
-        f"Name: {name}\n"
-        f"Version: {version}\n"
-        f"Summary: {project.get('description', '')}\n"
-        f"Requires-Python: {project.get('requires-python', '>=3.11')}\n"
+    fields = {
+        "name": name,
+        "version": version,
+        "description": project.get("description", ""),
+        "requires-python": project.get("requires-python", ">=3.11"),
+    }
+    if isinstance(project.get("license"), str):  # an SPDX expression (PEP 639)
+        fields["license"] = project["license"]
+    # json.dumps(ensure_ascii=False) writes a valid TOML basic string: the same escapes for quotes,
+    # backslashes and control characters, other characters as UTF-8 (TOML has no surrogate pairs).
+    text = (
+        "# Generated by descent.site.runtime.build_wheel: the browser wheel (core and widgets).\n"
+        "[build-system]\n"
+        f"requires = [{json.dumps(FLIT_REQUIREMENT)}]\n"
+        'build-backend = "flit_core.buildapi"\n\n'
+        "[project]\n"
+        + "".join(f"{k} = {json.dumps(v, ensure_ascii=False)}\n" for k, v in fields.items())
+        + "dependencies = []\n"
     )
-    return name, version, meta
+    return name, version, text
 
 
 def _epoch() -> int:
@@ -155,31 +196,57 @@ def _epoch() -> int:
         ) from None
 
 
+@contextlib.contextmanager
+def _environ(key: str, value: str) -> Iterator[None]:
+    old = os.environ.get(key)
+    os.environ[key] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[key]
+        else:
+            os.environ[key] = old
+
+
 def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
-    """Write the pure-Python ``descent`` wheel and return its path.
+    """Build the browser's ``descent`` wheel (core and widgets, :func:`wheel_files`) with flit_core
+    and return its path.
+
+    The selected files are copied (mode 644) with a generated pyproject.toml into a temporary
+    directory, and :func:`flit_core.buildapi.build_wheel` runs there in this process, with
+    ``SOURCE_DATE_EPOCH`` set for the zip timestamps (1980-01-01 when the caller has not set it).
 
     Args:
         root: the repository root (default: :func:`project_root`).
-        out_dir: where to write it (default: ``<root>/.cache/descent-wheel/<hash>/``, reused when
-            the hash of ``src/descent``, pyproject.toml and SOURCE_DATE_EPOCH is unchanged).
+        out_dir: where to write it (default: ``<root>/.cache/descent-wheel/<key>/``, reused when the
+            key, a hash of the selected files, the generated pyproject.toml, SOURCE_DATE_EPOCH and
+            flit_core's version, is unchanged).
 
     Returns:
         The wheel's path, named ``<name>-<version>-py3-none-any.whl``.
 
     Raises:
         FileNotFoundError: no ``src/descent`` under ``root``.
+        ImportError: flit_core is not installed (it is in the ``build`` extra).
         ValueError: the wheel would exceed :data:`MAX_WHEEL_BYTES`; SOURCE_DATE_EPOCH is not an integer.
     """
     root = Path(root) if root is not None else project_root()
     pkg = root / "src" / "descent"
     if not pkg.is_dir():
         raise FileNotFoundError(f"no package directory at {pkg}")
-    name, version, meta = _metadata(root)
+    try:
+        import flit_core
+        from flit_core import buildapi
+    except ImportError:
+        raise ImportError(
+            "the browser wheel is built with flit_core, which is in the build extra: pip install -e '.[build]'"
+        ) from None
+    name, version, pyproject = _pyproject(root)
     epoch = _epoch()
-    files = _package_files(pkg)
+    files = wheel_files(pkg)
     digest = hashlib.sha256()
-    digest.update(meta.encode())
-    digest.update(str(epoch).encode())
+    digest.update(f"{pyproject}\0{epoch}\0flit_core {flit_core.__version__}\0".encode())
     for rel, path in files:
         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
     key = digest.hexdigest()[:16]
@@ -190,37 +257,33 @@ def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
         if (out_dir / wheel_name).is_file():
             return out_dir / wheel_name
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / wheel_name
-    dist_info = f"{name}-{version}.dist-info"
-    stamp = time.gmtime(epoch)[:6]
-    entries: list[tuple[str, bytes]] = [(rel, path.read_bytes()) for rel, path in files]
-    entries.append((f"{dist_info}/METADATA", meta.encode()))
-    entries.append((f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: descent.site.runtime\n"
-                    b"Root-Is-Purelib: true\nTag: py3-none-any\n"))
-    entries.append((f"{dist_info}/top_level.txt", f"{name}\n".encode()))
-    record = []
-    for arc, data in entries:
-        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{arc},sha256={h},{len(data)}")
-    record.append(f"{dist_info}/RECORD,,")
-    entries.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode()))
-    tmp = target.with_suffix(".tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for arc, data in entries:
-            info = zipfile.ZipInfo(arc, date_time=stamp)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, data)
-    size = tmp.stat().st_size
-    if size > MAX_WHEEL_BYTES:
-        tmp.unlink()
-        biggest = sorted(files, key=lambda f: f[1].stat().st_size, reverse=True)[:3]
-        raise ValueError(
-            f"the descent wheel would be {size:,} bytes, over the {MAX_WHEEL_BYTES:,}-byte limit for the browser; "
-            f"largest files: {', '.join(f'{rel} ({p.stat().st_size:,} B)' for rel, p in biggest)}"
-        )
-    tmp.replace(target)
+    with tempfile.TemporaryDirectory(prefix="descent-wheel-") as tmp:
+        tree, dist = Path(tmp) / "tree", Path(tmp) / "dist"
+        for rel, path in files:
+            target = tree / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+            target.chmod(0o644)  # flit keeps an executable bit (755); none belongs in the wheel
+        (tree / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+        dist.mkdir()
+        # PEP 517 runs a backend in the source tree: flit reads ./pyproject.toml.
+        with contextlib.chdir(tree), _environ("SOURCE_DATE_EPOCH", str(epoch)):
+            built = dist / buildapi.build_wheel(str(dist))
+        if built.name != wheel_name:
+            raise RuntimeError(f"flit_core named the wheel {built.name}, expected {wheel_name}")
+        size = built.stat().st_size
+        if size > MAX_WHEEL_BYTES:
+            biggest = sorted(files, key=lambda f: f[1].stat().st_size, reverse=True)[:3]
+            raise ValueError(
+                f"the descent wheel would be {format_int(size)} bytes, over the {format_int(MAX_WHEEL_BYTES)}-byte "
+                f"limit for the browser; largest files: "
+                f"{', '.join(f'{rel} ({format_int(p.stat().st_size)} B)' for rel, p in biggest)}"
+            )
+        out_dir.mkdir(parents=True, exist_ok=True)
+        target = out_dir / wheel_name
+        tmp_target = target.with_suffix(".tmp")
+        shutil.copyfile(built, tmp_target)
+        tmp_target.replace(target)
     if cached:
         # Drop wheels built from older sources (not the ones a concurrent build may be writing).
         now = time.time()

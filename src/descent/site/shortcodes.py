@@ -14,8 +14,8 @@ KIND is one of :data:`KINDS`:
 
 Values and tables are registered with decorators, each declaring its arguments (:class:`Arg`)::
 
-    @value("kv_bytes_per_token", Arg("model", choices=model_ids), Arg("unit", default="KiB", ...))
-    def kv_bytes_per_token(model: str, unit: str) -> str: ...
+    @value("model_field", Arg(P.MODEL), Arg(MODEL_FIELD))
+    def model_field(model: str, field: str) -> str: ...
 
 Anything wrong -- an unknown kind or name, an unknown, missing, repeated or invalid argument --
 raises :class:`ShortcodeError` whose message names the page, quotes the shortcode, says what is
@@ -31,9 +31,11 @@ import contextvars
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from descent.params import Param, ParamError
 
 __all__ = [
     "KINDS",
@@ -51,7 +53,6 @@ __all__ = [
 
 KINDS = ("value", "table", "figure", "formula", "widget")
 
-_REQUIRED = object()
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 #: Any HTML comment that starts with ``descent:`` is a shortcode (a malformed one is an error).
 _SHORTCODE = re.compile(r"<!--\s*descent:(?P<body>.*?)-->", re.DOTALL)
@@ -67,68 +68,40 @@ class ShortcodeError(ValueError):
 
 @dataclass(frozen=True)
 class Arg:
-    """One argument a value or table shortcode accepts.
+    """One argument a value or table shortcode accepts: a declared parameter
+    (:mod:`descent.params`), so a page, a widget and the command line validate it alike.
 
-    Attributes:
-        name: the key in ``key=value``.
-        help: what it means, shown on the contributing page.
-        type: ``str``, ``int`` or ``float``; the raw text is converted to it.
-        choices: allowed values (a sequence, or a zero-argument callable returning one, so catalog
-            ids are read when the shortcode is resolved); None means any value of ``type``.
-        default: the value when the key is absent; omit to make the argument required.
-        minimum, maximum: inclusive bounds for ``int`` / ``float`` arguments.
+    ``Arg(P.CONTEXT)`` takes ``context=8192`` (or ``128k``); a parameter without a default
+    (:data:`descent.params.REQUIRED`) is a required argument.
     """
 
-    name: str
-    help: str = ""
-    type: type = str
-    choices: Iterable[str] | Callable[[], Iterable[str]] | None = None
-    default: Any = _REQUIRED
-    minimum: float | None = None
-    maximum: float | None = None
+    param: Param
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.param, Param):
+            raise ValueError(f"a shortcode Arg takes a descent.params.Param, got {type(self.param).__name__}")
+
+    name = property(lambda self: self.param.name)
+    help = property(lambda self: self.param.help)
+    default = property(lambda self: self.param.default)
 
     @property
     def required(self) -> bool:
-        return self.default is _REQUIRED
+        return self.param.required
 
     def allowed_choices(self) -> list[str] | None:
-        if self.choices is None:
-            return None
-        got = self.choices() if callable(self.choices) else self.choices
-        return [str(c) for c in got]
+        return self.param.values() if self.param.type == "choice" else None
 
     def allowed(self) -> str:
         """Human-readable description of the allowed values."""
-        choices = self.allowed_choices()
-        if choices is not None:
-            return "one of " + ", ".join(choices)
-        kind = {int: "an integer", float: "a number", str: "text"}.get(self.type, self.type.__name__)
-        lo = f"{self.minimum:g}" if self.minimum is not None else None
-        hi = f"{self.maximum:g}" if self.maximum is not None else None
-        if lo is not None and hi is not None:
-            return f"{kind} from {lo} to {hi}"
-        if lo is not None:
-            return f"{kind} of at least {lo}"
-        if hi is not None:
-            return f"{kind} of at most {hi}"
-        return kind
+        return self.param.allowed()
 
     def parse(self, raw: str) -> Any:
         """Convert ``raw`` to the argument's value. Raises ValueError saying what is allowed."""
-        choices = self.allowed_choices()
-        if choices is not None and raw not in choices:
-            raise ValueError(f"{self.name}={raw!r} is not allowed; {self.name} must be {self.allowed()}")
-        if self.type is str:
-            return raw
         try:
-            v = self.type(raw)
-        except ValueError:
+            return self.param.parse(raw)
+        except ParamError:
             raise ValueError(f"{self.name}={raw!r} is not allowed; {self.name} must be {self.allowed()}") from None
-        if isinstance(v, float) and v != v:  # NaN
-            raise ValueError(f"{self.name}={raw!r} is not allowed; {self.name} must be {self.allowed()}")
-        if (self.minimum is not None and v < self.minimum) or (self.maximum is not None and v > self.maximum):
-            raise ValueError(f"{self.name}={raw!r} is out of range; {self.name} must be {self.allowed()}")
-        return v
 
     def describe(self) -> str:
         """``name`` (required) or ``name=default``, for the contributing page."""
@@ -179,7 +152,7 @@ def registry(kind: str) -> dict[str, Entry]:
     return _REGISTRY.entries[kind]
 
 
-def _register(kind: str, name: str, args: tuple[Arg, ...], doc: str | None) -> Callable:
+def _register(kind: str, name: str, args: tuple[Arg | Param, ...], doc: str | None) -> Callable:
     if not _NAME.match(name):
         raise ValueError(f"shortcode name must be letters, digits, '_', '.', '-', got {name!r}")
 
@@ -188,18 +161,19 @@ def _register(kind: str, name: str, args: tuple[Arg, ...], doc: str | None) -> C
         if name in table_ and table_[name].func is not func:
             raise ValueError(f"{kind} shortcode {name!r} is registered twice")
         text = doc if doc is not None else (func.__doc__ or "").strip().split("\n")[0]
-        table_[name] = Entry(kind, name, func, tuple(args), text)
+        table_[name] = Entry(kind, name, func, tuple(a if isinstance(a, Arg) else Arg(a) for a in args), text)
         return func
 
     return deco
 
 
-def value(name: str, *args: Arg, doc: str | None = None) -> Callable:
-    """Register ``func(**args) -> str`` (inline Markdown: a number with its unit) as a value shortcode."""
+def value(name: str, *args: Arg | Param, doc: str | None = None) -> Callable:
+    """Register ``func(**args) -> str`` (inline Markdown: a number with its unit) as a value shortcode.
+    Each argument is a declared parameter (a bare :class:`~descent.params.Param` is wrapped)."""
     return _register("value", name, args, doc)
 
 
-def table(name: str, *args: Arg, doc: str | None = None) -> Callable:
+def table(name: str, *args: Arg | Param, doc: str | None = None) -> Callable:
     """Register ``func(**args) -> str`` (a Markdown table) as a table shortcode."""
     return _register("table", name, args, doc)
 

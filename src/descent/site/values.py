@@ -1,77 +1,43 @@
 """Value and table shortcodes: the registry entries pages use to print computed numbers.
 
-Each entry is a function registered with :func:`descent.site.shortcodes.value` or
-:func:`~descent.site.shortcodes.table`, declaring its arguments. Other engineers add entries here
-(or in their own module, imported at the bottom of this file) as their core functions land.
+Every quantity of :mod:`descent.quantities` is a value shortcode of the same name, its arguments
+the quantity's parameters plus how to print it (``unit=``, ``sig=``), registered by
+:func:`register_quantities`; so ``<!-- descent:value weights_bytes model=llama-3.1-70b weights=fp8
+unit=GB -->`` is :func:`descent.quantities.weights_bytes` printed by :mod:`descent.units`. The
+entries below are the page-only ones: catalog fields, tables, and the shortcode reference.
 
-Entries that need a core module that has not landed yet (``descent.transformer``) raise
-ValueError saying so when a page uses them; the registry itself always loads.
+Page modules (``values_part*.py``) import from here and from the core, never from a widget module.
 
-Units: GB = 1e9 bytes, GiB = 2**30 bytes (and the other SI / IEC prefixes below), always labelled.
+Units: GB = 1e9 bytes, GiB = 2**30 bytes (and the other SI / IEC prefixes), always labelled.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
-import math
 import re
 from typing import Any
 
-from descent import catalog, numerics
-from descent.site.shortcodes import Arg, link_to, registry, table, value
-from descent.units import BYTE_UNITS, format_bytes, format_number, format_si
+from descent import catalog, numerics, transformer
+from descent import params as P
+from descent import quantities as Q
+from descent.memory import size
+from descent.site.shortcodes import link_to, registry, table, value
+from descent.units import format_bytes, format_count, format_int, format_number, format_si
 
 # ---------------------------------------------------------------------------------------------
-# Units (SI decimal prefixes, IEC 80000-13 binary prefixes) and formatting
+# Running-text formatting (thin names over descent.units, the one formatter)
 # ---------------------------------------------------------------------------------------------
 
-#: Significant figures for a derived number in running text.
-SIG_FIGS = 3
+
+def fmt_bytes(n: float, unit: str = "auto", sig: int = 3) -> str:
+    """Bytes with a labelled unit in running text: :func:`descent.units.format_bytes` with
+    trailing zeros dropped and a plain byte count spelled out ("512 bytes")."""
+    return format_bytes(n, unit, sig, trim=True, words=True)
 
 
-def fmt_num(x: float, sig: int = SIG_FIGS) -> str:
-    """``x`` to ``sig`` significant figures for running text: :func:`descent.units.format_number`
-    with trailing zeros dropped ("80", "1.5", "12,300")."""
-    if isinstance(x, float) and not math.isfinite(x):
-        raise ValueError(f"cannot format {x!r}: the number must be finite")
+def fmt_num(x: float, sig: int = 3) -> str:
+    """``x`` to ``sig`` significant figures, trailing zeros dropped (:func:`descent.units.format_number`)."""
     return format_number(x, sig, trim=True)
-
-
-def fmt_bytes(n: float, unit: str = "auto", sig: int = SIG_FIGS) -> str:
-    """Bytes with a labelled unit (:func:`descent.units.format_bytes`, trailing zeros dropped).
-
-    ``unit``: ``auto`` (SI, GB = 1e9 bytes) or a key of ``descent.units.BYTE_UNITS``; running text
-    spells the plain unit out ("512 bytes").
-    """
-    if unit != "auto" and unit not in BYTE_UNITS:
-        raise ValueError(f"unit must be auto or one of {', '.join(BYTE_UNITS)}, got {unit!r}")
-    text = format_bytes(n, unit, sig, trim=True)
-    return text[: -len(" B")] + " bytes" if text.endswith(" B") else text
-
-
-def fmt_rate(x: float, unit: str, sig: int = 4) -> str:
-    """A per-second rate with an SI prefix chosen for it: ``fmt_rate(3.35e12, "B/s") == "3.35 TB/s"``
-    (:func:`descent.units.format_si`, trailing zeros dropped)."""
-    return format_si(x, unit, sig, trim=True)
-
-
-def fmt_count(n: float, unit: str = "auto", sig: int = SIG_FIGS) -> str:
-    """A count (parameters): ``auto`` picks million/billion; ``exact`` prints every digit."""
-    if unit == "exact":
-        return f"{int(n):,}"
-    names = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-    if unit == "auto":
-        unit = "one"
-        for name, scale in names.items():
-            if abs(n) >= scale:
-                unit = name
-    if unit == "one":
-        return fmt_num(n, sig)
-    if unit not in names:
-        raise ValueError(f"unit must be auto, exact or one of {', '.join(names)}, got {unit!r}")
-    return f"{fmt_num(n / names[unit], sig)} {unit}"
 
 
 def _md_cell(x: Any) -> str:
@@ -98,14 +64,6 @@ def md_link_source(src: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Catalog helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def model_ids() -> list[str]:
-    return list(catalog.models())
-
-
-def accelerator_ids() -> list[str]:
-    return list(catalog.accelerators())
 
 
 def flat_fields(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
@@ -148,15 +106,17 @@ def format_field(name: str, v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if leaf in _ACC_BYTES:
-        return f"{v:,} bytes ({fmt_bytes(v, 'GB', 4)}, {fmt_bytes(v, 'GiB', 4)})"
+        return f"{format_int(v)} bytes ({fmt_bytes(v, 'GB', 4)}, {fmt_bytes(v, 'GiB', 4)})"
     if leaf in _ACC_RATES:
-        return fmt_rate(v, _ACC_RATES[leaf])
+        return format_si(v, _ACC_RATES[leaf], 4, trim=True)
     if leaf == "power_watts":
         return f"{fmt_num(v, 4)} W"
     if leaf.startswith("params_") and isinstance(v, (int, float)):
-        return fmt_count(v, "auto", 4)
+        return format_count(v, "auto", 4)
+    if leaf == "year":
+        return str(v)
     if isinstance(v, int):
-        return f"{v:,}"
+        return format_int(v)
     if isinstance(v, float):
         return fmt_num(v, 4)
     if v == "":
@@ -172,112 +132,57 @@ def _get(obj: Any, dotted: str) -> Any:
     return obj
 
 
-def _core(module: str, what: str) -> Any:
-    """Import a core module that may not have landed yet; ValueError says which is missing."""
-    if importlib.util.find_spec(module) is None:
-        raise ValueError(f"{what} needs {module}, which is not in the package yet")
-    return importlib.import_module(module)
-
-
 # ---------------------------------------------------------------------------------------------
-# Values
+# Values: every quantity, then the catalog's fields
 # ---------------------------------------------------------------------------------------------
 
-MODEL = Arg("model", "catalog model id", choices=model_ids)
-ACCELERATOR = Arg("accelerator", "catalog accelerator id", choices=accelerator_ids)
-BYTES_UNIT = Arg("unit", "byte unit: auto (SI) or B, KB, KiB, MB, MiB, GB, GiB, TB, TiB, PB, PiB",
-                 choices=["auto", *BYTE_UNITS], default="auto")
-COUNT_UNIT = Arg("unit", "auto, exact, thousand, million, billion or trillion",
-                 choices=["auto", "exact", "thousand", "million", "billion", "trillion"], default="auto")
-SIG = Arg("sig", "significant figures", type=int, default=SIG_FIGS, minimum=1, maximum=10)
-KV_DTYPE = Arg("dtype", "KV-cache element format (descent.numerics.KV_PRECISIONS)",
-               choices=lambda: list(numerics.KV_PRECISIONS), default="bf16")
-WEIGHTS = Arg("weights", "weight precision (descent.numerics.PRECISIONS)",
-              choices=lambda: list(numerics.PRECISIONS), default="bf16")
+
+def register_quantities() -> None:
+    """Register every :data:`descent.quantities.QUANTITIES` entry as a value shortcode: its
+    parameters, then ``unit=``/``sig=`` as its kind allows; printed by :meth:`Quantity.format`."""
+    for q in Q.QUANTITIES.values():
+        fmt = Q.FORMAT_PARAMS[q.kind]
+
+        def func(_q: Q.Quantity = q, _fmt: tuple = tuple(p.name for p in fmt), **kw: Any) -> str:
+            opts = {k: kw.pop(k) for k in _fmt}
+            return _q.format(_q(**kw), **opts)
+
+        value(q.name, *q.params, *fmt, doc=q.doc)(func)
 
 
-@value("model_field", MODEL, Arg("field", "a Model field, dotted for nested ones (moe.num_experts)",
-                                 choices=_model_field_names))
+register_quantities()
+
+MODEL_FIELD = P.declare(P.Param(
+    "field", "Model field", "choice", key="model_field",
+    choices=lambda: [(n, n) for n in _model_field_names()],
+    help="a Model field, dotted for nested ones (moe.num_experts)",
+))
+ACCELERATOR_FIELD = P.declare(P.Param(
+    "field", "Accelerator field", "choice", key="accelerator_field",
+    choices=lambda: [(n, n) for n in _accelerator_field_names()], help="an Accelerator field",
+))
+CATALOG_PART = P.declare(P.Param(
+    "what", "Catalog part", "choice", choices=[("models", "models"), ("accelerators", "accelerators")],
+    help="models or accelerators",
+))
+
+
+@value("model_field", P.MODEL, MODEL_FIELD)
 def model_field(model: str, field: str) -> str:
     """A model's catalog field, as published in its config.json."""
     return format_field(field, _get(catalog.model(model), field))
 
 
-@value("accelerator_field", ACCELERATOR, Arg("field", "an Accelerator field", choices=_accelerator_field_names))
+@value("accelerator_field", P.ACCELERATOR, ACCELERATOR_FIELD)
 def accelerator_field(accelerator: str, field: str) -> str:
     """An accelerator's catalog field (bytes in GB and GiB, rates with SI prefixes)."""
     return format_field(field, getattr(catalog.accelerator(accelerator), field))
 
 
-@value("memory_bandwidth", ACCELERATOR, Arg("unit", "TB/s or GB/s", choices=["TB/s", "GB/s"], default="TB/s"),
-       Arg("sig", "significant figures", type=int, default=3, minimum=1, maximum=10))
-def memory_bandwidth(accelerator: str, unit: str, sig: int) -> str:
-    """An accelerator's main-memory bandwidth (TB/s = 1e12 bytes/s)."""
-    bw = catalog.accelerator(accelerator).memory_bandwidth
-    scale = BYTE_UNITS[unit.split("/")[0]]
-    return f"{fmt_num(bw / scale, sig)} {unit}"
-
-
-@value("memory_capacity", ACCELERATOR, BYTES_UNIT, SIG)
-def memory_capacity(accelerator: str, unit: str, sig: int) -> str:
-    """An accelerator's main-memory capacity in the unit asked for."""
-    return fmt_bytes(catalog.accelerator(accelerator).memory_bytes, unit, sig)
-
-
-@value("params_total", MODEL, COUNT_UNIT, SIG)
-def params_total(model: str, unit: str, sig: int) -> str:
-    """A model's exact total parameter count (descent.transformer.param_counts)."""
-    tr = _core("descent.transformer", "params_total")
-    return fmt_count(tr.param_counts(catalog.model(model)).total, unit, sig)
-
-
-@value("params_active", MODEL, COUNT_UNIT, SIG)
-def params_active(model: str, unit: str, sig: int) -> str:
-    """Parameters used per token (equal to the total for a dense model)."""
-    tr = _core("descent.transformer", "params_active")
-    return fmt_count(tr.param_counts(catalog.model(model)).active, unit, sig)
-
-
-def kv_bytes_per_token_raw(model_id: str, dtype: str) -> float:
-    """KV-cache bytes one token adds to one sequence, all layers, no window cap."""
-    tr = _core("descent.transformer", "kv_bytes_per_token")
-    return tr.kv_elements_per_token(catalog.model(model_id)) * numerics.kv_precision(dtype).bytes_per_weight
-
-
-@value("kv_bytes_per_token", MODEL, KV_DTYPE, BYTES_UNIT, SIG)
-def kv_bytes_per_token(model: str, dtype: str, unit: str, sig: int) -> str:
-    """KV-cache bytes per token of context (all layers; K and V; no sliding-window cap)."""
-    return fmt_bytes(kv_bytes_per_token_raw(model, dtype), unit, sig)
-
-
-CONTEXT = Arg("context", "tokens of context per sequence", type=int, default=8192, minimum=1, maximum=10_000_000)
-BATCH = Arg("batch", "sequences decoded together", type=int, default=1, minimum=1, maximum=100_000)
-KV = Arg("kv", "KV-cache precision (descent.numerics.KV_PRECISIONS)",
-         choices=lambda: list(numerics.KV_PRECISIONS), default="bf16")
-
-
-@value("weights_bytes", MODEL, WEIGHTS, BYTES_UNIT, SIG)
-def weights_bytes(model: str, weights: str, unit: str, sig: int) -> str:
-    """Bytes to store all of a model's weights (every expert) at a precision."""
-    tr = _core("descent.transformer", "weights_bytes")
-    return fmt_bytes(numerics.weight_bytes(tr.param_counts(catalog.model(model)).total, weights), unit, sig)
-
-
-@value("decode_ceiling", MODEL, ACCELERATOR, WEIGHTS, KV, CONTEXT, BATCH,
-       Arg("per", "sequence (tokens/s each sequence sees) or total (over the batch)",
-           choices=["sequence", "total"], default="sequence"), SIG)
-def decode_ceiling(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int,
-                   per: str, sig: int) -> str:
-    """Memory-bandwidth ceiling on decode speed (descent.hardware.decode_ceiling), tokens/s."""
-    hw = _core("descent.hardware", "decode_ceiling")
-    c = hw.decode_ceiling(model, accelerator, weights, kv, context, batch)
-    return f"{fmt_num(c.tokens_per_s_per_sequence if per == 'sequence' else c.tokens_per_s_total, sig)} tokens/s"
-
-
-@value("count", Arg("what", "models or accelerators", choices=["models", "accelerators"]))
+@value("count", CATALOG_PART)
 def count(what: str) -> str:
     """How many rows the catalog has."""
-    return str(len(catalog.models() if what == "models" else catalog.accelerators()))
+    return format_int(len(catalog.models() if what == "models" else catalog.accelerators()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,7 +195,7 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _attention_kind(m: catalog.Model) -> str:
+def attention_kind(m: catalog.Model) -> str:
     """MHA / GQA / MQA / MLA, plus the sliding window if any (K and H are shown beside it)."""
     if m.mla is not None:
         return "MLA"
@@ -302,7 +207,7 @@ def _attention_kind(m: catalog.Model) -> str:
         kind = "GQA"
     if m.sliding is not None:
         every = m.sliding.full_attention_every
-        kind += f", window {m.sliding.window:,}" + (f", every {_ordinal(every)} layer full" if every else "")
+        kind += f", window {format_int(m.sliding.window)}" + (f", every {_ordinal(every)} layer full" if every else "")
     return kind
 
 
@@ -312,9 +217,9 @@ def models_table() -> str:
     rows = []
     for m in catalog.models().values():
         moe = f"{m.moe.experts_per_token} of {m.moe.num_experts}" if m.moe else "dense"
-        rows.append([f"[{m.name}]({link_to(MODELS_PAGE, m.id)})", m.num_layers, f"{m.hidden_size:,}", m.num_heads, m.num_kv_heads,
-                     m.head_dim, _attention_kind(m), moe, f"{m.max_context:,}",
-                     fmt_count(m.params_total_published, "auto", 4)])
+        rows.append([f"[{m.name}]({link_to(MODELS_PAGE, m.id)})", m.num_layers, format_int(m.hidden_size), m.num_heads,
+                     m.num_kv_heads, m.head_dim, attention_kind(m), moe, format_int(m.max_context),
+                     format_count(m.params_total_published, "auto", 4)])
     return md_table(["model", "L", "D", "H", "K", "d_head", "attention", "experts", "context", "published size"],
                     rows, "lrrrrrllrr")
 
@@ -329,16 +234,40 @@ def _details(item: Any, fields: list[tuple[str, Any]]) -> str:
     return md_table(["field", "value", "source"], rows)
 
 
-@table("model_details", Arg("model", "one model id, or all", choices=lambda: ["all", *model_ids()], default="all"))
+MODEL_OR_ALL = P.declare(P.Param(
+    "model", "Model or all", "choice", "all", key="model_or_all",
+    choices=lambda: [("all", "all"), *P.MODEL.options()], help="one model id, or all",
+))
+ACCELERATOR_OR_ALL = P.declare(P.Param(
+    "accelerator", "Accelerator or all", "choice", "all", key="accelerator_or_all",
+    choices=lambda: [("all", "all"), *P.ACCELERATOR.options()], help="one accelerator id, or all",
+))
+
+
+@table("model_details", MODEL_OR_ALL)
 def model_details(model: str) -> str:
-    """A section per model (heading with the id as anchor): every field, its value and its source."""
+    """A section per model (heading with the id as anchor): every field, its value and its source,
+    then the exact parameter counts beside the publisher's rounded ones."""
     items = catalog.models().values() if model == "all" else [catalog.model(model)]
     out = []
     for m in items:
         out.append(f"\n\n### {m.name} {{#{m.id}}}\n\nCatalog id `{m.id}`, from "
                    f"[{m.hf_repo}](https://huggingface.co/{m.hf_repo}).")
         out.append(_details(m, [(n, v) for n, v in flat_fields(m) if n not in ("id", "name")]))
+        out.append(_exact_counts(m))
     return "".join(out)
+
+
+def _exact_counts(m: catalog.Model) -> str:
+    """Exact total and active parameter counts (descent.transformer.param_counts, checked against
+    transformers by the peer test) beside the publisher's rounded figures."""
+    pc = transformer.param_counts(m)
+    rows = [["total", format_count(pc.total, "exact"), format_count(m.params_total_published, "auto", 4)]]
+    if m.moe is not None:
+        published = format_count(m.params_active_published, "auto", 4) if m.params_active_published else "—"
+        rows.append(["active per token", format_count(pc.active, "exact"), published])
+    return "\n\nParameters, exact (computed from the shapes above) and as published:" + md_table(
+        ["parameters", "exact", "published"], rows, "lrr")
 
 
 @table("accelerators")
@@ -347,15 +276,14 @@ def accelerators_table() -> str:
     rows = []
     for a in catalog.accelerators().values():
         rows.append([f"[{a.name}]({link_to(ACCELERATORS_PAGE, a.id)})", a.kind, f"{fmt_bytes(a.memory_bytes, 'GB', 4)} {a.memory_type}",
-                     fmt_rate(a.memory_bandwidth, "B/s"), fmt_rate(a.bf16_flops, "FLOP/s"),
-                     fmt_rate(a.fp8_flops, "FLOP/s") if a.fp8_flops else "none",
-                     f"{fmt_num(a.power_watts, 4)} W", a.year])
+                     format_si(a.memory_bandwidth, "B/s", 4, trim=True), format_si(a.bf16_flops, "FLOP/s", 4, trim=True),
+                     format_si(a.fp8_flops, "FLOP/s", 4, trim=True) if a.fp8_flops else "none",
+                     f"{fmt_num(a.power_watts, 4)} W", str(a.year)])
     return md_table(["accelerator", "kind", "memory", "bandwidth", "BF16 dense", "FP8 dense", "power", "year"],
                     rows, "llrrrrrr")
 
 
-@table("accelerator_details",
-       Arg("accelerator", "one accelerator id, or all", choices=lambda: ["all", *accelerator_ids()], default="all"))
+@table("accelerator_details", ACCELERATOR_OR_ALL)
 def accelerator_details(accelerator: str) -> str:
     """A section per accelerator: every field, its value and its source, then its notes."""
     items = catalog.accelerators().values() if accelerator == "all" else [catalog.accelerator(accelerator)]
@@ -366,36 +294,30 @@ def accelerator_details(accelerator: str) -> str:
     return "".join(out)
 
 
-@table("kv_bytes_per_token", KV_DTYPE, Arg("unit", "byte unit", choices=list(BYTE_UNITS), default="KiB"))
-def kv_bytes_per_token_table(dtype: str, unit: str) -> str:
+@table("kv_bytes_per_token", P.KV.but(default="bf16"), P.BYTE_UNIT.but(default="KiB"))
+def kv_bytes_per_token_table(kv: str, unit: str) -> str:
     """KV-cache bytes per token for every catalog model."""
-    tr = _core("descent.transformer", "the kv_bytes_per_token table")
     rows = []
     for m in catalog.models().values():
-        n = tr.kv_elements_per_token(m)
-        rows.append([m.name, _attention_kind(m), f"{n:,}", fmt_bytes(n * numerics.kv_precision(dtype).bytes_per_weight, unit)])
-    return md_table(["model", "attention", "elements per token", f"bytes per token ({dtype})"], rows, "llrr")
+        n = transformer.kv_elements_per_token(m)
+        rows.append([m.name, attention_kind(m), format_int(n),
+                     fmt_bytes(n * numerics.kv_precision(kv).bytes_per_weight, unit)])
+    return md_table(["model", "attention", "elements per token", f"bytes per token ({kv})"], rows, "llrr")
 
 
-@table("decode_ceilings", Arg("model", "catalog model id", choices=model_ids, default="llama-3.1-70b"),
-       WEIGHTS, KV, CONTEXT, BATCH)
+@table("decode_ceilings", P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
 def decode_ceilings_table(model: str, weights: str, kv: str, context: int, batch: int) -> str:
     """Decode-speed ceiling for one model on every catalog accelerator, fastest first."""
-    hw = _core("descent.hardware", "the decode_ceilings table")
-    mem = importlib.import_module("descent.memory") if importlib.util.find_spec("descent.memory") else None
     rows = []
     for a in catalog.accelerators().values():
-        c = hw.decode_ceiling(model, a, weights, kv, context, batch)
-        row = [a.name, fmt_bytes(a.memory_bytes, "GB"), fmt_rate(a.memory_bandwidth, "B/s", 3),
-               fmt_bytes(c.bytes_per_step, "GB"), fmt_num(c.tokens_per_s_per_sequence)]
-        if mem is not None:
-            row.append("yes" if mem.size(model, a.id, weights, kv, context, batch).fits else "no")
-        rows.append((c.tokens_per_s_per_sequence, row))
+        s_ = size(model, a.id, weights, kv, context, batch)
+        row = [a.name, fmt_bytes(a.memory_bytes, "GB"), format_si(a.memory_bandwidth, "B/s", 3, trim=True),
+               fmt_bytes(s_.bytes_per_decode_step, "GB"), fmt_num(s_.decode_tokens_per_s), "yes" if s_.fits else "no"]
+        rows.append((s_.decode_tokens_per_s, row))
     rows.sort(key=lambda r: -r[0])
-    header = ["accelerator", "memory", "bandwidth", "bytes per step", "tokens/s per sequence (ceiling)"]
-    if mem is not None:
-        header.append("fits on one chip")
-    return md_table(header, [r for _, r in rows], "lrrrr" + ("l" if mem is not None else ""))
+    header = ["accelerator", "memory", "bandwidth", "bytes per step", "tokens/s per sequence (ceiling)",
+              "fits on one chip"]
+    return md_table(header, [r for _, r in rows], "lrrrrl")
 
 
 @table("shortcodes")
@@ -424,37 +346,26 @@ def figure_ids() -> list[str]:
 
 
 def _formula_names() -> list[str]:
-    if importlib.util.find_spec("sympy") is None:
-        return []
-    from descent import formulas
-
     return list(formulas.FORMULAS)
 
 
 def _widget_names() -> list[str]:
-    if importlib.util.find_spec("descent.widgets") is None:
-        return []
-    mod = importlib.import_module("descent.widgets")
-    if hasattr(mod, "names"):
-        return sorted(mod.names())
-    return sorted(getattr(mod, "REGISTRY", {}))
+    return widgets.names()
 
 
 def _describe_other(kind: str, name: str) -> str:
     if kind == "formula":
-        from descent import formulas
-
         return formulas.FORMULAS[name].title
     if kind == "figure":
-        from descent.site import figures
-
         return figures.load_recipe(FIGURES_DIR[0] / f"{name}.py").caption.split(". ")[0]
-    mod = importlib.import_module("descent.widgets")
-    _widget_names()
-    w = getattr(mod, "REGISTRY", {}).get(name)
-    return getattr(w, "title", "") or ""
+    return widgets.get(name).title
 
 
-# Part 5 entries (sizing, decode speed across the field) live in their own module.
-# Part 1 entries (embeddings, stacks, attention, MoE) live in their own module.
-from descent.site import values_part01, values_part1, values_part5  # noqa: E402,F401,I001  (register on import)
+# Each part's page-only entries live in their own module (registered on import).
+from descent import formulas, widgets  # noqa: E402
+from descent.site import (  # noqa: E402,F401,I001
+    figures,  # noqa: E402
+    values_part01,
+    values_part1,
+    values_part5,
+)

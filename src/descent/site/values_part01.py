@@ -17,9 +17,11 @@ widgets run.
 from __future__ import annotations
 
 from descent import catalog, numerics, tokenizer, transformer
-from descent.site.shortcodes import Arg, table, value
-from descent.site.values import KV, fmt_bytes, md_table, model_ids
-from descent.widgets.part0 import pct, prompt_ids, prompt_trace, trace_data
+from descent import params as P
+from descent.recorded import PROMPT, prompt_trace, trace_data
+from descent.site.shortcodes import table, value
+from descent.site.values import fmt_bytes, md_table
+from descent.units import format_int, format_percent, visible_whitespace
 
 __all__ = [
     "GROWTH_CONTEXTS",
@@ -72,7 +74,7 @@ def _split(text: str) -> list[tuple[str, int]]:
 
 def _show_split(pieces: list[tuple[str, int]]) -> str:
     """Tokens as inline code, separated by a thin bar; spaces shown as ␣ so they are visible."""
-    return " · ".join(f"`{t.replace(' ', '␣')}`" for t, _ in pieces)
+    return " · ".join(f"`{visible_whitespace(t)}`" for t, _ in pieces)
 
 
 @table("token_splits")
@@ -88,26 +90,27 @@ def token_splits() -> str:
             if broken
             else _show_split(pieces)
         )
-        rows.append([what, f"`{text.replace(' ', '␣')}`", shown, len(pieces)])
+        rows.append([what, f"`{visible_whitespace(text)}`", shown, len(pieces)])
     return md_table(["example", "text", "tokens", "count"], rows, "lllr")
 
 
-@value(
-    "token_split",
-    Arg("example", "a key of SPLIT_EXAMPLES", choices=list(SPLIT_EXAMPLES)),
-    Arg("field", "tokens (the split) or count", choices=["tokens", "count"]),
-)
+SPLIT_EXAMPLE = P.declare(P.Param("example", "Split example", "choice", key="split_example",
+                                   choices=[(k, k) for k in SPLIT_EXAMPLES], help="a key of SPLIT_EXAMPLES"))
+SPLIT_FIELD = P.declare(P.Param("field", "Split field", "choice", key="split_field",
+                                choices=[("tokens", "tokens"), ("count", "count")],
+                                help="tokens (the split) or count"))
+TRACE_FIELD = P.declare(P.Param("field", "Trace field", "choice", key="trace_field",
+                                choices=[(f, f) for f in TRACE_FIELDS], help="what to print"))
+
+
+@value("token_split", SPLIT_EXAMPLE, SPLIT_FIELD)
 def token_split(example: str, field: str) -> str:
     """One example's split (as inline code) or its token count."""
     pieces = _split(SPLIT_EXAMPLES[example][1])
-    return str(len(pieces)) if field == "count" else _show_split(pieces)
+    return format_int(len(pieces)) if field == "count" else _show_split(pieces)
 
 
-@value(
-    "trace",
-    Arg("prompt", "a prepared prompt id", choices=prompt_ids),
-    Arg("field", "what to print", choices=list(TRACE_FIELDS)),
-)
+@value("trace", PROMPT.but(default=P.REQUIRED), TRACE_FIELD)
 def trace_value(prompt: str, field: str) -> str:
     """A fact of one prompt's real trace: its tokens, its top next tokens, the greedy reply."""
     p = prompt_trace(prompt)
@@ -115,19 +118,19 @@ def trace_value(prompt: str, field: str) -> str:
     if field == "prompt":
         return f"“{p['prompt']}”"
     if field == "prompt_tokens":
-        return f"{len(p['tokens']):,}"
+        return format_int(len(p["tokens"]))
     if field in ("top_token", "second_token"):
-        return f"`{nxt[0 if field == 'top_token' else 1]['text'].replace(' ', '␣')}`"
+        return f"`{visible_whitespace(nxt[0 if field == 'top_token' else 1]['text'])}`"
     if field in ("top_probability", "second_probability"):
-        return pct(nxt[0 if field == "top_probability" else 1]["probability"])
+        return format_percent(nxt[0 if field == "top_probability" else 1]["probability"], trim=False)
     if field == "rest_probability":
-        return pct(p["rest_probability"])
+        return format_percent(p["rest_probability"], trim=False)
     if field == "top":
-        return str(trace_data()["top"])
+        return format_int(trace_data()["top"])
     if field == "vocab":
-        return f"{trace_data()['model']['vocab']:,}"
+        return format_int(trace_data()["model"]["vocab"])
     if field == "steps":
-        return f"{len(p['generation']['steps']):,}"
+        return format_int(len(p["generation"]["steps"]))
     return "“" + " ".join(p["generation"]["text"].split()) + "”"  # reply, line breaks as spaces
 
 
@@ -136,24 +139,24 @@ def _kv_bytes(model_id: str, context: int, kv: str) -> float:
     return transformer.kv_cache_elements(m, context) * numerics.kv_precision(kv).bytes_per_weight
 
 
-@table("context_windows", KV)
+@table("context_windows", P.KV.but(default="bf16"))
 def context_windows(kv: str) -> str:
     """Every catalog model's longest context (tokens) and one sequence's KV cache filled to it."""
     rows = []
     for m in catalog.models().values():
-        rows.append([m.name, f"{m.max_context:,}", fmt_bytes(_kv_bytes(m.id, m.max_context, kv), "GiB")])
+        rows.append([m.name, format_int(m.max_context), fmt_bytes(_kv_bytes(m.id, m.max_context, kv), "GiB")])
     label = numerics.kv_precision(kv).label
     return md_table(
         ["model", "longest context (tokens)", f"KV cache at that length, one sequence ({label})"], rows, "lrr"
     )
 
 
-@table("kv_growth", Arg("model", "catalog model id", choices=model_ids, default="llama-3.1-8b"), KV)
+@table("kv_growth", P.MODEL.but(default="llama-3.1-8b"), P.KV.but(default="bf16"))
 def kv_growth(model: str, kv: str) -> str:
     """One model's KV cache for one sequence at :data:`GROWTH_CONTEXTS` (capped at its longest context)."""
     m = catalog.model(model)
     rows = [
-        [f"{t:,}", fmt_bytes(_kv_bytes(model, t, kv), "GiB")] for t in GROWTH_CONTEXTS if t <= m.max_context
+        [format_int(t), fmt_bytes(_kv_bytes(model, t, kv), "GiB")] for t in GROWTH_CONTEXTS if t <= m.max_context
     ]
     label = numerics.kv_precision(kv).label
     return md_table(["context (tokens)", f"{m.name} KV cache, one sequence ({label})"], rows, "rr")

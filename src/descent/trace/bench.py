@@ -6,6 +6,7 @@ import time
 
 from descent.trace.gguf_reader import load_model
 from descent.trace.record import site_traces
+from descent.units import format_fixed
 
 #: Budget for a cold trace of the site's prompts on the 2-core build machine (seconds).
 COLD_TRACE_BUDGET_S = 10.0
@@ -27,5 +28,5 @@ def cold_trace_seconds(include_model_load: bool = True) -> float:
 
 if __name__ == "__main__":
     print(
-        f"cold trace of the site's prompts: {cold_trace_seconds():.2f} s (budget {COLD_TRACE_BUDGET_S:g} s)"
+        f"cold trace of the site's prompts: {format_fixed(cold_trace_seconds(), 2)} s (budget {COLD_TRACE_BUDGET_S:g} s)"
     )

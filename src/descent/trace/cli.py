@@ -14,21 +14,31 @@ import argparse
 import json
 import sys
 
+from descent import params as P
+from descent.units import format_int, format_number
+
 #: Default number of next tokens ``descent trace`` lists.
 DEFAULT_TOP = 10
+#: Default number of tokens ``descent generate`` writes at most.
+DEFAULT_MAX_TOKENS = 32
 
-
-def _number(kind: type, allowed: str):
-    """An argparse ``type`` that parses an int or float and, on failure, says what is allowed."""
-
-    def parse(text: str):
-        try:
-            return kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}") from None
-
-    parse.__name__ = kind.__name__
-    return parse
+PROMPT_TEXT = P.declare(P.Param(
+    "prompt", "PROMPT", "text", key="prompt_text", max_length=P.TEXT_MAX_LENGTH_LIMIT,
+    help="the text (or, with --chat, the user's message)",
+))
+CHAT = P.declare(P.Param("chat", "Chat template", "bool", False,
+                         help="wrap the prompt in SmolLM2's chat template"))
+TOP = P.declare(P.Param("top", "--top", "int", DEFAULT_TOP, key="trace_top", min=1, max=1000, unit="tokens",
+                        help="next tokens to list"))
+MAX_TOKENS = P.declare(P.Param("max_tokens", "--max-tokens", "int", DEFAULT_MAX_TOKENS, min=1, max=4096,
+                               unit="tokens", help="tokens to generate at most"))
+#: ``generate`` is greedy unless asked: temperature 0, no top-k or top-p cut (top-k = the whole
+#: vocabulary and top-p = 1 keep every token).
+GEN_TEMPERATURE = P.TEMPERATURE.but(default=0.0, label="--temperature",
+                                    help="0 is greedy (always the most likely token); higher draws more freely")
+GEN_TOP_K = P.TOP_K.but(label="--top-k", default=P.TOP_K.max, help="keep the K most likely tokens")
+GEN_TOP_P = P.TOP_P.but(label="--top-p", help="keep the smallest set of tokens whose probability adds up to P")
+GEN_SEED = P.SEED.but(label="--seed", help="seed of the random draws (same seed, same text)")
 
 
 def _check_prompt(prompt: str) -> None:
@@ -37,25 +47,23 @@ def _check_prompt(prompt: str) -> None:
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
-    from descent.trace.record import MAX_TOP
-
     _check_prompt(args.prompt)
-    if not 1 <= args.top <= MAX_TOP:
-        raise ValueError(f"--top must be 1 to {MAX_TOP} tokens, got {args.top}")
     from descent.trace.record import trace
 
     result = trace(args.prompt, chat=args.chat, top=args.top, max_new_tokens=0)
     if args.json:
         print(json.dumps({"tokens": result["tokens"], "next": result["next"]}, ensure_ascii=False))
         return 0
-    print(f"{len(result['tokens'])} tokens:")
+    print(f"{format_int(len(result['tokens']))} tokens:")
     for t in result["tokens"]:
         print(f"  {t['id']:>6}  {t['text']!r}")
     print(
-        f"next token (top {args.top} of {result['model']['vocab']:,}; entropy {result['entropy_bits']:.3g} bits):"
+        f"next token (top {args.top} of {format_int(result['model']['vocab'])}; "
+        f"entropy {format_number(result['entropy_bits'], 3)} bits):"
     )
     for t in result["next"]:
-        print(f"  {t['id']:>6}  {t['text']!r:<16} p = {t['probability']:.4f}  logit = {t['logit']:.3f}")
+        print(f"  {t['id']:>6}  {t['text']!r:<16} p = {format_number(t['probability'], 4)}  "
+              f"logit = {format_number(t['logit'], 4)}")
     return 0
 
 
@@ -64,22 +72,11 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from descent.trace.forward import MAX_NEW_TOKENS
 
     _check_prompt(args.prompt)
-    if not 1 <= args.max_tokens <= MAX_NEW_TOKENS:
+    if args.max_tokens > MAX_NEW_TOKENS:
         raise ValueError(f"--max-tokens must be 1 to {MAX_NEW_TOKENS}, got {args.max_tokens}")
-    for flag, value, check in (
-        ("--temperature", args.temperature, lambda: sampling.validate(temperature=args.temperature)),
-        (
-            "--top-k",
-            args.top_k,
-            lambda: sampling.validate(top_k=args.top_k, vocab_size=tokenizer.vocab_size()),
-        ),
-        ("--top-p", args.top_p, lambda: sampling.validate(top_p=args.top_p)),
-    ):
-        if value is not None:
-            try:
-                check()
-            except ValueError as e:
-                raise ValueError(f"{flag}: {e}") from None
+    top_k = None if args.top_k >= tokenizer.vocab_size() else args.top_k
+    top_p = None if args.top_p >= 1 else args.top_p
+    sampling.validate(temperature=args.temperature, top_k=top_k, top_p=top_p, vocab_size=tokenizer.vocab_size())
 
     from descent.trace.forward import generate
     from descent.trace.record import prompt_text, stop_ids
@@ -90,7 +87,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     shown = ""
     stops = stop_ids()
     for step in generate(
-        ids, args.max_tokens, args.temperature, args.top_k, args.top_p, args.seed, stop_ids=stops
+        ids, args.max_tokens, args.temperature, top_k, top_p, args.seed, stop_ids=stops
     ):
         if step.token in stops:
             break
@@ -105,50 +102,18 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def add_subcommands(subparsers) -> None:
-    """Add ``trace`` and ``generate`` to the ``descent`` command's subparsers."""
+    """Add ``trace`` and ``generate`` to the ``descent`` command's subparsers; every flag comes from
+    a declared parameter (:func:`descent.params.add_argument`)."""
     p = subparsers.add_parser("trace", help="tokens of a prompt and SmolLM2's most likely next tokens")
-    p.add_argument("prompt", metavar="PROMPT", help="the text (or, with --chat, the user's message)")
-    p.add_argument("--chat", action="store_true", help="wrap the prompt in SmolLM2's chat template")
-    p.add_argument(
-        "--top",
-        type=_number(int, "an integer 1 to 1000"),
-        default=DEFAULT_TOP,
-        help=f"next tokens to list, 1 to 1000; default {DEFAULT_TOP}",
-    )
-    p.add_argument("--json", action="store_true", help='print {"tokens": [...], "next": [...]}')
+    P.add_argument(p, PROMPT_TEXT, positional=True, metavar="PROMPT")
+    P.add_argument(p, CHAT)
+    P.add_argument(p, TOP)
+    P.add_argument(p, P.JSON.but(help='print {"tokens": [...], "next": [...]}'))
     p.set_defaults(func=_cmd_trace)
 
     p = subparsers.add_parser("generate", help="continue a prompt with SmolLM2 (greedy or sampled)")
-    p.add_argument("prompt", metavar="PROMPT", help="the text (or, with --chat, the user's message)")
-    p.add_argument("--chat", action="store_true", help="wrap the prompt in SmolLM2's chat template")
-    p.add_argument(
-        "--max-tokens",
-        type=_number(int, "an integer 1 to 4096"),
-        required=True,
-        help="tokens to generate at most, 1 to 4096",
-    )
-    p.add_argument(
-        "--temperature",
-        type=_number(float, "a number 0 to 5"),
-        default=0.0,
-        help="0 (greedy, the default) to 5",
-    )
-    p.add_argument(
-        "--top-k",
-        type=_number(int, "an integer 1 to 49152"),
-        default=None,
-        help="keep the K most likely tokens, 1 to 49152",
-    )
-    p.add_argument(
-        "--top-p",
-        type=_number(float, "a number above 0 and at most 1"),
-        default=None,
-        help="keep the smallest set with mass P, 0 < P <= 1",
-    )
-    p.add_argument(
-        "--seed",
-        type=_number(int, "an integer"),
-        default=None,
-        help="seed of the random draws (same seed, same text)",
-    )
+    P.add_argument(p, PROMPT_TEXT, positional=True, metavar="PROMPT")
+    P.add_argument(p, CHAT)
+    for param in (MAX_TOKENS, GEN_TEMPERATURE, GEN_TOP_K, GEN_TOP_P, GEN_SEED):
+        P.add_argument(p, param)
     p.set_defaults(func=_cmd_generate)

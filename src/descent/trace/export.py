@@ -36,6 +36,8 @@ import math
 import sys
 from pathlib import Path
 
+from descent.units import format_int
+
 #: Bump when the layout above changes.
 FORMAT = 1
 #: Significant figures kept for every float in the file (enough for any bar or chip; keeps it small).
@@ -128,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.output}: {'up to date' if same else 'STALE: run python -m descent.trace.export'}")
         return 0 if same else 1
     args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output} ({len(text.encode('utf-8')):,} bytes)")
+    print(f"wrote {args.output} ({format_int(len(text.encode('utf-8')))} bytes)")
     return 0
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from descent.tokenizer import DATA_FILE, TOKEN_TYPE_CONTROL
 from descent.trace.gguf_reader import file_sha256, gguf_path, read_tokenizer_metadata
+from descent.units import format_int
 
 #: Where the data file lives in the source tree.
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / DATA_FILE
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gguf", type=Path, default=None)
     args = parser.parse_args(argv)
     out = write(args.out, args.gguf)
-    print(f"{out}: {out.stat().st_size:,} bytes")
+    print(f"{out}: {format_int(out.stat().st_size)} bytes")
     return 0
 
 

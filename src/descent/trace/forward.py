@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from descent import sampling
+from descent.checks import is_int
 from descent.trace.gguf_reader import Model, load_model
 
 
@@ -185,8 +186,7 @@ def generate(
     for bad settings, naming the field.
     """
     if (
-        isinstance(max_new_tokens, bool)
-        or not isinstance(max_new_tokens, int)
+        not is_int(max_new_tokens)
         or not 1 <= max_new_tokens <= MAX_NEW_TOKENS
     ):
         raise ValueError(f"max_new_tokens must be 1 to {MAX_NEW_TOKENS}, got {max_new_tokens!r}")

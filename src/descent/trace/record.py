@@ -27,6 +27,7 @@ import tempfile
 import numpy as np
 
 from descent import tokenizer
+from descent.checks import is_int
 from descent.trace.forward import forward, generate, log_softmax
 from descent.trace.gguf_reader import cache_dir, load_model
 
@@ -107,11 +108,10 @@ def _check(prompt, chat, top, max_new_tokens) -> None:
         raise ValueError("prompt must be a non-empty string")
     if not isinstance(chat, bool):
         raise ValueError(f"chat must be true or false, got {chat!r}")
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
+    if not is_int(top) or not 1 <= top <= MAX_TOP:
         raise ValueError(f"top must be 1 to {MAX_TOP} tokens, got {top!r}")
     if (
-        isinstance(max_new_tokens, bool)
-        or not isinstance(max_new_tokens, int)
+        not is_int(max_new_tokens)
         or not 0 <= max_new_tokens <= MAX_TRACE_TOKENS
     ):
         raise ValueError(f"max_new_tokens must be 0 to {MAX_TRACE_TOKENS}, got {max_new_tokens!r}")

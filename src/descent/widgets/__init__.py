@@ -12,16 +12,21 @@ Core rule: this package imports only the standard library and other core ``desce
 
 Declaring a widget::
 
+    from descent import params as P
     from descent.widgets import Input, widget
     from descent.widgets import views as v
 
     @widget(
         "kv_demo",
         title="KV cache size",
-        inputs=[Input("layers", "Layers", "range", 32, min=1, max=200, step=1)],
+        inputs=[Input(P.LAYERS, "range"), Input(P.CONTEXT.but(default=4096), "range", log=True)],
     )
-    def kv_demo(layers):
+    def kv_demo(layers, context):
         return [v.stat("Layers", layers)]
+
+Every input is a parameter declared once in :mod:`descent.params` (type, unit, range, default,
+label, help, validation), or narrowed from one with ``Param.but``; the Input only picks the
+control. An input only one widget has is declared next to it with ``P.declare(P.Param(...))``.
 
 A widget module placed in this package (any ``descent/widgets/<name>.py`` other than ``views``
 and names starting with ``_``) is imported, and so registered, the first time a widget is
@@ -41,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from descent import catalog
+from descent.params import Param, ParamError
 from descent.widgets import views as _views
 
 __all__ = [
@@ -51,12 +57,10 @@ __all__ = [
     "STATIC_STATUS",
     "STATIC_STATUS_ARGS",
     "Widget",
-    "accelerator_options",
     "coerce",
     "get",
     "model_options",
     "names",
-    "precision_options",
     "render_form",
     "render_static",
     "run",
@@ -87,25 +91,18 @@ STATIC_STATUS_ARGS = (
 #: enough for dragging, and arrow keys still move in small steps (Page Up/Down in larger ones).
 LOG_SLIDER_STEP_DECADES = 0.01
 
-#: Longest text input any widget may declare, in characters (keeps a worker call bounded).
-TEXT_MAX_LENGTH_LIMIT = 10_000
+#: A widget input failed validation: :class:`descent.params.ParamError` (``field`` names the input).
+FieldError = ParamError
 
-_TRUE = frozenset({"true", "1", "on", "yes"})
-_FALSE = frozenset({"false", "0", "off", "no", ""})
-
-
-class FieldError(ValueError):
-    """A widget input failed validation.
-
-    ``field`` is the input's name (``None`` when the error is not about one input, e.g. an
-    unknown widget); ``message`` is a sentence the reader can act on, naming the input by its
-    label and saying what is allowed ("Context must be 1 to 10,000,000 tokens, got -3").
-    """
-
-    def __init__(self, field: str | None, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
+#: Which parameter types each control kind can show.
+_CONTROL_TYPES = {
+    "select": ("choice",),
+    "segmented": ("choice",),
+    "range": ("int", "float"),
+    "number": ("int", "float"),
+    "toggle": ("bool",),
+    "text": ("text",),
+}
 
 
 def model_options(ids: Iterable[str] | None = None) -> list[tuple[str, str]]:
@@ -116,214 +113,82 @@ def model_options(ids: Iterable[str] | None = None) -> list[tuple[str, str]]:
     return [(i, catalog.model(i).name) for i in ids]
 
 
-def accelerator_options() -> list[tuple[str, str]]:
-    """``[(id, name)]`` select options for every catalog accelerator, in catalog order."""
-    return [(a.id, a.name) for a in catalog.accelerators().values()]
-
-
-def precision_options(table: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Select options for a precision table (``numerics.PRECISIONS`` or ``KV_PRECISIONS``):
-    ``[(name, "FP8 (8 bits)")]``."""
-    return [(n, f"{p.label} ({p.bits_per_weight:g} bits)") for n, p in table.items()]
-
-
-def _fmt_num(x: float | int) -> str:
-    """Format a limit or value for a message: thousands separators, no trailing ``.0``."""
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int) or (isinstance(x, float) and math.isfinite(x) and x == int(x) and abs(x) < 1e15):
-        return f"{int(x):,}"
-    return f"{x:,.6g}"
-
-
 @dataclass(frozen=True)
 class Input:
-    """One input of a widget.
+    """One input of a widget: a declared parameter (:mod:`descent.params`) and the control that
+    shows it.
 
     Args:
-        name: the keyword the compute function receives (a Python identifier, not ``"id"``).
-        label: what the reader sees ("Context length"); also used in error messages.
-        kind: one of :data:`KINDS`.
-        default: the value used when the reader has not set one; must itself be valid.
-        unit: shown after number/range controls and in range messages ("tokens"); may be empty.
-        help: one short sentence under the control; may be empty.
-        options: for ``select``/``segmented``: ``[(value, label), ...]``; values are ``str`` or
-            ``int`` and are compared by their string form (form controls send strings).
-        min, max, step: for ``range``/``number``: inclusive bounds and the control's step. When
-            ``min``, ``max`` and ``step`` are all ``int`` the input is integer-valued.
+        param: the parameter, declared once in :mod:`descent.params` (or next to the widget, with
+            :func:`descent.params.declare`), or narrowed from one with :meth:`Param.but` (another
+            default, a subset of choices, a shorter range). Its name is the keyword the compute
+            function receives; its label, unit, help, range, choices and validation are the
+            control's.
+        kind: the control, one of :data:`KINDS`, matching the parameter's type (select or
+            segmented for a choice, range or number for a number, toggle for a bool, text).
         log: for ``range``: the slider moves on a log10 scale (``min`` must be > 0); the number
             box always shows the real value.
-        max_length: for ``text``: the longest allowed value in characters.
 
     Raises:
-        ValueError: when the declaration itself is inconsistent (unknown kind, missing options,
-            ``min >= max``, an invalid default, ...). This happens at import time, so a broken
+        ValueError: the control does not fit the parameter (a toggle for a number, a log range
+            from 0) or the parameter has no default. This happens at import time, so a broken
             declaration fails the build rather than the reader.
     """
 
-    name: str
-    label: str
+    param: Param
     kind: str
-    default: Any
-    unit: str = ""
-    help: str = ""
-    options: tuple[tuple[Any, str], ...] = ()
-    min: float | int | None = None
-    max: float | int | None = None
-    step: float | int | None = None
     log: bool = False
-    max_length: int | None = None
 
     def __post_init__(self) -> None:
-        if not self.name.isidentifier() or self.name == INSTANCE_ARG:
-            raise ValueError(f"input name must be a Python identifier other than {INSTANCE_ARG!r}, got {self.name!r}")
+        p = self.param
+        if not isinstance(p, Param):
+            raise ValueError(f"an Input takes a descent.params.Param, got {type(p).__name__}")
+        if p.name == INSTANCE_ARG:
+            raise ValueError(f"input name must be a Python identifier other than {INSTANCE_ARG!r}")
         if self.kind not in KINDS:
-            raise ValueError(f"input {self.name!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
-        object.__setattr__(self, "options", tuple((v, str(lbl)) for v, lbl in self.options))
-        if self.kind in ("select", "segmented"):
-            if not self.options:
-                raise ValueError(f"input {self.name!r}: a {self.kind} needs options [(value, label), ...]")
-            keys = [str(v) for v, _ in self.options]
-            if len(set(keys)) != len(keys):
-                raise ValueError(f"input {self.name!r}: option values must be unique, got {keys}")
-        if self.kind in ("range", "number"):
-            for attr in ("min", "max", "step"):
-                val = getattr(self, attr)
-                if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val):
-                    raise ValueError(f"input {self.name!r}: {attr} must be a finite number, got {val!r}")
-            if not self.min < self.max:
-                raise ValueError(f"input {self.name!r}: min must be below max, got {self.min} and {self.max}")
-            if self.step <= 0:
-                raise ValueError(f"input {self.name!r}: step must be > 0, got {self.step}")
-            if self.log and self.min <= 0:
-                raise ValueError(f"input {self.name!r}: a log-scale range needs min > 0, got {self.min}")
-        if self.log and self.kind != "range":
-            raise ValueError(f"input {self.name!r}: log applies only to kind 'range', got {self.kind!r}")
-        if self.kind == "text":
-            if (
-                not isinstance(self.max_length, int)
-                or isinstance(self.max_length, bool)
-                or not 1 <= self.max_length <= TEXT_MAX_LENGTH_LIMIT
-            ):
-                raise ValueError(
-                    f"input {self.name!r}: max_length must be 1 to {TEXT_MAX_LENGTH_LIMIT:,}, got {self.max_length!r}"
-                )
-        # The default must pass the same validation a reader's value does.
+            raise ValueError(f"input {p.name!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if p.type not in _CONTROL_TYPES[self.kind]:
+            raise ValueError(f"input {p.name!r}: a {self.kind} cannot show a {p.type} parameter")
+        if self.log and (self.kind != "range" or p.min <= 0):
+            raise ValueError(f"input {p.name!r}: a log-scale slider needs kind 'range' and min > 0")
+        if p.required:
+            raise ValueError(f"input {p.name!r}: a widget input needs a default (Param.but(default=...))")
+        # The default must pass the same validation a reader's value does (catalog choices are
+        # read now, so a bad catalog default fails the build).
         try:
-            coerced = self.coerce(self.default)
-        except FieldError as exc:
-            raise ValueError(f"input {self.name!r}: invalid default: {exc.message}") from None
-        object.__setattr__(self, "default", coerced)
+            p.parse(p.default)
+        except ParamError as exc:
+            raise ValueError(f"input {p.name!r}: invalid default: {exc.message}") from None
+
+    name = property(lambda self: self.param.name)
+    label = property(lambda self: self.param.label)
+    unit = property(lambda self: self.param.unit)
+    help = property(lambda self: self.param.help)
+    min = property(lambda self: self.param.min)
+    max = property(lambda self: self.param.max)
+    step = property(lambda self: self.param.step)
+    max_length = property(lambda self: self.param.max_length)
+
+    @property
+    def default(self) -> Any:
+        return self.param.parse(self.param.default)
+
+    @property
+    def options(self) -> list[tuple[Any, str]]:
+        return self.param.options()
 
     @property
     def integer(self) -> bool:
-        """True for a ``range``/``number`` whose min, max and step are all ``int``."""
-        return all(isinstance(getattr(self, a), int) and not isinstance(getattr(self, a), bool)
-                   for a in ("min", "max", "step"))
-
-    def _range_message(self, got: str) -> str:
-        unit = f" {self.unit}" if self.unit else ""
-        return f"{self.label} must be {_fmt_num(self.min)} to {_fmt_num(self.max)}{unit}, got {got}"
+        """True for a whole-number parameter."""
+        return self.param.type == "int"
 
     def coerce(self, raw: Any) -> Any:
-        """Validate and convert one raw value (a form string, JSON value or Python value).
-
-        Returns the typed value the compute function receives: ``int``/``float`` for
-        range/number, ``bool`` for toggle, ``str`` for text, the option's declared value for
-        select/segmented.
+        """Validate and convert one raw value (:meth:`descent.params.Param.parse`).
 
         Raises:
             FieldError: naming this input, with the allowed values or range.
         """
-        k = self.kind
-        if k in ("range", "number"):
-            return self._coerce_number(raw)
-        if k in ("select", "segmented"):
-            key = raw if isinstance(raw, str) else (str(raw) if isinstance(raw, int) and not isinstance(raw, bool) else None)
-            for value, _lbl in self.options:
-                if key is not None and str(value) == key:
-                    return value
-            allowed = ", ".join(str(v) for v, _ in self.options)
-            raise FieldError(self.name, f"{self.label} must be one of: {allowed}; got {_show(raw)}")
-        if k == "toggle":
-            if isinstance(raw, bool):
-                return raw
-            if isinstance(raw, str) and raw.strip().lower() in _TRUE:
-                return True
-            if isinstance(raw, str) and raw.strip().lower() in _FALSE:
-                return False
-            raise FieldError(self.name, f"{self.label} must be on or off (true or false), got {_show(raw)}")
-        # text
-        if not isinstance(raw, str):
-            raise FieldError(self.name, f"{self.label} must be text, got {_show(raw)}")
-        if len(raw) > self.max_length:
-            raise FieldError(
-                self.name, f"{self.label} must be at most {self.max_length:,} characters, got {len(raw):,}"
-            )
-        try:
-            raw.encode("utf-8")
-        except UnicodeEncodeError as exc:  # a lone surrogate, e.g. half of a pasted emoji
-            raise FieldError(
-                self.name, f"{self.label} must be valid Unicode text; character {exc.start + 1} is half of a pair"
-            ) from None
-        return raw
-
-    def _coerce_number(self, raw: Any) -> int | float:
-        if isinstance(raw, bool):
-            raise FieldError(self.name, f"{self.label} must be a number, got {_show(raw)}")
-        if isinstance(raw, (int, float)):
-            x = raw
-        elif isinstance(raw, str):
-            text = raw.strip().replace(",", "").replace("_", "")
-            if not text:
-                raise FieldError(self.name, f"{self.label} is empty: enter a number from "
-                                 f"{_fmt_num(self.min)} to {_fmt_num(self.max)}")
-            try:
-                x = float(text)
-            except ValueError:
-                raise FieldError(self.name, f"{self.label} must be a number, got {_show(raw)}") from None
-        else:
-            raise FieldError(self.name, f"{self.label} must be a number, got {_show(raw)}")
-        if isinstance(x, int):
-            # Python ints are unbounded (JSON may send 10**400): check the range before any float().
-            if not self.min <= x <= self.max:
-                raise FieldError(self.name, self._range_message(_show(raw)))
-        elif not math.isfinite(x):
-            # NaN or infinity (a number box that cannot parse "1e400" reports NaN): repeating the
-            # value back would show the reader a "NaN" they never typed.
-            unit = f" {self.unit}" if self.unit else ""
-            raise FieldError(self.name, f"{self.label} must be a number from {_fmt_num(self.min)} to "
-                             f"{_fmt_num(self.max)}{unit}")
-        if self.integer:
-            if x != int(x):
-                raise FieldError(self.name, f"{self.label} must be a whole number, got {_show(raw)}")
-            x = int(x)
-        else:
-            x = float(x)
-        if not self.min <= x <= self.max:
-            raise FieldError(self.name, self._range_message(_fmt_num(x)))
-        return x
-
-
-def _show(raw: Any) -> str:
-    """A short, safe rendering of a bad value for an error message."""
-    if isinstance(raw, str):
-        text = repr(raw)
-    elif isinstance(raw, float) and not math.isfinite(raw):
-        text = str(raw)
-    elif _jsonable(raw):
-        text = json.dumps(raw)
-    else:
-        text = type(raw).__name__
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _jsonable(raw: Any) -> bool:
-    try:
-        json.dumps(raw, allow_nan=True)
-    except (TypeError, ValueError):
-        return False
-    return True
+        return self.param.parse(raw)
 
 
 @dataclass(frozen=True)

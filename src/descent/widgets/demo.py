@@ -16,8 +16,9 @@ et al. 2023, "GQA", section 2 (K key/value heads shared by groups of query heads
 
 from __future__ import annotations
 
-from descent import catalog, transformer
-from descent.units import GiB, KiB
+from descent import catalog
+from descent import params as P
+from descent.units import GiB, KiB, format_int
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
 
@@ -30,8 +31,6 @@ KV_TENSORS = 2
 #: Bytes per KV element of the precisions offered, by name (FP32 4, BF16/FP16 2, FP8 1).
 PRECISION_BYTES = {"fp32": 4, "bf16": 2, "fp8": 1}
 
-#: Longest context the demo accepts, in tokens (the site-wide limit for context inputs).
-MAX_CONTEXT_TOKENS = transformer.MAX_CONTEXT_TOKENS
 
 
 def _gib(n: int) -> str:
@@ -47,6 +46,13 @@ def preset_models() -> list[catalog.Model]:
 _DEFAULT = catalog.model(DEFAULT_MODEL)
 _HEAD_DIMS = sorted({m.head_dim for m in preset_models()} | {_DEFAULT.head_dim})
 
+#: The demo offers the head widths the catalog's models use.
+HEAD_DIM = P.declare(P.Param(
+    "head_dim", "Head dimension", "choice", _DEFAULT.head_dim, key="kv_demo_head_dim",
+    choices=[(d, str(d)) for d in _HEAD_DIMS],
+    help="d_head: width of one K or V vector (the values the catalog's models use).",
+))
+
 
 @widget(
     "kv_demo",
@@ -54,25 +60,22 @@ _HEAD_DIMS = sorted({m.head_dim for m in preset_models()} | {_DEFAULT.head_dim})
     description="How many bytes the KV cache holds for one sequence: two vectors (K and V) per layer, "
     "per KV head, per token.",
     inputs=[
-        Input("layers", "Layers", "range", _DEFAULT.num_layers, unit="layers", min=1, max=200, step=1,
-              help="L: transformer blocks, each with its own K and V."),
-        Input("kv_heads", "KV heads", "range", _DEFAULT.num_kv_heads, unit="heads", min=1, max=128, step=1,
-              help="K: key/value heads (GQA shares each across a group of query heads)."),
-        Input("head_dim", "Head dimension", "select", _DEFAULT.head_dim,
-              options=[(d, str(d)) for d in _HEAD_DIMS],
-              help="d_head: width of one K or V vector (the values the catalog's models use)."),
-        Input("context", "Context", "range", 8192, unit="tokens", min=1, max=MAX_CONTEXT_TOKENS, step=1,
-              log=True, help="T: tokens held in the cache (prompt plus generated)."),
-        Input("precision", "KV precision", "segmented", "bf16",
-              options=[("fp32", "FP32"), ("bf16", "BF16"), ("fp8", "FP8")]),
+        Input(P.LAYERS.but(default=_DEFAULT.num_layers, help="L: transformer blocks, each with its own K and V."),
+              "range"),
+        Input(P.KV_HEADS.but(default=_DEFAULT.num_kv_heads, max=128, label="KV heads", unit="heads",
+                             help="K: key/value heads (GQA shares each across a group of query heads)."), "range"),
+        Input(HEAD_DIM, "select"),
+        Input(P.CONTEXT.but(help="T: tokens held in the cache (prompt plus generated)."), "range", log=True),
+        Input(P.KV.but(default="bf16", label="KV precision",
+                       choices=[(n, n.upper()) for n in PRECISION_BYTES]), "segmented"),
     ],
 )
-def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, precision: str) -> list[dict]:
+def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, kv: str) -> list[dict]:
     """Views for the KV-cache size of one sequence.
 
     Args:
         layers: L, 1 to 200. kv_heads: K, 1 to 128. head_dim: d_head, one of the offered sizes.
-        context: T tokens, 1 to 10,000,000. precision: a key of :data:`PRECISION_BYTES`.
+        context: T tokens, 1 to 10,000,000. kv: a key of :data:`PRECISION_BYTES`.
 
     Returns:
         A stat for bytes per token (KiB), a stat for the whole cache (GiB) and a bar list of the
@@ -81,16 +84,16 @@ def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, precision: 
     Raises:
         FieldError: never for in-range inputs; kept for the runtime's contract.
     """
-    if precision not in PRECISION_BYTES:
-        raise FieldError("precision", f"KV precision must be one of {', '.join(PRECISION_BYTES)}")
-    per_elem = PRECISION_BYTES[precision]
+    if kv not in PRECISION_BYTES:
+        raise FieldError("kv", f"KV precision must be one of {', '.join(PRECISION_BYTES)}")
+    per_elem = PRECISION_BYTES[kv]
     per_token = KV_TENSORS * layers * kv_heads * head_dim * per_elem
     total = per_token * context
     rows = []
     for name, b in PRECISION_BYTES.items():
         size = KV_TENSORS * layers * kv_heads * head_dim * b * context
-        rows.append(v.bar(name.upper(), size, display=_gib(size), cls="is-selected" if name == precision else "",
-                          greyed=name != precision))
+        rows.append(v.bar(name.upper(), size, display=_gib(size), cls="is-selected" if name == kv else "",
+                          greyed=name != kv))
     presets = [
         v.chip(m.name, cls="is-selected" if (m.num_layers, m.num_kv_heads, m.head_dim) == (layers, kv_heads, head_dim)
                else "", title=f"{m.num_layers} layers, {m.num_kv_heads} KV heads, head_dim {m.head_dim}",
@@ -99,9 +102,9 @@ def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, precision: 
     ]
     return [
         v.stat("KV cache per token", f"{v.fmt(per_token / KiB)}", "KiB",
-               note=f"2 x {layers} x {kv_heads} x {head_dim} x {per_elem} B = {per_token:,} bytes"),
+               note=f"2 x {layers} x {kv_heads} x {head_dim} x {per_elem} B = {format_int(per_token)} bytes"),
         v.stat("KV cache for the context", f"{v.fmt(total / GiB)}", "GiB",
-               note=f"{per_token:,} bytes x {context:,} tokens = {total:,} bytes"),
-        v.bar_list(rows, caption=f"The same cache at each precision ({context:,} tokens)"),
+               note=f"{format_int(per_token)} bytes x {format_int(context)} tokens = {format_int(total)} bytes"),
+        v.bar_list(rows, caption=f"The same cache at each precision ({format_int(context)} tokens)"),
         v.chips(presets, caption="Load a model's shape (from the catalog)", tokens=False),
     ]

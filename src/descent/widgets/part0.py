@@ -4,7 +4,7 @@ The numbers come from ``descent/data/traces.json``, written at build time by
 :mod:`descent.trace.export` from a NumPy forward pass of SmolLM2-135M-Instruct (Q4_1 GGUF). This
 module only reads that file (``importlib.resources`` + ``json``), so it runs in Pyodide.
 
-* :func:`trace_data` / :func:`prompt_trace`: the loaded file and one prompt's record (the layout
+* :func:`descent.recorded.trace_data` / :func:`~descent.recorded.prompt_trace`: the loaded file and one prompt's record (the layout
   is documented in :mod:`descent.trace.export`; ``attention_last`` is (L, H, T)).
 * :func:`find_guess`: where a reader's guess sits among the top-50 next tokens.
 * ``next_token_guess``: pick a prompt, type a guess, see the model's real top candidates.
@@ -15,36 +15,32 @@ Core rule: standard library and core ``descent`` modules only.
 
 from __future__ import annotations
 
-import functools
-import json
-from importlib import resources
-
-from descent.units import plural
+from descent import params as P
+from descent import recorded
+from descent.recorded import prompt_ids, prompt_trace, trace_data  # noqa: F401  (re-exported for widgets)
+from descent.units import format_int, format_percent, plural, visible_whitespace
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
 
 __all__ = [
-    "DATA_FILE",
+    "GUESS",
     "GUESS_MAX_CHARS",
     "MAX_STEPS",
+    "PROMPT",
     "SHOWN_CANDIDATES",
+    "STEP",
     "context_chips",
     "find_guess",
     "generation_loop",
     "next_token_guess",
-    "prompt_ids",
+    "pct",
     "prompt_input",
-    "prompt_options",
     "prompt_record",
-    "prompt_trace",
     "show",
     "step_input",
     "token_chip",
-    "trace_data",
 ]
 
-#: The package data file with the site's traces (see :mod:`descent.trace.export`).
-DATA_FILE = "traces.json"
 #: Longest guess accepted, in characters (a token is rarely longer than a word).
 GUESS_MAX_CHARS = 40
 #: Candidate rows shown in the bar list (the file holds the top 50).
@@ -53,60 +49,30 @@ SHOWN_CANDIDATES = 10
 MAX_STEPS = 63
 #: The loop widgets' default step: a few tokens in, so the first chosen tokens show in the context.
 DEFAULT_STEP = 6
-#: Percent per unit fraction.
-PERCENT = 100
 
-#: Short labels for the prepared prompts, by trace id (the full text is shown under the control).
-PROMPT_LABELS = {
-    "capital": "Capital of France",
-    "arithmetic": "Arithmetic",
-    "chat": "A chat question",
-    "story": "Story opener",
-    "uncertain": "Favourite colour",
-}
-
-
-@functools.lru_cache(maxsize=1)
-def trace_data() -> dict:
-    """The parsed ``descent/data/traces.json`` (read once). Keys: format, model, top, prompts."""
-    raw = resources.files("descent").joinpath("data", DATA_FILE).read_text(encoding="utf-8")
-    return json.loads(raw)
-
-
-def prompt_ids() -> list[str]:
-    """Ids of the prepared prompts, in page order."""
-    return [p["id"] for p in trace_data()["prompts"]]
-
-
-def prompt_options() -> list[tuple[str, str]]:
-    """``[(id, label)]`` for a select/segmented control of the prepared prompts."""
-    return [(p["id"], PROMPT_LABELS.get(p["id"], p["id"])) for p in trace_data()["prompts"]]
-
-
-def prompt_trace(prompt_id: str) -> dict:
-    """One prompt's record from :func:`trace_data`.
-
-    Raises:
-        ValueError: unknown id (the message lists the known ones).
-    """
-    for p in trace_data()["prompts"]:
-        if p["id"] == prompt_id:
-            return p
-    raise ValueError(f"prompt must be one of {', '.join(prompt_ids())}, got {prompt_id!r}")
-
-
-#: Visible stand-ins for whitespace in token text outside chips (the chips use the same marks).
-WHITESPACE_MARKS = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5"}
+#: One of the prepared prompts the build traced.
+PROMPT = recorded.PROMPT
+#: A step of the recorded generation.
+STEP = P.declare(P.Param(
+    "step", "Step", "int", DEFAULT_STEP, key="trace_step", min=0, max=MAX_STEPS,
+    help="Drag the slider, type a step, or use the previous and next buttons below.",
+))
+#: The reader's guess at the next token.
+GUESS = P.declare(P.Param(
+    "guess", "Your guess (optional)", "text", "", max_length=GUESS_MAX_CHARS,
+    help="One word or symbol. A leading space is added for you when it helps.",
+))
 
 
 def show(text: str) -> str:
-    """A token's text with its whitespace made visible: ``" Paris"`` -> ``"␣Paris"``, ``"\\n"`` -> ``"↵"``."""
-    return "".join(WHITESPACE_MARKS.get(ch, ch) for ch in text)
+    """A token's text with its whitespace made visible (:func:`descent.units.visible_whitespace`):
+    ``" Paris"`` -> ``"␣Paris"``, ``"\n"`` -> ``"↵"``."""
+    return visible_whitespace(text)
 
 
 def pct(p: float) -> str:
     """A probability (0..1) as a percentage with 3 significant figures: ``"77.3%"``."""
-    return f"{v.fmt(p * PERCENT)}%"
+    return format_percent(p, trim=False)
 
 
 def find_guess(guess: str, candidates: list[dict]) -> int | None:
@@ -147,21 +113,12 @@ def context_chips(p: dict, step: int) -> list[dict]:
 
 def prompt_input(default: str) -> Input:
     """The prepared-prompt select every trace widget starts with (Part 0 and Part 1's loop widgets)."""
-    return Input("prompt", "Prompt", "select", default, options=prompt_options())
+    return Input(PROMPT.but(default=default), "select")
 
 
 def step_input(default: int) -> Input:
     """The step slider of the loop widgets: 0 to :data:`MAX_STEPS`, with the previous/next buttons."""
-    return Input(
-        "step",
-        "Step",
-        "range",
-        default,
-        min=0,
-        max=MAX_STEPS,
-        step=1,
-        help="Drag the slider, type a step, or use the previous and next buttons below.",
-    )
+    return Input(STEP.but(default=default), "range")
 
 
 def prompt_record(prompt: str) -> dict:
@@ -184,21 +141,14 @@ def prompt_record(prompt: str) -> dict:
     "SmolLM2-135M, a small open model, actually computed for that text when this site was built.",
     inputs=[
         prompt_input("capital"),
-        Input(
-            "guess",
-            "Your guess (optional)",
-            "text",
-            "",
-            max_length=GUESS_MAX_CHARS,
-            help="One word or symbol. A leading space is added for you when it helps.",
-        ),
+        Input(GUESS, "text"),
     ],
 )
 def next_token_guess(prompt: str, guess: str) -> list[dict]:
     """Views: the prompt as token chips, the guess's rank, the top candidates, the greedy pick.
 
     Args:
-        prompt: a prepared prompt id (:func:`prompt_ids`). guess: 0 to 40 characters.
+        prompt: a prepared prompt id (:func:`descent.recorded.prompt_ids`). guess: 0 to 40 characters.
 
     Returns:
         stats (the guess's rank and probability, or "not in the top 50"; the greedy pick), token
@@ -265,7 +215,7 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
     out.append(v.bar_list(rows, caption="The most likely next tokens", max=1.0))
     out.append(
         v.note(
-            f"The file behind this page keeps the top {top} of the {trace_data()['model']['vocab']:,} tokens; "
+            f"The file behind this page keeps the top {top} of the {format_int(trace_data()['model']['vocab'])} tokens; "
             f"all the others together hold {pct(p['rest_probability'])} of the probability."
         )
     )

@@ -18,59 +18,43 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import random
 import zlib
-from functools import cache
-from importlib import resources
 
 from descent import catalog, transformer
-from descent.units import format_count
+from descent import params as P
+from descent.recorded import embedding_data  # noqa: F401  (re-exported)
+from descent.recorded import trace_data as _recorded
+from descent.units import format_count, format_fixed, format_int, format_percent, visible_whitespace
 from descent.widgets import FieldError, Input, model_options, part0, widget
 from descent.widgets import views as v
 
 __all__ = [
-    "EMBEDDINGS_FILE",
     "MOE_MODELS",
     "QKV_PRESETS",
     "ROUTER_TOKENS",
-    "TRACES_FILE",
     "attention_fan",
-    "embedding_data",
     "embedding_neighbours",
     "moe_router",
     "qkv_example",
     "router_logits",
     "stack_calculator",
-    "trace_data",
+    "trace_prompts",
 ]
-
-#: Data files in ``descent/data`` (both exported at build from the real model).
-EMBEDDINGS_FILE = "embeddings.json"
-TRACES_FILE = part0.DATA_FILE
 
 #: Percent per unit fraction.
 PERCENT = 100
 
 
 def _show_token(text: str) -> str:
-    """A token's text with its whitespace made visible (:func:`descent.widgets.part0.show`:
-    space -> '␣', newline -> '↵', tab -> '⇥'); an empty text reads "(empty)"."""
-    return part0.show(text) or "(empty)"
+    """A token's text with its whitespace made visible (:func:`descent.units.visible_whitespace`); an empty text reads "(empty)"."""
+    return visible_whitespace(text) or "(empty)"
 
 
 # ---------------------------------------------------------------------------------------------
 # embedding_neighbours
 # ---------------------------------------------------------------------------------------------
-
-
-@cache
-def embedding_data() -> dict:
-    """The parsed ``embeddings.json`` (see :mod:`descent.trace.embeddings` for its fields)."""
-    return json.loads(
-        resources.files("descent").joinpath("data", EMBEDDINGS_FILE).read_text(encoding="utf-8")
-    )
 
 
 def _word_options() -> list[tuple[str, str]]:
@@ -81,6 +65,16 @@ def _analogy_options() -> list[tuple[str, str]]:
     return [(str(i), a["label"]) for i, a in enumerate(embedding_data()["analogies"])]
 
 
+#: A word of the embedding slice.
+WORD = P.declare(P.Param(
+    "word", "Word", "choice", "king", choices=_word_options,
+    help="Each word is one token, with the leading space it has mid-sentence.",
+))
+#: An analogy of the embedding slice, by index.
+ANALOGY = P.declare(P.Param("analogy", "Analogy", "choice", "0", choices=_analogy_options,
+                            help="Add and subtract whole vectors, then look for the nearest word."))
+
+
 @widget(
     "embedding_neighbours",
     title="Nearest tokens in SmolLM2's embedding table",
@@ -89,15 +83,8 @@ def _analogy_options() -> list[tuple[str, str]]:
         "49,152 rows of the real embedding table. The analogy adds and subtracts whole vectors."
     ),
     inputs=[
-        Input(
-            "word",
-            "Word",
-            "select",
-            "king",
-            options=_word_options(),
-            help="Each word is one token, with the leading space it has mid-sentence.",
-        ),
-        Input("analogy", "Analogy", "select", "0", options=_analogy_options()),
+        Input(WORD, "select"),
+        Input(ANALOGY, "select"),
     ],
 )
 def embedding_neighbours(word: str, analogy: str) -> list[dict]:
@@ -105,13 +92,13 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
     row = next(w for w in data["words"] if w["word"] == word)
     a = data["analogies"][int(analogy)]
     bars = [
-        v.bar(_show_token(n["text"]), n["cosine"], display=f"{n['cosine']:.3f}") for n in row["neighbours"]
+        v.bar(_show_token(n["text"]), n["cosine"], display=f"{format_fixed(n['cosine'], 3)}") for n in row["neighbours"]
     ]
     top = [
         v.bar(
             _show_token(t["text"]),
             t["cosine"],
-            display=f"{t['cosine']:.3f}",
+            display=f"{format_fixed(t['cosine'], 3)}",
             greyed=t["text"].strip() in (a["a"], a["b"], a["c"]),
             note="an input word" if t["text"].strip() in (a["a"], a["b"], a["c"]) else "",
         )
@@ -122,17 +109,17 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
         v.stat(
             "Closest other token",
             _show_token(row["neighbours"][0]["text"]),
-            note=f"cosine {row['neighbours'][0]['cosine']:.3f}",
+            note=f"cosine {format_fixed(row['neighbours'][0]['cosine'], 3)}",
         ),
         v.bar_list(
             bars,
             caption=f"The {len(bars)} tokens nearest to '{_show_token(row['text'])}' "
-            f"(cosine similarity, 1 = same direction), out of {data['vocab_size']:,}",
+            f"(cosine similarity, 1 = same direction), out of {format_int(data['vocab_size'])}",
             max=1,
         ),
         v.bar_list(top, caption=f"{a['label']}: the closest tokens to the result vector (cosine)", max=1),
         v.note(
-            f"'{a['expected']}' ranks {a['rank_all']} among all tokens (cosine {a['cosine']:.3f}) and "
+            f"'{a['expected']}' ranks {a['rank_all']} among all tokens (cosine {format_fixed(a['cosine'], 3)}) and "
             f"{a['rank_excluding_inputs']} once the three input words are set aside."
         ),
     ]
@@ -142,9 +129,8 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
 # stack_calculator
 # ---------------------------------------------------------------------------------------------
 
-#: Defaults: GPT-2 small / BERT-base proportions (Radford et al. 2019, table 2: 12 layers,
-#: d_model 768; FFN 4 * d_model as in Vaswani et al. 2017, section 3.3), classic 2-matrix FFN.
-STACK_DEFAULTS = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ffn": 3072, "gated": False}
+#: Defaults: the core's example stack (:data:`descent.transformer.STACK_EXAMPLE`).
+STACK_DEFAULTS = transformer.STACK_EXAMPLE
 
 
 @widget(
@@ -153,23 +139,12 @@ STACK_DEFAULTS = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ff
     description="Attention and feed-forward weight matrices of L identical blocks. "
     "Embeddings, the output head, biases and norm weights are not included.",
     inputs=[
-        Input("layers", "Layers", "range", STACK_DEFAULTS["layers"], min=1, max=200, step=1),
-        Input(
-            "d_model", "Model width d_model", "range", STACK_DEFAULTS["d_model"], min=64, max=32768, step=64
-        ),
-        Input("heads", "Query heads", "range", STACK_DEFAULTS["heads"], min=1, max=256, step=1),
-        Input(
-            "kv_heads",
-            "Key/value heads",
-            "range",
-            STACK_DEFAULTS["kv_heads"],
-            min=1,
-            max=256,
-            step=1,
-            help="Equal to the query heads is MHA, 1 is MQA, in between is GQA.",
-        ),
-        Input("ffn", "FFN width", "range", STACK_DEFAULTS["ffn"], min=64, max=131072, step=64),
-        Input("gated", "Gated FFN (SwiGLU: 3 matrices instead of 2)", "toggle", STACK_DEFAULTS["gated"]),
+        Input(P.LAYERS.but(default=STACK_DEFAULTS["layers"]), "range"),
+        Input(P.D_MODEL.but(default=STACK_DEFAULTS["d_model"]), "range"),
+        Input(P.HEADS.but(default=STACK_DEFAULTS["heads"]), "range"),
+        Input(P.KV_HEADS.but(default=STACK_DEFAULTS["kv_heads"]), "range"),
+        Input(P.FFN.but(default=STACK_DEFAULTS["ffn"]), "range"),
+        Input(P.GATED.but(default=STACK_DEFAULTS["gated"]), "toggle"),
     ],
 )
 def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]:
@@ -178,19 +153,19 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
     if d_model % heads:
         raise FieldError(
             "heads",
-            f"Query heads must divide d_model ({d_model:,}) so each head has "
+            f"Query heads must divide d_model ({format_int(d_model)}) so each head has "
             f"d_model / heads values, got {heads}",
         )
     s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated)
     head_dim = d_model // heads
     share = s.ffn / s.total
     return [
-        v.stat("Attention + FFN weights", format_count(s.total), note=f"{s.total:,} exactly"),
-        v.stat("Attention", format_count(s.attention), note=f"{s.attention_per_layer:,} per layer"),
+        v.stat("Attention + FFN weights", format_count(s.total), note=f"{format_int(s.total)} exactly"),
+        v.stat("Attention", format_count(s.attention), note=f"{format_int(s.attention_per_layer)} per layer"),
         v.stat(
             "Feed-forward",
             format_count(s.ffn),
-            note=f"{s.ffn_per_layer:,} per layer, {share * PERCENT:.0f}% of the total",
+            note=f"{format_int(s.ffn_per_layer)} per layer, {format_percent(share, decimals=0)} of the total",
         ),
         v.table(
             ["Part", "Count", "Per layer"],
@@ -200,7 +175,7 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
                 ["FFN", f"{3 if gated else 2} × d_model × FFN width", s.ffn_per_layer],
                 ["RMSNorm (not in the total)", "2 × d_model", s.norms_per_layer],
             ],
-            caption=f"Where the count comes from (d_head = d_model / heads = {head_dim:,})",
+            caption=f"Where the count comes from (d_head = d_model / heads = {format_int(head_dim)})",
             numeric=[False, False, True],
         ),
     ]
@@ -211,22 +186,22 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
 # ---------------------------------------------------------------------------------------------
 
 
-def trace_data() -> list[dict]:
+def trace_prompts() -> list[dict]:
     """The prompts of ``traces.json``: a list of ``{"id", "prompt", "tokens", "attention_last", ...}``.
 
     The file is read once, by :func:`descent.widgets.part0.trace_data` (``attention_last`` is
     (L, H, T) per prompt; layout in :mod:`descent.trace.export`).
     """
-    return part0.trace_data()["prompts"]
+    return _recorded()["prompts"]
 
 
 def _prompt_options() -> list[tuple[str, str]]:
-    return [(p["id"], p.get("prompt", p["id"])) for p in trace_data()]
+    return [(p["id"], p.get("prompt", p["id"])) for p in trace_prompts()]
 
 
 def _trace_shape() -> tuple[int, int]:
     try:
-        att = trace_data()[0]["attention_last"]
+        att = trace_prompts()[0]["attention_last"]
         return len(att), len(att[0])
     except (IndexError, KeyError, TypeError):
         c = catalog.model("smollm2-135m")
@@ -234,6 +209,13 @@ def _trace_shape() -> tuple[int, int]:
 
 
 _LAYERS, _HEADS = _trace_shape()
+
+#: A layer of the traced model, counted from 1.
+TRACE_LAYER = P.declare(P.Param("layer", "Layer", "int", 1, key="trace_layer", min=1, max=_LAYERS,
+                                help="Which of the traced model's layers, counted from 1."))
+#: A head of the traced model, counted from 1.
+TRACE_HEAD = P.declare(P.Param("head", "Head", "int", 1, key="trace_head", min=1, max=_HEADS,
+                               help="Which attention head of that layer, counted from 1."))
 
 
 @widget(
@@ -244,13 +226,13 @@ _LAYERS, _HEADS = _trace_shape()
         "prompt token over every prompt token, for one layer and one head. Each row sums to 100%."
     ),
     inputs=[
-        Input("prompt", "Prompt", "select", _prompt_options()[0][0], options=_prompt_options()),
-        Input("layer", "Layer", "range", 1, min=1, max=_LAYERS, step=1),
-        Input("head", "Head", "range", 1, min=1, max=_HEADS, step=1),
+        Input(part0.PROMPT.but(choices=_prompt_options, default=_prompt_options()[0][0]), "select"),
+        Input(TRACE_LAYER, "range"),
+        Input(TRACE_HEAD, "range"),
     ],
 )
 def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
-    p = next(x for x in trace_data() if x["id"] == prompt)
+    p = next(x for x in trace_prompts() if x["id"] == prompt)
     weights = p["attention_last"][layer - 1][head - 1]  # (T,)
     tokens = p["tokens"]
     if len(weights) != len(tokens):
@@ -260,7 +242,7 @@ def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
         v.bar(
             f"{i + 1}. {_show_token(t['text'])}",
             w * PERCENT,
-            display=f"{w * PERCENT:.1f}%",
+            display=f"{format_percent(w, decimals=1)}",
             cls="is-top" if i == top else "",
             note="the token doing the looking" if i == len(tokens) - 1 else "",
         )
@@ -271,11 +253,11 @@ def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
         v.stat(
             "Most attention on",
             _show_token(tokens[top]["text"]),
-            note=f"position {top + 1}, {weights[top] * PERCENT:.1f}%",
+            note=f"position {top + 1}, {format_percent(weights[top], decimals=1)}",
         ),
         v.stat(
             "Spread",
-            f"{2**ent:.1f}",
+            f"{format_fixed(2**ent, 1)}",
             "tokens",
             note="effective number of tokens attended (2 to the entropy in bits)",
         ),
@@ -321,12 +303,24 @@ QKV_PRESETS: dict[str, dict] = {
 
 def _num(x: float) -> str:
     """Up to two decimals, trailing zeros dropped: 1.0 -> "1", 0.5 -> "0.5", 0.157 -> "0.16"."""
-    text = f"{x:.2f}".rstrip("0").rstrip(".")
+    text = f"{format_fixed(x, 2)}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
 
 def _vec(xs) -> str:
     return "[" + ", ".join(_num(x) for x in xs) + "]"
+
+
+#: The hand-worked attention example's inputs.
+QKV_PRESET = P.declare(P.Param("preset", "Example", "choice", "pronoun",
+                               choices=lambda: [(k, p["label"]) for k, p in QKV_PRESETS.items()],
+                               help="Four tokens with made-up 4-number queries, keys and values."))
+QKV_SCALE = P.declare(P.Param(
+    "scale", "Multiply queries and keys by", "float", 1.0, min=0.25, max=8.0, step=0.25,
+    help="Larger vectors give larger dot products: watch the softmax sharpen.",
+))
+QKV_DIVIDE = P.declare(P.Param("divide", "Divide by the square root of d", "bool", True,
+                               help="Attention divides the scores by the square root of the key width."))
 
 
 @widget(
@@ -336,24 +330,9 @@ def _vec(xs) -> str:
     "the square root of d, turned into weights by a softmax, and the values are "
     "mixed with those weights.",
     inputs=[
-        Input(
-            "preset",
-            "Example",
-            "select",
-            "pronoun",
-            options=[(k, p["label"]) for k, p in QKV_PRESETS.items()],
-        ),
-        Input(
-            "scale",
-            "Multiply queries and keys by",
-            "range",
-            1.0,
-            min=0.25,
-            max=8.0,
-            step=0.25,
-            help="Larger vectors give larger dot products: watch the softmax sharpen.",
-        ),
-        Input("divide", "Divide by the square root of d", "toggle", True),
+        Input(QKV_PRESET, "select"),
+        Input(QKV_SCALE, "range"),
+        Input(QKV_DIVIDE, "toggle"),
     ],
 )
 def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
@@ -363,7 +342,7 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
     r = transformer.attend(q, keys, p["values"], scale=divide)
     d = len(q)
     rows = [
-        [tok, f"{s:.3f}", f"{sc:.3f}", f"{w * PERCENT:.1f}%", _vec(k), _vec(val)]
+        [tok, f"{format_fixed(s, 3)}", f"{format_fixed(sc, 3)}", f"{format_percent(w, decimals=1)}", _vec(k), _vec(val)]
         for tok, k, val, s, sc, w in zip(
             p["tokens"], keys, p["values"], r["scores"], r["scaled"], r["weights"], strict=True
         )
@@ -373,9 +352,9 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
         v.stat("Query of", f"'{p['tokens'][-1]}'", note=_vec(q)),
         v.stat(
             "Largest weight",
-            f"{top * PERCENT:.1f}",
+            f"{format_fixed(top * PERCENT, 1)}",
             "%",
-            note=f"d = {d}, divisor {math.sqrt(d):.0f}" if divide else "no division",
+            note=f"d = {d}, divisor {format_fixed(math.sqrt(d), 0)}" if divide else "no division",
         ),
         v.table(
             ["Token", "q · k", "q · k / √d" if divide else "q · k (undivided)", "Weight", "Key k", "Value v"],
@@ -402,6 +381,15 @@ SIGMOID_ROUTERS = frozenset({"deepseek-v3"})
 
 #: Example tokens; each seeds the illustrative router logits.
 ROUTER_TOKENS = (" the", " Paris", " 7", "def", " because")
+
+#: The token routed, and how many experts it goes to.
+ROUTER_TOKEN = P.declare(P.Param("token", "Token", "choice", ROUTER_TOKENS[0], key="router_token",
+                                 choices=lambda: [(t, _show_token(t)) for t in ROUTER_TOKENS],
+                                 help="Each token seeds its own illustrative router scores."))
+ROUTER_K = P.declare(P.Param(
+    "k", "Experts per token k (0 = the model's own)", "int", 0, key="router_k", min=0, max=256,
+    help="The model's own top-k gives its published active count; another k is recomputed.",
+))
 
 #: Standard deviation of the illustrative router logits (dimensionless): an arbitrary spread that
 #: makes a few experts stand out, as trained routers do; NOT measured from any model.
@@ -433,26 +421,9 @@ def router_logits(model_id: str, token: str, experts: int) -> list[float]:
         "parameter counts are computed from each model's published configuration."
     ),
     inputs=[
-        Input(
-            "model",
-            "Model",
-            "select",
-            MOE_MODELS[0],
-            options=model_options(MOE_MODELS),
-        ),
-        Input(
-            "token", "Token", "select", ROUTER_TOKENS[0], options=[(t, _show_token(t)) for t in ROUTER_TOKENS]
-        ),
-        Input(
-            "k",
-            "Experts per token k (0 = the model's own)",
-            "range",
-            0,
-            min=0,
-            max=256,
-            step=1,
-            help="The model's own top-k gives its published active count; another k is recomputed.",
-        ),
+        Input(P.MODEL.but(default=MOE_MODELS[0], choices=lambda: model_options(MOE_MODELS)), "select"),
+        Input(ROUTER_TOKEN, "select"),
+        Input(ROUTER_K, "range"),
     ],
 )
 def moe_router(model: str, token: str, k: int) -> list[dict]:
@@ -478,10 +449,10 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         v.bar(
             f"Expert {i}",
             scores[i],
-            display=f"{scores[i]:.3f}",
+            display=f"{format_fixed(scores[i], 3)}",
             cls="is-selected" if i in chosen else "",
             greyed=i not in chosen,
-            note=f"chosen: weight {chosen[i] * PERCENT:.1f}%" if i in chosen else "",
+            note=f"chosen: weight {format_percent(chosen[i], decimals=1)}" if i in chosen else "",
         )
         for i in order
     ]
@@ -489,7 +460,7 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         [
             v.cell(
                 "is-used" if i in chosen else "is-free",
-                title=f"Expert {i}: score {scores[i]:.3f}, " + ("chosen" if i in chosen else "not chosen"),
+                title=f"Expert {i}: score {format_fixed(scores[i], 3)}, " + ("chosen" if i in chosen else "not chosen"),
             )
             for i in range(r, min(r + GRID_COLUMNS, E))
         ]
@@ -524,9 +495,9 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
             )
         )
     return [
-        v.stat("Total parameters", format_count(counts.total), note=f"{counts.total:,}"),
-        v.stat("Active per token", format_count(counts.active), note=f"{counts.active:,}"),
-        v.stat("Share active", f"{share * PERCENT:.1f}", "%", note=f"k = {k} of {E} experts per layer"),
+        v.stat("Total parameters", format_count(counts.total), note=f"{format_int(counts.total)}"),
+        v.stat("Active per token", format_count(counts.active), note=f"{format_int(counts.active)}"),
+        v.stat("Share active", f"{format_fixed(share * PERCENT, 1)}", "%", note=f"k = {k} of {E} experts per layer"),
         v.cell_grid(
             grid,
             caption=f"All {E} experts of one MoE layer; chosen for '{_show_token(token)}' in colour",

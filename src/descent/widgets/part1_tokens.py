@@ -18,19 +18,13 @@ Core rule: standard library and core ``descent`` modules only.
 
 from __future__ import annotations
 
+from descent import params as P
 from descent import sampling, tokenizer
-from descent.units import plural
+from descent.recorded import trace_data
+from descent.units import format_int, plural
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
-from descent.widgets.part0 import (
-    _step_views,
-    pct,
-    prompt_input,
-    prompt_record,
-    show,
-    step_input,
-    trace_data,
-)
+from descent.widgets.part0 import _step_views, pct, prompt_input, prompt_record, show, step_input
 
 __all__ = [
     "DEFAULT_TEXT",
@@ -70,6 +64,14 @@ TOKEN_CLASSES = {
 SAMPLING_ROWS = 20
 #: Largest seed the sampling widget accepts.
 MAX_SEED = 1_000_000
+#: Candidates the recorded trace keeps per step, so the most top-k can keep.
+SAMPLING_TOP = 50
+
+#: The tokenizer's text.
+TEXT = P.declare(P.Param(
+    "text", "Text", "text", DEFAULT_TEXT, key="tokenizer_text", max_length=TEXT_MAX_CHARS,
+    help="Spaces are shown as ␣ and line breaks as ↵ inside the chips.",
+))
 
 
 def token_class(text: str, is_special: bool, prev: str, nxt: str) -> str:
@@ -115,14 +117,7 @@ def classify(text: str) -> list[tuple[str, int, str]]:
     description="Type anything: it is split with SmolLM2's real vocabulary and merge rules, the same "
     "ones the model was trained with. Each chip is one token, with its id underneath.",
     inputs=[
-        Input(
-            "text",
-            "Text",
-            "text",
-            DEFAULT_TEXT,
-            max_length=TEXT_MAX_CHARS,
-            help="Spaces are shown as ␣ and line breaks as ↵ inside the chips.",
-        ),
+        Input(TEXT, "text"),
     ],
 )
 def tokenizer_widget(text: str) -> list[dict]:
@@ -167,47 +162,13 @@ def tokenizer_widget(text: str) -> list[dict]:
     "probabilities, top-k and top-p drop the unlikely tail, and one token is drawn from the rest.",
     inputs=[
         prompt_input("story"),
-        Input(
-            "temperature",
-            "Temperature",
-            "range",
-            1.0,
-            min=0.0,
-            max=2.0,
-            step=0.05,
-            help="0 always takes the top token; above 1 flattens the odds.",
-        ),
-        Input(
-            "top_k",
-            "Top-k",
-            "range",
-            50,
-            unit="tokens",
-            min=1,
-            max=50,
-            step=1,
-            help="Keep only this many of the most likely tokens.",
-        ),
-        Input(
-            "top_p",
-            "Top-p",
-            "range",
-            1.0,
-            min=0.05,
-            max=1.0,
-            step=0.05,
-            help="Keep the fewest tokens whose probabilities add up to this.",
-        ),
-        Input(
-            "seed",
-            "Seed",
-            "number",
-            1,
-            min=0,
-            max=MAX_SEED,
-            step=1,
-            help="The same seed and settings always draw the same token.",
-        ),
+        Input(P.TEMPERATURE.but(max=2.0, help="0 always takes the top token; above 1 flattens the odds."), "range"),
+        Input(P.TOP_K.but(max=SAMPLING_TOP, unit="tokens", help="Keep only this many of the most likely tokens."),
+              "range"),
+        Input(P.TOP_P.but(min=0.05, step=0.05, help="Keep the fewest tokens whose probabilities add up to this."),
+              "range"),
+        Input(P.SEED.but(default=1, max=MAX_SEED, help="The same seed and settings always draw the same token."),
+              "number"),
     ],
 )
 def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, seed: int) -> list[dict]:
@@ -253,7 +214,7 @@ def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, s
         v.bar_list(rows, caption="Probability of each candidate after temperature, top-k and top-p", max=1.0),
         v.note(
             f"This page works with the model's {top} best candidates only. At temperature 1, all "
-            f"the other {trace_data()['model']['vocab'] - top:,} tokens together hold "
+            f"the other {format_int(trace_data()['model']['vocab'] - top)} tokens together hold "
             f"{pct(p['rest_probability'])} of the probability; here they are left out before "
             f"the filters run."
         ),

@@ -23,16 +23,29 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
-from descent import catalog, numerics, transformer
-from descent.hardware import MAX_BATCH, decode_step_bytes
-from descent.memory import RUNTIME_ALLOWANCE, Sizing, size
-from descent.units import GB, KiB, format_bytes, format_count, format_number, format_rate
-from descent.widgets import Input, accelerator_options, model_options, precision_options, widget
+from descent import catalog, numerics
+from descent import params as P
+from descent.hardware import decode_step_bytes
+from descent.memory import Sizing, across_field, moe_line, size
+from descent.units import (
+    GB,
+    KiB,
+    format_bytes,
+    format_count,
+    format_int,
+    format_number,
+    format_percent,
+    format_rate,
+    format_si,
+)
+from descent.weights import describe
+from descent.widgets import Input, widget
 from descent.widgets import views as v
 
 __all__ = [
     "DEFAULTS",
-    "FIELD_DEFAULTS",
+    "FIELD_BATCH",
+    "FIELD_KV",
     "across_field",
     "decode_across_field",
     "field_bars",
@@ -41,22 +54,13 @@ __all__ = [
     "size_it_yourself",
 ]
 
-#: Default inputs of the sandbox (and of the page's first-impression numbers): Llama 3.1 70B with
-#: FP8 weights and a BF16 KV cache on one H200, 8,192 tokens of context, one sequence.
-DEFAULTS = {
-    "model": "llama-3.1-70b",
-    "weights": "fp8",
-    "kv": "bf16",
-    "context": 8192,
-    "batch": 1,
-    "accelerator": "h200",
-}
+#: ``decode_across_field`` fixes the KV precision and the batch: one BF16 sequence (the
+#: declared defaults of :data:`descent.params.KV` and :data:`descent.params.BATCH`).
+FIELD_KV = P.KV.default
+FIELD_BATCH = P.BATCH.default
 
-#: Defaults of ``decode_across_field`` (KV precision and batch are fixed there: one BF16 sequence).
-FIELD_DEFAULTS = {"model": "llama-3.1-70b", "weights": "fp8", "kv": "bf16", "context": 8192, "batch": 1}
-
-#: Percent per unit fraction, for shares shown as "4.4%".
-PERCENT = 100
+#: The sandbox's default inputs: the declared defaults of its parameters (the running example).
+DEFAULTS = {p.name: p.default for p in (P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.ACCELERATOR)}
 
 
 def _gb_gib(n: float) -> str:
@@ -74,48 +78,6 @@ def rate_text(x: float) -> str:
     return format_number(float(x), RATE_SIG)
 
 
-def moe_line(model: str) -> str | None:
-    """For a mixture-of-experts model: stored vs per-token parameters, as one sentence; else None.
-
-    Uses :func:`descent.transformer.param_counts` (``total`` counts every expert, ``active`` the
-    k of E experts one token runs through, plus everything shared). Raises ValueError for an
-    unknown model id.
-    """
-    m = catalog.model(model)
-    if m.moe is None:
-        return None
-    pc = transformer.param_counts(m)
-    share = pc.active / pc.total * PERCENT
-    return (
-        f"{m.name} is a mixture of experts: memory holds all {format_count(pc.total)} parameters "
-        f"({m.moe.num_experts} experts per layer), but each token runs through only "
-        f"{m.moe.experts_per_token} of them, {format_count(pc.active)} parameters ({share:.1f}% of the total)."
-    )
-
-
-def across_field(
-    model: str, weights: str, kv: str = "bf16", context: int = 8192, batch: int = 1
-) -> list[Sizing]:
-    """One :class:`~descent.memory.Sizing` per catalog accelerator, fastest decode ceiling first.
-
-    Args:
-        model: catalog model id. weights: weight precision (``numerics.PRECISIONS``).
-        kv: KV-cache precision (``numerics.KV_PRECISIONS``). context: tokens per sequence, 1 to
-        10,000,000. batch: sequences, 1 to ``hardware.MAX_BATCH``.
-
-    Returns:
-        ``[Sizing, ...]`` sorted by ``decode_tokens_per_s`` (tokens/s per sequence), descending;
-        ties keep catalog order. ``Sizing.fits`` is False for a chip whose memory is below the
-        weights + KV cache + runtime allowance: its ceiling holds only "if it fit".
-
-    Raises:
-        ValueError: as :func:`descent.memory.size` (unknown id or precision, context or batch out
-            of range).
-    """
-    rows = [size(model, a, weights, kv, context, batch) for a in catalog.accelerators()]
-    return sorted(rows, key=lambda s: -s.decode_tokens_per_s)
-
-
 # ---------------------------------------------------------------------------------------------
 # size_it_yourself
 # ---------------------------------------------------------------------------------------------
@@ -129,66 +91,18 @@ def across_field(
     "this needs against the chip's memory; the numbers below give the fastest decode the chip's "
     "memory bandwidth allows.",
     inputs=[
-        Input(
-            "model",
-            "Model",
-            "select",
-            DEFAULTS["model"],
-            options=model_options(),
-            help="Every model of the catalog, shapes from its published config.json.",
-        ),
-        Input(
-            "weights",
-            "Weight precision",
-            "select",
-            DEFAULTS["weights"],
-            options=precision_options(numerics.PRECISIONS),
-            help="How each weight is stored; block-scaled formats include their scales.",
-        ),
-        Input(
-            "kv",
-            "KV-cache precision",
-            "select",
-            DEFAULTS["kv"],
-            options=precision_options(numerics.KV_PRECISIONS),
-            help="How each cached key and value is stored.",
-        ),
-        Input(
-            "context",
-            "Context",
-            "range",
-            DEFAULTS["context"],
-            unit="tokens",
-            min=1,
-            max=transformer.MAX_CONTEXT_TOKENS,
-            step=1,
-            log=True,
-            help="Tokens each conversation holds in the KV cache: prompt plus answer so far.",
-        ),
-        Input(
-            "batch",
-            "Batch",
-            "range",
-            DEFAULTS["batch"],
-            unit="sequences",
-            min=1,
-            max=MAX_BATCH,
-            step=1,
-            log=True,
-            help="Conversations decoded together, each with its own KV cache.",
-        ),
-        Input(
-            "accelerator",
-            "Accelerator",
-            "select",
-            DEFAULTS["accelerator"],
-            options=accelerator_options(),
-            help="One chip; its memory capacity and bandwidth come from the catalog.",
-        ),
+        Input(P.MODEL, "select"),
+        Input(P.WEIGHTS, "select"),
+        Input(P.KV, "select"),
+        Input(P.CONTEXT, "range", log=True),
+        Input(P.BATCH, "range", log=True),
+        Input(P.ACCELERATOR, "select"),
+        Input(P.RUNTIME, "range"),
     ],
 )
 def size_it_yourself(
-    model: str, weights: str, kv: str, context: int, batch: int, accelerator: str
+    model: str, weights: str, kv: str, context: int, batch: int, accelerator: str,
+    runtime_percent: float = P.RUNTIME.default,
 ) -> list[dict]:
     """Views for one sizing (:func:`descent.memory.size` with these arguments).
 
@@ -205,10 +119,11 @@ def size_it_yourself(
     Raises:
         ValueError: from :func:`descent.memory.size` for inputs outside its limits.
     """
-    s = size(model, accelerator, weights, kv, context, batch)
+    s = size(model, accelerator, weights, kv, context, batch, runtime_percent)
     m = catalog.model(model)
     a = catalog.accelerator(accelerator)
-    wp, kp = numerics.precision(weights), numerics.kv_precision(kv)
+    kp = numerics.kv_precision(kv)
+    w_label = describe(model, weights)
     seqs = "sequence" if batch == 1 else "sequences"
 
     out: list[dict] = []
@@ -222,12 +137,12 @@ def size_it_yourself(
         )
     else:
         need = s.weights_bytes + s.kv_cache_bytes
-        usable = s.capacity_bytes * (1 - RUNTIME_ALLOWANCE)
+        usable = s.capacity_bytes * (1 - runtime_percent / 100)
         out.append(
             v.note(
                 f"Does not fit on one {a.name}: it needs {_gb_gib(s.total_bytes)}, the chip has "
                 f"{_gb_gib(s.capacity_bytes)}. The weights and KV cache ({format_bytes(need, 'GB')}) would "
-                f"need at least {s.accelerators_needed:,} such chips, counting {format_bytes(usable, 'GB')} "
+                f"need at least {format_int(s.accelerators_needed)} such chips, counting {format_bytes(usable, 'GB')} "
                 f"usable on each and ignoring what splitting a model across chips costs.",
                 "warn",
             )
@@ -235,19 +150,19 @@ def size_it_yourself(
 
     segs = [
         v.segment(
-            f"weights ({wp.label}, {format_count(s.params_total)} parameters)",
+            f"weights ({w_label}, {format_count(s.params_total)} parameters)",
             s.weights_bytes,
             "is-weights",
             format_bytes(s.weights_bytes, "GB"),
         ),
         v.segment(
-            f"KV cache ({kp.label}, {context:,} tokens x {batch:,} {seqs})",
+            f"KV cache ({kp.label}, {format_int(context)} tokens x {format_int(batch)} {seqs})",
             s.kv_cache_bytes,
             "is-kv",
             format_bytes(s.kv_cache_bytes, "GB"),
         ),
         v.segment(
-            f"runtime allowance ({RUNTIME_ALLOWANCE * PERCENT:.0f}% of memory)",
+            f"runtime allowance ({format_number(runtime_percent, 3, trim=True)}% of memory)",
             s.runtime_bytes,
             "is-other",
             format_bytes(s.runtime_bytes, "GB"),
@@ -265,13 +180,19 @@ def size_it_yourself(
 
     if_fit = "" if s.fits else " (if it fit)"
     step = decode_step_bytes(m, weights, kv, context, batch)
+    if s.bound == "memory":
+        why = (f"memory-bound: {format_rate(s.memory_bandwidth)} of bandwidth / "
+               f"{format_bytes(s.bytes_per_decode_step, 'GB')} per step")
+    else:
+        why = (f"compute-bound: {format_si(s.peak_flops, 'FLOP/s')} {s.compute_precision.upper()} peak / "
+               f"{format_si(s.flops_per_decode_step, 'FLOP')} per step")
     out.append(
         v.stat(
             f"Decode ceiling per sequence{if_fit}",
             rate_text(s.decode_tokens_per_s),
             "tokens/s",
-            note=f"{format_rate(s.memory_bandwidth)} of memory bandwidth / "
-            f"{format_bytes(s.bytes_per_decode_step, 'GB')} per step",
+            quantity="decode_tokens_per_s",
+            note=why,
         )
     )
     out.append(
@@ -279,7 +200,8 @@ def size_it_yourself(
             f"Decode ceiling in total{if_fit}",
             rate_text(s.decode_tokens_per_s_total),
             "tokens/s",
-            note=f"{batch:,} {seqs}, one token each per step",
+            quantity="decode_tokens_per_s_total",
+            note=f"{format_int(batch)} {seqs}, one token each per step",
         )
     )
     step_note = (
@@ -287,15 +209,33 @@ def size_it_yourself(
         f"{format_bytes(step.kv_cache_bytes, 'GB')}"
     )
     if m.moe is not None and batch > 1:
-        step_note += f"; about {step.routed_expert_share * PERCENT:.0f}% of the experts are touched"
+        step_note += f"; about {format_percent(step.routed_expert_share, decimals=0)} of the experts are touched"
     out.append(
-        v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note)
+        v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note,
+               quantity="bytes_per_decode_step")
+    )
+    if s.compute_bound_batch is None:
+        roof = "never, up to the batch limit: each sequence's KV cache takes longer to read than its arithmetic"
+    elif s.compute_bound_batch == 1:
+        roof = "already at batch 1"
+    else:
+        roof = f"from batch {format_int(s.compute_bound_batch)} on, at this context"
+    out.append(
+        v.stat(
+            "Compute roof",
+            rate_text(s.decode_compute_tokens_per_s * batch),
+            "tokens/s",
+            quantity="decode_compute_tokens_per_s_total",
+            note=f"the most {format_si(s.peak_flops, 'FLOP/s')} of {s.compute_precision.upper()} arithmetic allows "
+            f"over the batch; decode turns compute-bound {roof}",
+        )
     )
     out.append(
         v.stat(
             "KV cache per token",
             v.fmt(s.kv_bytes_per_token / KiB),
             "KiB",
+            quantity="kv_bytes_per_token",
             note=f"one sequence, all {m.num_layers} layers, keys and values, {kp.label}",
         )
     )
@@ -306,7 +246,7 @@ def size_it_yourself(
     if s.beyond_max_context:
         out.append(
             v.note(
-                f"{context:,} tokens is more than {m.name} was built for ({m.max_context:,} tokens): the "
+                f"{format_int(context)} tokens is more than {m.name} was built for ({format_int(m.max_context)} tokens): the "
                 f"memory is what the cache would take, but the model's answers beyond its limit are not to be trusted.",
                 "warn",
             )
@@ -349,38 +289,18 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     title="Decode speed across the field",
     description="One model on every chip of the catalog: the fastest decode each chip's memory "
     "bandwidth allows for one conversation. Greyed chips cannot hold the model.",
-    inputs=[
-        Input("model", "Model", "select", FIELD_DEFAULTS["model"], options=model_options()),
-        Input(
-            "weights",
-            "Weight precision",
-            "select",
-            FIELD_DEFAULTS["weights"],
-            options=precision_options(numerics.PRECISIONS),
-        ),
-        Input(
-            "context",
-            "Context",
-            "range",
-            FIELD_DEFAULTS["context"],
-            unit="tokens",
-            min=1,
-            max=transformer.MAX_CONTEXT_TOKENS,
-            step=1,
-            log=True,
-        ),
-    ],
+    inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(P.CONTEXT, "range", log=True)],
 )
 def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
     """Views: a log-scale bar list of the decode ceiling per sequence on every accelerator.
 
-    KV cache in BF16, one sequence (``FIELD_DEFAULTS``). Chips that cannot hold weights + KV cache +
+    KV cache in BF16, one sequence (:data:`FIELD_KV`, :data:`FIELD_BATCH`). Chips that cannot hold weights + KV cache +
     runtime allowance are greyed and say "won't fit".
 
     Raises:
         ValueError: from :func:`across_field`.
     """
-    kv, batch = FIELD_DEFAULTS["kv"], FIELD_DEFAULTS["batch"]
+    kv, batch = FIELD_KV, FIELD_BATCH
     rows = across_field(model, weights, kv, context, batch)
     m = catalog.model(model)
     n_fit = sum(1 for s in rows if s.fits)
@@ -388,7 +308,7 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
         v.bar_list(
             field_bars(rows),
             log=True,
-            caption=f"{m.name}, {numerics.precision(weights).label} weights, {context:,} tokens, "
+            caption=f"{m.name}, {numerics.precision(weights).label} weights, {format_int(context)} tokens, "
             f"one sequence: decode ceiling, tokens/s",
         )
     ]

@@ -29,7 +29,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from descent.units import DEFAULT_SIG, format_bytes, format_number
+from descent.checks import is_real
+from descent.units import DEFAULT_SIG, format_bytes, format_fixed, format_int, format_number
 
 #: CSS class names are limited to these characters, so a class can never break out of the
 #: attribute or inject another one.
@@ -51,7 +52,7 @@ def _cls(value: Any, view: str) -> str:
 
 
 def _finite(x: Any, view: str, field: str, *, positive: bool = False, nonneg: bool = False) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+    if not is_real(x) or not math.isfinite(x):
         raise ValueError(f"{view}: {field} must be a finite number, got {x!r}")
     if positive and x <= 0:
         raise ValueError(f"{view}: {field} must be > 0, got {x!r}")
@@ -68,7 +69,7 @@ def fmt(x: Any, sig: int = DEFAULT_SIG) -> str:
     if isinstance(x, bool):
         return "yes" if x else "no"
     if isinstance(x, int):
-        return f"{x:,}"
+        return f"{format_int(x)}"
     if isinstance(x, float):
         if not math.isfinite(x):
             raise ValueError(f"cannot display a non-finite number, got {x!r}")
@@ -87,9 +88,15 @@ def fmt_bytes_gb(n: float) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def stat(label: str, value: Any, unit: str = "", note: str = "", cls: str = "") -> dict:
-    """A headline number: ``value`` (str, or a number shown with :func:`fmt`) with its unit."""
-    return {"kind": "stat", "label": label, "value": value, "unit": unit, "note": note, "cls": cls}
+def stat(label: str, value: Any, unit: str = "", note: str = "", cls: str = "", quantity: str = "") -> dict:
+    """A headline number: ``value`` (str, or a number shown with :func:`fmt`) with its unit.
+
+    ``quantity`` names the :mod:`descent.quantities` entry the number is (``"decode_tokens_per_s"``),
+    so a page shortcode, this widget output and the CLI's JSON key are one name; it is rendered as
+    ``data-quantity`` (and checked against the registry by the vocabulary test).
+    """
+    return {"kind": "stat", "label": label, "value": value, "unit": unit, "note": note, "cls": cls,
+            "quantity": quantity}
 
 
 def bar(label: str, value: float, display: str | None = None, cls: str = "", greyed: bool = False,
@@ -220,8 +227,12 @@ def render_stat(v: dict) -> str:
     cls = _cls(v.get("cls"), "stat")
     unit = f' <span class="descent-stat__unit">{_e(v["unit"])}</span>' if v.get("unit") else ""
     note_ = f'<p class="descent-stat__note">{_e(v["note"])}</p>' if v.get("note") else ""
+    q = v.get("quantity") or ""
+    if q and not q.replace("_", "").isalnum():
+        raise ValueError(f"stat: quantity must be a quantity name, got {q!r}")
+    data_q = f' data-quantity="{q}"' if q else ""
     return (
-        f'<div class="descent-stat{" " + cls if cls else ""}">'
+        f'<div class="descent-stat{" " + cls if cls else ""}"{data_q}>'
         f'<p class="descent-stat__label">{_e(v["label"])}</p>'
         f'<p class="descent-stat__value"><span class="descent-stat__number">{_e(fmt(v["value"]))}</span>{unit}</p>'
         f"{note_}</div>"
@@ -314,7 +325,7 @@ def render_stacked_bar(v: dict) -> str:
                    f'free: <strong>{_e(v["diff_display"])}</strong></li>')
     pct = total / cap * 100
     summary = (f'{_e(v["total_display"])} of {_e(v["capacity_display"])} {_e(v["capacity_label"])} '
-               f'({pct:.0f}%){": does not fit" if over else ""}')
+               f'({format_fixed(pct, 0)}%){": does not fit" if over else ""}')
     return (
         f'<figure class="descent-stack{" descent-stack--over" if over else ""}">'
         f'{_caption(v.get("caption") or "", "figcaption")}'
@@ -332,7 +343,7 @@ def render_table(v: dict) -> str:
             raise ValueError(f"table: row {i} has {len(r)} cells, expected {len(cols)} (one per column)")
     numeric = v.get("numeric")
     if numeric is None:
-        numeric = [bool(rows) and all(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in rows)
+        numeric = [bool(rows) and all(is_real(r[i]) for r in rows)
                    for i in range(len(cols))]
     if len(numeric) != len(cols):
         raise ValueError(f"table: numeric has {len(numeric)} entries, expected {len(cols)}")

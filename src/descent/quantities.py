@@ -1,0 +1,361 @@
+"""Quantities: every number the site shows, as a core function of declared parameters.
+
+A *quantity* is one number with a unit that a page prints, a widget shows and the command line
+reports: the bytes of a model's weights, the KV cache per token, the decode ceiling. Each is a
+:class:`Quantity`: a name, a kind of unit, the :mod:`descent.params` it takes, and the function
+that computes it. From that one declaration:
+
+* a page writes ``<!-- descent:value NAME param=value ... -->`` (the shortcode's arguments are the
+  quantity's parameters plus how to print it: ``unit=`` for bytes and counts, ``sig=``);
+* a widget labels its output with the quantity's name (``views.stat(..., quantity=NAME)``);
+* ``descent size --json`` reports it under the same name.
+
+Printing goes through :mod:`descent.units` (:meth:`Quantity.format`), the one formatter.
+
+Standard library only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from descent import params as P
+from descent.units import format_bytes, format_count, format_int, format_number, format_percent, format_si
+
+__all__ = ["KINDS", "QUANTITIES", "Quantity", "get", "quantity"]
+
+#: Kinds of quantity, each with its unit and how it prints.
+KINDS = {
+    "bytes": "bytes",
+    "params": "parameters",
+    "integer": "",
+    "tokens_per_s": "tokens/s",
+    "fraction": "",
+    "bytes_per_s": "bytes/s",
+    "flop_per_s": "FLOP/s",
+    "flop": "FLOP",
+}
+
+#: The formatting parameters a page may add, by kind.
+FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
+    "bytes": (P.BYTE_UNIT, P.SIG),
+    "params": (P.COUNT_UNIT, P.SIG),
+    "integer": (),
+    "tokens_per_s": (P.SIG,),
+    "fraction": (P.SIG,),
+    "bytes_per_s": (P.SIG,),
+    "flop_per_s": (P.SIG,),
+    "flop": (P.SIG,),
+}
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One number the site shows: ``func(**params) -> value`` in the unit of ``kind``.
+
+    Attributes:
+        name: the shortcode name, the widget output's ``data-quantity``, the CLI JSON key.
+        label: a short phrase for a reader ("Weights").
+        kind: a key of :data:`KINDS` (bytes, params, integer, tokens_per_s, fraction, ...).
+        params: the parameters ``func`` takes, in order.
+        func: computes the value from validated parameters.
+        doc: one sentence: what it is and its source.
+    """
+
+    name: str
+    label: str
+    kind: str
+    params: tuple[P.Param, ...]
+    func: Callable[..., Any]
+    doc: str
+
+    @property
+    def unit(self) -> str:
+        return KINDS[self.kind]
+
+    def __call__(self, **values: Any) -> Any:
+        """The value for these parameters (missing ones take their defaults).
+
+        Raises:
+            ParamError: an unknown, missing or invalid parameter (:meth:`Param.check`).
+        """
+        return self.func(**self.bind(values, parse=False))
+
+    def bind(self, values: Mapping[str, Any], *, parse: bool) -> dict[str, Any]:
+        """Validated keyword arguments for ``func``: ``parse`` for typed text, else ``check``."""
+        known = {p.name: p for p in self.params}
+        for key in values:
+            if key not in known:
+                raise P.ParamError(key, f"{self.name} takes {', '.join(known) or 'no parameters'}; got {key!r}")
+        out = {}
+        for p in self.params:
+            if p.name in values:
+                out[p.name] = p.parse(values[p.name]) if parse else p.check(values[p.name])
+            elif p.required:
+                raise P.ParamError(p.name, f"{self.name} needs {p.name} ({p.allowed()})")
+            else:
+                out[p.name] = p.default
+        return out
+
+    def format(self, x: Any, unit: str = "auto", sig: int = 3) -> str:
+        """``x`` as running text with its unit, through :mod:`descent.units`."""
+        k = self.kind
+        if k == "bytes":
+            return format_bytes(x, unit, sig, trim=True, words=True)
+        if k == "params":
+            return format_count(x, unit, sig)
+        if k == "integer":
+            return format_int(x)
+        if k == "tokens_per_s":
+            return f"{format_number(x, sig, trim=True)} tokens/s"
+        if k == "fraction":
+            return format_percent(x, sig)
+        if k == "bytes_per_s":
+            return format_si(x, "B/s", sig, trim=True)
+        return format_si(x, KINDS[k], sig, trim=True)
+
+
+#: Every quantity, by name.
+QUANTITIES: dict[str, Quantity] = {}
+
+
+def quantity(name: str, label: str, kind: str, *params: P.Param) -> Callable[[Callable[..., Any]], Quantity]:
+    """Decorator: register ``func`` as the quantity ``name`` taking ``params``.
+
+    The docstring's first line is the quantity's description (shown on the contributing page).
+
+    Raises:
+        ValueError: an unknown kind, a name taken, or a parameter ``func`` does not take.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"quantity {name!r}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+
+    def deco(func: Callable[..., Any]) -> Quantity:
+        if name in QUANTITIES:
+            raise ValueError(f"quantity {name!r} is declared twice")
+        doc = (func.__doc__ or "").strip().split("\n")[0]
+        q = Quantity(name, label, kind, tuple(params), func, doc)
+        QUANTITIES[name] = q
+        return q
+
+    return deco
+
+
+def get(name: str) -> Quantity:
+    """The quantity ``name``. Raises ValueError listing the known names."""
+    try:
+        return QUANTITIES[name]
+    except KeyError:
+        raise ValueError(f"unknown quantity {name!r}; known: {', '.join(sorted(QUANTITIES))}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The quantities. Each calls the core function that owns the arithmetic.
+# ---------------------------------------------------------------------------------------------
+
+
+def _sizing(**kw: Any) -> Any:
+    from descent.memory import size
+
+    return size(**kw)
+
+
+_SIZING_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
+
+
+@quantity("params_total", "Parameters", "params", P.MODEL)
+def params_total(model: str) -> int:
+    """Every parameter the model stores (MoE: all experts), exact, from its config.json shapes."""
+    from descent import catalog, transformer
+
+    return transformer.param_counts(catalog.model(model)).total
+
+
+@quantity("params_active", "Active parameters", "params", P.MODEL)
+def params_active(model: str) -> int:
+    """Parameters one token runs through (MoE: k of E experts; the embedding table included)."""
+    from descent import catalog, transformer
+
+    return transformer.param_counts(catalog.model(model)).active
+
+
+@quantity("moe_active_share", "Active share", "fraction", P.MODEL)
+def moe_active_share(model: str) -> float:
+    """Active / total parameters of a mixture-of-experts model (descent.transformer.param_counts)."""
+    from descent import catalog, transformer
+
+    m = catalog.model(model)
+    if m.moe is None:
+        raise P.ParamError("model", f"{m.name} is dense: every parameter is active; pick a mixture-of-experts model")
+    pc = transformer.param_counts(m)
+    return pc.active / pc.total
+
+
+@quantity("weights_bytes", "Weights", "bytes", P.MODEL, P.WEIGHTS)
+def weights_bytes(model: str, weights: str) -> float:
+    """Bytes to store every weight of the model (all experts): as released, a GGUF mix, or one
+    precision for all (descent.weights.bytes_by_group)."""
+    from descent.weights import bytes_by_group
+
+    return sum(bytes_by_group(model, weights).values())
+
+
+@quantity("kv_bytes_per_token", "KV cache per token", "bytes", P.MODEL, P.KV)
+def kv_bytes_per_token(model: str, kv: str) -> float:
+    """KV-cache bytes one token adds to one sequence: all layers, keys and values, no window cap."""
+    from descent import catalog, numerics, transformer
+
+    return transformer.kv_elements_per_token(catalog.model(model)) * numerics.kv_precision(kv).bytes_per_weight
+
+
+@quantity("kv_cache_bytes", "KV cache", "bytes", *_SIZING_PARAMS)
+def kv_cache_bytes(**kw: Any) -> float:
+    """KV cache of the batch at this context (sliding windows capped), bytes (descent.memory.size)."""
+    return _sizing(**kw).kv_cache_bytes
+
+
+@quantity("runtime_bytes", "Runtime allowance", "bytes", *_SIZING_PARAMS)
+def runtime_bytes(**kw: Any) -> float:
+    """Memory kept back for activations, the runtime and fragmentation (descent.memory)."""
+    return _sizing(**kw).runtime_bytes
+
+
+@quantity("total_bytes", "Memory needed", "bytes", *_SIZING_PARAMS)
+def total_bytes(**kw: Any) -> float:
+    """Weights + KV cache + runtime allowance, bytes (descent.memory.size)."""
+    return _sizing(**kw).total_bytes
+
+
+@quantity("free_bytes", "Memory free", "bytes", *_SIZING_PARAMS)
+def free_bytes(**kw: Any) -> float:
+    """Capacity minus everything needed, bytes; negative when it does not fit."""
+    return _sizing(**kw).free_bytes
+
+
+@quantity("accelerators_needed", "Chips needed", "integer", *_SIZING_PARAMS)
+def accelerators_needed(**kw: Any) -> int:
+    """Fewest such chips whose usable memory holds weights + KV cache (memory only)."""
+    return _sizing(**kw).accelerators_needed
+
+
+@quantity("bytes_per_decode_step", "Bytes per decode step", "bytes", *_SIZING_PARAMS)
+def bytes_per_decode_step(**kw: Any) -> float:
+    """Bytes one decode step of the batch reads: active weights once, every sequence's KV cache."""
+    return _sizing(**kw).bytes_per_decode_step
+
+
+@quantity("decode_tokens_per_s", "Decode ceiling per sequence", "tokens_per_s", *_SIZING_PARAMS)
+def decode_tokens_per_s(**kw: Any) -> float:
+    """Memory-bandwidth ceiling on decode, tokens/s each sequence sees (descent.hardware)."""
+    return _sizing(**kw).decode_tokens_per_s
+
+
+@quantity("decode_tokens_per_s_total", "Decode ceiling in total", "tokens_per_s", *_SIZING_PARAMS)
+def decode_tokens_per_s_total(**kw: Any) -> float:
+    """Memory-bandwidth ceiling on decode over the whole batch, tokens/s (descent.hardware)."""
+    return _sizing(**kw).decode_tokens_per_s_total
+
+
+@quantity("decode_memory_tokens_per_s", "Memory ceiling per sequence", "tokens_per_s", *_SIZING_PARAMS)
+def decode_memory_tokens_per_s(**kw: Any) -> float:
+    """Bandwidth / bytes per decode step: the memory ceiling on each sequence's decode speed, tokens/s."""
+    return _sizing(**kw).decode_memory_tokens_per_s
+
+
+@quantity("decode_compute_tokens_per_s", "Compute ceiling per sequence", "tokens_per_s", *_SIZING_PARAMS)
+def decode_compute_tokens_per_s(**kw: Any) -> float:
+    """Dense peak FLOP/s / FLOPs of one decode step: the compute ceiling on each sequence's speed."""
+    return _sizing(**kw).decode_compute_tokens_per_s
+
+
+@quantity("flops_per_decode_step", "FLOPs per decode step", "flop", *_SIZING_PARAMS)
+def flops_per_decode_step(**kw: Any) -> float:
+    """FLOPs of one decode step of the batch: B x (2 x active matmul weights + attention)."""
+    return _sizing(**kw).flops_per_decode_step
+
+
+@quantity("peak_flops", "Dense peak", "flop_per_s", P.MODEL, P.ACCELERATOR, P.WEIGHTS)
+def peak_flops(model: str, accelerator: str, weights: str) -> float:
+    """The chip's dense peak in the precision the model's matmuls run in (descent.hardware)."""
+    from descent import hardware
+
+    return hardware.peak_flops(accelerator, hardware.compute_precision(model, accelerator, weights))
+
+
+@quantity("decode_compute_tokens_per_s_total", "Compute roof in total", "tokens_per_s", *_SIZING_PARAMS)
+def decode_compute_tokens_per_s_total(**kw: Any) -> float:
+    """Dense peak FLOP/s / FLOPs per token: the most tokens/s over the batch the arithmetic allows."""
+    s = _sizing(**kw)
+    return s.decode_compute_tokens_per_s * s.batch
+
+
+@quantity("compute_bound_batch", "Compute-bound from batch", "integer", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV,
+          P.CONTEXT)
+def compute_bound_batch(model: str, accelerator: str, weights: str, kv: str, context: int) -> int:
+    """The smallest batch at which a decode step is compute-bound (descent.hardware.compute_bound_batch)."""
+    from descent import hardware
+
+    b = hardware.compute_bound_batch(model, accelerator, weights, kv, context)
+    if b is None:
+        raise P.ParamError("context", f"at {format_int(context)} tokens no batch up to {format_int(P.BATCH.max)} is "
+                           "compute-bound")
+    return b
+
+
+@quantity("memory_capacity", "Memory", "bytes", P.ACCELERATOR)
+def memory_capacity(accelerator: str) -> int:
+    """An accelerator's main memory in true bytes (a vendor's "80 GB" of HBM is often 80 GiB)."""
+    from descent import catalog
+
+    return catalog.accelerator(accelerator).memory_bytes
+
+
+@quantity("capacity_bytes", "Memory", "bytes", P.ACCELERATOR)
+def capacity_bytes(accelerator: str) -> int:
+    """An accelerator's main memory in true bytes (the sizing's capacity; same as memory_capacity)."""
+    from descent import catalog
+
+    return catalog.accelerator(accelerator).memory_bytes
+
+
+@quantity("memory_bandwidth", "Memory bandwidth", "bytes_per_s", P.ACCELERATOR)
+def memory_bandwidth(accelerator: str) -> float:
+    """An accelerator's main-memory bandwidth, bytes/s (TB/s = 1e12 bytes/s), from its datasheet."""
+    from descent import catalog
+
+    return catalog.accelerator(accelerator).memory_bandwidth
+
+
+MOE_ROUTING = P.declare(P.Param(
+    "routing", "MoE routing", "choice", "uniform", choices=[("uniform", "uniform"), ("active", "active")],
+    help="uniform: the expected share of experts a batch touches, 1 - (1 - k/E)^B; active: k of E.",
+))
+
+
+@quantity("moe_expert_share", "Experts read per step", "fraction", P.MODEL, P.BATCH, MOE_ROUTING)
+def moe_expert_share(model: str, batch: int, routing: str) -> float:
+    """Share of a MoE model's routed-expert weights one decode step of B sequences reads."""
+    from descent import catalog, hardware
+
+    m = catalog.model(model)
+    if m.moe is None:
+        raise P.ParamError("model", f"{m.name} is dense; moe_expert_share needs a mixture-of-experts model")
+    return hardware.decode_step_bytes(m, "bf16", "bf16", 1, batch, routing).routed_expert_share
+
+
+@quantity("chips_that_fit", "Chips that hold it", "integer", P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
+def chips_that_fit(model: str, weights: str, kv: str, context: int, batch: int) -> int:
+    """How many catalog accelerators hold the model (weights + KV cache + runtime allowance) alone."""
+    from descent.memory import across_field
+
+    return sum(1 for s in across_field(model, weights, kv, context, batch) if s.fits)
+
+
+@quantity("runtime_allowance", "Runtime allowance", "fraction")
+def runtime_allowance() -> float:
+    """Share of an accelerator's memory the sizing keeps back for the runtime (descent.memory)."""
+    from descent.memory import RUNTIME_ALLOWANCE
+
+    return RUNTIME_ALLOWANCE
