@@ -112,7 +112,6 @@ def test_help_exits_0(capsys):
     assert rc == 0 and "size" in out
 
 
-@pytest.mark.skipif(sys.platform == "emscripten", reason="Pyodide has no processes")
 def test_real_process_has_no_traceback():
     # The console script's code path, in a fresh interpreter: exit status 2, one stderr line.
     p = subprocess.run(

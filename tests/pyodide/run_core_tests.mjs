@@ -4,7 +4,7 @@
 //
 // The spec: {"wheels": [paths], "files": {path in Pyodide: path here}, "root": dir in Pyodide,
 // "runner": dir in Pyodide holding runner.py, "tests": [test files, relative to root],
-// "args": [pytest arguments]}. Loads Pyodide from the npm package, unpacks every wheel (the descent
+// "args": [pytest arguments], "skip": {test id: reason}}. Loads Pyodide from the npm package, unpacks every wheel (the descent
 // wheel the site ships, the same call worker.js makes, then pytest, hypothesis and their
 // dependencies) into site-packages, writes the files into Pyodide's file system, runs runner.run() from the root and
 // prints its JSON summary on stdout, plus "python" and "numpy_loaded". Python's own stdout and
@@ -49,7 +49,7 @@ import runner
 
 # Wall-clock deadlines measure the machine, not the code: Pyodide under Node runs the same
 # examples several times slower than CPython (a test's own @settings still wins).
-res = runner.run(spec["tests"], spec["args"], hypothesis_settings={"deadline": None})
+res = runner.run(spec["tests"], spec["args"], hypothesis_settings={"deadline": None}, skip=spec["skip"])
 res["python"] = sys.version.split()[0]
 res["numpy_loaded"] = "numpy" in sys.modules
 json.dumps(res)

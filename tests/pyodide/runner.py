@@ -26,8 +26,9 @@ REPORTED = ("pytest", "pluggy", "hypothesis", "sortedcontainers", "iniconfig", "
 
 
 class _Collect:
-    def __init__(self, hypothesis_settings: dict | None):
+    def __init__(self, hypothesis_settings: dict | None, skip: dict[str, str] | None):
         self.hypothesis_settings = hypothesis_settings
+        self.skip = skip or {}
         self.outcome: dict[str, str] = {}
         self.message: dict[str, str] = {}
         self.skip_reason: dict[str, str] = {}
@@ -42,6 +43,12 @@ class _Collect:
 
             settings.register_profile("runner", **self.hypothesis_settings)
             settings.load_profile("runner")
+
+    def pytest_collection_modifyitems(self, config, items):
+        for item in items:
+            reason = self.skip.get(item.nodeid.split("[")[0])
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
 
     def pytest_itemcollected(self, item):
         from hypothesis.internal.detection import is_hypothesis_test
@@ -70,10 +77,13 @@ class _Collect:
             self.outcome[nid] = "passed"
 
 
-def run(files: list[str], args: list[str], hypothesis_settings: dict | None = None) -> dict:
+def run(
+    files: list[str], args: list[str], hypothesis_settings: dict | None = None, skip: dict[str, str] | None = None
+) -> dict:
     """Run pytest on ``files`` with ``args``; ``hypothesis_settings`` (e.g. ``{"deadline": None}``)
-    become the default hypothesis profile (a test's own ``@settings`` still wins)."""
-    plugin = _Collect(hypothesis_settings)
+    become the default hypothesis profile (a test's own ``@settings`` still wins); ``skip`` maps
+    test ids without parameters (``tests/test_x.py::test_y``) to the reason they are skipped."""
+    plugin = _Collect(hypothesis_settings, skip)
     exit_code = pytest.main([*files, *args], plugins=[plugin])
     outcomes = plugin.outcome
     prop = Counter(outcomes[n] for n in plugin.property if n in outcomes)
