@@ -285,6 +285,23 @@ def test_the_catalog_rows_get_their_own_architectures():
     assert {i: architecture(models()[i]).config for i in expected} == expected
 
 
+def test_the_contributing_example_row_passes_the_peer_check():
+    """docs/contributing.md's worked example (Qwen2.5-7B) says adding the row is all it takes for this
+    test: its features pick Qwen2 (biased q, k, v; unbiased o) and transformers agrees on the count."""
+    from importlib import resources
+
+    from test_contributing import _example_row
+
+    from descent.catalog import load_models
+
+    base = resources.files("descent.catalog").joinpath("models.toml").read_text(encoding="utf-8")
+    m = load_models(base + "\n" + _example_row())["qwen2.5-7b"]
+    assert architecture(m).config == "Qwen2Config"
+    exact = param_counts(m).total
+    assert exact == _hf_count(_causal_lm(_config(m))) == 7_615_616_512
+    assert matches_printed(exact, m.params_total_published)  # "7.61B", truncated
+
+
 def test_a_row_no_architecture_covers_fails_loudly():
     # MLA without experts: no architecture above has it, so the row must not be silently skipped.
     llama = models()["llama-3.1-8b"]
