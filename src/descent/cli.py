@@ -131,6 +131,36 @@ def _cmd_size(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_cost(args: argparse.Namespace) -> int:
+    from descent import economics
+
+    c = economics.token_cost(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch,
+                             args.price, args.pue)
+    biggest = economics.max_batch(args.model, args.accelerator, args.weights, args.kv, args.context)
+    out = {
+        "model": args.model, "accelerator": args.accelerator, "weights": args.weights, "kv": args.kv,
+        "context": args.context, "batch": args.batch, "price": args.price, "pue": args.pue,
+        "tokens_per_s_total": c.tokens_per_s_total, "usd_per_million_tokens": c.usd_per_million_tokens,
+        "joules_per_token": c.joules_per_token, "max_batch": biggest, "fits": c.fits, "bound": c.bound,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    rows = [
+        ("output tokens", f"{format_number(c.tokens_per_s_total, 4)} tokens/s in total ({c.bound}-bound)"),
+        ("price", f"${format_number(c.usd_per_million_tokens, 3)} per million tokens at "
+                  f"${format_number(args.price, 3, trim=True)} per accelerator-hour"),
+        ("energy", f"{format_number(c.joules_per_token, 3)} J per token (board power x PUE "
+                   f"{format_number(args.pue, 3, trim=True)})"),
+        ("largest batch", plural(biggest, "sequence") + " fit beside the weights"),
+        ("fits", "yes" if c.fits else "no (the figures are what the speed would give if it did)"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     out = []
     for m in models().values():
@@ -188,6 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
                   P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
     p.set_defaults(func=_cmd_size)
+
+    p = sub.add_parser("cost", help="dollars and joules per output token of a model on one accelerator")
+    P.add_argument(p, P.MODEL, positional=True, metavar="MODEL")
+    for param in (P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.PRICE, P.PUE,
+                  P.JSON.but(help="print one JSON object")):
+        P.add_argument(p, param)
+    p.set_defaults(func=_cmd_cost)
 
     p = sub.add_parser("models", help="list the catalog's models")
     P.add_argument(p, P.JSON.but(help="print a JSON list"))

@@ -622,3 +622,15 @@ GATED = declare(Param(
     "gated", "Gated FFN (SwiGLU: 3 matrices instead of 2)", "bool", True,
     help="A gated FFN (SwiGLU, GeGLU) has three matrices; the classic one has two.",
 ))
+
+# What a token costs (descent.economics).
+PRICE = declare(Param(
+    "price", "Price per accelerator-hour", "float", 3.0, unit="USD", min=0.01, max=1000.0, step=0.01,
+    help="What one accelerator costs per hour, rented or amortised; $3 is a round on-demand price for "
+    "an H100-class GPU.",
+))
+PUE = declare(Param(
+    "pue", "Data-centre overhead (PUE)", "float", 1.56, min=1.0, max=3.0, step=0.01,
+    help="Power usage effectiveness: total facility power over IT power. 1.56 is the industry average "
+    "in the Uptime Institute's 2024 survey; large cloud operators report about 1.1.",
+))
