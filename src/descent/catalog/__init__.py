@@ -69,6 +69,9 @@ class MoE:
             added to the scores only to choose experts (DeepSeek-V3 ``e_score_correction_bias``,
             auxiliary-loss-free balancing, DeepSeek-V3 Technical Report, arXiv:2412.19437,
             section 2.1.2). Counted as router parameters: the checkpoint stores it.
+        shared_expert_gate: a D x 1 linear layer (no bias) scales the shared expert's output by a
+            sigmoid (Qwen2-MoE ``shared_expert_gate``; transformers Qwen2MoeSparseMoeBlock).
+            Counted as router parameters.
     """
 
     num_experts: int
@@ -80,6 +83,7 @@ class MoE:
     router_bias: bool = False
     expert_bias: bool = False
     router_score_correction_bias: bool = False
+    shared_expert_gate: bool = False
 
 
 @dataclass(frozen=True)
