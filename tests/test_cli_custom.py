@@ -44,7 +44,7 @@ def test_chip_flags_give_the_same_as_the_record(capsys):
                      "165.2", "--json")
     assert rc == 0
     got = json.loads(out)
-    assert got == dataclasses.asdict(size("llama-3.1-8b", custom.accelerator(24, 1008, 165.2), "fp8", "bf16", 8192, 1))
+    assert got == dataclasses.asdict(size("llama-3.1-8b", custom.accelerator(24, 1008, 165.2), "released", "bf16", 8192, 1))
     assert got["capacity_bytes"] == 24_000_000_000 and got["memory_bandwidth"] == 1.008e12
 
 
@@ -53,6 +53,20 @@ def test_both_together_print_a_table(capsys):
                      "--bandwidth-gbs", "1008")
     assert rc == 0
     assert "Qwen3 from config.json" in out and "your chip (24 GB, 1,008 GB/s)" in out
+    assert "as released: BF16" in out  # config.json torch_dtype bfloat16
+    assert "no known peak (--tflops not given)" in out and "memory-bound" in out
+
+
+def test_no_peak_is_null_in_strict_json(capsys):
+    rc, out, _ = run(capsys, "size", "--config", CONFIGS / "gpt-oss-20b.json", "--memory-gb", "24",
+                     "--bandwidth-gbs", "1008", "--json")
+    assert rc == 0
+    got = json.loads(out)  # strict: no Infinity
+    assert got["peak_flops"] is None and got["decode_compute_tokens_per_s"] is None
+    assert got["bound"] == "memory" and got["compute_bound_batch"] is None
+    # As released from the file: MXFP4 experts, the rest BF16 (quantization_config).
+    assert got["weights"] == "released"
+    assert got == {**json.loads(out), "peak_flops": None}
 
 
 @pytest.mark.parametrize(

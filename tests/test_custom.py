@@ -32,12 +32,17 @@ def test_a_catalog_chip_retyped_sizes_the_same():
     ours = dataclasses.asdict(memory.size("llama-3.1-8b", mine, "fp8", "bf16", 8192, 4))
     theirs = dataclasses.asdict(memory.size("llama-3.1-8b", h, "fp8", "bf16", 8192, 4))
     assert ours.pop("accelerator") == "custom" and theirs.pop("accelerator") == "h100-sxm"
+    assert ours.pop("weights_bytes_by_group") == theirs.pop("weights_bytes_by_group")
     assert ours == pytest.approx(theirs)
 
 
 def test_without_a_peak_there_is_no_compute_roof():
     a = custom.accelerator(24, 1008)
     assert a.bf16_flops == math.inf and "no compute roof" in a.notes
+    s = memory.size("llama-3.1-8b", a, "bf16", "bf16", 8192, 64)
+    # Memory-bound at any batch: the ceiling is bandwidth / bytes per step, nothing else.
+    assert s.bound == "memory" and s.compute_bound_batch is None
+    assert s.decode_tokens_per_s == pytest.approx(1.008e12 / s.bytes_per_decode_step)
 
 
 @pytest.mark.parametrize(

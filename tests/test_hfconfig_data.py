@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from descent import hfconfig, memory, transformer
+from descent import hfconfig, memory, transformer, weights
 from descent.catalog import Model, models
 
 DATA = Path(__file__).parent / "data" / "configs"
@@ -28,7 +28,7 @@ SOURCES = json.loads((DATA / "sources.json").read_text(encoding="utf-8"))
 
 #: Model fields that describe the release, not the architecture (the parser cannot know them).
 META = {"id", "name", "hf_repo", "params_total_published", "params_active_published", "params_published_note",
-        "sources"}
+        "sources", "released_by_group"}
 ARCH_FIELDS = [f.name for f in dataclasses.fields(Model) if f.name not in META]
 
 
@@ -56,11 +56,15 @@ def test_config_json_gives_the_catalog_row(model_id):
     assert transformer.kv_elements_per_token(got) == transformer.kv_elements_per_token(row)
     for context in (1, 4096, 131_072):
         assert transformer.kv_cache_elements(got, context) == transformer.kv_cache_elements(row, context)
-    # The whole sizing (weights, KV bytes, decode ceiling) is the catalog row's.
-    ours = dataclasses.asdict(memory.size(got, "h200", "bf16", "fp8", 32_768, 4))
-    theirs = dataclasses.asdict(memory.size(row, "h200", "bf16", "fp8", 32_768, 4))
-    assert ours.pop("model") == hfconfig.CUSTOM_ID and theirs.pop("model") == model_id
-    assert ours == theirs
+    # The file's torch_dtype and quantization_config give the catalog's "as released" map
+    # (catalog/released.toml, typed from the same files' model cards and READMEs).
+    assert weights.released_map(got).by_group == weights.released_map(row).by_group
+    # The whole sizing (weights as released and at one precision, KV bytes, decode ceiling) is the row's.
+    for w in ("released", "bf16", "q4_k_m"):
+        ours = dataclasses.asdict(memory.size(got, "h200", w, "fp8", 32_768, 4))
+        theirs = dataclasses.asdict(memory.size(row, "h200", w, "fp8", 32_768, 4))
+        assert ours.pop("model") == hfconfig.CUSTOM_ID and theirs.pop("model") == model_id
+        assert ours == theirs
 
 
 def test_defaults_say_where_they_come_from():

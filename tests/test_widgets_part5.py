@@ -56,6 +56,7 @@ def test_registered():
         "context": 8192,
         "batch": 1,
         "accelerator": "h200",
+        "runtime_percent": 10.0,
     }
     # Context and batch limits are the engine's own (transformer.MAX_CONTEXT_TOKENS, hardware.MAX_BATCH).
     assert (w.input("context").min, w.input("context").max, w.input("context").log) == (1, 10_000_000, True)
@@ -63,7 +64,7 @@ def test_registered():
     # Every catalog model/accelerator and every precision is offered.
     assert [o for o, _ in w.input("model").options] == list(catalog.models())
     assert [o for o, _ in w.input("accelerator").options] == list(catalog.accelerators())
-    assert [o for o, _ in w.input("weights").options] == list(numerics.PRECISIONS)
+    assert [o for o, _ in w.input("weights").options] == ["released", *numerics.PRECISIONS]
     assert [o for o, _ in w.input("kv").options] == list(numerics.KV_PRECISIONS)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -29,7 +30,7 @@ from typing import NoReturn
 from descent import custom, hfconfig, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
-from descent.memory import RUNTIME_ALLOWANCE, size
+from descent.memory import size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
     GB,
@@ -38,11 +39,11 @@ from descent.units import (
     format_count,
     format_int,
     format_number,
-    format_percent,
     format_rate,
     format_si,
     plural,
 )
+from descent.weights import GROUP_LABELS, describe
 
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main", "size_inputs"]
 
@@ -50,6 +51,10 @@ __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main", "size_inputs"]
 EXIT_USAGE = 2
 
 PROG = "descent"
+
+
+#: ``descent size`` sizes the checkpoint as published unless told otherwise.
+SIZE_WEIGHTS = P.WEIGHTS.but(default="released")
 
 
 class UsageError(Exception):
@@ -123,9 +128,10 @@ def size_inputs(args: argparse.Namespace) -> tuple[str | Model, str | Accelerato
 
 def _cmd_size(args: argparse.Namespace) -> int:
     model, accelerator = size_inputs(args)
-    s = size(model, accelerator, args.weights, args.kv, args.context, args.batch)
-    if args.json:
-        print(json.dumps(dataclasses.asdict(s)))
+    s = size(model, accelerator, args.weights, args.kv, args.context, args.batch, args.runtime_percent)
+    no_peak = s.peak_flops == math.inf  # a chip described without --tflops: no compute roof
+    if args.json:  # strict JSON: the no-peak chip's infinite peak and compute ceiling are null
+        print(json.dumps({k: None if v == math.inf else v for k, v in dataclasses.asdict(s).items()}, allow_nan=False))
         return 0
     m = model if isinstance(model, Model) else models()[s.model]
     a = accelerator if isinstance(accelerator, Accelerator) else accelerators()[s.accelerator]
@@ -136,7 +142,8 @@ def _cmd_size(args: argparse.Namespace) -> int:
             "parameters",
             f"{format_count(s.params_total, 'short')} total, {format_count(s.params_active, 'short')} active per token",
         ),
-        ("weights", f"{_bytes_both(s.weights_bytes)}  ({s.weights}, all parameters)"),
+        ("weights", f"{_bytes_both(s.weights_bytes)}  ({describe(m, s.weights)}, all parameters)"),
+        *[(f"  {GROUP_LABELS[g]}", _bytes_both(b)) for g, b in s.weights_bytes_by_group.items() if b],
         (
             "KV cache",
             f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {plural(s.context, 'token')} x {plural(s.batch, 'sequence')}; "
@@ -144,20 +151,25 @@ def _cmd_size(args: argparse.Namespace) -> int:
         ),
         (
             "runtime",
-            f"{_bytes_both(s.runtime_bytes)}  ({format_percent(RUNTIME_ALLOWANCE, decimals=0)} of capacity: "
-            "activations, context, fragmentation)",
+            f"{_bytes_both(s.runtime_bytes)}  ({format_number(s.runtime_percent, 3, trim=True)}% of capacity, "
+            "--runtime-percent: context, activations, workspace, fragmentation)",
         ),
         ("total", _bytes_both(s.total_bytes)),
         ("capacity", _bytes_both(s.capacity_bytes)),
         ("free" if s.free_bytes >= 0 else "over by", _bytes_both(abs(s.free_bytes))),
         ("fits", "yes" if s.fits else f"no: needs {format_int(s.accelerators_needed)} of these (memory only)"),
         ("decode step reads", f"{_bytes_both(s.bytes_per_decode_step)} at {format_rate(s.memory_bandwidth)}"),
+        ("decode step computes", f"{format_si(s.flops_per_decode_step, 'FLOP')} at "
+                                 + ("no known peak (--tflops not given)" if no_peak else
+                                    f"{format_si(s.peak_flops, 'FLOP/s')} ({s.compute_precision} dense peak)")),
         (
             "decode ceiling",
             f"{format_number(s.decode_tokens_per_s, 4)} tokens/s per sequence, "
-            f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total"
+            f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total, {s.bound}-bound"
             + ("" if s.fits else " (if it fit on one chip)"),
         ),
+        ("compute-bound from", "not known: no peak given" if no_peak else "no batch (the KV cache reads dominate)"
+         if s.compute_bound_batch is None else plural(s.compute_bound_batch, "sequence")),
     ]
     if s.beyond_max_context:
         rows.append(("warning", f"context {format_int(s.context)} exceeds the model's {format_int(m.max_context)}"))
@@ -219,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("size", help="memory fit and decode ceiling of a model on one accelerator")
     P.add_argument(p, P.MODEL, positional=True, metavar="MODEL")
-    for param in (P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.JSON.but(help="print one JSON object")):
+    for param in (P.ACCELERATOR, SIZE_WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.RUNTIME,
+                  P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
     # A model from its config.json, a chip from its numbers: absent unless typed (no "default" in --help).
     _no_default(P.add_argument(p, P.CONFIG_PATH, metavar="PATH"))

@@ -59,6 +59,7 @@ __all__ = [
     "known_model_types",
     "model_from_config",
     "read_config",
+    "released_by_group",
 ]
 
 #: The id a model read from a config.json gets (it is not a catalog row).
@@ -385,6 +386,67 @@ def _qwen_sliding(r: _Reader, layers: int) -> SlidingWindow | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# How the release stores its weights
+# ---------------------------------------------------------------------------------------------
+
+#: config.json ``torch_dtype`` (or transformers 5's ``dtype``) -> precision name.
+DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+
+#: Weight groups (descent.weights.GROUPS) a quantization_config converts: the matmul weights.
+#: Embeddings, the output head, norms and routers stay in the checkpoint's dtype, as gpt-oss's
+#: modules_to_not_convert and DeepSeek-V3's README_WEIGHTS.md say of theirs.
+QUANTIZED_GROUPS = ("attention", "dense_ffn", "experts", "shared_experts")
+ALL_GROUPS = ("embedding", "output_head", *QUANTIZED_GROUPS, "router", "norms")
+
+
+def released_by_group(config: Mapping[str, Any], inner: Mapping[str, Any] | None = None) -> tuple[dict[str, str] | None, str]:
+    """The published checkpoint's precision per weight group, from ``torch_dtype`` and
+    ``quantization_config``, and a sentence saying how it was read.
+
+    * no quantization_config: every group in ``torch_dtype`` (BF16 when the file names none);
+    * ``quant_method`` ``mxfp4`` (gpt-oss): the routed experts in MXFP4 (modules_to_not_convert
+      keeps attention, routers, embeddings and head in the dtype);
+    * ``fp8``: the matmul weights in FP8, with ``weight_block_size`` [128, 128] as
+      ``fp8_b128`` (one FP32 scale per block: DeepSeek-V3);
+    * ``awq`` / ``gptq`` with ``bits`` 4 or 8: the matmul weights as ``int4`` (group 128 scales)
+      or ``int8``.
+
+    Returns ``(None, why)`` for another method (the reader then picks a precision).
+    """
+    def dtype_of(d: Mapping[str, Any] | None) -> str | None:
+        if not isinstance(d, Mapping):
+            return None
+        t = d.get("torch_dtype", d.get("dtype"))
+        return DTYPES.get(t) if isinstance(t, str) else None
+
+    base = dtype_of(inner) or dtype_of(config)
+    how = "config.json torch_dtype" if base else "config.json names no torch_dtype: BF16 assumed"
+    base = base or "bf16"
+    q = config.get("quantization_config")
+    if q is None and isinstance(inner, Mapping):
+        q = inner.get("quantization_config")
+    groups = dict.fromkeys(ALL_GROUPS, base)
+    if q is None:
+        return groups, f"{how}: {base.upper()} throughout"
+    method = q.get("quant_method") if isinstance(q, Mapping) else None
+    if method == "mxfp4":
+        groups["experts"] = "mxfp4"
+        return groups, f"config.json quantization_config mxfp4: routed experts in MXFP4, the rest {base.upper()}"
+    if method == "fp8":
+        block = q.get("weight_block_size")
+        p = "fp8_b128" if block == [128, 128] else "fp8"
+        groups.update(dict.fromkeys(QUANTIZED_GROUPS, p))
+        return groups, (f"config.json quantization_config fp8{' with 128 x 128 blocks' if p == 'fp8_b128' else ''}: "
+                        f"matmul weights in FP8; embeddings, head, norms and routers {base.upper()}")
+    if method in ("awq", "gptq") and q.get("bits") in (4, 8):
+        p = "int4" if q["bits"] == 4 else "int8"
+        groups.update(dict.fromkeys(QUANTIZED_GROUPS, p))
+        return groups, f"config.json quantization_config {method} {q['bits']}-bit: matmul weights in {p.upper()}"
+    return None, (f"config.json quantization_config (quant_method {_show(method)}) is not one this calculator "
+                  "reads as released (allowed: mxfp4, fp8, awq, gptq); choose a weight precision instead")
+
+
+# ---------------------------------------------------------------------------------------------
 # The architectures
 # ---------------------------------------------------------------------------------------------
 
@@ -676,7 +738,10 @@ def model_from_config(
     where = f"{source}, model_type {mt}" + (f" in the {outer} config's text_config" if outer else "")
     if found != "model_type":
         where += f" (read from {found})"
-    sources = {"default": where, **r.notes}
+    released, how = released_by_group(config, data if outer is not None else None)
+    # sources["model_type"]: the architecture, for rules keyed on it (descent.weights: llama.cpp's
+    # 70B attn_v rule applies to an 80-layer Llama, catalog row or config.json alike).
+    sources = {"default": where, **r.notes, "released_by_group": how, "model_type": mt}
     note = f"Read from {source} ({label} architecture); nothing published, every count is computed."
     if outer:
         note += f" The {outer} wrapper's other towers (vision, audio) are not counted."
@@ -687,6 +752,7 @@ def model_from_config(
         params_total_published=0.0,
         params_published_note=note,
         sources=sources,
+        released_by_group=released,
         **fields,
     )
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from descent.checks import is_finite, is_int, is_real
-from descent.units import format_int, format_limit, parse_count
+from descent.units import format_int, format_limit, format_number, parse_count
 
 __all__ = [
     "ParamError",
@@ -466,7 +466,7 @@ def add_argument(parser: Any, p: Param, *, positional: bool = False, metavar: st
         action = parser.add_argument(*flags, action="store_true", help=p.help)
     else:
         allowed = p.allowed() if p.type != "choice" or not callable(p.choices) or len(p.values()) < 30 else ""
-        help_ = p.help.rstrip(".") + (f" ({allowed})" if allowed else "")
+        help_ = p.help.rstrip(".").replace("%", "%%") + (f" ({allowed})" if allowed else "").replace("%", "%%")
         if not p.required:
             help_ += f"; default {p.default}"
         kwargs: dict[str, Any] = {"type": typed, "help": help_}
@@ -507,7 +507,11 @@ def _precision_choices(kv: bool) -> Callable[[], list[tuple[str, str]]]:
         from descent import numerics
 
         table = numerics.KV_PRECISIONS if kv else numerics.PRECISIONS
-        return [(n, f"{p.label} ({p.bits_per_weight:g} bits)") for n, p in table.items()]
+        out = [] if kv else [("released", "As released (each group as published)")]
+        for n, p in table.items():
+            mix = not kv and p.block_size == 0 and p.name.startswith("q")  # a GGUF mix: bits vary by tensor
+            out.append((n, f"{p.label} ({'mix, ' if mix else ''}{format_number(p.bits_per_weight, 4, trim=True)} bits)"))
+        return out
 
     return choices
 
@@ -522,7 +526,13 @@ ACCELERATOR = declare(Param(
 ))
 WEIGHTS = declare(Param(
     "weights", "Weight precision", "choice", "fp8", choices=_precision_choices(kv=False), short=("-w",),
-    help="How each weight is stored; block-scaled formats include their scales.",
+    help="How each weight is stored: as released, a GGUF mix, or one precision for every weight; "
+    "block-scaled formats include their scales.",
+))
+RUNTIME = declare(Param(
+    "runtime_percent", "Runtime allowance", "float", 10.0, unit="% of memory", min=0.0, max=50.0, step=1.0,
+    help="Memory kept back for the runtime (context, activations, workspace, fragmentation); "
+    "10% is 1 minus vLLM's default gpu_memory_utilization of 0.9.",
 ))
 # A chip described by its numbers instead of a catalog id (descent.custom). The defaults are a
 # 24 GB consumer card, the RTX 4090 (NVIDIA Ada Lovelace GPU architecture whitepaper, appendix A:

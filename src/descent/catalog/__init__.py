@@ -162,6 +162,10 @@ class Model:
         params_active_published: active parameters per token as published (None for dense).
         params_published_note: what the published count includes (embeddings? MTP module?).
         sources: ``{"default": ..., field_name: ...}``; see :meth:`source_of`.
+        released_by_group: for a record read from a config.json (:mod:`descent.hfconfig`), the
+            published checkpoint's precision per weight group (``descent.weights.GROUPS`` ->
+            a ``descent.numerics.PRECISIONS`` name), from its ``torch_dtype`` and
+            ``quantization_config``; None for a catalog row, whose map is ``released.toml``'s.
     """
 
     id: str
@@ -189,6 +193,7 @@ class Model:
     params_active_published: float | None = None
     params_published_note: str = ""
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    released_by_group: dict[str, str] | None = field(default=None, compare=False, hash=False)
 
     def source_of(self, name: str) -> str:
         """Where the value of field ``name`` (e.g. ``"moe.num_experts"``) comes from."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 from descent import catalog, numerics
 from descent import params as P
 from descent.hardware import decode_step_bytes
-from descent.memory import RUNTIME_ALLOWANCE, Sizing, across_field, moe_line, size
+from descent.memory import Sizing, across_field, moe_line, size
 from descent.units import (
     GB,
     KiB,
@@ -36,7 +36,9 @@ from descent.units import (
     format_number,
     format_percent,
     format_rate,
+    format_si,
 )
+from descent.weights import describe
 from descent.widgets import Input, widget
 from descent.widgets import views as v
 
@@ -95,10 +97,12 @@ def rate_text(x: float) -> str:
         Input(P.CONTEXT, "range", log=True),
         Input(P.BATCH, "range", log=True),
         Input(P.ACCELERATOR, "select"),
+        Input(P.RUNTIME, "range"),
     ],
 )
 def size_it_yourself(
-    model: str, weights: str, kv: str, context: int, batch: int, accelerator: str
+    model: str, weights: str, kv: str, context: int, batch: int, accelerator: str,
+    runtime_percent: float = P.RUNTIME.default,
 ) -> list[dict]:
     """Views for one sizing (:func:`descent.memory.size` with these arguments).
 
@@ -115,10 +119,11 @@ def size_it_yourself(
     Raises:
         ValueError: from :func:`descent.memory.size` for inputs outside its limits.
     """
-    s = size(model, accelerator, weights, kv, context, batch)
+    s = size(model, accelerator, weights, kv, context, batch, runtime_percent)
     m = catalog.model(model)
     a = catalog.accelerator(accelerator)
-    wp, kp = numerics.precision(weights), numerics.kv_precision(kv)
+    kp = numerics.kv_precision(kv)
+    w_label = describe(model, weights)
     seqs = "sequence" if batch == 1 else "sequences"
 
     out: list[dict] = []
@@ -132,7 +137,7 @@ def size_it_yourself(
         )
     else:
         need = s.weights_bytes + s.kv_cache_bytes
-        usable = s.capacity_bytes * (1 - RUNTIME_ALLOWANCE)
+        usable = s.capacity_bytes * (1 - runtime_percent / 100)
         out.append(
             v.note(
                 f"Does not fit on one {a.name}: it needs {_gb_gib(s.total_bytes)}, the chip has "
@@ -145,7 +150,7 @@ def size_it_yourself(
 
     segs = [
         v.segment(
-            f"weights ({wp.label}, {format_count(s.params_total)} parameters)",
+            f"weights ({w_label}, {format_count(s.params_total)} parameters)",
             s.weights_bytes,
             "is-weights",
             format_bytes(s.weights_bytes, "GB"),
@@ -157,7 +162,7 @@ def size_it_yourself(
             format_bytes(s.kv_cache_bytes, "GB"),
         ),
         v.segment(
-            f"runtime allowance ({format_percent(RUNTIME_ALLOWANCE, decimals=0)} of memory)",
+            f"runtime allowance ({format_number(runtime_percent, 3, trim=True)}% of memory)",
             s.runtime_bytes,
             "is-other",
             format_bytes(s.runtime_bytes, "GB"),
@@ -175,14 +180,19 @@ def size_it_yourself(
 
     if_fit = "" if s.fits else " (if it fit)"
     step = decode_step_bytes(m, weights, kv, context, batch)
+    if s.bound == "memory":
+        why = (f"memory-bound: {format_rate(s.memory_bandwidth)} of bandwidth / "
+               f"{format_bytes(s.bytes_per_decode_step, 'GB')} per step")
+    else:
+        why = (f"compute-bound: {format_si(s.peak_flops, 'FLOP/s')} {s.compute_precision.upper()} peak / "
+               f"{format_si(s.flops_per_decode_step, 'FLOP')} per step")
     out.append(
         v.stat(
             f"Decode ceiling per sequence{if_fit}",
             rate_text(s.decode_tokens_per_s),
             "tokens/s",
             quantity="decode_tokens_per_s",
-            note=f"{format_rate(s.memory_bandwidth)} of memory bandwidth / "
-            f"{format_bytes(s.bytes_per_decode_step, 'GB')} per step",
+            note=why,
         )
     )
     out.append(
@@ -203,6 +213,22 @@ def size_it_yourself(
     out.append(
         v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note,
                quantity="bytes_per_decode_step")
+    )
+    if s.compute_bound_batch is None:
+        roof = "never, up to the batch limit: each sequence's KV cache takes longer to read than its arithmetic"
+    elif s.compute_bound_batch == 1:
+        roof = "already at batch 1"
+    else:
+        roof = f"from batch {format_int(s.compute_bound_batch)} on, at this context"
+    out.append(
+        v.stat(
+            "Compute roof",
+            rate_text(s.decode_compute_tokens_per_s * batch),
+            "tokens/s",
+            quantity="decode_compute_tokens_per_s_total",
+            note=f"the most {format_si(s.peak_flops, 'FLOP/s')} of {s.compute_precision.upper()} arithmetic allows "
+            f"over the batch; decode turns compute-bound {roof}",
+        )
     )
     out.append(
         v.stat(
