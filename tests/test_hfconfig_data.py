@@ -143,6 +143,8 @@ PUBLISHED = {
     "deepseek-v2-lite": (15.7e9, 0.05e9, (2.4e9, 0.1e9, "without_embedding")),
     # Model card: 3.8B parameters.
     "phi-3-mini-4k-instruct": (3.8e9, 0.05e9, None),
+    # Model card: 32.8B parameters, 31.2B non-embedding (exact: 32.762B and 31.206B).
+    "qwen3-32b": (32.8e9, 0.05e9, None),
     # Model card: 1 trillion total, 32 billion activated (1.026T and 31.7B without the embedding).
     "kimi-k2-instruct": (1e12, 0.05e12, (32e9, 0.5e9, "without_embedding")),
 }

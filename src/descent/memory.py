@@ -228,14 +228,14 @@ def size(
     )
 
 
-def moe_line(model: str) -> str | None:
+def moe_line(model: str | Model) -> str | None:
     """For a mixture-of-experts model: stored vs per-token parameters, as one sentence; else None.
 
     Uses :func:`descent.transformer.param_counts` (``total`` counts every expert, ``active`` the
     k of E experts one token runs through, plus everything shared). Raises ValueError for an
     unknown model id.
     """
-    m = catalog.model(model)
+    m = resolve_model(model)
     if m.moe is None:
         return None
     pc = transformer.param_counts(m)
