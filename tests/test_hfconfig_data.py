@@ -175,3 +175,19 @@ def test_other_releases_count_as_transformers_does(name):
         hf = cls(c)
     n = sum(p.numel() for p in hf.parameters())  # tied tensors are yielded once
     assert transformer.param_counts(read(OTHER_FILES[name])).total == n
+
+
+def test_the_contributing_example_row_is_its_config_json():
+    """docs/contributing.md types Qwen2.5-7B-Instruct's row from its config.json; reading the file
+    gives the same architecture (tests/test_contributing.py checks the row's count)."""
+    import re
+    from importlib import resources
+
+    from descent import catalog
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "contributing.md").read_text(encoding="utf-8")
+    row_text = re.search(r"```toml\n(.*?)```", text, re.S).group(1)
+    base = resources.files("descent.catalog").joinpath("models.toml").read_text(encoding="utf-8")
+    row = catalog.load_models(base + "\n" + row_text)["qwen2.5-7b"]
+    got = read(OTHER_FILES["qwen2.5-7b-instruct"])
+    assert {f: getattr(got, f) for f in ARCH_FIELDS} == {f: getattr(row, f) for f in ARCH_FIELDS}

@@ -56,6 +56,7 @@ __all__ = [
     "ConfigError",
     "LIMITS",
     "MAX_CONFIG_CHARS",
+    "MAX_DEPTH",
     "known_model_types",
     "model_from_config",
     "read_config",
@@ -68,6 +69,11 @@ CUSTOM_ID = "custom"
 #: Longest config.json text accepted, characters. Released configs are 0.5 to 5 kB (gpt-oss-120b's,
 #: with its 36-entry ``layer_types``, is about 1.7 kB); the limit keeps a browser worker call short.
 MAX_CONFIG_CHARS = 50_000
+
+#: Deepest nesting of lists and objects accepted. Released configs nest 3 deep (gpt-oss's
+#: quantization_config list); the check runs before ``json.loads``, whose own limit differs
+#: between CPython 3.11 (RecursionError near 1,000) and Pyodide's Python 3.14.
+MAX_DEPTH = 64
 
 #: Inclusive bounds of each integer key, (low, high). Guards against typos and against numbers so
 #: large that a count overflows a float; every released model sits far inside them (the widest
@@ -757,6 +763,28 @@ def model_from_config(
     )
 
 
+def _depth(text: str) -> int:
+    """The deepest nesting of ``[`` and ``{`` in ``text``, outside JSON strings."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 def read_config(text: str, *, name: str | None = None, source: str = "config.json", model_id: str = CUSTOM_ID) -> Model:
     """A :class:`~descent.catalog.Model` from the text of a config.json.
 
@@ -765,8 +793,9 @@ def read_config(text: str, *, name: str | None = None, source: str = "config.jso
         name, source, model_id: as :func:`model_from_config`.
 
     Raises:
-        ConfigError: empty or too long text, not JSON (the message gives line and column), nesting
-            too deep, a number too long to read, and every error of :func:`model_from_config`.
+        ConfigError: empty or too long text, nesting deeper than :data:`MAX_DEPTH`, not JSON (the
+            message gives line and column), a number too long to read, and every error of
+            :func:`model_from_config`.
     """
     if not isinstance(text, str):
         raise ConfigError(None, f"config.json must be text, got {type(text).__name__}")
@@ -775,12 +804,14 @@ def read_config(text: str, *, name: str | None = None, source: str = "config.jso
     if len(text) > MAX_CONFIG_CHARS:
         raise ConfigError(None, f"config.json must be at most {format_int(MAX_CONFIG_CHARS)} characters, "
                                 f"got {format_int(len(text))}")
+    if _depth(text) > MAX_DEPTH:
+        raise ConfigError(None, f"config.json must not nest lists or objects more than {format_int(MAX_DEPTH)} deep")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(None, f"config.json must be valid JSON: {exc.msg} at line {format_int(exc.lineno)}, "
                                 f"column {format_int(exc.colno)}") from None
-    except RecursionError:
+    except RecursionError:  # pragma: no cover - _depth keeps json.loads far from its limit
         raise ConfigError(None, "config.json must not nest lists or objects this deeply") from None
     except ValueError as exc:  # an integer of more than 4,300 digits (CPython's int limit)
         raise ConfigError(None, f"config.json must hold readable values: {exc}") from None
