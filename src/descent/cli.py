@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
+import importlib.metadata
 import json
 import math
 import sys
@@ -57,6 +59,14 @@ PROG = "descent"
 SIZE_WEIGHTS = P.WEIGHTS.but(default="released")
 
 
+def _version() -> str:
+    """The installed package's version (pyproject.toml), or the source tree's when not installed."""
+    try:
+        return importlib.metadata.version("descent")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree without installing
+        return "0+source"
+
+
 class UsageError(Exception):
     """Bad command-line input: printed as one line, exit status 2."""
 
@@ -69,7 +79,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _bytes_both(n: float) -> str:
-    return f"{format_bytes(n, 'GB')} = {format_bytes(n, 'GiB')}"
+    """Bytes in a decimal and a binary unit, each chosen for the size: ``"151 GB = 141 GiB"``,
+    ``"1.72 PB = 1.53 PiB"`` (never "1,720,000 GB")."""
+    return f"{format_bytes(n, 'auto')} = {format_bytes(n, 'auto-binary')}"
 
 
 def _typed(action: argparse.Action) -> argparse.Action:
@@ -137,7 +149,8 @@ def _cmd_size(args: argparse.Namespace) -> int:
     a = accelerator if isinstance(accelerator, Accelerator) else accelerators()[s.accelerator]
     rows = [
         ("model", f"{m.name} ({s.model})"),
-        ("accelerator", f"{a.name} ({s.accelerator}), {a.memory_marketed} {a.memory_type}"),
+        ("accelerator", f"{a.name} ({s.accelerator}), {a.memory_type} sold as \"{a.memory_marketed}\" "
+                        f"= {_bytes_both(a.memory_bytes)}"),
         (
             "parameters",
             f"{format_count(s.params_total, 'short')} total, {format_count(s.params_active, 'short')} active per token",
@@ -226,6 +239,7 @@ def _cmd_accelerators(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The ``descent`` parser with its subcommands; ``args.func(args)`` runs the chosen one."""
     parser = _Parser(prog=PROG, description="How an LLM answers you: the inference arithmetic.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -258,25 +272,72 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> str:
+    """One line naming each unknown flag, with the closest real flag of that command."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = list(sub.choices[args.command]._option_string_actions) if args.command in sub.choices else []
+    parts = []
+    for tok in extras:
+        flag = tok.split("=", 1)[0]
+        close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6) if flag.startswith("-") else []
+        parts.append(f"{tok!r}" + (f" (did you mean {close[0]}?)" if close else ""))
+    return f"{PROG} {args.command}: error: unrecognized arguments: {', '.join(parts)}"
+
+
+def _check_flags(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Name an unknown flag before argparse blames the next argument for it: ``descent size
+    --acelerator h200`` would otherwise read h200 as the model. Abbreviations argparse accepts
+    (``--acc``) pass; negative numbers are values, not flags."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = next((t for t in argv if t in sub.choices), None)
+    if command is None:
+        return
+    known = list(sub.choices[command]._option_string_actions)
+    for tok in argv[argv.index(command) + 1:]:
+        if tok == "--":
+            return
+        flag = tok.split("=", 1)[0]
+        if not flag.startswith("-") or flag == "-" or flag.lstrip("-").replace(".", "", 1).isdigit():
+            continue
+        if flag not in known and not (flag.startswith("--") and any(k.startswith(flag) for k in known)):
+            close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]}?)" if close else f"; it takes {', '.join(k for k in known if k.startswith('--'))}"
+            raise UsageError(f"{PROG} {command}: error: unknown flag {flag!r}{hint}")
+
+
+def _fail(message: str, as_json: bool) -> int:
+    """Report bad input as one line on stderr, or as ``{"error": message}`` on stdout under --json."""
+    if as_json:
+        print(json.dumps({"error": message, "exit_status": EXIT_USAGE}))
+    else:
+        print(message, file=sys.stderr)
+    return EXIT_USAGE
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 bad input, 1 unexpected failure)."""
+    """Run the command line; returns the exit status (0 ok, 2 bad input, 1 unexpected failure).
+
+    Bad input is one line on stderr, or, when ``--json`` is among the arguments, one JSON object
+    ``{"error": ..., "exit_status": 2}`` on stdout, so a script reading JSON always gets JSON.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        _check_flags(parser, argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            raise UsageError(_unrecognized(parser, args, extras))
         return int(args.func(args) or 0)
     except UsageError as e:
-        print(_one_line(e), file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(_one_line(e), as_json)
     except ValueError as e:  # bad ids, precisions, ranges; CatalogError is a ValueError too
-        print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"{PROG}: error: {_one_line(e)}", as_json)
     except FileNotFoundError as e:  # the SmolLM2 GGUF is missing, or $DESCENT_GGUF names no file
-        print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"{PROG}: error: {_one_line(e)}", as_json)
     except ModuleNotFoundError as e:  # `trace`/`generate` with only the core installed (no NumPy, gguf)
-        print(f"{PROG}: error: this command needs the build extra (pip install 'descent[build]'); "
-              f"missing module {e.name!r}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"{PROG}: error: this command needs the build extra (pip install 'descent[build]'); "
+                     f"missing module {e.name!r}", as_json)
     except SystemExit as e:  # --help and --version exit 0 through argparse
         return e.code if isinstance(e.code, int) else 0
     except BrokenPipeError:  # `descent models | head`

@@ -223,10 +223,22 @@ class Param:
             return self._parse_number(raw)
         if t == "choice":
             key = raw if isinstance(raw, str) else (str(raw) if is_int(raw) else None)
-            for value, _lbl in self.options():
+            options = self.options()
+            for value, _lbl in options:
                 if key is not None and str(value) == key:
                     return value
-            raise ParamError(self.name, f"{self.label} must be one of: {', '.join(self.values())}; got {_show(raw)}")
+            if key is not None:  # ids are case-insensitive: "H200" is h200
+                folded = [v for v, _ in options if str(v).casefold() == key.strip().casefold()]
+                if len(folded) == 1:
+                    return folded[0]
+            hint = ""
+            if key is not None:
+                import difflib
+
+                close = difflib.get_close_matches(key.strip().lower(), self.values(), n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParamError(self.name, f"{self.label} must be one of: {', '.join(self.values())}; "
+                             f"got {_show(raw)}{hint}")
         if t == "bool":
             if isinstance(raw, bool):
                 return raw
