@@ -75,6 +75,7 @@ def accelerator(memory_gb: float, bandwidth_gbs: float, tflops: float | None = N
         "vendor": "",
         "kind": "gpu",
         "memory_bytes": round(mem * GB),
+        "memory_type": "memory",  # its kind (HBM3e, GDDR7, LPDDR5X...) is not given
         "memory_marketed": f"{format_number(mem, 4, trim=True)} GB",
         "memory_marketed_unit_is_gib": False,
         "memory_bandwidth": bw * GB_PER_S,
