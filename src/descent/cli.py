@@ -1,6 +1,7 @@
 """The ``descent`` command line.
 
-    descent size [MODEL] [--accelerator ACC] [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
+    descent size [MODEL | --config PATH] [--accelerator ACC | --memory-gb G --bandwidth-gbs B [--tflops T]]
+                 [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
     descent models [--json]
     descent accelerators [--json]
 
@@ -23,12 +24,14 @@ import dataclasses
 import difflib
 import importlib.metadata
 import json
+import math
 import sys
+from pathlib import Path
 from typing import NoReturn
 
+from descent import custom, hfconfig, transformer
 from descent import params as P
-from descent import transformer
-from descent.catalog import accelerators, models
+from descent.catalog import Accelerator, Model, accelerators, models
 from descent.memory import size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
@@ -44,7 +47,7 @@ from descent.units import (
 )
 from descent.weights import GROUP_LABELS, describe
 
-__all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
+__all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main", "size_inputs"]
 
 #: Exit status for bad input, as argparse uses.
 EXIT_USAGE = 2
@@ -81,12 +84,69 @@ def _bytes_both(n: float) -> str:
     return f"{format_bytes(n, 'auto')} = {format_bytes(n, 'auto-binary')}"
 
 
+def _typed(action: argparse.Action) -> argparse.Action:
+    """Let the command know this flag was typed (its default cannot tell): ``args.typed`` lists it."""
+
+    class Typed(type(action)):
+        def __call__(self, parser, namespace, values, option_string=None):
+            super().__call__(parser, namespace, values, option_string)
+            namespace.typed = (*getattr(namespace, "typed", ()), self.dest)
+
+    action.__class__ = Typed
+    return action
+
+
+def _no_default(action: argparse.Action) -> argparse.Action:
+    """Drop "; default ..." from a flag's help: its declared default is the sandbox's, not the command's."""
+    action.help = action.help.rsplit("; default", 1)[0]
+    return action
+
+
+#: The flags that describe a chip by its numbers instead of ``-a`` (descent.custom).
+CHIP_FLAGS = (P.MEMORY_GB, P.BANDWIDTH_GBS, P.TFLOPS)
+
+
+def size_inputs(args: argparse.Namespace) -> tuple[str | Model, str | Accelerator]:
+    """The model and chip ``descent size`` was asked about: a catalog id, or a record read from
+    ``--config PATH`` (:func:`descent.hfconfig.read_config`) and built from ``--memory-gb``,
+    ``--bandwidth-gbs`` and ``--tflops`` (:func:`descent.custom.accelerator`).
+
+    Raises:
+        ValueError: the file cannot be read or is not a config.json this reads; a model id with
+            --config; -a with the chip flags; one of --memory-gb / --bandwidth-gbs without the other.
+    """
+    model: str | Model = args.model
+    if args.config:
+        if args.model != P.MODEL.default:
+            raise ValueError(f"give a model id or --config, not both (got {args.model!r} and --config {args.config})")
+        try:
+            text = Path(args.config).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--config {args.config}: cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+        model = hfconfig.read_config(text, source=args.config)
+    typed = set(getattr(args, "typed", ()))
+    chip = [p for p in CHIP_FLAGS if p.name in typed]
+    if not chip:
+        return model, args.accelerator
+    if "accelerator" in typed:
+        raise ValueError("give -a/--accelerator or --memory-gb and --bandwidth-gbs, not both")
+    missing = [p for p in CHIP_FLAGS[:2] if p.name not in typed]
+    if missing:
+        flag = "--" + missing[0].name.replace("_", "-")
+        raise ValueError(f"--memory-gb and --bandwidth-gbs describe a chip together: add {flag}")
+    tflops = args.tflops if P.TFLOPS.name in typed else None
+    return model, custom.accelerator(args.memory_gb, args.bandwidth_gbs, tflops)
+
+
 def _cmd_size(args: argparse.Namespace) -> int:
-    s = size(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch)
-    if args.json:
-        print(json.dumps(dataclasses.asdict(s)))
+    model, accelerator = size_inputs(args)
+    s = size(model, accelerator, args.weights, args.kv, args.context, args.batch, args.runtime_percent)
+    no_peak = s.peak_flops == math.inf  # a chip described without --tflops: no compute roof
+    if args.json:  # strict JSON: the no-peak chip's infinite peak and compute ceiling are null
+        print(json.dumps({k: None if v == math.inf else v for k, v in dataclasses.asdict(s).items()}, allow_nan=False))
         return 0
-    m, a = models()[s.model], accelerators()[s.accelerator]
+    m = model if isinstance(model, Model) else models()[s.model]
+    a = accelerator if isinstance(accelerator, Accelerator) else accelerators()[s.accelerator]
     rows = [
         ("model", f"{m.name} ({s.model})"),
         ("accelerator", f"{a.name} ({s.accelerator}), {a.memory_type} sold as \"{a.memory_marketed}\" "
@@ -95,7 +155,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
             "parameters",
             f"{format_count(s.params_total, 'short')} total, {format_count(s.params_active, 'short')} active per token",
         ),
-        ("weights", f"{_bytes_both(s.weights_bytes)}  ({describe(s.model, s.weights)}, all parameters)"),
+        ("weights", f"{_bytes_both(s.weights_bytes)}  ({describe(m, s.weights)}, all parameters)"),
         *[(f"  {GROUP_LABELS[g]}", _bytes_both(b)) for g, b in s.weights_bytes_by_group.items() if b],
         (
             "KV cache",
@@ -113,15 +173,16 @@ def _cmd_size(args: argparse.Namespace) -> int:
         ("fits", "yes" if s.fits else f"no: needs {format_int(s.accelerators_needed)} of these (memory only)"),
         ("decode step reads", f"{_bytes_both(s.bytes_per_decode_step)} at {format_rate(s.memory_bandwidth)}"),
         ("decode step computes", f"{format_si(s.flops_per_decode_step, 'FLOP')} at "
-                                 f"{format_si(s.peak_flops, 'FLOP/s')} ({s.compute_precision} dense peak)"),
+                                 + ("no known peak (--tflops not given)" if no_peak else
+                                    f"{format_si(s.peak_flops, 'FLOP/s')} ({s.compute_precision} dense peak)")),
         (
             "decode ceiling",
             f"{format_number(s.decode_tokens_per_s, 4)} tokens/s per sequence, "
             f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total, {s.bound}-bound"
             + ("" if s.fits else " (if it fit on one chip)"),
         ),
-        ("compute-bound from", "no batch (the KV cache reads dominate)" if s.compute_bound_batch is None
-         else plural(s.compute_bound_batch, "sequence")),
+        ("compute-bound from", "not known: no peak given" if no_peak else "no batch (the KV cache reads dominate)"
+         if s.compute_bound_batch is None else plural(s.compute_bound_batch, "sequence")),
     ]
     if s.beyond_max_context:
         rows.append(("warning", f"context {format_int(s.context)} exceeds the model's {format_int(m.max_context)}"))
@@ -217,6 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
     for param in (P.ACCELERATOR, SIZE_WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.RUNTIME,
                   P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
+    # A model from its config.json, a chip from its numbers: absent unless typed (no "default" in --help).
+    _no_default(P.add_argument(p, P.CONFIG_PATH, metavar="PATH"))
+    _typed(p._option_string_actions["--accelerator"])
+    for param, metavar in zip(CHIP_FLAGS, ("G", "B", "T"), strict=True):
+        _no_default(_typed(P.add_argument(p, param, metavar=metavar)))
+    p._option_string_actions["--tflops"].help += "; without it, no compute roof"
     p.set_defaults(func=_cmd_size)
 
     p = sub.add_parser("cost", help="dollars and joules per output token of a model on one accelerator")

@@ -55,8 +55,9 @@ __all__ = [
 #: Value types a parameter can have.
 TYPES = ("int", "float", "choice", "bool", "text")
 
-#: Longest text any parameter may accept, characters (keeps a browser worker call bounded).
-TEXT_MAX_LENGTH_LIMIT = 10_000
+#: Longest text any parameter may accept, characters (keeps a browser worker call bounded; a
+#: pasted config.json is the longest text input, descent.hfconfig.MAX_CONFIG_CHARS).
+TEXT_MAX_LENGTH_LIMIT = 50_000
 
 _TRUE = frozenset({"true", "1", "on", "yes"})
 _FALSE = frozenset({"false", "0", "off", "no", ""})
@@ -545,6 +546,24 @@ RUNTIME = declare(Param(
     help="Memory kept back for the runtime (context, activations, workspace, fragmentation); "
     "10% is 1 minus vLLM's default gpu_memory_utilization of 0.9.",
 ))
+# A chip described by its numbers instead of a catalog id (descent.custom). The defaults are a
+# 24 GB consumer card, the RTX 4090 (NVIDIA Ada Lovelace GPU architecture whitepaper, appendix A:
+# 24 GB GDDR6X, 1,008 GB/s, 165.2 TFLOPS dense FP16 tensor math with FP32 accumulate). Its "24 GB"
+# are 24 GiB (25.8 GB); the default takes the label at its word, the cautious reading.
+# Upper limits: guards against typos, above every catalog chip (Cerebras WSE-3: 21,000,000 GB/s
+# of on-chip SRAM bandwidth, 125,000 TFLOP/s).
+MEMORY_GB = declare(Param(
+    "memory_gb", "Memory", "float", 24.0, unit="GB", min=0.01, max=100_000.0, step=1.0,
+    help="The chip's memory in GB of 1e9 bytes (a vendor's \"80 GB\" of HBM is often 80 GiB = 85.9 GB).",
+))
+BANDWIDTH_GBS = declare(Param(
+    "bandwidth_gbs", "Memory bandwidth", "float", 1008.0, unit="GB/s", min=1.0, max=100_000_000.0, step=1.0,
+    help="How fast the chip reads its memory, GB/s (1e9 bytes per second).",
+))
+TFLOPS = declare(Param(
+    "tflops", "Peak compute", "float", 165.2, unit="TFLOP/s", min=0.001, max=10_000_000.0, step=0.1,
+    help="Dense (not 2:4 sparse) peak in TFLOP/s at the precision the weights are multiplied in.",
+))
 KV = declare(Param(
     "kv", "KV-cache precision", "choice", "bf16", choices=_precision_choices(kv=True),
     help="How each cached key and value is stored.",
@@ -576,6 +595,10 @@ SEED = declare(Param(
     help="Seed of the random draw: the same seed gives the same tokens.",
 ))
 JSON = declare(Param("json", "JSON output", "bool", False, help="print JSON instead of a table"))
+CONFIG_PATH = declare(Param(
+    "config", "config.json path", "text", "", max_length=4096,
+    help="Size the model a Hugging Face config.json describes (a file path) instead of a catalog model.",
+))
 
 # Formatting of a number on a page (shortcode arguments).
 BYTE_UNIT = declare(Param(
