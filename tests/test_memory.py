@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from descent import transformer
 from descent.catalog import accelerators, models
 from descent.hardware import MAX_BATCH
-from descent.weights import GGUF_MIXES
 from descent.memory import RUNTIME_ALLOWANCE, fits_in, size
 from descent.numerics import KV_PRECISIONS, PRECISIONS
+from descent.weights import GGUF_MIXES
 
 GIB = 2**30
 

@@ -55,8 +55,9 @@ __all__ = [
 #: Value types a parameter can have.
 TYPES = ("int", "float", "choice", "bool", "text")
 
-#: Longest text any parameter may accept, characters (keeps a browser worker call bounded).
-TEXT_MAX_LENGTH_LIMIT = 10_000
+#: Longest text any parameter may accept, characters (keeps a browser worker call bounded; a
+#: pasted config.json is the longest text input, descent.hfconfig.MAX_CONFIG_CHARS).
+TEXT_MAX_LENGTH_LIMIT = 50_000
 
 _TRUE = frozenset({"true", "1", "on", "yes"})
 _FALSE = frozenset({"false", "0", "off", "no", ""})
@@ -222,10 +223,22 @@ class Param:
             return self._parse_number(raw)
         if t == "choice":
             key = raw if isinstance(raw, str) else (str(raw) if is_int(raw) else None)
-            for value, _lbl in self.options():
+            options = self.options()
+            for value, _lbl in options:
                 if key is not None and str(value) == key:
                     return value
-            raise ParamError(self.name, f"{self.label} must be one of: {', '.join(self.values())}; got {_show(raw)}")
+            if key is not None:  # ids are case-insensitive: "H200" is h200
+                folded = [v for v, _ in options if str(v).casefold() == key.strip().casefold()]
+                if len(folded) == 1:
+                    return folded[0]
+            hint = ""
+            if key is not None:
+                import difflib
+
+                close = difflib.get_close_matches(key.strip().lower(), self.values(), n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParamError(self.name, f"{self.label} must be one of: {', '.join(self.values())}; "
+                             f"got {_show(raw)}{hint}")
         if t == "bool":
             if isinstance(raw, bool):
                 return raw
@@ -533,6 +546,24 @@ RUNTIME = declare(Param(
     help="Memory kept back for the runtime (context, activations, workspace, fragmentation); "
     "10% is 1 minus vLLM's default gpu_memory_utilization of 0.9.",
 ))
+# A chip described by its numbers instead of a catalog id (descent.custom). The defaults are a
+# 24 GB consumer card, the RTX 4090 (NVIDIA Ada Lovelace GPU architecture whitepaper, appendix A:
+# 24 GB GDDR6X, 1,008 GB/s, 165.2 TFLOPS dense FP16 tensor math with FP32 accumulate). Its "24 GB"
+# are 24 GiB (25.8 GB); the default takes the label at its word, the cautious reading.
+# Upper limits: guards against typos, above every catalog chip (Cerebras WSE-3: 21,000,000 GB/s
+# of on-chip SRAM bandwidth, 125,000 TFLOP/s).
+MEMORY_GB = declare(Param(
+    "memory_gb", "Memory", "float", 24.0, unit="GB", min=0.01, max=100_000.0, step=1.0,
+    help="The chip's memory in GB of 1e9 bytes (a vendor's \"80 GB\" of HBM is often 80 GiB = 85.9 GB).",
+))
+BANDWIDTH_GBS = declare(Param(
+    "bandwidth_gbs", "Memory bandwidth", "float", 1008.0, unit="GB/s", min=1.0, max=100_000_000.0, step=1.0,
+    help="How fast the chip reads its memory, GB/s (1e9 bytes per second).",
+))
+TFLOPS = declare(Param(
+    "tflops", "Peak compute", "float", 165.2, unit="TFLOP/s", min=0.001, max=10_000_000.0, step=0.1,
+    help="Dense (not 2:4 sparse) peak in TFLOP/s at the precision the weights are multiplied in.",
+))
 KV = declare(Param(
     "kv", "KV-cache precision", "choice", "bf16", choices=_precision_choices(kv=True),
     help="How each cached key and value is stored.",
@@ -564,6 +595,10 @@ SEED = declare(Param(
     help="Seed of the random draw: the same seed gives the same tokens.",
 ))
 JSON = declare(Param("json", "JSON output", "bool", False, help="print JSON instead of a table"))
+CONFIG_PATH = declare(Param(
+    "config", "config.json path", "text", "", max_length=4096,
+    help="Size the model a Hugging Face config.json describes (a file path) instead of a catalog model.",
+))
 
 # Formatting of a number on a page (shortcode arguments).
 BYTE_UNIT = declare(Param(
@@ -609,4 +644,16 @@ FFN = declare(Param(
 GATED = declare(Param(
     "gated", "Gated FFN (SwiGLU: 3 matrices instead of 2)", "bool", True,
     help="A gated FFN (SwiGLU, GeGLU) has three matrices; the classic one has two.",
+))
+
+# What a token costs (descent.economics).
+PRICE = declare(Param(
+    "price", "Price per accelerator-hour", "float", 3.0, unit="USD", min=0.01, max=1000.0, step=0.01,
+    help="What one accelerator costs per hour, rented or amortised; $3 is a round on-demand price for "
+    "an H100-class GPU.",
+))
+PUE = declare(Param(
+    "pue", "Data-centre overhead (PUE)", "float", 1.56, min=1.0, max=3.0, step=0.01,
+    help="Power usage effectiveness: total facility power over IT power. 1.56 is the industry average "
+    "in the Uptime Institute's 2024 survey; large cloud operators report about 1.1.",
 ))

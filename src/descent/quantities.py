@@ -36,6 +36,9 @@ KINDS = {
     "bytes_per_s": "bytes/s",
     "flop_per_s": "FLOP/s",
     "flop": "FLOP",
+    "usd": "USD",
+    "joules": "J",
+    "ratio": "x",
 }
 
 #: The formatting parameters a page may add, by kind.
@@ -48,6 +51,9 @@ FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
     "bytes_per_s": (P.SIG,),
     "flop_per_s": (P.SIG,),
     "flop": (P.SIG,),
+    "usd": (P.SIG,),
+    "joules": (P.SIG,),
+    "ratio": (P.SIG,),
 }
 
 
@@ -114,6 +120,12 @@ class Quantity:
             return format_percent(x, sig)
         if k == "bytes_per_s":
             return format_si(x, "B/s", sig, trim=True)
+        if k == "usd":
+            return f"${format_number(x, sig, trim=False)}"
+        if k == "joules":
+            return format_si(x, "J", sig, trim=True)
+        if k == "ratio":
+            return f"{format_number(x, sig, trim=True)}x"
         return format_si(x, KINDS[k], sig, trim=True)
 
 
@@ -359,3 +371,62 @@ def runtime_allowance() -> float:
     from descent.memory import RUNTIME_ALLOWANCE
 
     return RUNTIME_ALLOWANCE
+
+
+_COST_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
+
+
+@quantity("usd_per_million_tokens", "Dollars per million output tokens", "usd", *_COST_PARAMS, P.PRICE)
+def usd_per_million_tokens(**kw: Any) -> float:
+    """Price per accelerator-hour / 3,600 / decode tokens per second x 1e6 (descent.economics)."""
+    from descent import economics
+
+    return economics.token_cost(**kw).usd_per_million_tokens
+
+
+@quantity("joules_per_token", "Joules per output token", "joules", *_COST_PARAMS, P.PUE)
+def joules_per_token(**kw: Any) -> float:
+    """Board power x PUE / decode tokens per second (descent.economics)."""
+    from descent import economics
+
+    return economics.token_cost(**kw).joules_per_token
+
+
+@quantity("max_batch", "Largest batch that fits", "integer", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT)
+def max_batch(**kw: Any) -> int:
+    """The most sequences whose KV caches fit beside the weights and the runtime allowance."""
+    from descent import economics
+
+    return economics.max_batch(**kw)
+
+
+@quantity("input_output_ratio", "Prompt tokens cheaper by", "ratio", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV,
+          P.CONTEXT, P.BATCH)
+def input_output_ratio(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int) -> float:
+    """Time per output token over time per prompt token (descent.economics.input_output_ratio)."""
+    from descent import economics
+
+    return economics.input_output_ratio(model, accelerator, weights, kv, context, batch)
+
+
+@quantity("usd_per_million_tokens_at_max_batch", "Dollars per million output tokens, batch full", "usd",
+          P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.PRICE)
+def usd_per_million_tokens_at_max_batch(model: str, accelerator: str, weights: str, kv: str, context: int,
+                                        price: float) -> float:
+    """The price per million output tokens at the largest batch that fits (descent.economics)."""
+    from descent import economics
+
+    b = economics.max_batch(model, accelerator, weights, kv, context)
+    if b == 0:
+        raise P.ParamError("model", "not one sequence fits beside the weights: there is nothing to price")
+    return economics.token_cost(model, accelerator, weights, kv, context, b, price).usd_per_million_tokens
+
+
+@quantity("input_output_ratio_at_max_batch", "Prompt tokens cheaper by, batch full", "ratio", P.MODEL,
+          P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT)
+def input_output_ratio_at_max_batch(model: str, accelerator: str, weights: str, kv: str, context: int) -> float:
+    """Time per output token over time per prompt token at the largest batch that fits."""
+    from descent import economics
+
+    b = max(1, economics.max_batch(model, accelerator, weights, kv, context))
+    return economics.input_output_ratio(model, accelerator, weights, kv, context, b)
