@@ -7,8 +7,6 @@ editing this file. This module imports only the core, so it also runs inside Pyo
 * a widget returns ``{"ok": True, "html": ...}`` with no NaN or infinity anywhere in the HTML, or
   ``{"ok": False, "field": F, "message": M}`` where F is the input to blame (or None) and M names
   that input by its label and, for a number, the allowed range;
-* the CLI exits 0 with finite numbers, or exits 2 with exactly one line on stderr and no
-  traceback; exit 1 ("internal error") is a bug;
 * the catalog loader rejects a malformed row with a ``CatalogError`` naming the file, the row and
   the field.
 

@@ -64,10 +64,31 @@ def features(m: Model) -> frozenset[str]:
             (e.router_bias, "moe.router_bias"),
             (e.expert_bias, "moe.expert_bias"),
             (e.router_score_correction_bias, "moe.score_correction_bias"),
+            (e.shared_expert_gate, "moe.shared_expert_gate"),
         ]:
             if flag:
                 f.add(name)
     return frozenset(f)
+
+
+#: Row fields the configs take as values (the count checks them), and those that never shape the
+#: network. Every other field must be a feature above: test_every_row_field_is_accounted_for.
+VALUE_FIELDS = {
+    "hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size",
+    "vocab_size", "tie_embeddings", "max_context", "moe.num_experts", "moe.experts_per_token",
+    "moe.expert_intermediate_size", "moe.shared_expert_intermediate_size", "mla.q_lora_rank",
+    "mla.kv_lora_rank", "mla.qk_rope_head_dim", "mla.qk_nope_head_dim", "mla.v_head_dim",
+    "sliding.window", "sliding.full_attention_every",
+}  # fmt: skip
+NOT_ARCHITECTURE = {
+    "id", "name", "hf_repo", "params_total_published", "params_active_published", "params_published_note",
+    "sources", "released_by_group",
+}  # fmt: skip
+FEATURE_FIELDS = {
+    "attention_bias", "attention_out_bias", "mlp_bias", "qk_norm", "norms_per_layer", "attention_sinks",
+    "moe", "mla", "sliding", "moe.num_shared_experts", "moe.first_dense_layers", "moe.router_bias",
+    "moe.expert_bias", "moe.router_score_correction_bias", "moe.shared_expert_gate",
+}  # fmt: skip
 
 
 def _common(m: Model) -> dict:
@@ -246,6 +267,19 @@ def built(request):
     m = request.param
     config = _config(m)
     return m, config, _causal_lm(config)
+
+
+def test_every_row_field_is_accounted_for():
+    """A field added to the catalog's Model (or MoE, MLA, SlidingWindow) must be taken as a value,
+    declared irrelevant, or become a feature: otherwise this test would build rows without it."""
+    from descent.catalog import MoE, SlidingWindow
+
+    nested = {"moe": MoE, "mla": MLA, "sliding": SlidingWindow}
+    fields = {f.name for f in dataclasses.fields(Model)}
+    fields |= {f"{k}.{f.name}" for k, cls in nested.items() for f in dataclasses.fields(cls)}
+    assert fields == VALUE_FIELDS | NOT_ARCHITECTURE | FEATURE_FIELDS, fields ^ (
+        VALUE_FIELDS | NOT_ARCHITECTURE | FEATURE_FIELDS
+    )
 
 
 def test_no_peer_names_real_rows():
