@@ -58,7 +58,7 @@ def test_registered():
         "accelerator": "h200",
     }
     # Context and batch limits are the engine's own (transformer.MAX_CONTEXT_TOKENS, hardware.MAX_BATCH).
-    assert (w.input("context").min, w.input("context").max, w.input("context").log) == (1, 10_000_000, True)
+    assert (w.input("context").min, w.input("context").max, w.input("context").log) == (1, 20_000_000, True)
     assert (w.input("batch").min, w.input("batch").max, w.input("batch").log) == (1, 100_000, True)
     # Every catalog model/accelerator and every precision is offered.
     assert [o for o, _ in w.input("model").options] == list(catalog.models())
@@ -126,9 +126,9 @@ def test_default_render_is_llama_70b_on_h200():
 @pytest.mark.parametrize(
     "inputs, field, fragment",
     [
-        ({"context": "0"}, "context", "Context must be 1 to 10,000,000 tokens, got 0"),
-        ({"context": "-3"}, "context", "Context must be 1 to 10,000,000 tokens"),
-        ({"context": "20000001"}, "context", "Context must be 1 to 10,000,000 tokens"),
+        ({"context": "0"}, "context", "Context must be 1 to 20,000,000 tokens, got 0"),
+        ({"context": "-3"}, "context", "Context must be 1 to 20,000,000 tokens"),
+        ({"context": "20000001"}, "context", "Context must be 1 to 20,000,000 tokens"),
         ({"context": "abc"}, "context", "Context must be a number"),
         ({"batch": "0"}, "batch", "Batch must be 1 to 100,000 sequences"),
         ({"batch": "2.5"}, "batch", "Batch must be a whole number"),

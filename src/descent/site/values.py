@@ -196,7 +196,8 @@ def _ordinal(n: int) -> str:
 
 
 def attention_kind(m: catalog.Model) -> str:
-    """MHA / GQA / MQA / MLA, plus the sliding window if any (K and H are shown beside it)."""
+    """MHA / GQA / MQA / MLA, plus the sliding window, the chunks or the linear-attention layers if
+    any (K and H are shown beside it)."""
     if m.mla is not None:
         return "MLA"
     if m.num_kv_heads == m.num_heads:
@@ -208,6 +209,12 @@ def attention_kind(m: catalog.Model) -> str:
     if m.sliding is not None:
         every = m.sliding.full_attention_every
         kind += f", window {format_int(m.sliding.window)}" + (f", every {_ordinal(every)} layer full" if every else "")
+    if m.chunked is not None:
+        every = m.chunked.full_attention_every
+        kind += f", chunks of {format_int(m.chunked.chunk)}" + (f", every {_ordinal(every)} layer full" if every else "")
+    if m.linear_attention is not None:
+        every = m.linear_attention.full_attention_every
+        kind = f"hybrid: {kind} in every {_ordinal(every)} layer, linear attention (fixed state) in the others"
     return kind
 
 
