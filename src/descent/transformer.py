@@ -639,23 +639,25 @@ def attend(query, keys, values, scale: bool = True) -> dict:
     return {"scores": scores, "scaled": scaled, "weights": weights, "output": output}
 
 
-def route(scores, k: int, scoring: str = "softmax") -> list[tuple[int, float]]:
+def route(scores, k: int, scoring: str = "softmax", normalize: bool = True) -> list[tuple[int, float]]:
     """Top-k expert routing of one token: the experts chosen and their mixing weights.
 
-    ``scoring="softmax"``: the k largest router logits, their weights a softmax over those k
-    (equal to a softmax over all E then renormalised over the k chosen: Mixtral, arXiv:2401.04088,
-    section 2.1, eq. 1 and "TopK"; Qwen3-MoE ``norm_topk_prob``; gpt-oss ``GptOssTopKRouter``).
-    ``scoring="sigmoid"``: each score is ``sigmoid(logit)``; the k largest are chosen and their
-    weights are those sigmoids divided by their sum (DeepSeek-V3, arXiv:2412.19437, section 2.1.2,
-    eq. 13-15). DeepSeek-V3 additionally adds a per-expert balancing bias when choosing, picks
-    within 4 of 8 expert groups, and multiplies the weights by ``routed_scaling_factor`` = 2.5;
-    those are left out here.
+    ``scoring="softmax"``: the k largest router logits; with ``normalize`` their weights are a
+    softmax over those k (equal to a softmax over all E renormalised over the k chosen: Mixtral,
+    arXiv:2401.04088, section 2.1, eq. 1 and "TopK"; Qwen ``norm_topk_prob``; gpt-oss
+    ``GptOssTopKRouter``), without it the softmax over all E of each chosen one.
+    ``scoring="sigmoid"``: each score is ``sigmoid(logit)``; the k largest are chosen; with
+    ``normalize`` their weights are those sigmoids divided by their sum (DeepSeek-V3,
+    arXiv:2412.19437, section 2.1.2, eq. 13-15; Kimi K2), without it the sigmoids themselves
+    (Llama 4, transformers ``Llama4Router``). DeepSeek-V3 additionally adds a per-expert balancing
+    bias when choosing, picks within 4 of 8 expert groups, and multiplies the weights by
+    ``routed_scaling_factor`` = 2.5; those are left out here.
 
     Shapes: scores (E,) -> k pairs ``(expert index, weight)``, largest weight first (ties: lower
-    index first); the weights sum to 1.
+    index first); normalised weights sum to 1.
 
     Raises:
-        ValueError: empty or non-finite scores, k not 1 to E, unknown scoring.
+        ValueError: empty or non-finite scores, k not 1 to E, unknown scoring, normalize not a bool.
     """
     import math
 
@@ -664,13 +666,19 @@ def route(scores, k: int, scoring: str = "softmax") -> list[tuple[int, float]]:
         raise ValueError(f"k (experts per token) must be 1 to {len(s)}, got {k!r}")
     if scoring not in ROUTER_SCORING:
         raise ValueError(f"scoring must be one of {', '.join(ROUTER_SCORING)}, got {scoring!r}")
+    if not isinstance(normalize, bool):
+        raise ValueError(f"normalize must be true or false, got {normalize!r}")
     order = sorted(range(len(s)), key=lambda i: (-s[i], i))[:k]
     if scoring == "softmax":
-        weights = softmax([s[i] for i in order])
+        if normalize:
+            weights = softmax([s[i] for i in order])
+        else:
+            full = softmax(s)
+            weights = [full[i] for i in order]
     else:
         sig = [1.0 / (1.0 + math.exp(-s[i])) if s[i] >= 0 else math.exp(s[i]) / (1.0 + math.exp(s[i]))
                for i in order]
-        total = sum(sig)
+        total = sum(sig) if normalize else 1.0
         weights = [x / total for x in sig]
     return list(zip(order, weights, strict=True))
 

@@ -84,6 +84,10 @@ class MoE:
         router_bias: the router's linear layer has a bias (gpt-oss).
         router_scoring: how the router weights the chosen experts, one of :data:`ROUTER_SCORINGS`
             (``config.json`` ``scoring_func``; softmax unless the row says otherwise).
+        router_normalize: the chosen experts' weights are divided by their sum, so they add up to 1
+            (Mixtral's softmax over the top k; ``norm_topk_prob`` in Qwen, DeepSeek-V3 and Kimi K2
+            configs). False for Llama 4, whose chosen expert is weighted by its sigmoid as is
+            (transformers ``Llama4Router``).
         shared_expert_gate: the shared expert's output is scaled by a learned sigmoid gate, one
             D x 1 weight vector per MoE layer (Qwen3-Next ``shared_expert_gate``); counted as router
             parameters.
@@ -104,6 +108,7 @@ class MoE:
     expert_bias: bool = False
     router_score_correction_bias: bool = False
     router_scoring: str = "softmax"
+    router_normalize: bool = True
     shared_expert_gate: bool = False
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "attention_fan",
     "embedding_neighbours",
     "moe_router",
+    "published_convention",
     "qkv_example",
     "router_logits",
     "stack_calculator",
@@ -372,12 +373,11 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
 # moe_router
 # ---------------------------------------------------------------------------------------------
 
-#: The catalog's MoE models, default first.
-MOE_MODELS = ("gpt-oss-120b", "gpt-oss-20b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3")
+#: The widget's default model.
+MOE_DEFAULT = "gpt-oss-120b"
 
-#: Models whose router scores experts with a sigmoid instead of a softmax (DeepSeek-V3 Technical
-#: Report, arXiv:2412.19437, section 2.1.2, eq. 15); the others use a softmax over the top k.
-SIGMOID_ROUTERS = frozenset({"deepseek-v3"})
+#: The catalog's MoE models, default first, then catalog order.
+MOE_MODELS = (MOE_DEFAULT, *(i for i, m in catalog.models().items() if m.moe is not None and i != MOE_DEFAULT))
 
 #: Example tokens; each seeds the illustrative router logits.
 ROUTER_TOKENS = (" the", " Paris", " 7", "def", " because")
@@ -398,8 +398,32 @@ ROUTER_LOGIT_STD = 1.5
 #: Experts shown in the bar list: the chosen ones, or at least this many of the highest scores.
 ROUTER_BARS_MIN = 12
 
-#: Experts per row of the grid.
+#: Experts per row of the grid; :data:`GRID_COLUMNS_WIDE` when a layer has more than
+#: :data:`GRID_WIDE_FROM` experts (Kimi K2's 384, Qwen3-Next's 512), so the grid stays short.
 GRID_COLUMNS = 8
+GRID_COLUMNS_WIDE = 16
+GRID_WIDE_FROM = 256
+
+
+def published_convention(m: catalog.Model) -> tuple[str, int]:
+    """How a MoE model's published active count was counted: of the three conventions publishers use
+    (the whole embedding table counted, as Mixtral, Qwen3-235B and Llama 4 do and this site does;
+    the embedding table left out, as gpt-oss, DeepSeek-V3 and Kimi K2 do; the embedding table and
+    the output head both left out, Qwen3-Next), the one whose exact count is nearest the published
+    figure. Returns (words for the sentence, that exact count).
+
+    Raises:
+        ValueError: a dense model (no published active count).
+    """
+    if m.params_active_published is None:
+        raise ValueError(f"{m.name} has no published active count")
+    p = transformer.param_counts(m)
+    ways = [
+        ("counts the whole embedding table too", p.active),
+        ("leaves the embedding table out", p.active - p.embedding),
+        ("leaves out the embedding table and the output head", p.active - p.embedding - p.output_head),
+    ]
+    return min(ways, key=lambda w: abs(w[1] - m.params_active_published))
 
 
 def router_logits(model_id: str, token: str, experts: int) -> list[float]:
@@ -432,9 +456,9 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
     if k > E:
         raise FieldError("k", f"Experts per token must be 0 to {E} for {m.name} ({E} experts), got {k}")
     k = k or own_k
-    scoring = "sigmoid" if model in SIGMOID_ROUTERS else "softmax"
+    scoring = m.moe.router_scoring  # catalog: config.json scoring_func (softmax unless stated)
     logits = router_logits(model, token, E)
-    chosen = dict(transformer.route(logits, k, scoring))
+    chosen = dict(transformer.route(logits, k, scoring, m.moe.router_normalize))
     if scoring == "softmax":
         scores = transformer.softmax(logits)
         score_name = "softmax over all experts"
@@ -456,28 +480,29 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         )
         for i in order
     ]
+    cols = GRID_COLUMNS_WIDE if E > GRID_WIDE_FROM else GRID_COLUMNS
     grid = [
         [
             v.cell(
                 "is-used" if i in chosen else "is-free",
                 title=f"Expert {i}: score {format_fixed(scores[i], 3)}, " + ("chosen" if i in chosen else "not chosen"),
             )
-            for i in range(r, min(r + GRID_COLUMNS, E))
+            for i in range(r, min(r + cols, E))
         ]
-        for r in range(0, E, GRID_COLUMNS)
+        for r in range(0, E, cols)
     ]
     if len(grid[-1]) != len(grid[0]):  # pad the last row (E not a multiple of the row width)
         grid[-1] += [v.cell("", title="no expert") for _ in range(len(grid[0]) - len(grid[-1]))]
     share = counts.active / counts.total
     notes = []
     if k == own_k and m.params_active_published:
-        no_embed = counts.active - counts.embedding
+        how, theirs = published_convention(m)
         notes.append(
             v.note(
-                f"{m.name} routes each token to {own_k} of {E} experts. Published active count: "
-                f"{format_count(m.params_active_published)}; computed here: {format_count(counts.active)} "
-                f"counting the whole input embedding table, {format_count(no_embed)} without it "
-                f"(a token reads one row of it, and publishers differ on whether to count it)."
+                f"{m.name} routes each token to {own_k} of {E} experts. Active here means every "
+                f"parameter except the experts a token does not use, the whole input embedding table "
+                f"included (a token reads one row of it): {format_count(counts.active)}. The published "
+                f"{format_count(m.params_active_published)} {how} ({format_count(theirs)} counted that way)."
             )
         )
     elif k != own_k:
@@ -490,10 +515,13 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         notes.append(
             v.note(
                 f"Every token also runs {m.moe.num_shared_experts} shared expert(s) in each "
-                f"MoE layer, counted as active; the router scores with a sigmoid and the "
-                f"weights are the chosen sigmoids divided by their sum."
+                f"MoE layer, counted as active."
             )
         )
+    if scoring == "sigmoid":
+        how = ("the chosen experts' weights are their sigmoids divided by their sum" if m.moe.router_normalize
+               else "each chosen expert is weighted by its own sigmoid, not rescaled to add up to 1")
+        notes.append(v.note(f"{m.name}'s router scores each expert with a sigmoid; {how}."))
     return [
         v.stat("Total parameters", format_count(counts.total), note=f"{format_int(counts.total)}"),
         v.stat("Active per token", format_count(counts.active), note=f"{format_int(counts.active)}"),
