@@ -9,6 +9,8 @@ Two TOML files ship inside the package:
 
 Each row has a ``[X.sources]`` table. ``sources.default`` names where most fields come from; any
 field may be given its own source by a key of the same name (``sources.memory_bandwidth = "..."``).
+A source that starts with ``estimate:`` or ``derived:`` marks a value the catalog worked out (Apple
+publishes no FLOP/s; a card's peak scaled from its bigger sibling's); pages label such values.
 :func:`Model.source_of` / :func:`Accelerator.source_of` answer "where does this number come from"
 for any field, so reference pages can print a source next to every value.
 
@@ -381,6 +383,31 @@ class Accelerator:
     def source_of(self, name: str) -> str:
         """Where the value of field ``name`` comes from."""
         return _source_of(self.sources, name)
+
+    @property
+    def single_chip_comparable(self) -> bool:
+        """False for the machines that hold a catalog model only across many chips
+        (:data:`SHARDED_KINDS`: Groq, Cerebras): comparisons of one chip's decode ceiling leave them
+        out (a one-chip speed "if it fit" is not how they serve) and say how many chips it takes."""
+        return self.kind not in SHARDED_KINDS
+
+    def provenance(self, name: str) -> str:
+        """``"estimate"`` or ``"derived"`` when field ``name``'s source starts with that word and a
+        colon (a value this catalog worked out, not one the vendor printed), else ``""``."""
+        head = self.source_of(name).split(":", 1)[0].strip().lower()
+        return head if head in ("estimate", "derived") else ""
+
+    @property
+    def peak_16bit_caveat(self) -> str:
+        """What a "BF16 dense" label must add for this chip's ``bf16_flops``: ``""`` (a dense BF16
+        peak from the vendor), ``"FP16"`` (no BF16 rate published), ``"dense or sparse not
+        stated"``, ``"estimate"`` / ``"derived"`` (see :meth:`provenance`), joined by ``"; "``."""
+        parts = [] if self.peak_16bit_format == "BF16" else [self.peak_16bit_format]
+        if not self.peak_dense_stated:
+            parts.append("dense or sparse not stated")
+        if self.provenance("bf16_flops"):
+            parts.append(self.provenance("bf16_flops"))
+        return "; ".join(parts)
 
 
 ACCELERATOR_KINDS = ("gpu", "tpu", "asic", "soc", "sram")

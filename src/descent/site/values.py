@@ -22,7 +22,7 @@ from descent import params as P
 from descent import quantities as Q
 from descent.memory import size
 from descent.site.shortcodes import link_to, registry, table, value
-from descent.units import format_bytes, format_count, format_int, format_number, format_si
+from descent.units import BYTE_UNITS, format_bytes, format_count, format_int, format_number, format_si
 
 # ---------------------------------------------------------------------------------------------
 # Running-text formatting (thin names over descent.units, the one formatter)
@@ -277,17 +277,36 @@ def _exact_counts(m: catalog.Model) -> str:
         ["parameters", "exact", "published"], rows, "lrr")
 
 
+def memory_cell(a: catalog.Accelerator) -> str:
+    """Memory as the vendor means it and in true bytes: "80 GiB = 85.9 GB HBM3" when the vendor's
+    "GB" is GiB (``memory_marketed_unit_is_gib``), else "44 GB SRAM"."""
+    if a.memory_marketed_unit_is_gib:
+        return f"{fmt_bytes(a.memory_bytes, 'GiB', 4)} = {fmt_bytes(a.memory_bytes, 'GB', 4)} {a.memory_type}"
+    unit = "GB" if a.memory_bytes >= BYTE_UNITS["GB"] else "MB"
+    return f"{fmt_bytes(a.memory_bytes, unit, 4)} {a.memory_type}"
+
+
+def peak_16bit_cell(a: catalog.Accelerator) -> str:
+    """``bf16_flops`` for a "BF16 dense" column: the FLOP/s, then in brackets what the label does not
+    cover (FP16 instead of BF16; a vendor figure not stated to be dense)."""
+    text = format_si(a.bf16_flops, "FLOP/s", 4, trim=True)
+    return f"{text} ({a.peak_16bit_caveat})" if a.peak_16bit_caveat else text
+
+
 @table("accelerators")
 def accelerators_table() -> str:
-    """Every catalog accelerator: memory, bandwidth, dense BF16 and FP8 peaks, power."""
+    """Every catalog accelerator: memory, bandwidth, dense BF16 (or FP16, marked) and FP8 peaks with
+    FP32 accumulation, power."""
     rows = []
     for a in catalog.accelerators().values():
-        rows.append([f"[{a.name}]({link_to(ACCELERATORS_PAGE, a.id)})", a.kind, f"{fmt_bytes(a.memory_bytes, 'GB', 4)} {a.memory_type}",
-                     format_si(a.memory_bandwidth, "B/s", 4, trim=True), format_si(a.bf16_flops, "FLOP/s", 4, trim=True),
-                     format_si(a.fp8_flops, "FLOP/s", 4, trim=True) if a.fp8_flops else "none",
+        fp8 = format_si(a.fp8_flops, "FLOP/s", 4, trim=True) if a.fp8_flops else "none"
+        if a.fp8_flops and a.provenance("fp8_flops"):
+            fp8 += f" ({a.provenance('fp8_flops')})"
+        rows.append([f"[{a.name}]({link_to(ACCELERATORS_PAGE, a.id)})", a.kind, memory_cell(a),
+                     format_si(a.memory_bandwidth, "B/s", 4, trim=True), peak_16bit_cell(a), fp8,
                      f"{fmt_num(a.power_watts, 4)} W", str(a.year)])
-    return md_table(["accelerator", "kind", "memory", "bandwidth", "BF16 dense", "FP8 dense", "power", "year"],
-                    rows, "llrrrrrr")
+    return md_table(["accelerator", "kind", "memory", "bandwidth", "BF16 dense (FP16 where marked)", "FP8 dense",
+                     "power", "year"], rows, "llrrrrrr")
 
 
 @table("accelerator_details", ACCELERATOR_OR_ALL)
