@@ -60,6 +60,13 @@ def test_decode_table_leaves_out_machines_that_only_serve_sharded():
     assert "Cerebras WSE-3 (44 GB per chip: at least 2 chips)" in t
 
 
+def test_part4_decode_ceilings_table_leaves_them_out_too():
+    t = values.decode_ceilings_table("llama-3.1-70b", "fp8", "bf16", 8192, 1)
+    rows = [x for x in t.splitlines() if x.startswith("| ")]
+    assert not any("Groq" in x or "Cerebras" in x for x in rows)
+    assert "Not in the comparison: Cerebras WSE-3" in t or "Not in the comparison: Groq LPU" in t
+
+
 def test_decode_figure_draws_no_sram_bar_and_every_other_chip():
     recipe = load_recipe(ROOT / "figures" / "decode-speed-across-field.py")
     svg = render(recipe, "light").decode()
@@ -104,7 +111,7 @@ def test_capacity_figure_labels_do_not_overlap():
     reason="the decode_across_field widget (src/descent/widgets/part5.py, being rewritten by the lead) "
     "still draws a one-chip 'if it fit' bar for Groq and Cerebras; it should leave out "
     "the chips that are not catalog.Accelerator.single_chip_comparable, as the page's table and figure "
-    "do, and name them with their chip count (descent.site.values_part5.sharded_sentence). "
+    "do, and name them with their chip count (descent.site.values.sharded_sentence). "
     "Strict: this test fails once the widget is fixed, so the mark gets removed.",
 )
 def test_decode_widget_draws_no_one_chip_bar_for_sram_machines():

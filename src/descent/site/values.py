@@ -20,7 +20,7 @@ from typing import Any
 from descent import catalog, numerics, transformer
 from descent import params as P
 from descent import quantities as Q
-from descent.memory import size
+from descent.memory import Sizing, size
 from descent.site.shortcodes import link_to, registry, table, value
 from descent.units import BYTE_UNITS, format_bytes, format_count, format_int, format_number, format_si
 
@@ -331,19 +331,45 @@ def kv_bytes_per_token_table(kv: str, unit: str) -> str:
     return md_table(["model", "attention", "elements per token", f"bytes per token ({kv})"], rows, "llrr")
 
 
+def split_field(rows: list[Sizing]) -> tuple[list[Sizing], list[Sizing]]:
+    """(rows a one-chip comparison shows, rows it leaves out): the second are the machines that are
+    not ``Accelerator.single_chip_comparable`` (weights in on-chip SRAM, a model spread over many
+    chips), for which a one-chip ceiling "if it fit" is no serving speed. Order is kept."""
+    shown = [s for s in rows if catalog.accelerator(s.accelerator).single_chip_comparable]
+    left = [s for s in rows if not catalog.accelerator(s.accelerator).single_chip_comparable]
+    return shown, left
+
+
+def sharded_sentence(left: list[Sizing]) -> str:
+    """One sentence naming the left-out machines, each with its memory per chip and the fewest such
+    chips whose memory holds the model (``Sizing.accelerators_needed``), or "" when none."""
+    if not left:
+        return ""
+    parts = []
+    for s in left:
+        a = catalog.accelerator(s.accelerator)
+        unit = "GB" if a.memory_bytes >= 10**9 else "MB"
+        parts.append(f"{a.name.split(' (')[0]} ({fmt_bytes(a.memory_bytes, unit, 4)} per chip: at least "
+                     f"{format_int(s.accelerators_needed)} {'chip' if s.accelerators_needed == 1 else 'chips'})")
+    return ("Not in the comparison: " + " and ".join(parts) + ". These machines keep the weights in "
+            "on-chip memory and serve a model spread over many chips, so a one-chip speed would mean nothing.")
+
+
 @table("decode_ceilings", P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
 def decode_ceilings_table(model: str, weights: str, kv: str, context: int, batch: int) -> str:
-    """Decode-speed ceiling for one model on every catalog accelerator, fastest first."""
+    """Decode-speed ceiling for one model on every catalog accelerator that serves on its own,
+    fastest first; the SRAM machines are named under the table with the chips the model needs."""
     rows = []
-    for a in catalog.accelerators().values():
-        s_ = size(model, a.id, weights, kv, context, batch)
+    shown, left = split_field([size(model, a.id, weights, kv, context, batch) for a in catalog.accelerators().values()])
+    for s_ in shown:
+        a = catalog.accelerator(s_.accelerator)
         row = [a.name, fmt_bytes(a.memory_bytes, "GB"), format_si(a.memory_bandwidth, "B/s", 3, trim=True),
                fmt_bytes(s_.bytes_per_decode_step, "GB"), fmt_num(s_.decode_tokens_per_s), "yes" if s_.fits else "no"]
         rows.append((s_.decode_tokens_per_s, row))
     rows.sort(key=lambda r: -r[0])
     header = ["accelerator", "memory", "bandwidth", "bytes per step", "tokens/s per sequence (ceiling)",
               "fits on one chip"]
-    return md_table(header, [r for _, r in rows], "lrrrrl")
+    return md_table(header, [r for _, r in rows], "lrrrrl") + sharded_sentence(left) + ("\n\n" if left else "")
 
 
 @table("shortcodes")

@@ -17,36 +17,12 @@ from __future__ import annotations
 
 from descent import catalog
 from descent import params as P
-from descent.memory import Sizing, across_field
+from descent.memory import across_field
 from descent.site.shortcodes import table
-from descent.site.values import fmt_bytes, md_table
-from descent.units import format_int, format_number, format_si
+from descent.site.values import fmt_bytes, md_table, sharded_sentence, split_field
+from descent.units import format_number, format_si
 
-__all__ = ["decode_speed_across_field", "sharded_sentence", "split_field"]
-
-
-def split_field(rows: list[Sizing]) -> tuple[list[Sizing], list[Sizing]]:
-    """(rows a one-chip comparison shows, rows it leaves out): the second are the machines that are
-    not ``Accelerator.single_chip_comparable`` (weights in on-chip SRAM, a model spread over many
-    chips), for which a one-chip ceiling "if it fit" is no serving speed. Order is kept."""
-    shown = [s for s in rows if catalog.accelerator(s.accelerator).single_chip_comparable]
-    left = [s for s in rows if not catalog.accelerator(s.accelerator).single_chip_comparable]
-    return shown, left
-
-
-def sharded_sentence(left: list[Sizing]) -> str:
-    """One sentence naming the left-out machines, each with its memory per chip and the fewest such
-    chips whose memory holds the model (``Sizing.accelerators_needed``), or "" when none."""
-    if not left:
-        return ""
-    parts = []
-    for s in left:
-        a = catalog.accelerator(s.accelerator)
-        unit = "GB" if a.memory_bytes >= 10**9 else "MB"
-        parts.append(f"{a.name.split(' (')[0]} ({fmt_bytes(a.memory_bytes, unit, 4)} per chip: at least "
-                     f"{format_int(s.accelerators_needed)} {'chip' if s.accelerators_needed == 1 else 'chips'})")
-    return ("Not in the comparison: " + " and ".join(parts) + ". These machines keep the weights in "
-            "on-chip memory and serve a model spread over many chips, so a one-chip speed would mean nothing.")
+__all__ = ["decode_speed_across_field"]
 
 
 @table("decode_speed_across_field", P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
