@@ -59,6 +59,7 @@ __all__ = [
     "state_elements_per_layer",
     # Part 1 additions
     "CLASSIC_FFN_MATRICES",
+    "NORM_WEIGHTS",
     "ROUTER_SCORING",
     "StackCount",
     "attend",
@@ -699,6 +700,7 @@ class StackCount:
     ffn_per_layer: int
     layers: int
     norms_per_layer: int
+    norm: str = "rmsnorm"
 
     @property
     def attention(self) -> int:
@@ -716,8 +718,17 @@ class StackCount:
 
 #: The example layer stack of Part 1's weight counter and its page numbers: GPT-2 small / BERT-base
 #: proportions (Radford et al. 2019, table 2: 12 layers, d_model 768; FFN 4 * d_model as in
-#: Vaswani et al. 2017, section 3.3), classic 2-matrix FFN.
-STACK_EXAMPLE = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ffn": 3072, "gated": False}
+#: Vaswani et al. 2017, section 3.3), classic 2-matrix FFN, LayerNorm with gain and bias (GPT-2's
+#: ``ln_1``/``ln_2``, BERT's ``LayerNorm``; Ba et al. 2016), not the catalog models' RMSNorm.
+STACK_EXAMPLE = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ffn": 3072, "gated": False,
+                 "norm": "layernorm"}
+
+#: Norm kinds of :func:`stack_params` -> weights per number normalised: RMSNorm has a gain
+#: (Zhang & Sennrich 2019, eq. 4), LayerNorm a gain and a bias (Ba et al. 2016, eq. 4).
+NORM_WEIGHTS = {"rmsnorm": 1, "layernorm": 2}
+
+#: Norms per block: one before attention, one before the FFN (pre-norm; Xiong et al. 2020).
+NORMS_PER_BLOCK = 2
 
 #: Keys drawn for :func:`softmax_saturation`: one query against this many keys, entries from a
 #: standard normal (mean 0, variance 1, the assumption of Vaswani et al. 2017, footnote 4).
@@ -764,7 +775,7 @@ def softmax_saturation(d: int) -> dict:
 
 
 def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int, gated: bool,
-                 head_dim: int | None = None) -> StackCount:
+                 head_dim: int | None = None, norm: str = "rmsnorm") -> StackCount:
     """Weights of the attention and FFN matrices of a stack of ``layers`` identical blocks.
 
     Per layer: attention ``D*H*d_head`` (Q) + ``2*D*K*d_head`` (K, V) + ``H*d_head*D`` (O), so
@@ -782,6 +793,8 @@ def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int,
             raise ValueError(f"{name} must be a whole number >= 1, got {val!r}")
     if not isinstance(gated, bool):
         raise ValueError(f"gated must be true or false, got {gated!r}")
+    if norm not in NORM_WEIGHTS:
+        raise ValueError(f"norm must be one of {', '.join(NORM_WEIGHTS)}, got {norm!r}")
     if kv_heads > heads or heads % kv_heads:
         raise ValueError(f"kv_heads must divide heads ({heads}), got {kv_heads}")
     if head_dim is None:
@@ -792,4 +805,4 @@ def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int,
         raise ValueError(f"head_dim must be a whole number >= 1, got {head_dim!r}")
     attn = 2 * d_model * heads * head_dim + KV_TENSORS * d_model * kv_heads * head_dim
     ffn_w = (GATED_FFN_MATRICES if gated else CLASSIC_FFN_MATRICES) * d_model * ffn
-    return StackCount(attn, ffn_w, layers, 2 * d_model)
+    return StackCount(attn, ffn_w, layers, NORMS_PER_BLOCK * NORM_WEIGHTS[norm] * d_model, norm)

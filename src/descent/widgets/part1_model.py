@@ -133,6 +133,13 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
 #: Defaults: the core's example stack (:data:`descent.transformer.STACK_EXAMPLE`).
 STACK_DEFAULTS = transformer.STACK_EXAMPLE
 
+#: The normalisation of the stack: GPT-2 and BERT use LayerNorm, the catalog's models RMSNorm.
+NORM = P.declare(P.Param(
+    "norm", "Normalisation", "choice", STACK_DEFAULTS["norm"], key="stack_norm",
+    choices=[("layernorm", "LayerNorm (gain and bias: GPT-2, BERT)"), ("rmsnorm", "RMSNorm (gain only: Llama, Qwen...)")],
+    help="Norm weights are counted beside the total, not in it.",
+))
+
 
 @widget(
     "stack_calculator",
@@ -146,9 +153,10 @@ STACK_DEFAULTS = transformer.STACK_EXAMPLE
         Input(P.KV_HEADS.but(default=STACK_DEFAULTS["kv_heads"]), "range"),
         Input(P.FFN.but(default=STACK_DEFAULTS["ffn"]), "range"),
         Input(P.GATED.but(default=STACK_DEFAULTS["gated"]), "toggle"),
+        Input(NORM, "select"),
     ],
 )
-def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]:
+def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated, norm) -> list[dict]:
     if kv_heads > heads or heads % kv_heads:
         raise FieldError("kv_heads", f"Key/value heads must divide the query heads ({heads}), got {kv_heads}")
     if d_model % heads:
@@ -157,7 +165,7 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
             f"Query heads must divide d_model ({format_int(d_model)}) so each head has "
             f"d_model / heads values, got {heads}",
         )
-    s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated)
+    s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated, norm=norm)
     head_dim = d_model // heads
     share = s.ffn / s.total
     return [
@@ -174,7 +182,9 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
                 ["Q and O", "2 × d_model × heads × d_head", 2 * d_model * heads * head_dim],
                 ["K and V", "2 × d_model × KV heads × d_head", 2 * d_model * kv_heads * head_dim],
                 ["FFN", f"{3 if gated else 2} × d_model × FFN width", s.ffn_per_layer],
-                ["RMSNorm (not in the total)", "2 × d_model", s.norms_per_layer],
+                ["LayerNorm, gain and bias (not in the total)", "2 × 2 × d_model", s.norms_per_layer]
+                if norm == "layernorm"
+                else ["RMSNorm, gain only (not in the total)", "2 × d_model", s.norms_per_layer],
             ],
             caption=f"Where the count comes from (d_head = d_model / heads = {format_int(head_dim)})",
             numeric=[False, False, True],
