@@ -23,7 +23,7 @@ def _row(table: str, name: str) -> list[str]:
 def test_reference_peak_column_says_what_each_figure_is():
     t = values.accelerators_table()
     header = [c.strip() for c in t.strip().splitlines()[0].strip("|").split("|")]
-    assert header[4] == "BF16 dense (FP16 where marked)"
+    assert header[4] == "16-bit dense"
     # Groq quotes FP16 (188 TFLOPS); Cerebras an FP16 "peak AI" figure without saying dense or sparse
     assert _row(t, "Groq LPU (GroqChip)")[4] == "188 TFLOP/s (FP16)"
     assert _row(t, "Cerebras WSE-3")[4] == "125 PFLOP/s (FP16; dense or sparse not stated)"
@@ -39,7 +39,7 @@ def test_reference_peak_column_says_what_each_figure_is():
 
 def test_reference_memory_in_the_vendors_unit():
     t = values.accelerators_table()
-    assert _row(t, "NVIDIA GeForce RTX 4090")[2] == "24 GiB = 25.77 GB GDDR6X"
+    assert _row(t, "NVIDIA GeForce RTX 4090")[2] == "24 GiB GDDR6X (25.77 GB)"
     assert _row(t, "Cerebras WSE-3")[2] == "44 GB SRAM"  # decimal, as Cerebras means it
     assert _row(t, "Groq LPU (GroqChip)")[2] == "230.7 MB SRAM"
 

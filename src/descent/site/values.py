@@ -278,25 +278,25 @@ def _exact_counts(m: catalog.Model) -> str:
 
 
 def memory_cell(a: catalog.Accelerator) -> str:
-    """Memory as the vendor means it and in true bytes: "80 GiB = 85.9 GB HBM3" when the vendor's
+    """Memory as the vendor means it and in true bytes: "80 GiB HBM3 (85.9 GB)" when the vendor's
     "GB" is GiB (``memory_marketed_unit_is_gib``), else "44 GB SRAM"."""
     if a.memory_marketed_unit_is_gib:
-        return f"{fmt_bytes(a.memory_bytes, 'GiB', 4)} = {fmt_bytes(a.memory_bytes, 'GB', 4)} {a.memory_type}"
+        return f"{fmt_bytes(a.memory_bytes, 'GiB', 4)} {a.memory_type} ({fmt_bytes(a.memory_bytes, 'GB', 4)})"
     unit = "GB" if a.memory_bytes >= BYTE_UNITS["GB"] else "MB"
     return f"{fmt_bytes(a.memory_bytes, unit, 4)} {a.memory_type}"
 
 
 def peak_16bit_cell(a: catalog.Accelerator) -> str:
-    """``bf16_flops`` for a "BF16 dense" column: the FLOP/s, then in brackets what the label does not
-    cover (FP16 instead of BF16; a vendor figure not stated to be dense)."""
+    """``bf16_flops`` for a "16-bit dense" column (BF16 unless marked): the FLOP/s, then in brackets
+    what a dense BF16 vendor peak would not need (FP16; not stated to be dense; estimate; derived)."""
     text = format_si(a.bf16_flops, "FLOP/s", 4, trim=True)
     return f"{text} ({a.peak_16bit_caveat})" if a.peak_16bit_caveat else text
 
 
 @table("accelerators")
 def accelerators_table() -> str:
-    """Every catalog accelerator: memory, bandwidth, dense BF16 (or FP16, marked) and FP8 peaks with
-    FP32 accumulation, power."""
+    """Every catalog accelerator: memory, bandwidth, dense 16-bit (BF16, or FP16 where marked) and
+    FP8 peaks with FP32 accumulation, power."""
     rows = []
     for a in catalog.accelerators().values():
         fp8 = format_si(a.fp8_flops, "FLOP/s", 4, trim=True) if a.fp8_flops else "none"
@@ -305,7 +305,7 @@ def accelerators_table() -> str:
         rows.append([f"[{a.name}]({link_to(ACCELERATORS_PAGE, a.id)})", a.kind, memory_cell(a),
                      format_si(a.memory_bandwidth, "B/s", 4, trim=True), peak_16bit_cell(a), fp8,
                      f"{fmt_num(a.power_watts, 4)} W", str(a.year)])
-    return md_table(["accelerator", "kind", "memory", "bandwidth", "BF16 dense (FP16 where marked)", "FP8 dense",
+    return md_table(["accelerator", "kind", "memory", "bandwidth", "16-bit dense", "FP8 dense",
                      "power", "year"], rows, "llrrrrrr")
 
 
