@@ -191,7 +191,7 @@ def test_moe_router_counts_equal_param_counts(model):
     # (gpt-oss, DeepSeek-V3 and Kimi K2 leave the input embedding table out; Mixtral, Qwen3-235B
     # and Llama 4 include it; Qwen3-Next leaves out the embedding table and the output head)
     pub = m.params_active_published
-    how, theirs = p1.published_convention(m)
+    how, theirs = transformer.published_active_convention(m)
     assert f"The published {format_count(pub)} {how} ({format_count(theirs)} counted that way)" in t
     assert how == PUBLISHED_CONVENTION[model]
 

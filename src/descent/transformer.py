@@ -55,6 +55,7 @@ __all__ = [
     "layer_kind",
     "matmul_params_per_token",
     "param_counts",
+    "published_active_convention",
     "state_elements",
     "state_elements_per_layer",
     # Part 1 additions
@@ -112,11 +113,14 @@ class ParamCounts:
     Properties:
         total: the sum of every component (``active_experts`` is a share of ``experts``, not
             an extra component).
-        active: parameters used to produce one token, the convention of the Mixtral and
-            DeepSeek-V3 papers: everything except the routed experts a token does not pick,
-            **including the whole embedding table** (although a token reads only one row of it).
-            For a dense model ``active == total``. Code that needs bytes read per decoded token
-            should sum the components itself and decide the embedding rule there.
+        active: parameters used to produce one token, **the site's one convention** (stated on
+            Part 1's page, used by every page, widget and the CLI): everything except the routed
+            experts a token does not pick, **including the whole embedding table** (although a
+            token reads only one row of it), as Mixtral, Qwen3-235B and Llama 4 publish it. For a
+            dense model ``active == total``. Publishers who count otherwise (gpt-oss, DeepSeek-V3,
+            Kimi K2 without the embedding table; Qwen3-Next without the output head too) are
+            matched by :func:`published_active_convention`. Code that needs bytes read per decoded
+            token should sum the components itself and decide the embedding rule there.
     """
 
     embedding: int
@@ -316,6 +320,27 @@ def param_counts(model: Model) -> ParamCounts:
         output_head=output_head,
         active_experts=active_experts,
     )
+
+
+def published_active_convention(m: Model) -> tuple[str, int]:
+    """How a MoE model's published active count was counted: of the three conventions publishers use
+    (the whole embedding table counted, as Mixtral, Qwen3-235B and Llama 4 do and this site does;
+    the embedding table left out, as gpt-oss, DeepSeek-V3 and Kimi K2 do; the embedding table and
+    the output head both left out, Qwen3-Next), the one whose exact count is nearest the published
+    figure. Returns (words for the sentence, that exact count).
+
+    Raises:
+        ValueError: a dense model (no published active count).
+    """
+    if m.params_active_published is None:
+        raise ValueError(f"{m.name} has no published active count")
+    p = param_counts(m)
+    ways = [
+        ("counts the whole embedding table too", p.active),
+        ("leaves the embedding table out", p.active - p.embedding),
+        ("leaves out the embedding table and the output head", p.active - p.embedding - p.output_head),
+    ]
+    return min(ways, key=lambda w: abs(w[1] - m.params_active_published))
 
 
 # ---------------------------------------------------------------------------------------------

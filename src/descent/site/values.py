@@ -272,7 +272,11 @@ def _exact_counts(m: catalog.Model) -> str:
     rows = [["total", format_count(pc.total, "exact"), format_count(m.params_total_published, "auto", 4)]]
     if m.moe is not None:
         published = format_count(m.params_active_published, "auto", 4) if m.params_active_published else "—"
-        rows.append(["active per token", format_count(pc.active, "exact"), published])
+        rows.append(["active per token (this site's convention: the embedding table counted)",
+                     format_count(pc.active, "exact"), "—"])
+        if m.params_active_published:
+            how, theirs = transformer.published_active_convention(m)
+            rows.append([f"active per token, as the publisher counts: {how}", format_count(theirs, "exact"), published])
     return "\n\nParameters, exact (computed from the shapes above) and as published:" + md_table(
         ["parameters", "exact", "published"], rows, "lrr")
 

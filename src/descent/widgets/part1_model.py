@@ -37,7 +37,6 @@ __all__ = [
     "attention_fan",
     "embedding_neighbours",
     "moe_router",
-    "published_convention",
     "qkv_example",
     "router_logits",
     "stack_calculator",
@@ -415,27 +414,6 @@ GRID_COLUMNS_WIDE = 16
 GRID_WIDE_FROM = 256
 
 
-def published_convention(m: catalog.Model) -> tuple[str, int]:
-    """How a MoE model's published active count was counted: of the three conventions publishers use
-    (the whole embedding table counted, as Mixtral, Qwen3-235B and Llama 4 do and this site does;
-    the embedding table left out, as gpt-oss, DeepSeek-V3 and Kimi K2 do; the embedding table and
-    the output head both left out, Qwen3-Next), the one whose exact count is nearest the published
-    figure. Returns (words for the sentence, that exact count).
-
-    Raises:
-        ValueError: a dense model (no published active count).
-    """
-    if m.params_active_published is None:
-        raise ValueError(f"{m.name} has no published active count")
-    p = transformer.param_counts(m)
-    ways = [
-        ("counts the whole embedding table too", p.active),
-        ("leaves the embedding table out", p.active - p.embedding),
-        ("leaves out the embedding table and the output head", p.active - p.embedding - p.output_head),
-    ]
-    return min(ways, key=lambda w: abs(w[1] - m.params_active_published))
-
-
 def router_logits(model_id: str, token: str, experts: int) -> list[float]:
     """Illustrative router logits for ``experts`` experts: Gaussian, seeded by model id and token.
 
@@ -506,7 +484,7 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
     share = counts.active / counts.total
     notes = []
     if k == own_k and m.params_active_published:
-        how, theirs = published_convention(m)
+        how, theirs = transformer.published_active_convention(m)
         notes.append(
             v.note(
                 f"{m.name} routes each token to {own_k} of {E} experts. Active here means every "
