@@ -241,8 +241,10 @@ def _entry(kind: str, name: str):
 def test_table_marks_wont_fit_rows():
     out = _entry("table", "decode_speed_across_field")(model="llama-3.1-70b", weights="fp8")
     lines = [ln for ln in out.strip().splitlines() if ln.startswith("| ") and "---" not in ln][1:]
-    rows = part5.across_field("llama-3.1-70b", "fp8")
-    assert len(lines) == len(rows) == len(catalog.accelerators())
+    # the SRAM machines (Groq, Cerebras) are left out of the table and named under it
+    rows = [s for s in part5.across_field("llama-3.1-70b", "fp8")
+            if catalog.accelerator(s.accelerator).single_chip_comparable]
+    assert len(lines) == len(rows) == len(catalog.accelerators()) - 2
     for ln, s in zip(lines, rows, strict=True):
         assert ln.startswith(f"| {catalog.accelerator(s.accelerator).name} |")
         assert ("won't fit" in ln) is (not s.fits)
