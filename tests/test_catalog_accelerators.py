@@ -11,6 +11,8 @@ from descent.catalog import Accelerator, CatalogError, accelerators, load_accele
 KNOWN_IDS = [
     "h100-sxm", "h200", "b200", "b300", "mi300x", "mi355x", "tpu-v7",
     "trainium3", "rtx-5090", "m3-ultra", "groq-lpu", "cerebras-wse-3",
+    "a100-sxm-80gb", "a100-sxm-40gb", "l40s", "l4", "t4", "rtx-3090", "rtx-4090",
+    "rtx-5060-ti-16gb", "m4-max", "gaudi-3",
 ]  # fmt: skip
 #: Every row: the per-row tests below iterate the catalog, so a new row is checked without edits here.
 ROWS = [pytest.param(a, id=a.id) for a in accelerators().values()]
@@ -54,6 +56,51 @@ def test_known_capacities():
     assert accs["h100-sxm"].memory_bytes == 85_899_345_920  # 80 * 2**30
     assert accs["h200"].memory_bytes == 151_397_597_184  # 141 * 2**30
     assert accs["rtx-5090"].memory_bytes == 34_359_738_368  # 32 * 2**30
+    # the chips readers own: GDDR and HBM capacities are binary, "24 GB" = 24 * 2**30
+    assert accs["rtx-4090"].memory_bytes == accs["rtx-3090"].memory_bytes == accs["l4"].memory_bytes == 24 * GIB
+    assert accs["rtx-5060-ti-16gb"].memory_bytes == accs["t4"].memory_bytes == 16 * GIB
+    assert accs["a100-sxm-40gb"].memory_bytes == 40 * GIB and accs["a100-sxm-80gb"].memory_bytes == 80 * GIB
+    assert accs["m4-max"].memory_bytes == accs["gaudi-3"].memory_bytes == 128 * GIB
+
+
+def test_datasheet_bandwidths_and_dense_peaks():
+    """Each value from the row's datasheet, the dense (not 2:4 sparse) figure with FP32 accumulation."""
+    a = accelerators()
+    assert a["a100-sxm-80gb"].memory_bandwidth == 2.039e12 and a["a100-sxm-40gb"].memory_bandwidth == 1.555e12
+    assert a["a100-sxm-80gb"].bf16_flops == 312e12 and a["a100-sxm-80gb"].fp8_flops is None  # 624 is sparse
+    assert a["l4"].bf16_flops == 242e12 / 2 and a["l4"].fp8_flops == 485e12 / 2  # datasheet: "with sparsity"
+    assert a["l40s"].bf16_flops == 362.05e12 and a["l40s"].fp8_flops == 733e12
+    assert a["rtx-3090"].memory_bandwidth == 19.5e9 * 384 / 8  # 936 GB/s
+    assert a["rtx-4090"].memory_bandwidth == 21e9 * 384 / 8  # 1,008 GB/s
+    assert a["rtx-5060-ti-16gb"].memory_bandwidth == 28e9 * 128 / 8  # 448 GB/s
+    assert a["rtx-5060-ti-16gb"].fp4_flops == 759e12 / 2  # "759 AI TOPS" is FP4 with 2:4 sparsity
+    # 5060 Ti peaks scaled from the 5090's by SMs x boost clock: (36 x 2,572) / (170 x 2,407)
+    ratio = (36 * 2572) / (170 * 2407)
+    assert a["rtx-5060-ti-16gb"].bf16_flops == pytest.approx(209.5e12 * ratio, rel=2e-3)
+    assert a["rtx-5060-ti-16gb"].fp8_flops == pytest.approx(419.2e12 * ratio, rel=2e-3)
+    assert a["rtx-5060-ti-16gb"].fp4_flops == pytest.approx(1676e12 * ratio, rel=2e-3)
+    assert a["gaudi-3"].bf16_flops == a["gaudi-3"].fp8_flops == 1835e12
+
+
+def test_geforce_fp8_is_the_fp32_accumulate_figure():
+    # RTX Blackwell whitepaper: FP8 with FP16 accumulate 838/1,676 (dense/sparse), with FP32
+    # accumulate 419/838. Inference engines accumulate FP8 GEMMs in FP32: the catalog keeps 419.2
+    # and says so in the row's notes and fp8_flops source.
+    r = accelerators()["rtx-5090"]
+    assert r.fp8_flops == 419.2e12 == 838.4e12 / 2  # half the FP16-accumulate rate
+    assert "FP32 Accumulate 419" in r.source_of("fp8_flops") and "838.4" in r.notes
+    # Ada: FP8 330.3 with FP32 accumulate (660.6 with FP16 accumulate)
+    assert accelerators()["rtx-4090"].fp8_flops == 330.3e12
+
+
+def test_16bit_peak_format_and_unstated_sparsity_are_recorded():
+    accs = accelerators()
+    fp16 = {a.id for a in accs.values() if a.peak_16bit_format == "FP16"}
+    assert fp16 == {"t4", "groq-lpu", "cerebras-wse-3"}  # Turing has no BF16; Groq and Cerebras quote FP16
+    assert {a.id for a in accs.values() if not a.peak_dense_stated} == {"cerebras-wse-3"}
+    bad = VALID.replace("year = 2024", 'year = 2024\npeak_16bit_format = "FP8"')
+    with pytest.raises(CatalogError, match="peak_16bit_format.*BF16, FP16"):
+        load_accelerators(bad)
 
 
 @pytest.mark.parametrize("a", ROWS)

@@ -84,7 +84,7 @@ def test_unknown_accelerator_and_precision(capsys):
     assert rc == 2 and "Weight precision must be one of: released, fp32, bf16" in one_error_line(err)
 
 
-@pytest.mark.parametrize("context", ["0", "-3", "10000001", "12x", "1.5"])
+@pytest.mark.parametrize("context", ["0", "-3", "20000001", "12x", "1.5"])
 def test_bad_context_exits_2(capsys, context):
     rc, out, err = run(capsys, "size", "llama-3.1-8b", "-a", "h200", "--context", context)
     assert rc == 2 and out == ""

@@ -155,7 +155,7 @@ def test_registering_a_duplicate_or_bad_name_fails():
 def test_arg_parsing():
     a = Arg(P.CONTEXT)
     assert a.parse("8192") == 8192 and a.parse("128k") == 128_000
-    assert a.allowed() == "a whole number from 1 to 10,000,000 tokens"
+    assert a.allowed() == "a whole number from 1 to 20,000,000 tokens"
     with pytest.raises(ValueError, match="context='0' is not allowed; context must be a whole number from 1"):
         a.parse("0")
     with pytest.raises(ValueError, match="not allowed"):

@@ -257,11 +257,12 @@ def _cmd_accelerators(args: argparse.Namespace) -> int:
             json.dumps([{f.name: getattr(a, f.name) for f in dataclasses.fields(a)} for a in accs.values()])
         )
         return 0
-    print(f"{'id':<15} {'memory GB':>10} {'memory GiB':>10} {'bandwidth':>11} {'BF16 dense':>12}  name")
+    print(f"{'id':<17} {'memory GB':>10} {'memory GiB':>10} {'bandwidth':>11} {'BF16 dense':>12}  name")
     for a in accs.values():
+        caveat = f" (peak: {a.peak_16bit_caveat})" if a.peak_16bit_caveat else ""
         print(
-            f"{a.id:<15} {format_number(a.memory_bytes / GB, 4):>10} {format_number(a.memory_bytes / GiB, 4):>10} "
-            f"{format_rate(a.memory_bandwidth):>11} {format_si(a.bf16_flops, 'FLOP/s'):>12}  {a.name}"
+            f"{a.id:<17} {format_number(a.memory_bytes / GB, 4):>10} {format_number(a.memory_bytes / GiB, 4):>10} "
+            f"{format_rate(a.memory_bandwidth):>11} {format_si(a.bf16_flops, 'FLOP/s'):>12}  {a.name}{caveat}"
         )
     return 0
 

@@ -122,9 +122,15 @@ B = _s("B", "B", "sequences in the batch", "sequences")
 BYTES = _s("b", "b", "bytes per stored element (2 for BF16, 1 for FP8)", "bytes")
 D_C = _s("d_c", "d_c", "rank of MLA's joint key/value latent (kv_lora_rank)", "values")
 D_R = _s("d_rope", r"d_h^{R}", "per-token decoupled RoPE key, shared by all heads (qk_rope_head_dim)", "values")
-W = _s("W", "W", "sliding-window width", "tokens")
+W = _s("W", "W", "tokens a limited layer can attend to: the sliding-window width (or Llama 4's chunk size)", "tokens")
 L_FULL = _s("L_full", r"L_{\text{full}}", "layers with full attention", "count")
-L_SLIDE = _s("L_slide", r"L_{\text{slide}}", "layers with sliding-window attention", "count")
+L_SLIDE = _s("L_slide", r"L_{\text{slide}}", "layers with sliding-window (or chunked) attention", "count")
+L_LIN = _s("L_lin", r"L_{\text{lin}}", "linear-attention layers (a fixed-size state each)", "count")
+H_V = _s("H_v", r"H_v", "value heads of a linear-attention layer (one state matrix each)", "count")
+H_K = _s("H_k", r"H_k", "key heads of a linear-attention layer", "count")
+D_K = _s("d_k", r"d_k", "key width of a linear-attention head", "values")
+D_V = _s("d_v", r"d_v", "value width of a linear-attention head", "values")
+CONV = _s("c", "c", "width of the linear layer's causal convolution (it keeps the last c - 1 inputs)", "tokens")
 N = _s("N", "N", "parameters stored", "parameters")
 BITS = _s("bits", r"\beta", "bits per weight, block scales included", "bits")
 BW = _s("BW", r"\mathrm{BW}", "memory bandwidth", "bytes/s")
@@ -140,7 +146,8 @@ CHECK_BYTES = 2
 
 
 def _plain_models():
-    return [m for m in catalog.models().values() if m.mla is None]
+    """Models whose every layer caches keys and values (no MLA latent, no linear-attention layers)."""
+    return [m for m in catalog.models().values() if m.mla is None and m.linear_attention is None]
 
 
 def _check_kv():
@@ -153,7 +160,7 @@ def _check_kv():
             # no window cap in this entry: compare with the per-token count times T
             pkg = tr.kv_elements_per_token(m) * t * CHECK_BATCH * CHECK_BYTES
             out.append((f"{m.id} T={t}", v, pkg))
-            if m.sliding is None:
+            if m.sliding is None and m.chunked is None:
                 out.append((f"{m.id} T={t} (kv_cache_elements)", v,
                             tr.kv_cache_elements(m, t) * CHECK_BATCH * CHECK_BYTES))
     return out
@@ -178,12 +185,31 @@ def _check_kv_sliding():
     f = FORMULAS["kv_cache_bytes_sliding"]
     out = []
     for m in _plain_models():
-        if m.sliding is None:
+        if m.sliding is None and m.chunked is None:
             continue
-        n_slide = sum(1 for i in range(m.num_layers) if m.sliding.is_sliding(i))
-        for t in CHECK_CONTEXTS:
-            v = f.evaluate(L_full=m.num_layers - n_slide, L_slide=n_slide, W=m.sliding.window, K=m.num_kv_heads,
+        limited = sum(1 for i in range(m.num_layers) if tr.layer_kind(m, i) in ("sliding", "chunked"))
+        width = m.sliding.window if m.sliding is not None else m.chunked.chunk
+        for t in (*CHECK_CONTEXTS, 3 * width + 5):
+            v = f.evaluate(L_full=m.num_layers - limited, L_slide=limited, W=width, K=m.num_kv_heads,
                            d_head=m.head_dim, T=t, B=CHECK_BATCH, b=CHECK_BYTES)
+            out.append((f"{m.id} T={t}", v, tr.kv_cache_elements(m, t) * CHECK_BATCH * CHECK_BYTES))
+    return out
+
+
+def _check_kv_hybrid():
+    tr = transformer
+    f = FORMULAS["kv_cache_bytes_hybrid"]
+    out = []
+    hybrids = [m for m in catalog.models().values() if m.linear_attention is not None]
+    if not hybrids:
+        raise AssertionError("no catalog model has linear-attention layers: kv_cache_bytes_hybrid checks nothing")
+    for m in hybrids:
+        la = m.linear_attention
+        n_lin = sum(1 for i in range(m.num_layers) if tr.layer_kind(m, i) == "linear")
+        for t in (*CHECK_CONTEXTS, m.max_context):
+            v = f.evaluate(L_full=m.num_layers - n_lin, L_lin=n_lin, K=m.num_kv_heads, d_head=m.head_dim, T=t,
+                           H_v=la.num_value_heads, H_k=la.num_key_heads, d_k=la.key_head_dim,
+                           d_v=la.value_head_dim, c=la.conv_kernel, B=CHECK_BATCH, b=CHECK_BYTES)
             out.append((f"{m.id} T={t}", v, tr.kv_cache_elements(m, t) * CHECK_BATCH * CHECK_BYTES))
     return out
 
@@ -252,16 +278,38 @@ _register(Formula(
 ))
 
 _register(Formula(
-    "kv_cache_bytes_sliding", "KV-cache bytes when some layers attend only to a sliding window",
+    "kv_cache_bytes_sliding", "KV-cache bytes when some layers attend only to recent tokens (a sliding window or a chunk)",
     _s("M_KV", r"M_{\text{KV}}", "KV-cache size", "bytes"),
     sp.Mul(2, K.symbol, D_HEAD.symbol,
            sp.Add(sp.Mul(L_FULL.symbol, T.symbol, evaluate=False),
                   sp.Mul(L_SLIDE.symbol, sp.Min(T.symbol, W.symbol), evaluate=False), evaluate=False),
            B.symbol, BYTES.symbol, evaluate=False),
     (K, D_HEAD, L_FULL, L_SLIDE, T, W, B, BYTES),
-    "Mistral 7B paper (arXiv:2310.06825), section 2 (rolling buffer cache of W tokens)",
-    note="A sliding layer never holds more than W tokens; full-attention layers hold all T.",
+    "Mistral 7B paper (arXiv:2310.06825), section 2 (rolling buffer cache of W tokens); Llama 4's "
+    "chunked attention (transformers Llama4TextConfig attention_chunk_size): a layer that attends only "
+    "within its chunk of W tokens never needs more than W of them",
+    note="A sliding or chunked layer never holds more than W tokens; full-attention layers hold all T.",
     check=_check_kv_sliding,
+))
+
+_register(Formula(
+    "kv_cache_bytes_hybrid", "Cache bytes of a hybrid model: attention layers grow with T, linear-attention layers do not",
+    _s("M_KV", r"M_{\text{KV}}", "KV cache plus the linear layers' state", "bytes"),
+    sp.Mul(sp.Add(sp.Mul(2, L_FULL.symbol, K.symbol, D_HEAD.symbol, T.symbol, evaluate=False),
+                  sp.Mul(L_LIN.symbol,
+                         sp.Add(sp.Mul(H_V.symbol, D_K.symbol, D_V.symbol, evaluate=False),
+                                sp.Mul(sp.Add(CONV.symbol, -1, evaluate=False),
+                                       sp.Add(sp.Mul(2, H_K.symbol, D_K.symbol, evaluate=False),
+                                              sp.Mul(H_V.symbol, D_V.symbol, evaluate=False), evaluate=False),
+                                       evaluate=False), evaluate=False), evaluate=False), evaluate=False),
+           B.symbol, BYTES.symbol, evaluate=False),
+    (L_FULL, K, D_HEAD, T, L_LIN, H_V, D_K, D_V, CONV, H_K, B, BYTES),
+    "Yang, Kautz and Hatamizadeh 2024, Gated Delta Networks (arXiv:2412.06464), section 2: the state "
+    "is one d_k x d_v matrix per head; Qwen3-Next config.json (full_attention_interval, linear_*); the "
+    "convolution window as vLLM stores it (MambaStateShapeCalculator.gated_delta_net_state_shape)",
+    note="The linear-attention term has no T: those layers keep the same state at ten tokens and at a "
+         "million. Only the full-attention layers' keys and values grow with the context.",
+    check=_check_kv_hybrid,
 ))
 
 _register(Formula(

@@ -11,7 +11,7 @@ else is generated from that one declaration:
 * a command-line flag (:func:`add_argument` builds the ``argparse`` option from a ``Param``).
 
 So a limit or a default changes in one place, and a message names the input the same way
-everywhere ("Context must be 1 to 10,000,000 tokens, got 0").
+everywhere ("Context must be 1 to 20,000,000 tokens, got 0").
 
 Two ways in:
 
@@ -78,7 +78,7 @@ class ParamError(ValueError):
 
     ``field`` is the parameter's name (``None`` when the error is not about one input, e.g. an
     unknown widget); ``message`` is a sentence the reader can act on, naming the parameter by its
-    label and saying what is allowed ("Context must be 1 to 10,000,000 tokens, got -3").
+    label and saying what is allowed ("Context must be 1 to 20,000,000 tokens, got -3").
     """
 
     def __init__(self, field: str | None, message: str) -> None:
@@ -189,7 +189,7 @@ class Param:
         return [str(v) for v, _ in self.options()]
 
     def allowed(self) -> str:
-        """What is allowed, in words: "one of: a, b", "1 to 10,000,000 tokens", "on or off"."""
+        """What is allowed, in words: "one of: a, b", "1 to 20,000,000 tokens", "on or off"."""
         if self.type == "choice":
             return "one of: " + ", ".join(self.values())
         if self.type in ("int", "float"):
@@ -569,7 +569,7 @@ KV = declare(Param(
     help="How each cached key and value is stored.",
 ))
 CONTEXT = declare(Param(
-    "context", "Context", "int", 8192, unit="tokens", min=1, max=10_000_000, short=("-c",),
+    "context", "Context", "int", 8192, unit="tokens", min=1, max=20_000_000, short=("-c",),
     help="Tokens each conversation holds in the KV cache: prompt plus answer so far.",
 ))
 BATCH = declare(Param(

@@ -112,8 +112,40 @@ function onWorkerMessage(event) {
 
 function showResult(st, html) {
   st.out.innerHTML = html;
+  applyLimits(st);
   clearErrors(st);
   setState(st, "live", MSG.live);
+}
+
+// A result may narrow number inputs (a "limits" view: <div hidden data-limits='{"step": {"max": 22}}'>):
+// the control's ends follow the result, e.g. the step slider of a 23-step reply ends at 22. A value
+// past the new end moves to it; the result already says it showed that end (the Python note).
+function applyLimits(st) {
+  const el = st.out.querySelector("[data-limits]");
+  if (!el) return;
+  let limits;
+  try {
+    limits = JSON.parse(el.dataset.limits);
+  } catch {
+    return;
+  }
+  for (const [name, lim] of Object.entries(limits)) {
+    const f = st.form.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
+    const num = f && f.querySelector(".descent-field__number");
+    if (!num) continue;
+    const range = f.querySelector(".descent-field__range");
+    for (const key of ["min", "max"]) {
+      if (!(key in lim)) continue;
+      num[key] = String(lim[key]);
+      if (range) range[key] = String(range.dataset.log ? Math.log10(lim[key]) : lim[key]);
+    }
+    const v = Number(num.value);
+    const clamped = Math.min("max" in lim ? lim.max : v, Math.max("min" in lim ? lim.min : v, v));
+    if (Number.isFinite(v) && clamped !== v) {
+      num.value = String(clamped);
+      if (range) numberToSlider(num, range);
+    }
+  }
 }
 
 function clearErrors(st) {

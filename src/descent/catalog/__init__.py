@@ -9,6 +9,8 @@ Two TOML files ship inside the package:
 
 Each row has a ``[X.sources]`` table. ``sources.default`` names where most fields come from; any
 field may be given its own source by a key of the same name (``sources.memory_bandwidth = "..."``).
+A source that starts with ``estimate:`` or ``derived:`` marks a value the catalog worked out (Apple
+publishes no FLOP/s; a card's peak scaled from its bigger sibling's); pages label such values.
 :func:`Model.source_of` / :func:`Accelerator.source_of` answer "where does this number come from"
 for any field, so reference pages can print a source next to every value.
 
@@ -32,9 +34,14 @@ from descent.checks import is_int, is_real
 __all__ = [
     "Accelerator",
     "CatalogError",
+    "ChunkedAttention",
+    "FFN_GATES",
+    "LinearAttention",
     "MLA",
     "MoE",
     "Model",
+    "ROUTER_SCORINGS",
+    "SHARDED_KINDS",
     "SlidingWindow",
     "accelerator",
     "accelerators",
@@ -47,6 +54,19 @@ __all__ = [
 
 class CatalogError(ValueError):
     """A catalog row is malformed. The message names the file, the row and the field."""
+
+
+#: How a MoE router turns its logits into the weights of the chosen experts: ``softmax`` (Mixtral,
+#: arXiv:2401.04088, section 2.1; Qwen3-MoE; gpt-oss) or ``sigmoid`` (DeepSeek-V3, arXiv:2412.19437,
+#: section 2.1.2, eq. 15; Kimi K2; Llama 4, transformers ``Llama4Router``).
+ROUTER_SCORINGS = ("softmax", "sigmoid")
+
+#: The gated FFNs of the catalog, by the bend on the gate path: ``SwiGLU`` (SiLU; Shazeer 2020, "GLU
+#: Variants Improve Transformer", eq. 6; config ``hidden_act = "silu"``), ``GeGLU`` (GELU, same
+#: paper eq. 5; Gemma 3 ``hidden_activation = "gelu_pytorch_tanh"``) and ``clamped SwiGLU``
+#: (gpt-oss: gate and up clamped to 7 and the gate a sigmoid of 1.702 x gate, arXiv:2508.10925,
+#: section 2; transformers ``GptOssExperts``). All three have the same three D x F matrices.
+FFN_GATES = ("SwiGLU", "GeGLU", "clamped SwiGLU")
 
 
 @dataclass(frozen=True)
@@ -64,6 +84,15 @@ class MoE:
         first_dense_layers: the first N layers use a dense FFN of width ``Model.intermediate_size``
             instead of experts (DeepSeek-V3 ``first_k_dense_replace`` = 3).
         router_bias: the router's linear layer has a bias (gpt-oss).
+        router_scoring: how the router weights the chosen experts, one of :data:`ROUTER_SCORINGS`
+            (``config.json`` ``scoring_func``; softmax unless the row says otherwise).
+        router_normalize: the chosen experts' weights are divided by their sum, so they add up to 1
+            (Mixtral's softmax over the top k; ``norm_topk_prob`` in Qwen, DeepSeek-V3 and Kimi K2
+            configs). False for Llama 4, whose chosen expert is weighted by its sigmoid as is
+            (transformers ``Llama4Router``).
+        shared_expert_gate: the shared expert's output is scaled by a learned sigmoid gate, one
+            D x 1 weight vector per MoE layer (Qwen3-Next ``shared_expert_gate``); counted as router
+            parameters.
         expert_bias: each expert's projections have biases (gpt-oss).
         router_score_correction_bias: the router stores one load-balancing bias per expert,
             added to the scores only to choose experts (DeepSeek-V3 ``e_score_correction_bias``,
@@ -83,6 +112,8 @@ class MoE:
     router_bias: bool = False
     expert_bias: bool = False
     router_score_correction_bias: bool = False
+    router_scoring: str = "softmax"
+    router_normalize: bool = True
     shared_expert_gate: bool = False
 
 
@@ -131,6 +162,80 @@ class SlidingWindow:
 
 
 @dataclass(frozen=True)
+class ChunkedAttention:
+    """Chunked local attention (Llama 4, "iRoPE"; transformers ``Llama4TextConfig``).
+
+    The sequence is cut into consecutive chunks of ``chunk`` tokens, and a chunked layer attends only
+    to the tokens of the current chunk (itself included): at context T it attends to
+    ((T - 1) mod chunk) + 1 tokens and never needs more than ``chunk`` of them in its KV cache. Unlike a
+    sliding window, the span restarts at every chunk boundary.
+
+    Attributes:
+        chunk: tokens per chunk (config ``attention_chunk_size``; Llama 4 Scout 8,192).
+        full_attention_every: None if every layer is chunked; otherwise every n-th layer (1-based:
+            layers n, 2n, ...) attends to the whole context (Llama 4 Scout: 4, the layers without
+            RoPE, ``no_rope_layers`` / ``layer_types``).
+    """
+
+    chunk: int
+    full_attention_every: int | None = None
+
+    def is_chunked(self, layer: int) -> bool:
+        """True if 0-based ``layer`` attends only within its chunk."""
+        if self.full_attention_every is None:
+            return True
+        return (layer + 1) % self.full_attention_every != 0
+
+
+@dataclass(frozen=True)
+class LinearAttention:
+    """Linear-attention layers of a hybrid model: Gated DeltaNet (Yang, Kautz & Hatamizadeh 2024,
+    "Gated Delta Networks", arXiv:2412.06464, section 2; Qwen3-Next, transformers
+    ``Qwen3NextGatedDeltaNet``).
+
+    Such a layer keeps no KV cache. Per sequence it keeps a **fixed-size state** that does not grow
+    with the context: one d_k x d_v matrix per value head (the recurrent state S of the delta rule)
+    plus the last ``conv_kernel - 1`` inputs of its short causal convolution over q, k and v. Its
+    parameters: a q/k/v/z input projection (D x (2 H_k d_k + 2 H_v d_v)), a beta/alpha projection
+    (D x 2 H_v), the depthwise convolution ((2 H_k d_k + H_v d_v) x conv_kernel), a gated RMSNorm of
+    d_v, ``dt_bias`` and ``A_log`` (H_v each) and an output projection (H_v d_v x D).
+
+    Attributes:
+        num_key_heads: H_k (``linear_num_key_heads``).
+        num_value_heads: H_v (``linear_num_value_heads``); one state matrix per value head.
+        key_head_dim: d_k (``linear_key_head_dim``).
+        value_head_dim: d_v (``linear_value_head_dim``).
+        conv_kernel: width of the causal convolution (``linear_conv_kernel_dim``).
+        full_attention_every: every n-th layer (1-based: layers n, 2n, ...) is a full (softmax)
+            attention layer and the others are linear (``full_attention_interval``; Qwen3-Next 4).
+    """
+
+    num_key_heads: int
+    num_value_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int
+    full_attention_every: int
+
+    def is_linear(self, layer: int) -> bool:
+        """True if 0-based ``layer`` is a linear-attention layer."""
+        return (layer + 1) % self.full_attention_every != 0
+
+    @property
+    def conv_dim(self) -> int:
+        """Channels of the causal convolution: q, k and v, ``2 H_k d_k + H_v d_v``."""
+        return 2 * self.num_key_heads * self.key_head_dim + self.num_value_heads * self.value_head_dim
+
+    @property
+    def state_elements(self) -> int:
+        """Values one layer keeps per sequence, whatever the context: ``H_v d_k d_v`` (the
+        recurrent states) + ``(conv_kernel - 1) x conv_dim`` (the convolution's last inputs, as vLLM
+        keeps them, ``MambaStateShapeCalculator.gated_delta_net_state_shape``)."""
+        recurrent = self.num_value_heads * self.key_head_dim * self.value_head_dim
+        return recurrent + (self.conv_kernel - 1) * self.conv_dim
+
+
+@dataclass(frozen=True)
 class Model:
     """One model's architecture, from its published config.json.
 
@@ -152,12 +257,20 @@ class Model:
         attention_bias: Q, K and V projections have biases (Qwen2, gpt-oss).
         attention_out_bias: the attention output projection has a bias (gpt-oss).
         mlp_bias: dense FFN projections have biases.
-        qk_norm: RMSNorm on each head's Q and K, weight of size d_head (Qwen3, Gemma 3).
+        qk_norm: RMSNorm on each head's Q and K, weight of size d_head (Qwen3, Gemma 3; Llama 4's
+            parameter-free L2 norm is not one).
         norms_per_layer: RMSNorm weight vectors of size D per layer (2 pre-norm; Gemma 3 has 4).
         attention_sinks: one learned sink logit per query head per layer (gpt-oss).
+        attention_output_gate: the attention output is multiplied by a sigmoid gate computed from
+            the layer input, so the query projection is twice as wide, D x 2 H d_head (Qwen3-Next
+            "gated attention"; transformers ``Qwen3NextAttention``).
+        ffn_gate: the gated FFN's kind, one of :data:`FFN_GATES` (from ``hidden_act``); every kind
+            has three D x F matrices.
         moe: Mixture-of-Experts shape, or None for a dense model.
         mla: Multi-head Latent Attention shape, or None.
         sliding: sliding-window attention, or None.
+        chunked: chunked local attention (Llama 4), or None.
+        linear_attention: the linear-attention layers of a hybrid model (Qwen3-Next), or None.
         params_total_published: total parameters as the publisher states them.
         params_active_published: active parameters per token as published (None for dense).
         params_published_note: what the published count includes (embeddings? MTP module?).
@@ -187,9 +300,13 @@ class Model:
     qk_norm: bool = False
     norms_per_layer: int = 2
     attention_sinks: bool = False
+    attention_output_gate: bool = False
+    ffn_gate: str = "SwiGLU"
     moe: MoE | None = None
     mla: MLA | None = None
     sliding: SlidingWindow | None = None
+    chunked: ChunkedAttention | None = None
+    linear_attention: LinearAttention | None = None
     params_active_published: float | None = None
     params_published_note: str = ""
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
@@ -223,8 +340,11 @@ class Accelerator:
             HBM3 is 80 GiB); the ``memory_bytes`` field already holds the true byte count.
         memory_type: ``"HBM3e"``, ``"GDDR7"``, ``"LPDDR5"``, ``"SRAM"``...
         memory_bandwidth: bytes/s from that memory (TB/s = 1e12 bytes/s).
-        bf16_flops: dense BF16 peak, FLOP/s (not 2:4 sparse).
-        fp8_flops: dense FP8 peak, FLOP/s, or None where the chip has no FP8.
+        bf16_flops: dense 16-bit floating-point matrix peak, FLOP/s (not 2:4 sparse), with FP32
+            accumulation: BF16, or FP16 on chips without BF16 (``peak_16bit_format`` says which).
+            GeForce cards run FP16 with FP16 accumulation at twice this rate; the notes say so.
+        fp8_flops: dense FP8 peak with FP32 accumulation, FLOP/s, or None where the chip has no
+            FP8 (GeForce cards run FP8 with FP16 accumulation at twice this rate).
         fp4_flops: dense FP4 peak, FLOP/s, or None where the chip has no FP4.
         power_watts: board (or module/system) power, W.
         compute_units: SMs, CUs, cores: whatever the vendor counts (``compute_units_name``).
@@ -234,6 +354,12 @@ class Accelerator:
             bytes/s, both directions added, or None.
         scale_up_name: the link's name.
         year: year of release.
+        peak_16bit_format: the 16-bit format ``bf16_flops`` is for: ``"BF16"``, or ``"FP16"`` where
+            the vendor publishes no BF16 rate (NVIDIA T4 has no BF16; Groq's LPU and Cerebras's
+            WSE-3 quote FP16).
+        peak_dense_stated: False where the vendor does not say whether its peaks are dense or
+            count sparsity (Cerebras's "125 petaflops of peak AI performance"): the figure is
+            recorded as given and flagged, and pages mark it.
         sources: ``{"default": ..., field_name: ...}``; see :meth:`source_of`.
         notes: where sources disagree, which value was chosen and why.
     """
@@ -257,6 +383,8 @@ class Accelerator:
     fp4_flops: float | None = None
     scale_up_bandwidth: float | None = None
     scale_up_name: str = ""
+    peak_16bit_format: str = "BF16"
+    peak_dense_stated: bool = True
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
@@ -264,8 +392,41 @@ class Accelerator:
         """Where the value of field ``name`` comes from."""
         return _source_of(self.sources, name)
 
+    @property
+    def single_chip_comparable(self) -> bool:
+        """False for the machines that hold a catalog model only across many chips
+        (:data:`SHARDED_KINDS`: Groq, Cerebras): comparisons of one chip's decode ceiling leave them
+        out (a one-chip speed "if it fit" is not how they serve) and say how many chips it takes."""
+        return self.kind not in SHARDED_KINDS
+
+    def provenance(self, name: str) -> str:
+        """``"estimate"`` or ``"derived"`` when field ``name``'s source starts with that word and a
+        colon (a value this catalog worked out, not one the vendor printed), else ``""``."""
+        head = self.source_of(name).split(":", 1)[0].strip().lower()
+        return head if head in ("estimate", "derived") else ""
+
+    @property
+    def peak_16bit_caveat(self) -> str:
+        """What a "BF16 dense" label must add for this chip's ``bf16_flops``: ``""`` (a dense BF16
+        peak from the vendor), ``"FP16"`` (no BF16 rate published), ``"dense or sparse not
+        stated"``, ``"estimate"`` / ``"derived"`` (see :meth:`provenance`), joined by ``"; "``."""
+        parts = [] if self.peak_16bit_format == "BF16" else [self.peak_16bit_format]
+        if not self.peak_dense_stated:
+            parts.append("dense or sparse not stated")
+        if self.provenance("bf16_flops"):
+            parts.append(self.provenance("bf16_flops"))
+        return "; ".join(parts)
+
 
 ACCELERATOR_KINDS = ("gpu", "tpu", "asic", "soc", "sram")
+
+#: Accelerator kinds whose chips hold a catalog model only across many of them (weights in on-chip
+#: SRAM: Groq LPU, Cerebras WSE-3). A one-chip decode ceiling "if it fit" says nothing about how
+#: they serve, so the comparisons across chips leave them out and say how many chips it would take.
+SHARDED_KINDS = ("sram",)
+
+#: The 16-bit formats an accelerator's ``bf16_flops`` may be for.
+PEAK_16BIT_FORMATS = ("BF16", "FP16")
 
 
 def _source_of(sources: dict[str, str], name: str) -> str:
@@ -281,7 +442,13 @@ def _source_of(sources: dict[str, str], name: str) -> str:
 # Loading and validation
 # ---------------------------------------------------------------------------------------------
 
-_NESTED = {"moe": MoE, "mla": MLA, "sliding": SlidingWindow}
+_NESTED = {
+    "moe": MoE,
+    "mla": MLA,
+    "sliding": SlidingWindow,
+    "chunked": ChunkedAttention,
+    "linear_attention": LinearAttention,
+}
 
 
 def _check_type(value: Any, annotation: str) -> bool:
@@ -345,6 +512,28 @@ def _validate_model(m: Model, file: str) -> None:
         )
     if m.moe is not None and not 1 <= m.moe.experts_per_token <= m.moe.num_experts:
         raise CatalogError(f"{where}: field 'moe.experts_per_token' must be 1 to moe.num_experts")
+    if m.moe is not None and m.moe.router_scoring not in ROUTER_SCORINGS:
+        raise CatalogError(
+            f"{where}: field 'moe.router_scoring' must be one of {', '.join(ROUTER_SCORINGS)}, got {m.moe.router_scoring!r}"
+        )
+    if m.ffn_gate not in FFN_GATES:
+        raise CatalogError(f"{where}: field 'ffn_gate' must be one of {', '.join(FFN_GATES)}, got {m.ffn_gate!r}")
+    patterns = [n for n in ("sliding", "chunked", "linear_attention") if getattr(m, n) is not None]
+    if len(patterns) > 1:
+        raise CatalogError(f"{where}: fields {' and '.join(repr(n) for n in patterns)} exclude each other (one layer pattern per model)")
+    for name, span in (("sliding", "window"), ("chunked", "chunk")):
+        nested = getattr(m, name)
+        if nested is not None and getattr(nested, span) < 1:
+            raise CatalogError(f"{where}: field '{name}.{span}' must be a positive integer, got {getattr(nested, span)}")
+    for name in ("sliding", "chunked", "linear_attention"):
+        every = getattr(getattr(m, name), "full_attention_every", None)
+        if every is not None and not 1 <= every <= m.num_layers:
+            raise CatalogError(f"{where}: field '{name}.full_attention_every' must be 1 to num_layers ({m.num_layers}), got {every}")
+    if m.linear_attention is not None:
+        la = m.linear_attention
+        for f in ("num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim", "conv_kernel"):
+            if getattr(la, f) < 1:
+                raise CatalogError(f"{where}: field 'linear_attention.{f}' must be a positive integer, got {getattr(la, f)}")
     if "default" not in m.sources:
         raise CatalogError(f"{where}: field 'sources.default' is required (where the values come from)")
 
@@ -356,6 +545,10 @@ def _validate_accelerator(a: Accelerator, file: str) -> None:
     for name in ("memory_bytes", "memory_bandwidth", "bf16_flops", "power_watts"):
         if not getattr(a, name) > 0:
             raise CatalogError(f"{where}: field {name!r} must be positive, got {getattr(a, name)}")
+    if a.peak_16bit_format not in PEAK_16BIT_FORMATS:
+        raise CatalogError(
+            f"{where}: field 'peak_16bit_format' must be one of {', '.join(PEAK_16BIT_FORMATS)}, got {a.peak_16bit_format!r}"
+        )
     if "default" not in a.sources:
         raise CatalogError(f"{where}: field 'sources.default' is required (where the values come from)")
 

@@ -20,9 +20,9 @@ from typing import Any
 from descent import catalog, numerics, transformer
 from descent import params as P
 from descent import quantities as Q
-from descent.memory import size
+from descent.memory import Sizing, size
 from descent.site.shortcodes import link_to, registry, table, value
-from descent.units import format_bytes, format_count, format_int, format_number, format_si
+from descent.units import BYTE_UNITS, format_bytes, format_count, format_int, format_number, format_si
 
 # ---------------------------------------------------------------------------------------------
 # Running-text formatting (thin names over descent.units, the one formatter)
@@ -196,7 +196,8 @@ def _ordinal(n: int) -> str:
 
 
 def attention_kind(m: catalog.Model) -> str:
-    """MHA / GQA / MQA / MLA, plus the sliding window if any (K and H are shown beside it)."""
+    """MHA / GQA / MQA / MLA, plus the sliding window, the chunks or the linear-attention layers if
+    any (K and H are shown beside it)."""
     if m.mla is not None:
         return "MLA"
     if m.num_kv_heads == m.num_heads:
@@ -208,6 +209,12 @@ def attention_kind(m: catalog.Model) -> str:
     if m.sliding is not None:
         every = m.sliding.full_attention_every
         kind += f", window {format_int(m.sliding.window)}" + (f", every {_ordinal(every)} layer full" if every else "")
+    if m.chunked is not None:
+        every = m.chunked.full_attention_every
+        kind += f", chunks of {format_int(m.chunked.chunk)}" + (f", every {_ordinal(every)} layer full" if every else "")
+    if m.linear_attention is not None:
+        every = m.linear_attention.full_attention_every
+        kind = f"hybrid: {kind} in every {_ordinal(every)} layer, linear attention (fixed state) in the others"
     return kind
 
 
@@ -265,22 +272,45 @@ def _exact_counts(m: catalog.Model) -> str:
     rows = [["total", format_count(pc.total, "exact"), format_count(m.params_total_published, "auto", 4)]]
     if m.moe is not None:
         published = format_count(m.params_active_published, "auto", 4) if m.params_active_published else "—"
-        rows.append(["active per token", format_count(pc.active, "exact"), published])
+        rows.append(["active per token (this site's convention: the embedding table counted)",
+                     format_count(pc.active, "exact"), "—"])
+        if m.params_active_published:
+            how, theirs = transformer.published_active_convention(m)
+            rows.append([f"active per token, as the publisher counts: {how}", format_count(theirs, "exact"), published])
     return "\n\nParameters, exact (computed from the shapes above) and as published:" + md_table(
         ["parameters", "exact", "published"], rows, "lrr")
 
 
+def memory_cell(a: catalog.Accelerator) -> str:
+    """Memory as the vendor means it and in true bytes: "80 GiB HBM3 (85.9 GB)" when the vendor's
+    "GB" is GiB (``memory_marketed_unit_is_gib``), else "44 GB SRAM"."""
+    if a.memory_marketed_unit_is_gib:
+        return f"{fmt_bytes(a.memory_bytes, 'GiB', 4)} {a.memory_type} ({fmt_bytes(a.memory_bytes, 'GB', 4)})"
+    unit = "GB" if a.memory_bytes >= BYTE_UNITS["GB"] else "MB"
+    return f"{fmt_bytes(a.memory_bytes, unit, 4)} {a.memory_type}"
+
+
+def peak_16bit_cell(a: catalog.Accelerator) -> str:
+    """``bf16_flops`` for a "16-bit dense" column (BF16 unless marked): the FLOP/s, then in brackets
+    what a dense BF16 vendor peak would not need (FP16; not stated to be dense; estimate; derived)."""
+    text = format_si(a.bf16_flops, "FLOP/s", 4, trim=True)
+    return f"{text} ({a.peak_16bit_caveat})" if a.peak_16bit_caveat else text
+
+
 @table("accelerators")
 def accelerators_table() -> str:
-    """Every catalog accelerator: memory, bandwidth, dense BF16 and FP8 peaks, power."""
+    """Every catalog accelerator: memory, bandwidth, dense 16-bit (BF16, or FP16 where marked) and
+    FP8 peaks with FP32 accumulation, power."""
     rows = []
     for a in catalog.accelerators().values():
-        rows.append([f"[{a.name}]({link_to(ACCELERATORS_PAGE, a.id)})", a.kind, f"{fmt_bytes(a.memory_bytes, 'GB', 4)} {a.memory_type}",
-                     format_si(a.memory_bandwidth, "B/s", 4, trim=True), format_si(a.bf16_flops, "FLOP/s", 4, trim=True),
-                     format_si(a.fp8_flops, "FLOP/s", 4, trim=True) if a.fp8_flops else "none",
+        fp8 = format_si(a.fp8_flops, "FLOP/s", 4, trim=True) if a.fp8_flops else "none"
+        if a.fp8_flops and a.provenance("fp8_flops"):
+            fp8 += f" ({a.provenance('fp8_flops')})"
+        rows.append([f"[{a.name}]({link_to(ACCELERATORS_PAGE, a.id)})", a.kind, memory_cell(a),
+                     format_si(a.memory_bandwidth, "B/s", 4, trim=True), peak_16bit_cell(a), fp8,
                      f"{fmt_num(a.power_watts, 4)} W", str(a.year)])
-    return md_table(["accelerator", "kind", "memory", "bandwidth", "BF16 dense", "FP8 dense", "power", "year"],
-                    rows, "llrrrrrr")
+    return md_table(["accelerator", "kind", "memory", "bandwidth", "16-bit dense", "FP8 dense",
+                     "power", "year"], rows, "llrrrrrr")
 
 
 @table("accelerator_details", ACCELERATOR_OR_ALL)
@@ -305,19 +335,45 @@ def kv_bytes_per_token_table(kv: str, unit: str) -> str:
     return md_table(["model", "attention", "elements per token", f"bytes per token ({kv})"], rows, "llrr")
 
 
+def split_field(rows: list[Sizing]) -> tuple[list[Sizing], list[Sizing]]:
+    """(rows a one-chip comparison shows, rows it leaves out): the second are the machines that are
+    not ``Accelerator.single_chip_comparable`` (weights in on-chip SRAM, a model spread over many
+    chips), for which a one-chip ceiling "if it fit" is no serving speed. Order is kept."""
+    shown = [s for s in rows if catalog.accelerator(s.accelerator).single_chip_comparable]
+    left = [s for s in rows if not catalog.accelerator(s.accelerator).single_chip_comparable]
+    return shown, left
+
+
+def sharded_sentence(left: list[Sizing]) -> str:
+    """One sentence naming the left-out machines, each with its memory per chip and the fewest such
+    chips whose memory holds the model (``Sizing.accelerators_needed``), or "" when none."""
+    if not left:
+        return ""
+    parts = []
+    for s in left:
+        a = catalog.accelerator(s.accelerator)
+        unit = "GB" if a.memory_bytes >= 10**9 else "MB"
+        parts.append(f"{a.name.split(' (')[0]} ({fmt_bytes(a.memory_bytes, unit, 4)} per chip: at least "
+                     f"{format_int(s.accelerators_needed)} {'chip' if s.accelerators_needed == 1 else 'chips'})")
+    return ("Not in the comparison: " + " and ".join(parts) + ". These machines keep the weights in "
+            "on-chip memory and serve a model spread over many chips, so a one-chip speed would mean nothing.")
+
+
 @table("decode_ceilings", P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
 def decode_ceilings_table(model: str, weights: str, kv: str, context: int, batch: int) -> str:
-    """Decode-speed ceiling for one model on every catalog accelerator, fastest first."""
+    """Decode-speed ceiling for one model on every catalog accelerator that serves on its own,
+    fastest first; the SRAM machines are named under the table with the chips the model needs."""
     rows = []
-    for a in catalog.accelerators().values():
-        s_ = size(model, a.id, weights, kv, context, batch)
+    shown, left = split_field([size(model, a.id, weights, kv, context, batch) for a in catalog.accelerators().values()])
+    for s_ in shown:
+        a = catalog.accelerator(s_.accelerator)
         row = [a.name, fmt_bytes(a.memory_bytes, "GB"), format_si(a.memory_bandwidth, "B/s", 3, trim=True),
                fmt_bytes(s_.bytes_per_decode_step, "GB"), fmt_num(s_.decode_tokens_per_s), "yes" if s_.fits else "no"]
         rows.append((s_.decode_tokens_per_s, row))
     rows.sort(key=lambda r: -r[0])
     header = ["accelerator", "memory", "bandwidth", "bytes per step", "tokens/s per sequence (ceiling)",
               "fits on one chip"]
-    return md_table(header, [r for _, r in rows], "lrrrrl")
+    return md_table(header, [r for _, r in rows], "lrrrrl") + sharded_sentence(left) + ("\n\n" if left else "")
 
 
 @table("shortcodes")

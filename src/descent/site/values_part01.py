@@ -8,7 +8,8 @@ widgets run.
 * ``<!-- descent:table token_splits -->``: how SmolLM2 splits the aside's examples
   (:data:`SPLIT_EXAMPLES`), tokens and counts computed here.
 * ``<!-- descent:value token_split example=... field=tokens|count -->``: one example's split or count.
-* ``<!-- descent:value trace prompt=... field=... -->``: a fact of one prepared prompt's trace.
+* ``<!-- descent:value trace prompt=... field=... -->``: a fact of one prepared prompt's trace (or of
+  the traced model: ``field=model`` its name, ``field=file`` the GGUF file it was read from).
 * ``<!-- descent:table context_windows kv=bf16 -->``: every catalog model's longest context and its
   KV cache for one sequence at that length.
 * ``<!-- descent:table kv_growth model=... kv=bf16 -->``: one model's KV cache at growing contexts.
@@ -65,6 +66,9 @@ TRACE_FIELDS = (
     "vocab",
     "steps",
     "reply",
+    "model",
+    "file",
+    "stop",
 )
 
 
@@ -131,6 +135,13 @@ def trace_value(prompt: str, field: str) -> str:
         return format_int(trace_data()["model"]["vocab"])
     if field == "steps":
         return format_int(len(p["generation"]["steps"]))
+    if field == "model":
+        return trace_data()["model"]["name"]
+    if field == "file":
+        return f"`{trace_data()['model']['file']}`"
+    if field == "stop":  # how the recorded reply ended
+        return {"stop_token": "the end-of-reply token", "max_new_tokens": "the length limit set for it"}[
+            p["generation"]["stop_reason"]]
     return "“" + " ".join(p["generation"]["text"].split()) + "”"  # reply, line breaks as spaces
 
 

@@ -167,7 +167,9 @@ def gqa_savings(kv: str) -> str:
         if m.mla is not None:
             continue  # MLA caches a latent, not K heads: see the kv-cache-per-token figure
         kv_b = transformer.kv_elements_per_token(m) * per
-        mha = transformer.KV_TENSORS * m.num_layers * m.num_heads * m.head_dim * per
+        # the layers that cache keys and values (a hybrid's linear-attention layers keep a state instead)
+        caching = sum(1 for i in range(m.num_layers) if transformer.layer_kind(m, i) != "linear")
+        mha = transformer.KV_TENSORS * caching * m.num_heads * m.head_dim * per
         kind = "MHA" if m.num_kv_heads == m.num_heads else ("MQA" if m.num_kv_heads == 1 else "GQA")
         rows.append(
             [

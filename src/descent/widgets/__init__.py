@@ -319,8 +319,7 @@ def coerce(w: Widget, raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _compute_html(w: Widget, values: dict[str, Any]) -> str:
-    result = w.compute(**values)
-    return _views.render_all(result)
+    return _views.render_all(w.compute(**values))
 
 
 def run(name: str, inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -372,8 +371,10 @@ def _form_value(x: Any) -> str:
 LONG_TEXT_CHARS, LONG_TEXT_ROWS = 1000, 12
 
 
-def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any] | None = None) -> str:
+def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any] | None = None,
+                  limit: Mapping[str, float] | None = None) -> str:
     fid = f"{prefix}-{inp.name}"
+    lo, hi = (limit or {}).get("min", inp.min), (limit or {}).get("max", inp.max)
     help_id, err_id = f"{fid}-help", f"{fid}-error"
     described = f"{help_id} {err_id}" if inp.help else err_id
     unit = f' <span class="descent-field__unit">({_attr(inp.unit)})</span>' if inp.unit else ""
@@ -389,7 +390,7 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
     if k in ("range", "number"):
         num = (
             f'<input type="number" class="descent-field__number" id="{fid}" name="{_attr(inp.name)}" '
-            f'min="{_form_value(inp.min)}" max="{_form_value(inp.max)}" step="{_form_value(inp.step)}" '
+            f'min="{_form_value(lo)}" max="{_form_value(hi)}" step="{_form_value(inp.step)}" '
             f'value="{_attr(_form_value(value))}" inputmode="{"numeric" if inp.integer else "decimal"}" '
             f'aria-describedby="{described}">'
         )
@@ -398,17 +399,17 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
             control = num
         else:
             if inp.log:
-                lo, hi, pos = math.log10(inp.min), math.log10(inp.max), math.log10(value)
+                llo, lhi, pos = math.log10(lo), math.log10(hi), math.log10(value)
                 rng = (
                     f'<input type="range" class="descent-field__range" id="{fid}-range" data-log="1" '
-                    f'min="{lo!r}" max="{hi!r}" step="{LOG_SLIDER_STEP_DECADES!r}" value="{pos!r}" '
+                    f'min="{llo!r}" max="{lhi!r}" step="{LOG_SLIDER_STEP_DECADES!r}" value="{pos!r}" '
                     f'aria-label="{_attr(inp.label)} (log-scale slider)" aria-valuetext="{_attr(_form_value(value))}'
                     f'{" " + _attr(inp.unit) if inp.unit else ""}">'
                 )
             else:
                 rng = (
                     f'<input type="range" class="descent-field__range" id="{fid}-range" '
-                    f'min="{_form_value(inp.min)}" max="{_form_value(inp.max)}" step="{_form_value(inp.step)}" '
+                    f'min="{_form_value(lo)}" max="{_form_value(hi)}" step="{_form_value(inp.step)}" '
                     f'value="{_attr(_form_value(value))}" aria-label="{_attr(inp.label)} (slider)">'
                 )
             control = f'<div class="descent-field__pair">{rng}{num}</div>'
@@ -450,9 +451,12 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
     )
 
 
-def render_form(w: Widget, values: Mapping[str, Any], prefix: str) -> str:
-    """The ``<form>`` of labelled controls for ``w``, filled with ``values`` (already coerced)."""
-    fields = "".join(_render_input(i, values[i.name], prefix, values) for i in w.inputs)
+def render_form(w: Widget, values: Mapping[str, Any], prefix: str,
+                limits: Mapping[str, Mapping[str, float]] | None = None) -> str:
+    """The ``<form>`` of labelled controls for ``w``, filled with ``values`` (already coerced);
+    ``limits`` (from the result's ``limits`` views) narrow number controls' ends."""
+    limits = limits or {}
+    fields = "".join(_render_input(i, values[i.name], prefix, values, limits.get(i.name)) for i in w.inputs)
     return (
         f'<form class="descent-widget__form" novalidate aria-label="{_attr(w.title)}: inputs">{fields}</form>'
     )
@@ -485,7 +489,8 @@ def render_static(name: str, **args: Any) -> str:
     try:
         w = get(name)
         values = coerce(w, args)
-        out = _compute_html(w, values)
+        result = w.compute(**values)
+        out = _views.render_all(result)
     except FieldError as exc:
         raise ValueError(f"descent:widget {name}: {exc.message}") from None
     prefix = _prefix(name, args, instance)
@@ -493,7 +498,7 @@ def render_static(name: str, **args: Any) -> str:
     return (
         f'<div class="descent-widget" data-widget="{_attr(name)}" data-state="static" id="{prefix}">'
         f'<div class="descent-widget__title" role="heading" aria-level="3">{_attr(w.title)}</div>'
-        f"{desc}{render_form(w, values, prefix)}"
+        f"{desc}{render_form(w, values, prefix, _views.limits_of(result))}"
         f'<p class="descent-widget__status" role="status">{_attr(STATIC_STATUS_ARGS if args else STATIC_STATUS)}</p>'
         f'<div class="descent-widget__output" aria-live="polite" aria-label="{_attr(w.title)}: results">'
         f"{out}</div></div>"

@@ -16,7 +16,10 @@ widget's form controls and recomputes (a bit you can flip, a token you can pick,
 values go through the same validation as typed input.
 
 Kinds: ``stat``, ``bar_list``, ``stacked_bar``, ``table``, ``chips``, ``cell_grid``, ``note``,
-``svg``, ``kv``. Bad view data raises ``ValueError`` naming the view and the field.
+``svg``, ``kv``, and ``limits``, which shows nothing: it narrows a number input's range to what the
+current result allows (the step slider of a 23-step reply ends at step 22), in the pre-rendered
+form and, through ``data-limits``, in the browser. Bad view data raises ``ValueError`` naming the
+view and the field.
 
 Core rule: standard library only.
 """
@@ -212,6 +215,23 @@ def svg(markup: str, alt: str) -> dict:
 def kv(items: Sequence[tuple[str, Any]], *, caption: str = "") -> dict:
     """A definition list of (term, value) pairs."""
     return {"kind": "kv", "items": [list(x) for x in items], "caption": caption}
+
+
+def limits(**fields: dict[str, float]) -> dict:
+    """Narrow number inputs to this result: ``limits(step={"max": 22})``. Each value is a dict with
+    ``min`` and/or ``max`` inside the input's declared range (the declaration still validates what a
+    reader types; this only sets the control's ends). Renders as a hidden element."""
+    return {"kind": "limits", "fields": {k: dict(v) for k, v in fields.items()}}
+
+
+def limits_of(views: Iterable[dict]) -> dict[str, dict[str, float]]:
+    """The merged ``limits`` views of a result, by input name (empty when there are none)."""
+    out: dict[str, dict[str, float]] = {}
+    for v in views:
+        if isinstance(v, dict) and v.get("kind") == "limits":
+            for name, lim in v["fields"].items():
+                out.setdefault(name, {}).update(lim)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,6 +476,19 @@ def render_kv(v: dict) -> str:
     return f'<div class="descent-kv">{_caption(v.get("caption") or "")}<dl>{items}</dl></div>'
 
 
+def render_limits(v: dict) -> str:
+    fields = v["fields"]
+    if not isinstance(fields, dict) or not fields:
+        raise ValueError("limits: fields must name at least one input")
+    clean: dict[str, dict[str, float]] = {}
+    for name, lim in fields.items():
+        if not isinstance(lim, dict) or not lim or set(lim) - {"min", "max"}:
+            raise ValueError(f"limits: {name!r} must be a dict of min and/or max")
+        vals = {k: _finite(x, "limits", f"{name}.{k}") for k, x in lim.items()}
+        clean[str(name)] = {k: int(x) if x.is_integer() else x for k, x in vals.items()}
+    return f'<div class="descent-limits" hidden data-limits="{_e(json.dumps(clean, sort_keys=True))}"></div>'
+
+
 RENDERERS: dict[str, Callable[[dict], str]] = {
     "stat": render_stat,
     "bar_list": render_bar_list,
@@ -466,6 +499,7 @@ RENDERERS: dict[str, Callable[[dict], str]] = {
     "note": render_note,
     "svg": render_svg,
     "kv": render_kv,
+    "limits": render_limits,
 }
 
 
