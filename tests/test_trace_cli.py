@@ -179,3 +179,23 @@ def test_cache_under_a_regular_file_is_one_line(under, tmp_path, monkeypatch, ca
         f"descent: error: DESCENT_CACHE={tmp_path / under}: cannot make the cache directory (a file is in the "
         "way); set DESCENT_CACHE to a directory you can write, or unset it to use ~/.cache/descent"
     )
+
+
+def test_generate_refuses_prompt_plus_max_tokens_beyond_the_context_before_computing(monkeypatch, capsys):
+    # Issue 15: 8,185 digits (one token each: SmolLM2 splits digits) and --max-tokens 20 computed for
+    # minutes and 10.8 GB, printed 8 tokens, then said the context limit is 8,192. 8,185 + 20 =
+    # 8,205 > 8,192: refused up front, and 8,192 - 8,185 = 7 tokens would fit.
+    from descent.trace import forward
+
+    def no_compute(*args, **kwargs):
+        raise AssertionError("the model ran before the context was checked")
+
+    monkeypatch.setattr(forward, "forward", no_compute)
+    code, out, err = run(capsys, "generate", "1" * 8185, "--max-tokens", "20")
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        "descent: error: the prompt is 8,185 tokens and --max-tokens is 20: 8,205 tokens, more than the "
+        "model's context of 8,192 tokens; use --max-tokens 7 or less, or a shorter prompt"
+    )
+    code, out, err = run(capsys, "generate", "1" * 8200, "--max-tokens", "1")
+    assert code == 2 and err.strip().endswith("; shorten the prompt")
