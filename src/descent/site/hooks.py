@@ -13,7 +13,8 @@ What each event does:
   script, stylesheet, image or frame would load from another origin; last, adds the page's
   Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
 * ``on_post_build``: writes the figures drawn for this build; patches the vendored iframe-worker
-  shim so offline search runs under the policy (:func:`descent.site.csp.patch_iframe_worker`); then calls
+  shim so offline search runs under the policy (:func:`descent.site.csp.patch_iframe_worker`);
+  writes ``_headers`` (the worker's header policy, :func:`descent.site.csp.headers_file`); then calls
   ``descent.site.runtime.on_post_build(config)`` (the Pyodide runtime) when that module exists.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -247,6 +249,9 @@ def on_post_template(output_content: str, template_name: str, config: Any) -> st
 def on_post_build(config: Any) -> None:
     _state.figures.write(Path(config.site_dir))
     csp.patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
+    # Security headers for hosts that read a _headers file: the worker's policy lives there.
+    base = urlsplit(config.site_url or "/").path or "/"
+    (Path(config.site_dir) / csp.HEADERS_FILE).write_text(csp.headers_file(base), encoding="utf-8")
     runtime.on_post_build(config)
 
 
