@@ -79,9 +79,10 @@ def build(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def serve(session: nox.Session) -> None:
-    """Build the site, then serve it at http://127.0.0.1:8000 (Ctrl-C to stop)."""
+    """Build the site, then serve it at http://127.0.0.1:8000 with its security headers (Ctrl-C to stop)."""
     build(session)
-    session.run("python", "-m", "http.server", "8000", "--bind", "127.0.0.1", "--directory", "site")
+    # http.server plus the Content-Security-Policy headers a host should send (descent.site.serve).
+    session.run("python", "-m", "descent.site.serve", "--directory", "site", "--port", "8000")
 
 
 @nox.session(python=PYTHON)

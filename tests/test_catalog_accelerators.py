@@ -166,6 +166,13 @@ def test_valid_row_loads():
         ('kind = "gpu"', 'kind = "fpga"', "kind"),  # not an allowed kind
         ("year = 2024", "year = 2024\nclock = 2", "clock"),  # unknown field
         ('default = "datasheet"', 'memory_bytes = "x"', "sources.default"),  # no default source
+        ('default = "datasheet"', 'default = ""', "sources.default"),  # an empty source (issue 15)
+        ('default = "datasheet"', 'default = "datasheet"\nyear = " "', "sources.year"),  # blank
+        ('default = "datasheet"', 'default = "datasheet"\nclock = "x"', "sources.clock"),  # no such field
+        # A value far beyond any real chip (issue 15): the row's problem, with the limit named.
+        ("memory_bandwidth = 1e12", "memory_bandwidth = 1e30", "memory_bandwidth' = 1e+30 is outside its "
+         "plausible range 1 to 1e+18 bytes/s (descent.catalog.PLAUSIBLE_ACCELERATOR)"),
+        ("year = 2024", "year = 20240", "year' = 20,240 is outside its plausible range 1,990 to 2,100"),
     ],
 )
 def test_malformed_rows_name_file_row_field(old, new, field):

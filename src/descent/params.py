@@ -307,6 +307,11 @@ class Param:
             if not text:
                 raise ParamError(self.name, f"{self.label} is empty: enter a number from "
                                  f"{format_limit(self.min)} to {format_limit(self.max)}")
+            digits = text.lstrip("+-").lstrip("0")
+            if self.type == "int" and digits.isdigit() and len(digits) > len(str(max(-self.min, self.max))):
+                # More digits than either bound: out of range, and int() refuses strings over
+                # 4,300 digits (sys.get_int_max_str_digits), which must not reach the reader.
+                raise ParamError(self.name, self._range_message(_show(raw)))
             try:
                 x = int(text) if self.type == "int" and text.lstrip("+-").isdigit() else float(text)
             except ValueError:

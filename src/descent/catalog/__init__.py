@@ -30,6 +30,7 @@ from importlib import resources
 from typing import Any
 
 from descent.checks import is_int, is_real
+from descent.units import format_limit
 
 __all__ = [
     "Accelerator",
@@ -428,6 +429,55 @@ SHARDED_KINDS = ("sram",)
 #: The 16-bit formats an accelerator's ``bf16_flops`` may be for.
 PEAK_16BIT_FORMATS = ("BF16", "FP16")
 
+#: Plausible ranges of the models' numeric fields, inclusive: ``field: (low, high, unit)``. A value
+#: outside is a typo in the row (an extra three zeros, a byte count in the wrong unit), reported
+#: as the row's problem before anything computes with it (a row with 10^12 layers made the build
+#: loop for ever). The high ends sit well above the largest published models (2025: 126 layers,
+#: D = 16,384, F = 53,248, V = 262,208, 10M tokens of context, about 1T parameters); a real model
+#: beyond one is a reason to widen it here, with its source. Fields not listed are only checked
+#: to be non-negative.
+PLAUSIBLE_MODEL: dict[str, tuple[float, float, str]] = {
+    "hidden_size": (1, 131_072, ""),
+    "num_layers": (1, 1_000, "layers"),
+    "num_heads": (1, 4_096, "heads"),
+    "num_kv_heads": (1, 4_096, "heads"),
+    "head_dim": (1, 4_096, ""),
+    "intermediate_size": (0, 1_048_576, ""),
+    "vocab_size": (1, 10_000_000, "tokens"),
+    "max_context": (1, 20_000_000, "tokens"),  # the same limit as descent.params.CONTEXT
+    "params_total_published": (1, 1e14, "parameters"),
+    "params_active_published": (1, 1e14, "parameters"),
+    "norms_per_layer": (0, 16, ""),
+    "moe.num_experts": (1, 100_000, "experts"),
+    "moe.experts_per_token": (1, 1_000, "experts"),
+    "moe.expert_intermediate_size": (1, 1_048_576, ""),
+    "moe.num_shared_experts": (0, 1_000, "experts"),
+    "moe.shared_expert_intermediate_size": (0, 1_048_576, ""),
+    "moe.first_dense_layers": (0, 1_000, "layers"),
+    "mla.q_lora_rank": (0, 1_048_576, ""),
+    "mla.kv_lora_rank": (1, 1_048_576, ""),
+    "mla.qk_rope_head_dim": (0, 4_096, ""),
+    "mla.qk_nope_head_dim": (0, 4_096, ""),
+    "mla.v_head_dim": (1, 4_096, ""),
+    "sliding.window": (1, 20_000_000, "tokens"),
+    "sliding.full_attention_every": (1, 1_000, "layers"),
+}
+#: Plausible ranges of the accelerators' numeric fields (see :data:`PLAUSIBLE_MODEL`); the high
+#: ends sit above the largest published parts (2025: 512 GiB of memory, Cerebras WSE-3's 21 PB/s
+#: and 125 PFLOP/s, 23 kW, 900,000 cores, 44 GB of SRAM).
+PLAUSIBLE_ACCELERATOR: dict[str, tuple[float, float, str]] = {
+    "memory_bytes": (1, 1e15, "bytes"),
+    "memory_bandwidth": (1, 1e18, "bytes/s"),
+    "bf16_flops": (1, 1e19, "FLOP/s"),
+    "fp8_flops": (1, 1e19, "FLOP/s"),
+    "fp4_flops": (1, 1e19, "FLOP/s"),
+    "power_watts": (1, 1e6, "W"),
+    "compute_units": (1, 10_000_000, ""),
+    "sram_bytes": (0, 1e13, "bytes"),
+    "scale_up_bandwidth": (1, 1e16, "bytes/s"),
+    "year": (1990, 2100, ""),
+}
+
 
 def _source_of(sources: dict[str, str], name: str) -> str:
     if name in sources:
@@ -500,12 +550,46 @@ def _build(cls: type, row: dict[str, Any], where: str, file: str) -> Any:
     return cls(**kwargs)
 
 
+def _check_plausible(item: Any, ranges: dict[str, tuple[float, float, str]], where: str, table: str) -> None:
+    """Every numeric field named in ``ranges`` (dotted for nested tables) within its range."""
+    for name, (low, high, unit) in ranges.items():
+        value: Any = item
+        for part in name.split("."):
+            value = getattr(value, part, None)
+        if value is None or isinstance(value, bool) or not is_real(value):
+            continue
+        if not low <= value <= high:
+            raise CatalogError(
+                f"{where}: field {name!r} = {format_limit(value)} is outside its plausible range {format_limit(low)} to "
+                f"{format_limit(high)}{' ' + unit if unit else ''} (descent.catalog.{table}); fix the row, "
+                "or widen the range there with the source of a real value beyond it"
+            )
+
+
+def _check_sources(item: Any, where: str) -> None:
+    """``sources`` maps 'default' or a field name (dotted for nested ones) to non-empty text."""
+    if "default" not in item.sources:
+        raise CatalogError(f"{where}: field 'sources.default' is required (where the values come from)")
+    names = {f.name for f in dataclasses.fields(item)} - {"sources"}
+    for name, cls in _NESTED.items():
+        if name in names:
+            names |= {f"{name}.{f.name}" for f in dataclasses.fields(cls)}
+    for key, text in item.sources.items():
+        if key != "default" and key not in names:
+            raise CatalogError(f"{where}: field 'sources.{key}' names no field of the row; allowed: default, "
+                               "or a field name (dotted for a nested one, e.g. moe.num_experts)")
+        if not isinstance(text, str) or not text.strip():
+            raise CatalogError(f"{where}: field 'sources.{key}' must be non-empty text saying where the value "
+                               f"comes from (a URL, a datasheet, a worked derivation), got {text!r}")
+
+
 def _validate_model(m: Model, file: str) -> None:
     where = f"{file}: [{m.id}]"
     positive = ["hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "vocab_size", "max_context"]
     for name in positive:
         if getattr(m, name) <= 0:
             raise CatalogError(f"{where}: field {name!r} must be a positive integer, got {getattr(m, name)}")
+    _check_plausible(m, PLAUSIBLE_MODEL, where, "PLAUSIBLE_MODEL")
     if m.num_heads % m.num_kv_heads:
         raise CatalogError(
             f"{where}: field 'num_kv_heads' ({m.num_kv_heads}) must divide num_heads ({m.num_heads})"
@@ -534,8 +618,7 @@ def _validate_model(m: Model, file: str) -> None:
         for f in ("num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim", "conv_kernel"):
             if getattr(la, f) < 1:
                 raise CatalogError(f"{where}: field 'linear_attention.{f}' must be a positive integer, got {getattr(la, f)}")
-    if "default" not in m.sources:
-        raise CatalogError(f"{where}: field 'sources.default' is required (where the values come from)")
+    _check_sources(m, where)
 
 
 def _validate_accelerator(a: Accelerator, file: str) -> None:
@@ -549,8 +632,8 @@ def _validate_accelerator(a: Accelerator, file: str) -> None:
         raise CatalogError(
             f"{where}: field 'peak_16bit_format' must be one of {', '.join(PEAK_16BIT_FORMATS)}, got {a.peak_16bit_format!r}"
         )
-    if "default" not in a.sources:
-        raise CatalogError(f"{where}: field 'sources.default' is required (where the values come from)")
+    _check_plausible(a, PLAUSIBLE_ACCELERATOR, where, "PLAUSIBLE_ACCELERATOR")
+    _check_sources(a, where)
 
 
 def _load(text: str, file: str, cls: type, validate) -> dict[str, Any]:
@@ -585,13 +668,13 @@ def _read(name: str) -> str:
 @cache
 def models() -> dict[str, Model]:
     """Every catalog model by id, in file order."""
-    return load_models(_read("models.toml"))
+    return load_models(_read("models.toml"), "descent/catalog/models.toml")
 
 
 @cache
 def accelerators() -> dict[str, Accelerator]:
     """Every catalog accelerator by id, in file order."""
-    return load_accelerators(_read("accelerators.toml"))
+    return load_accelerators(_read("accelerators.toml"), "descent/catalog/accelerators.toml")
 
 
 def model(model_id: str) -> Model:

@@ -4,7 +4,10 @@ A widget's compute function returns a list of views (plain dicts with a ``"kind"
 renderers below turn them into accessible HTML. The same renderers run at build time (the
 pre-rendered default result) and in the browser's Pyodide worker; the JavaScript never builds a
 view itself. Every piece of text is escaped with :func:`html.escape`, except the ``svg`` view's
-markup, which must come from descent's own code.
+markup, which must come from descent's own code; and every piece of text shows Unicode's
+bidirectional control characters as ``[U+202E]`` (:func:`visible_controls`), so text a reader
+typed (a guess, a prompt, a token) stays the reader's and cannot reverse the site's sentence
+around it.
 
 Accessibility: every bar carries its value as text (the bar itself is ``aria-hidden``); tables
 and grids have captions; the grid's cells carry their meaning as text (``title`` plus a
@@ -43,8 +46,28 @@ _CLASS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 BAR_FULL_PERCENT = 100.0
 
 
+#: Unicode's explicit bidirectional formatting characters (UAX #9, "Unicode Bidirectional
+#: Algorithm", section 2: embeddings, overrides, isolates and the implicit marks ALM, LRM, RLM).
+#: Invisible, and they reorder what follows them: a guess holding U+202E RIGHT-TO-LEFT OVERRIDE
+#: would reverse the site's own sentence after it. Every text a view renders shows them instead.
+BIDI_CONTROLS = {
+    "\u061c": "ALM", "\u200e": "LRM", "\u200f": "RLM",
+    "\u202a": "LRE", "\u202b": "RLE", "\u202c": "PDF", "\u202d": "LRO", "\u202e": "RLO",
+    "\u2066": "LRI", "\u2067": "RLI", "\u2068": "FSI", "\u2069": "PDI",
+}
+_BIDI_TABLE = str.maketrans({c: f"[U+{ord(c):04X}]" for c in BIDI_CONTROLS})
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with each bidirectional control character written as its code point, visibly
+    (``"\u202eabc"`` -> ``"[U+202E]abc"``): text the reader typed keeps its letters and cannot
+    reorder the sentence around it."""
+    return text.translate(_BIDI_TABLE)
+
+
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    """Escaped text for HTML content or a quoted attribute; bidi controls shown (:func:`visible_controls`)."""
+    return html.escape(visible_controls(str(x)), quote=True)
 
 
 def _cls(value: Any, view: str) -> str:
