@@ -205,7 +205,7 @@ def measure(model: Model | None = None) -> dict:
         "text": f"Python {sys.version_info.major}.{sys.version_info.minor} documentation, 'Naming and binding'",
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}",
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
         "seconds": round(time.perf_counter() - t0, 1),
         "variants": rows,
     }
