@@ -35,5 +35,5 @@ def draw(ax, theme):
                              for r in rows], fontsize=8)
     ax.set_xscale("log")
     ax.set_xlim(right=max(r["perplexity"] for r in rows) * 20)
-    ax.set_xlabel("perplexity on the evaluation text (log scale; lower is better)")
+    ax.set_xlabel("perplexity, log scale (lower is better)")
     ax.grid(axis="y", visible=False)

@@ -13,6 +13,8 @@ quote them through a shortcode and a test can check them against the rest of the
   The paper's section 2.4 says the 800k samples curated with DeepSeek-R1 were used.
 * s1 (Muennighoff et al. 2025, "s1: Simple test-time scaling", arXiv:2501.19393): Qwen2.5-32B-Instruct
   fine-tuned on 1,000 questions with reasoning traces (s1K).
+* LIMA (Zhou et al. 2023, "LIMA: Less Is More for Alignment", arXiv:2305.11206): LLaMa 65B
+  fine-tuned on 1,000 carefully curated prompts and responses.
 * DistilBERT (Sanh et al. 2019, arXiv:1910.01108, abstract): 40% smaller than BERT-base, 97% of its
   language-understanding score, 60% faster.
 
@@ -31,6 +33,7 @@ R1_URL = "https://github.com/deepseek-ai/DeepSeek-R1"
 R1_PAPER = "https://arxiv.org/abs/2501.12948"
 S1_URL = "https://arxiv.org/abs/2501.19393"
 DISTILBERT_URL = "https://arxiv.org/abs/1910.01108"
+LIMA_URL = "https://arxiv.org/abs/2305.11206"
 HINTON_URL = "https://arxiv.org/abs/1503.02531"
 GEMMA2_URL = "https://arxiv.org/abs/2408.00118"
 KIVI_URL = "https://arxiv.org/abs/2402.02750"
@@ -91,6 +94,8 @@ _ALL = [
                 f"{R1_URL} (README, Distilled Model Evaluation)") for k, v in AIME_DISTILLED.items()),
     Published("s1_examples", 1000, "examples", "questions with reasoning traces s1-32B was fine-tuned on (s1K)",
               f"{S1_URL} (abstract)"),
+    Published("lima_examples", 1000, "examples", "curated prompts and responses LIMA (LLaMa 65B) was fine-tuned on",
+              f"{LIMA_URL} (abstract)"),
     Published("distilbert_smaller", 40, "%", "DistilBERT: smaller than BERT-base", f"{DISTILBERT_URL} (abstract)"),
     Published("distilbert_retained", 97, "%", "DistilBERT: share of BERT's language understanding kept",
               f"{DISTILBERT_URL} (abstract)"),

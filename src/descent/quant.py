@@ -69,6 +69,8 @@ _E4M3 = floats.FORMATS["fp8_e4m3"]
 #: The largest FP4 E2M1 value (6) and the exponent of it (6 = 1.5 * 2^2): OCP MX v1.0 section 5.3.3.
 FP4_MAX = _FP4.max
 FP4_EMAX = 2
+#: Past this multiple of the scale, saturating at 6 loses more than half of FP4's top step (4 to 6).
+FP4_CLIP = 7.0
 #: The largest FP8 E4M3 value (448), the range NVFP4's block scales are spread over.
 E4M3_MAX = _E4M3.max
 #: E8M0's exponent range (MX v1.0, section 5.4.1): scales 2^-127 .. 2^127.
@@ -93,7 +95,8 @@ class IntQuant:
 class BlockQuant:
     """Values stored as FP4 elements with one scale per block: ``values`` (dequantized, same length
     as the input), ``scales`` (one decoded scale per block), ``block`` (values per block; the whole
-    list for a per-tensor scale), ``clipped`` (how many values hit FP4's largest element)."""
+    list for a per-tensor scale), ``clipped`` (how many values lay beyond 7 times their scale and were
+    cut to 6 times it: more error than rounding alone would give)."""
 
     values: list[float]
     scales: list[float]
@@ -180,11 +183,13 @@ def block_int(values: Sequence[float], bits: int, block: int, symmetric: bool = 
 
 
 def _fp4_elements(w: list[float], scale: float) -> tuple[list[float], int]:
-    """FP4 E2M1 elements of ``w / scale`` (saturating at 6), times ``scale``; and how many hit 6."""
+    """FP4 E2M1 elements of ``w / scale`` (saturating at 6), times ``scale``; and how many were
+    clipped: ``|w / scale|`` beyond 7, so that saturating at 6 cost more than rounding would have
+    (half of the top step, 4 to 6)."""
     vals, clipped = [], 0
     for x in w:
         r = _FP4.round(x / scale)
-        if abs(r.value) == FP4_MAX:
+        if abs(x / scale) > FP4_CLIP:
             clipped += 1
         vals.append(r.value * scale)
     return vals, clipped

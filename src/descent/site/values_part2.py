@@ -23,7 +23,7 @@ from descent import catalog, floats, gguf_types, numerics, published, transforme
 from descent import params as P
 from descent.site.shortcodes import table, value
 from descent.site.values import fmt_bytes, fmt_num, md_table
-from descent.units import GB, format_count, format_int, format_percent
+from descent.units import GB, format_count, format_fixed, format_int, format_percent
 
 __all__ = ["float_fact", "float_formats", "float_round", "gguf_fact", "kv_quant", "perplexity_table",
            "q4_rule", "quant_tensor"]
@@ -95,11 +95,10 @@ def float_formats() -> str:
                      format_int(f.bias), _num(t.max), _num(t.min_normal),
                      _num(t.min_subnormal) if t.min_subnormal is not None else "none",
                      _num(t.epsilon) if t.epsilon is not None else "—", fmt_num(t.decades, 3),
-                     "yes" if t.infinity else "no", format_int(len(t.nan)) if len(t.nan) <= 8 else "many",
-                     f.use])
+                     "yes" if t.infinity else "no", format_int(len(t.nan)) if len(t.nan) <= 8 else "many"])
     return md_table(["format", "bits", "exponent", "mantissa", "bias", "largest", "smallest normal",
-                     "smallest subnormal", "epsilon", "decades", "infinity", "NaN codes", "used for"],
-                    rows, "lrrrrrrrrrlrl")
+                     "smallest subnormal", "epsilon", "decades", "infinity", "NaN codes"],
+                    rows, "lrrrrrrrrrlr")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,9 +189,9 @@ def gguf_model_bytes(model: str, format: str, unit: str) -> str:
 def gguf_block_types() -> str:
     """Every GGUF block type: family, weights per block, bytes, bits per weight (from the layout)."""
     rows = [[f"`{b.name}`", b.family, format_int(b.block_size), format_int(b.block_bytes),
-             fmt_num(b.bits_per_weight, 5), f"`{b.formula}`", b.note] for b in gguf_types.BLOCK_TYPES.values()]
-    return md_table(["type", "family", "weights per block", "bytes per block", "bits per weight", "a weight is",
-                     "note"], rows, "llrrrll")
+             fmt_num(b.bits_per_weight, 5), f"`{b.formula}`"] for b in gguf_types.BLOCK_TYPES.values()]
+    return md_table(["type", "family", "weights per block", "bytes per block", "bits per weight", "a weight is"],
+                    rows, "llrrrl")
 
 
 @table("gguf_mixes")
@@ -350,6 +349,8 @@ PUBLISHED_KEY = P.declare(P.Param(
 def published_value(key: str) -> str:
     """A published number, exactly as its source printed it (descent.published)."""
     p = published.get(key)
+    if key.startswith("gptq_"):  # the README prints two decimals
+        return format_fixed(p.value, 2)
     if p.unit == "%":
         return fmt_num(p.value, 3) + "%"
     text = format_int(int(p.value)) if p.value == int(p.value) and p.value >= 100 else str(p.value)
@@ -359,7 +360,7 @@ def published_value(key: str) -> str:
 @table("gptq_llama")
 def gptq_llama() -> str:
     """The GPTQ repository's LLaMA table: WikiText-2 perplexity (lower is better), as published."""
-    rows = [[m, *(str(x) for x in vals)] for m, vals in published.GPTQ_LLAMA.items()]
+    rows = [[m, *(format_fixed(x, 2) for x in vals)] for m, vals in published.GPTQ_LLAMA.items()]
     return md_table(["model", *published.GPTQ_COLUMNS], rows, "lrrrrrr")
 
 
@@ -400,13 +401,13 @@ RULE_FIELD = P.declare(P.Param(
 ))
 
 
-@value("q4_rule_fact", P.MODEL, RULE_FIELD)
-def q4_rule_fact(model: str, field: str) -> str:
+@value("q4_rule_fact", P.MODEL, RULE_FIELD, P.BYTE_UNIT.but(default="GB"))
+def q4_rule_fact(model: str, field: str, unit: str) -> str:
     """One model's row of the q4_rule table."""
     r = _rule_row(catalog.model(model))
     if field == "gap":
         return format_percent(r["rule"] / r["q4_k_m"] - 1, 2)
-    return fmt_bytes(r[field], "GB")
+    return fmt_bytes(r[field], unit)
 
 
 #: KV precisions the KV table compares.
@@ -426,3 +427,69 @@ def kv_quant(context: int) -> str:
                      fmt_bytes(b["bf16"] - b["int4"], "GB")])
     return md_table(["model", "tokens", "BF16", "FP8", "4-bit (g128)", "FP8 frees", "4-bit frees"], rows,
                     "lrrrrrr")
+
+
+PRECISION_FIELD = P.declare(P.Param(
+    "field", "Precision fact", "choice", "bits_per_weight", key="precision_field",
+    choices=[(f, f) for f in ("bits_per_weight", "element_bits", "block_size", "scale_bits")],
+    help="bits_per_weight (scales included), element_bits, block_size, scale_bits",
+))
+
+
+@value("precision_fact", P.WEIGHTS, PRECISION_FIELD)
+def precision_fact(weights: str, field: str) -> str:
+    """A weight precision's layout from descent.numerics (MXFP4: 32-value blocks, 8-bit scale, 4.25 bits)."""
+    p = numerics.precision(weights)
+    x = getattr(p, field)
+    return fmt_num(x, 4) if isinstance(x, float) else format_int(x)
+
+
+GPTQ_MODEL = P.declare(P.Param(
+    "model", "LLaMA model of the GPTQ table", "choice", "LLaMa-65B", key="gptq_model",
+    choices=[(m, m) for m in published.GPTQ_LLAMA], help="a row of the GPTQ README's LLaMA table",
+))
+GPTQ_COLUMN = P.declare(P.Param(
+    "column", "GPTQ table column", "choice", "4bit-RTN", key="gptq_column",
+    choices=[(c, c) for c in published.GPTQ_COLUMNS], help="a column of the GPTQ README's LLaMA table",
+))
+
+
+@value("gptq_change", GPTQ_MODEL, GPTQ_COLUMN)
+def gptq_change(model: str, column: str) -> str:
+    """How much a published GPTQ-table perplexity exceeds the same model's FP16 one, percent."""
+    row = published.GPTQ_LLAMA[model]
+    return format_percent(row[published.GPTQ_COLUMNS.index(column)] / row[0] - 1, 2)
+
+
+GPTQ_BITS = P.declare(P.Param(
+    "bits", "Bits per weight", "int", 16, key="gptq_bits", min=1, max=32, help="bits per weight",
+))
+
+
+@value("gptq_bytes", GPTQ_MODEL, GPTQ_BITS, P.BYTE_UNIT.but(default="GB"))
+def gptq_bytes(model: str, bits: int, unit: str) -> str:
+    """Weight bytes of a GPTQ-table LLaMA model at ``bits`` bits, from the billions in its name
+    (scales not counted): billions x 1e9 x bits / 8."""
+    return fmt_bytes(published.GPTQ_LLAMA_BILLIONS[model] * 1e9 * bits / 8, unit)
+
+
+@value("float_values", floats.FLOAT_FORMAT.but(default="fp4_e2m1"))
+def float_values(format: str) -> str:
+    """Every non-negative value of a format of at most 8 bits, in order (FP4 E2M1: 0, 0.5, ... 6)."""
+    f = floats.get(format)
+    if f.bits > 4:
+        raise ValueError(f"{f.label} has too many values to list; float_values takes a 4-bit format")
+    vals = sorted({f.decode(c) for c in range(f.codes) if f.kind(c) != "nan" and f.decode(c) >= 0})
+    return ", ".join(fmt_num(v, 4) for v in vals)
+
+
+@value("rule_bits")
+def rule_bits() -> str:
+    """Bits per weight that the rule of thumb's 0.6 GB per billion parameters means: 0.6 x 8."""
+    return fmt_num(RULE_GB_PER_BILLION * 8, 3)
+
+
+@value("context_tokens", P.CONTEXT)
+def context_tokens(context: int) -> str:
+    """A context length as a page prints it: ``32,768 tokens``."""
+    return f"{format_int(context)} tokens"

@@ -416,14 +416,21 @@ def block_scaling(outlier: float, position: int) -> list[dict]:
     out.append(v.stat("RMSE, NVFP4", format_number(nv, 3),
                       note=f"{format_number(numerics.PRECISIONS['nvfp4'].bits_per_weight, 3, trim=True)} bits per "
                            f"weight: 4 + 8/{numerics.NVFP4_BLOCK}, plus one FP32 scale per tensor"))
-    if mx > 0 and nv > 0:
-        out.append(v.note(f"Block scales cut the error {format_number(t / mx, 2)} times (MXFP4) and "
-                          f"{format_number(t / nv, 2)} times (NVFP4) against one scale for all: the outlier "
-                          f"coarsens only its own block's grid."))
-    clipped = r["mxfp4"]["clipped"]
-    if clipped:
-        out.append(v.note(f"MXFP4's power-of-two scale clips {plural(clipped, 'weight')} at its block's largest "
-                          f"step (6 x the scale); NVFP4's finer E4M3 scale does not need to.", "info"))
+    def effect(x: float) -> str:
+        if x <= 0 or t / x >= 1:
+            return f"cuts the error {format_number(t / x, 2)} times" if x > 0 else "removes the error"
+        return f"makes the error {format_number(x / t, 2)} times larger"
+
+    out.append(v.note(f"Against one scale for all, MXFP4 {effect(mx)} and NVFP4 {effect(nv)}: a block scale "
+                      f"lets the outlier coarsen only its own block's grid."))
+    cm, cn = r["mxfp4"]["clipped"], r["nvfp4"]["clipped"]
+    if cm or cn:
+        out.append(v.note(
+            f"Clipped beyond rounding: {plural(cm, 'weight')} in MXFP4, {plural(cn, 'weight')} in NVFP4. MXFP4's "
+            f"scale is a power of two and FP4's largest value, 6, is not, so a block whose largest weight lies "
+            f"between 7 and 8 times its scale is cut to 6 times it; with a big outlier that cut can outweigh "
+            f"everything else. NVFP4's E4M3 scale lands within a few percent of the block's largest weight.",
+            "warn" if cm else "info"))
     return out
 
 
