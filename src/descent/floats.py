@@ -421,7 +421,7 @@ def parse_value(fmt: str | FloatFormat, text: str) -> tuple[str, float | int]:
     if low.startswith(("0b", "0x", "-0b", "-0x", "+0b", "+0x")):
         if low[0] in "+-":
             raise ValueError(f"a code has no sign of its own: write {low[1:]} (the sign is its first bit)")
-        digits = low[2:].replace(" ", "")
+        digits = "".join(low[2:].split())
         base = 2 if low.startswith("0b") else 16
         try:
             code = int(digits, base)
@@ -435,7 +435,7 @@ def parse_value(fmt: str | FloatFormat, text: str) -> tuple[str, float | int]:
                              f"(its codes are 0x0 to 0x{format(f.codes - 1, 'X')})")
         return "code", code
     try:
-        x = float(low.replace(" ", ""))
+        x = float("".join(low.split()))
     except ValueError:
         raise ValueError(f"{text.strip()!r} is not a number: type a number such as 0.1 or -2.5e-3, "
                          f"or a code such as 0b... or 0x...") from None

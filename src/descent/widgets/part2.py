@@ -194,7 +194,7 @@ def float_bits(format: str, value: str) -> list[dict]:
             r = f.round(float(x))
             code, stored, typed = r.code, r.value, float(x)
     except ValueError as exc:
-        raise FieldError("value", str(exc)) from None
+        raise FieldError("value", f"{floats.FLOAT_VALUE.label}: {exc}") from None
     out: list[dict] = []
     n_sign = int(f.signed)
     cells = []
@@ -465,7 +465,7 @@ def gguf_name(name: str) -> list[dict]:
     try:
         info = gguf_types.decode_name(name)
     except ValueError as exc:
-        raise FieldError("name", str(exc)) from None
+        raise FieldError("name", f"{GGUF_NAME.label}: {exc}") from None
     b = info.block
     out: list[dict] = [v.chips([v.chip(n, None, "is-selected" if n == info.name else "", f"read {n}", set={"name": n})
                                 for n in PRESET_NAMES], caption="Try", tokens=False)]
