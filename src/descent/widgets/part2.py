@@ -469,7 +469,9 @@ def gguf_name(name: str) -> list[dict]:
     b = info.block
     out: list[dict] = [v.chips([v.chip(n, None, "is-selected" if n == info.name else "", f"read {n}", set={"name": n})
                                 for n in PRESET_NAMES], caption="Try", tokens=False)]
-    out.append(v.kv(info.parts, caption=f"{info.name}, piece by piece"))
+    typed = " ".join(name.split())
+    found = "" if typed.upper() == info.name else f" (found in \u201c{typed}\u201d)"
+    out.append(v.kv(info.parts, caption=f"{info.name}, piece by piece{found}"))
     rows = [[f.name, format_int(f.count), format_int(f.bits), format_int(f.total_bits), f.meaning] for f in b.fields]
     out.append(v.table(["field", "count", "bits each", "bits", "holds"], rows,
                        caption=f"One {b.name} block: {format_int(b.block_size)} "
