@@ -81,7 +81,7 @@ def test_unknown_accelerator_and_precision(capsys):
     rc, _, err = run(capsys, "size", "llama-3.1-8b", "-a", "a100")
     assert rc == 2 and all(a in one_error_line(err) for a in accelerators())
     rc, _, err = run(capsys, "size", "llama-3.1-8b", "-a", "h200", "--weights", "fp5")
-    assert rc == 2 and "Weight precision must be one of: fp32, bf16" in one_error_line(err)
+    assert rc == 2 and "Weight precision must be one of: released, fp32, bf16" in one_error_line(err)
 
 
 @pytest.mark.parametrize("context", ["0", "-3", "10000001", "12x", "1.5"])

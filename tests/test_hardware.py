@@ -32,8 +32,8 @@ def test_untied_embedding_reads_only_looked_up_rows():
 def test_check_inputs_and_kv_cache_bytes():
     # Llama 3.1 8B (config.json: 32 layers, 8 KV heads, head_dim 128): 2 x 32 x 8 x 128 = 65,536
     # KV values per token; BF16 = 2 bytes -> 131,072 bytes; 8,192 tokens x 2 sequences -> 2 GiB.
-    m, wp, kp = check_inputs("llama-3.1-8b", "fp8", "bf16", 8192, 2)
-    assert (m.id, wp.name, kp.name) == ("llama-3.1-8b", "fp8", "bf16")
+    m, w, kp = check_inputs("llama-3.1-8b", "fp8", "bf16", 8192, 2)
+    assert (m.id, w, kp.name) == ("llama-3.1-8b", "fp8", "bf16")
     assert kv_cache_bytes(m, kp, 8192, 2) == 131_072 * 8192 * 2 == 2**31
     # The first bad input is named, in the order model, weights, kv, context, batch.
     with pytest.raises(ValueError, match="Batch must be 1 to 100,000 sequences"):

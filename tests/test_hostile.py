@@ -375,6 +375,8 @@ def test_cli_hostile_arguments(name, data, no_model_run, capsys):
     assert "Traceback" not in err and "Traceback" not in out
     if code == 0:
         assert_finite_text(out, f"descent {argv!r:.200}", tuple(argv))
+    elif "--json" in argv:  # errors come back as one JSON object on stdout
+        assert err == "" and json.loads(out)["error"].startswith("descent"), f"{argv!r:.300}: {out!r:.500}"
     else:
         lines = err.splitlines()
         assert len(lines) == 1 and lines[0].startswith("descent"), f"{argv!r:.300}: stderr {err!r:.500}"

@@ -11,6 +11,7 @@ from descent.catalog import accelerators, models
 from descent.hardware import MAX_BATCH
 from descent.memory import RUNTIME_ALLOWANCE, fits_in, size
 from descent.numerics import KV_PRECISIONS, PRECISIONS
+from descent.weights import GGUF_MIXES
 
 GIB = 2**30
 
@@ -103,7 +104,7 @@ def test_beyond_max_context_is_flagged_not_refused():
         ({"context": 1.5}, "Context must be a whole number from 1 to 10,000,000 tokens, got 1.5"),
         ({"batch": 0}, "Batch must be 1 to 100,000 sequences"),
         ({"batch": MAX_BATCH + 1}, "Batch must be 1 to 100,000"),
-        ({"weights": "fp5"}, "unknown weight precision 'fp5'; allowed: fp32"),
+        ({"weights": "fp5"}, "unknown weight precision 'fp5'; allowed: released, fp32"),
         ({"kv": "nvfp4"}, "unknown KV-cache precision 'nvfp4'; allowed: fp32"),
     ],
 )
@@ -152,13 +153,25 @@ def test_more_batch_never_fewer_bytes_and_kv_linear(mid, c, b1, b2, kv):
     )
 
 
+#: One precision for every weight (the GGUF names are per-tensor mixes: see the next test).
+UNIFORM = [p for p in PRECISIONS if p not in GGUF_MIXES]
+
+
 @settings(max_examples=60, deadline=None)
-@given(model_ids, st.sampled_from(list(PRECISIONS)), st.sampled_from(list(PRECISIONS)))
+@given(model_ids, st.sampled_from(UNIFORM), st.sampled_from(UNIFORM))
 def test_more_bits_never_fewer_bytes(mid, p, q):
     if PRECISIONS[p].bits_per_weight <= PRECISIONS[q].bits_per_weight:
         a, z = size(mid, "tpu-v7", p, "bf16", 4096, 2), size(mid, "tpu-v7", q, "bf16", 4096, 2)
         assert a.weights_bytes <= z.weights_bytes
         assert a.bytes_per_decode_step <= z.bytes_per_decode_step
+
+
+@pytest.mark.parametrize("mid", list(models()))
+def test_gguf_mixes_grow_with_their_base_type(mid):
+    # Each mix's base type has more bits than the last (Q4_K 4.5 < Q5_K 5.5 < Q6_K 6.5625 < Q8_0 8.5
+    # bits, ggml-common.h) and its per-tensor exceptions only add bits, so the files grow in order.
+    sizes = [size(mid, "h200", w).weights_bytes for w in ("q4_0", "q4_k_m", "q5_k_m", "q6_k", "q8_0")]
+    assert sizes == sorted(sizes), dict(zip(("q4_0", "q4_k_m", "q5_k_m", "q6_k", "q8_0"), sizes, strict=True))
 
 
 @settings(max_examples=60, deadline=None)

@@ -29,7 +29,8 @@ def test_bits_per_weight(name, bpw):
 
 def test_precision_names_are_exactly_the_brief():
     assert list(PRECISIONS) == [
-        "fp32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4", "q8_0", "q4_0", "q4_k_m"
+        "fp32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4", "q8_0", "q4_0", "q4_k_m",
+        "q5_k_m", "q6_k", "fp8_b128",
     ]  # fmt: skip
     assert set(KV_PRECISIONS) == {"fp32", "bf16", "fp16", "fp8", "int8", "q8_0", "q4_0", "int4"}
 

@@ -34,7 +34,7 @@ def test_trace_json(capsys):
 def test_trace_text_and_chat(capsys):
     code, out, _ = run(capsys, "trace", "Hi", "--chat", "--top", "2")
     assert code == 0
-    assert "'<|im_start|>'" in out and "next token (top 2 of 49,152" in out
+    assert "  1  <|im_start|>\n" in out and "  359  ␣are\n" in out and "next token (top 2 of 49,152" in out
 
 
 def test_generate_greedy(capsys):

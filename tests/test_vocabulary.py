@@ -118,9 +118,9 @@ def test_every_quantity_is_a_value_shortcode_with_its_parameters():
 def test_cli_json_keys_are_parameters_or_quantities(capsys):
     assert cli.main(["size", "--json"]) == 0
     keys = set(json.loads(capsys.readouterr().out))
-    # fits and beyond_max_context are yes/no answers, not numbers with a unit.
+    # Not numbers with a unit: yes/no answers, labels and the per-group breakdown.
     loose = keys - {p.name for p in params.REGISTRY.values()} - set(quantities.QUANTITIES) - {
-        "fits", "beyond_max_context", "memory_bandwidth", "capacity_bytes"}
+        "fits", "beyond_max_context", "bound", "compute_precision", "weights_bytes_by_group"}
     assert not loose, f"CLI JSON keys that name no parameter or quantity: {sorted(loose)}"
     assert {"decode_tokens_per_s", "weights_bytes", "kv_cache_bytes", "total_bytes"} <= keys
 

@@ -100,7 +100,7 @@ def test_toggle_and_text():
         (lambda: Input(Param("x", "X", "int", 1, min=0, max=9), "range", log=True), "needs kind 'range' and min > 0"),
         (lambda: Param("x", "X", "int", 99, min=1, max=9), "invalid default: X must be 1 to 9"),
         (lambda: Input(Param("id", "X", "bool", True), "toggle"), "other than 'id'"),
-        (lambda: Param("x", "X", "text", ""), "max_length must be 1 to 10,000"),
+        (lambda: Param("x", "X", "text", ""), "max_length must be 1 to 50,000"),
         (lambda: Input(Param("x", "X", "int", 1, min=1, max=9), "number", log=True), "log-scale slider needs"),
         (lambda: Input(P.CONTEXT, "toggle"), "a toggle cannot show a int parameter"),
         (lambda: Input(Param("x", "X", "int", min=1, max=9), "range"), "needs a default"),

@@ -49,21 +49,27 @@ def test_registered():
     assert {"size_it_yourself", "decode_across_field"} <= set(names())
     w = get("size_it_yourself")
     # Defaults as the brief asks: Llama 3.1 70B, FP8 weights, BF16 KV, 8,192 tokens, batch 1, H200.
-    assert w.defaults() == {
+    defaults = w.defaults()
+    # The "your model" / "your chip" inputs (shown only for model / accelerator "custom").
+    assert {k: defaults.pop(k) for k in ("config_json", "memory_gb", "bandwidth_gbs", "tflops")} == {
+        "config_json": part5.EXAMPLE_CONFIG, "memory_gb": 24.0, "bandwidth_gbs": 1008.0, "tflops": 165.2}
+    assert defaults == {
         "model": "llama-3.1-70b",
         "weights": "fp8",
         "kv": "bf16",
         "context": 8192,
         "batch": 1,
         "accelerator": "h200",
+        "runtime_percent": 10.0,
     }
     # Context and batch limits are the engine's own (transformer.MAX_CONTEXT_TOKENS, hardware.MAX_BATCH).
     assert (w.input("context").min, w.input("context").max, w.input("context").log) == (1, 10_000_000, True)
     assert (w.input("batch").min, w.input("batch").max, w.input("batch").log) == (1, 100_000, True)
-    # Every catalog model/accelerator and every precision is offered.
-    assert [o for o, _ in w.input("model").options] == list(catalog.models())
-    assert [o for o, _ in w.input("accelerator").options] == list(catalog.accelerators())
-    assert [o for o, _ in w.input("weights").options] == list(numerics.PRECISIONS)
+    # Every catalog model/accelerator, then "custom" (a pasted config.json, a typed-in chip), and
+    # every precision is offered.
+    assert [o for o, _ in w.input("model").options] == [*catalog.models(), "custom"]
+    assert [o for o, _ in w.input("accelerator").options] == [*catalog.accelerators(), "custom"]
+    assert [o for o, _ in w.input("weights").options] == ["released", *numerics.PRECISIONS]
     assert [o for o, _ in w.input("kv").options] == list(numerics.KV_PRECISIONS)
 
 

@@ -1,6 +1,7 @@
 """The ``descent`` command line.
 
-    descent size [MODEL] [--accelerator ACC] [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
+    descent size [MODEL | --config PATH] [--accelerator ACC | --memory-gb G --bandwidth-gbs B [--tflops T]]
+                 [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
     descent models [--json]
     descent accelerators [--json]
     descent float FORMAT VALUE [--json]
@@ -22,14 +23,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
+import importlib.metadata
 import json
+import math
 import sys
+from pathlib import Path
 from typing import NoReturn
 
-from descent import floats, gguf_types, transformer
+from descent import custom, floats, gguf_types, hfconfig, transformer
 from descent import params as P
-from descent.catalog import accelerators, models
-from descent.memory import RUNTIME_ALLOWANCE, size
+from descent.catalog import Accelerator, Model, accelerators, models
+from descent.memory import size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
     GB,
@@ -38,18 +43,30 @@ from descent.units import (
     format_count,
     format_int,
     format_number,
-    format_percent,
     format_rate,
     format_si,
     plural,
 )
+from descent.weights import GROUP_LABELS, describe
 
-__all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
+__all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main", "size_inputs"]
 
 #: Exit status for bad input, as argparse uses.
 EXIT_USAGE = 2
 
 PROG = "descent"
+
+
+#: ``descent size`` sizes the checkpoint as published unless told otherwise.
+SIZE_WEIGHTS = P.WEIGHTS.but(default="released")
+
+
+def _version() -> str:
+    """The installed package's version (pyproject.toml), or the source tree's when not installed."""
+    try:
+        return importlib.metadata.version("descent")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree without installing
+        return "0+source"
 
 
 class UsageError(Exception):
@@ -64,23 +81,84 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _bytes_both(n: float) -> str:
-    return f"{format_bytes(n, 'GB')} = {format_bytes(n, 'GiB')}"
+    """Bytes in a decimal and a binary unit, each chosen for the size: ``"151 GB = 141 GiB"``,
+    ``"1.72 PB = 1.53 PiB"`` (never "1,720,000 GB")."""
+    return f"{format_bytes(n, 'auto')} = {format_bytes(n, 'auto-binary')}"
+
+
+def _typed(action: argparse.Action) -> argparse.Action:
+    """Let the command know this flag was typed (its default cannot tell): ``args.typed`` lists it."""
+
+    class Typed(type(action)):
+        def __call__(self, parser, namespace, values, option_string=None):
+            super().__call__(parser, namespace, values, option_string)
+            namespace.typed = (*getattr(namespace, "typed", ()), self.dest)
+
+    action.__class__ = Typed
+    return action
+
+
+def _no_default(action: argparse.Action) -> argparse.Action:
+    """Drop "; default ..." from a flag's help: its declared default is the sandbox's, not the command's."""
+    action.help = action.help.rsplit("; default", 1)[0]
+    return action
+
+
+#: The flags that describe a chip by its numbers instead of ``-a`` (descent.custom).
+CHIP_FLAGS = (P.MEMORY_GB, P.BANDWIDTH_GBS, P.TFLOPS)
+
+
+def size_inputs(args: argparse.Namespace) -> tuple[str | Model, str | Accelerator]:
+    """The model and chip ``descent size`` was asked about: a catalog id, or a record read from
+    ``--config PATH`` (:func:`descent.hfconfig.read_config`) and built from ``--memory-gb``,
+    ``--bandwidth-gbs`` and ``--tflops`` (:func:`descent.custom.accelerator`).
+
+    Raises:
+        ValueError: the file cannot be read or is not a config.json this reads; a model id with
+            --config; -a with the chip flags; one of --memory-gb / --bandwidth-gbs without the other.
+    """
+    model: str | Model = args.model
+    if args.config:
+        if args.model != P.MODEL.default:
+            raise ValueError(f"give a model id or --config, not both (got {args.model!r} and --config {args.config})")
+        try:
+            text = Path(args.config).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--config {args.config}: cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+        model = hfconfig.read_config(text, source=args.config)
+    typed = set(getattr(args, "typed", ()))
+    chip = [p for p in CHIP_FLAGS if p.name in typed]
+    if not chip:
+        return model, args.accelerator
+    if "accelerator" in typed:
+        raise ValueError("give -a/--accelerator or --memory-gb and --bandwidth-gbs, not both")
+    missing = [p for p in CHIP_FLAGS[:2] if p.name not in typed]
+    if missing:
+        flag = "--" + missing[0].name.replace("_", "-")
+        raise ValueError(f"--memory-gb and --bandwidth-gbs describe a chip together: add {flag}")
+    tflops = args.tflops if P.TFLOPS.name in typed else None
+    return model, custom.accelerator(args.memory_gb, args.bandwidth_gbs, tflops)
 
 
 def _cmd_size(args: argparse.Namespace) -> int:
-    s = size(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch)
-    if args.json:
-        print(json.dumps(dataclasses.asdict(s)))
+    model, accelerator = size_inputs(args)
+    s = size(model, accelerator, args.weights, args.kv, args.context, args.batch, args.runtime_percent)
+    no_peak = s.peak_flops == math.inf  # a chip described without --tflops: no compute roof
+    if args.json:  # strict JSON: the no-peak chip's infinite peak and compute ceiling are null
+        print(json.dumps({k: None if v == math.inf else v for k, v in dataclasses.asdict(s).items()}, allow_nan=False))
         return 0
-    m, a = models()[s.model], accelerators()[s.accelerator]
+    m = model if isinstance(model, Model) else models()[s.model]
+    a = accelerator if isinstance(accelerator, Accelerator) else accelerators()[s.accelerator]
     rows = [
         ("model", f"{m.name} ({s.model})"),
-        ("accelerator", f"{a.name} ({s.accelerator}), {a.memory_marketed} {a.memory_type}"),
+        ("accelerator", f"{a.name} ({s.accelerator}), {a.memory_type} sold as \"{a.memory_marketed}\" "
+                        f"= {_bytes_both(a.memory_bytes)}"),
         (
             "parameters",
             f"{format_count(s.params_total, 'short')} total, {format_count(s.params_active, 'short')} active per token",
         ),
-        ("weights", f"{_bytes_both(s.weights_bytes)}  ({s.weights}, all parameters)"),
+        ("weights", f"{_bytes_both(s.weights_bytes)}  ({describe(m, s.weights)}, all parameters)"),
+        *[(f"  {GROUP_LABELS[g]}", _bytes_both(b)) for g, b in s.weights_bytes_by_group.items() if b],
         (
             "KV cache",
             f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {plural(s.context, 'token')} x {plural(s.batch, 'sequence')}; "
@@ -88,23 +166,58 @@ def _cmd_size(args: argparse.Namespace) -> int:
         ),
         (
             "runtime",
-            f"{_bytes_both(s.runtime_bytes)}  ({format_percent(RUNTIME_ALLOWANCE, decimals=0)} of capacity: "
-            "activations, context, fragmentation)",
+            f"{_bytes_both(s.runtime_bytes)}  ({format_number(s.runtime_percent, 3, trim=True)}% of capacity, "
+            "--runtime-percent: context, activations, workspace, fragmentation)",
         ),
         ("total", _bytes_both(s.total_bytes)),
         ("capacity", _bytes_both(s.capacity_bytes)),
         ("free" if s.free_bytes >= 0 else "over by", _bytes_both(abs(s.free_bytes))),
         ("fits", "yes" if s.fits else f"no: needs {format_int(s.accelerators_needed)} of these (memory only)"),
         ("decode step reads", f"{_bytes_both(s.bytes_per_decode_step)} at {format_rate(s.memory_bandwidth)}"),
+        ("decode step computes", f"{format_si(s.flops_per_decode_step, 'FLOP')} at "
+                                 + ("no known peak (--tflops not given)" if no_peak else
+                                    f"{format_si(s.peak_flops, 'FLOP/s')} ({s.compute_precision} dense peak)")),
         (
             "decode ceiling",
             f"{format_number(s.decode_tokens_per_s, 4)} tokens/s per sequence, "
-            f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total"
+            f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total, {s.bound}-bound"
             + ("" if s.fits else " (if it fit on one chip)"),
         ),
+        ("compute-bound from", "not known: no peak given" if no_peak else "no batch (the KV cache reads dominate)"
+         if s.compute_bound_batch is None else plural(s.compute_bound_batch, "sequence")),
     ]
     if s.beyond_max_context:
         rows.append(("warning", f"context {format_int(s.context)} exceeds the model's {format_int(m.max_context)}"))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def _cmd_cost(args: argparse.Namespace) -> int:
+    from descent import economics
+
+    c = economics.token_cost(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch,
+                             args.price, args.pue)
+    biggest = economics.max_batch(args.model, args.accelerator, args.weights, args.kv, args.context)
+    out = {
+        "model": args.model, "accelerator": args.accelerator, "weights": args.weights, "kv": args.kv,
+        "context": args.context, "batch": args.batch, "price": args.price, "pue": args.pue,
+        "tokens_per_s_total": c.tokens_per_s_total, "usd_per_million_tokens": c.usd_per_million_tokens,
+        "joules_per_token": c.joules_per_token, "max_batch": biggest, "fits": c.fits, "bound": c.bound,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    rows = [
+        ("output tokens", f"{format_number(c.tokens_per_s_total, 4)} tokens/s in total ({c.bound}-bound)"),
+        ("price", f"${format_number(c.usd_per_million_tokens, 3)} per million tokens at "
+                  f"${format_number(args.price, 3, trim=True)} per accelerator-hour"),
+        ("energy", f"{format_number(c.joules_per_token, 3)} J per token (board power x PUE "
+                   f"{format_number(args.pue, 3, trim=True)})"),
+        ("largest batch", plural(biggest, "sequence") + " fit beside the weights"),
+        ("fits", "yes" if c.fits else "no (the figures are what the speed would give if it did)"),
+    ]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
@@ -219,14 +332,29 @@ def _cmd_quant(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The ``descent`` parser with its subcommands; ``args.func(args)`` runs the chosen one."""
     parser = _Parser(prog=PROG, description="How an LLM answers you: the inference arithmetic.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     p = sub.add_parser("size", help="memory fit and decode ceiling of a model on one accelerator")
     P.add_argument(p, P.MODEL, positional=True, metavar="MODEL")
-    for param in (P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.JSON.but(help="print one JSON object")):
+    for param in (P.ACCELERATOR, SIZE_WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.RUNTIME,
+                  P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
+    # A model from its config.json, a chip from its numbers: absent unless typed (no "default" in --help).
+    _no_default(P.add_argument(p, P.CONFIG_PATH, metavar="PATH"))
+    _typed(p._option_string_actions["--accelerator"])
+    for param, metavar in zip(CHIP_FLAGS, ("G", "B", "T"), strict=True):
+        _no_default(_typed(P.add_argument(p, param, metavar=metavar)))
+    p._option_string_actions["--tflops"].help += "; without it, no compute roof"
     p.set_defaults(func=_cmd_size)
+
+    p = sub.add_parser("cost", help="dollars and joules per output token of a model on one accelerator")
+    P.add_argument(p, P.MODEL, positional=True, metavar="MODEL")
+    for param in (P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.PRICE, P.PUE,
+                  P.JSON.but(help="print one JSON object")):
+        P.add_argument(p, param)
+    p.set_defaults(func=_cmd_cost)
 
     p = sub.add_parser("models", help="list the catalog's models")
     P.add_argument(p, P.JSON.but(help="print a JSON list"))
@@ -255,25 +383,72 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> str:
+    """One line naming each unknown flag, with the closest real flag of that command."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = list(sub.choices[args.command]._option_string_actions) if args.command in sub.choices else []
+    parts = []
+    for tok in extras:
+        flag = tok.split("=", 1)[0]
+        close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6) if flag.startswith("-") else []
+        parts.append(f"{tok!r}" + (f" (did you mean {close[0]}?)" if close else ""))
+    return f"{PROG} {args.command}: error: unrecognized arguments: {', '.join(parts)}"
+
+
+def _check_flags(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Name an unknown flag before argparse blames the next argument for it: ``descent size
+    --acelerator h200`` would otherwise read h200 as the model. Abbreviations argparse accepts
+    (``--acc``) pass; negative numbers are values, not flags."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = next((t for t in argv if t in sub.choices), None)
+    if command is None:
+        return
+    known = list(sub.choices[command]._option_string_actions)
+    for tok in argv[argv.index(command) + 1:]:
+        if tok == "--":
+            return
+        flag = tok.split("=", 1)[0]
+        if not flag.startswith("-") or flag == "-" or flag.lstrip("-").replace(".", "", 1).isdigit():
+            continue
+        if flag not in known and not (flag.startswith("--") and any(k.startswith(flag) for k in known)):
+            close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]}?)" if close else f"; it takes {', '.join(k for k in known if k.startswith('--'))}"
+            raise UsageError(f"{PROG} {command}: error: unknown flag {flag!r}{hint}")
+
+
+def _fail(message: str, as_json: bool) -> int:
+    """Report bad input as one line on stderr, or as ``{"error": message}`` on stdout under --json."""
+    if as_json:
+        print(json.dumps({"error": message, "exit_status": EXIT_USAGE}))
+    else:
+        print(message, file=sys.stderr)
+    return EXIT_USAGE
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 bad input, 1 unexpected failure)."""
+    """Run the command line; returns the exit status (0 ok, 2 bad input, 1 unexpected failure).
+
+    Bad input is one line on stderr, or, when ``--json`` is among the arguments, one JSON object
+    ``{"error": ..., "exit_status": 2}`` on stdout, so a script reading JSON always gets JSON.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        _check_flags(parser, argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            raise UsageError(_unrecognized(parser, args, extras))
         return int(args.func(args) or 0)
     except UsageError as e:
-        print(_one_line(e), file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(_one_line(e), as_json)
     except ValueError as e:  # bad ids, precisions, ranges; CatalogError is a ValueError too
-        print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"{PROG}: error: {_one_line(e)}", as_json)
     except FileNotFoundError as e:  # the SmolLM2 GGUF is missing, or $DESCENT_GGUF names no file
-        print(f"{PROG}: error: {_one_line(e)}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"{PROG}: error: {_one_line(e)}", as_json)
     except ModuleNotFoundError as e:  # `trace`/`generate` with only the core installed (no NumPy, gguf)
-        print(f"{PROG}: error: this command needs the build extra (pip install 'descent[build]'); "
-              f"missing module {e.name!r}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"{PROG}: error: this command needs the build extra (pip install 'descent[build]'); "
+                     f"missing module {e.name!r}", as_json)
     except SystemExit as e:  # --help and --version exit 0 through argparse
         return e.code if isinstance(e.code, int) else 0
     except BrokenPipeError:  # `descent models | head`

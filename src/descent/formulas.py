@@ -212,7 +212,20 @@ def _check_decode():
                 step = hw.bytes_per_decode_step(m, "bf16", "bf16", CHECK_CONTEXTS[2], batch)
                 ceiling = hw.decode_ceiling(m, a, "bf16", "bf16", CHECK_CONTEXTS[2], batch)
                 out.append((f"{m.id} on {a.id}, B={batch}", f.evaluate(BW=a.memory_bandwidth, S_step=step),
-                            ceiling.tokens_per_s_per_sequence))
+                            1 / ceiling.memory_seconds))
+    return out
+
+
+def _check_roofline():
+    hw = hardware
+    f = FORMULAS["decode_step_seconds"]
+    out = []
+    for a in catalog.accelerators().values():
+        for m in catalog.models().values():
+            for batch, ctx in ((1, CHECK_CONTEXTS[2]), (CHECK_BATCH, CHECK_CONTEXTS[0]), (1024, 128)):
+                c = hw.decode_ceiling(m, a, "fp8", "bf16", ctx, batch)
+                v = f.evaluate(S_step=c.bytes_per_step, BW=a.memory_bandwidth, F_step=c.flops_per_step, P=c.peak_flops)
+                out.append((f"{m.id} on {a.id}, B={batch}, T={ctx}", v, c.step_seconds))
     return out
 
 
@@ -260,6 +273,23 @@ _register(Formula(
     "(OCP Microscaling Formats (MX) spec v1.0, section 5)",
     note="MoE models store every expert, so N is the total, not the active, count.",
     check=_check_weights,
+))
+
+F_STEP = _s("F_step", r"F_{\text{step}}", "FLOPs of one decode step of the batch", "FLOP")
+PEAK = _s("P", r"P", "the chip's dense peak in the precision the matmuls run in", "FLOP/s")
+
+_register(Formula(
+    "decode_step_seconds", "The roofline of one decode step: the longer of reading and computing",
+    _s("t", r"t_{\text{step}}", "time of one decode step", "s"),
+    sp.Max(sp.Mul(S_STEP.symbol, sp.Pow(BW.symbol, -1, evaluate=False), evaluate=False),
+           sp.Mul(F_STEP.symbol, sp.Pow(PEAK.symbol, -1, evaluate=False), evaluate=False)),
+    (S_STEP, BW, F_STEP, PEAK),
+    "Williams, Waterman & Patterson 2009, Roofline (CACM 52(4)), section 2; Pope et al. 2022, "
+    "Efficiently Scaling Transformer Inference, section 2",
+    note="F_step is B times the FLOPs of one token (2 per active matmul weight plus attention). At small "
+         "batches the read term is larger (memory-bound); at large batches and short contexts the "
+         "arithmetic term wins (compute-bound).",
+    check=_check_roofline,
 ))
 
 _register(Formula(

@@ -12,12 +12,22 @@ Hence the **decode ceiling**:
     tokens/s per sequence <= memory_bandwidth / bytes_per_decode_step
     tokens/s in total     <= B * memory_bandwidth / bytes_per_decode_step
 
-(one step yields one token for each of the B sequences). It is an upper bound: compute, kernel
-launch, communication and imperfect bandwidth use all come on top.
+(one step yields one token for each of the B sequences).
+
+**The compute roof.** A step also does arithmetic: ``B x flops_per_token`` (2 FLOP per active
+matmul weight per sequence, plus attention's 4 x layers x heads x d_head x context), which takes at
+least ``flops / peak`` seconds at the chip's dense peak in the precision the math runs in
+(:func:`compute_precision`). The step takes at least the longer of the two times (the roofline of
+Williams et al. 2009), so decode is *memory-bound* at small batches and becomes *compute-bound*
+once B x flops_per_token / peak exceeds bytes / bandwidth (:func:`compute_bound_batch`). Prefill
+runs the whole prompt in one pass and is compute-bound for all but tiny prompts
+(:func:`prefill_time`). Both are upper bounds on speed: kernel launches, communication and
+imperfect use of bandwidth and tensor cores come on top.
 
 **What a step reads** (``bytes_per_decode_step``):
 
-* every weight the step uses, once, in the weight precision, except:
+* every weight the step uses, once, in its stored precision (:func:`descent.weights.bytes_by_group`:
+  as released, a GGUF mix, or one precision for all), except:
   - an *untied* input embedding contributes only the rows looked up, min(B, V) rows of D values
     (a lookup, not a matmul); the separate output head (D x V) is read in full;
   - a *tied* embedding is the output head, so it is read in full;
@@ -38,6 +48,7 @@ Standard library only (runs in Pyodide).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from descent import params, transformer
@@ -46,7 +57,6 @@ from descent.catalog import accelerator as _catalog_accelerator
 from descent.catalog import model as _catalog_model
 from descent.checks import is_real
 from descent.numerics import BITS_PER_BYTE, Precision, kv_precision
-from descent.numerics import precision as _weight_precision
 
 __all__ = [
     "COMPUTE_PRECISIONS",
@@ -58,7 +68,11 @@ __all__ = [
     "check_batch",
     "check_inputs",
     "decode_ceiling",
+    "StepTime",
+    "compute_bound_batch",
+    "compute_precision",
     "decode_step_bytes",
+    "prefill_time",
     "kv_cache_bytes",
     "peak_flops",
     "resolve_accelerator",
@@ -100,24 +114,34 @@ def check_batch(batch: int) -> int:
     return params.BATCH.check(batch)
 
 
+def check_weights(weights: str) -> str:
+    """Return ``weights`` if it is a weight choice (``descent.weights.scheme_names()``: ``released``,
+    a GGUF mix or a precision of ``numerics.PRECISIONS``), else raise ValueError listing them."""
+    from descent.weights import scheme_names
+
+    if weights not in scheme_names():
+        raise ValueError(f"unknown weight precision {weights!r}; allowed: {', '.join(scheme_names())}")
+    return weights
+
+
 def check_inputs(
     model: str | Model, weights: str, kv: str, context: int, batch: int
-) -> tuple[Model, Precision, Precision]:
-    """The model and the two precisions of a decode or sizing question, every input checked.
+) -> tuple[Model, str, Precision]:
+    """The model, the weight choice and the KV precision of a decode or sizing question, checked.
 
-    Checks, in this order: the model (or its catalog id), the weight precision
-    (``numerics.PRECISIONS``), the KV-cache precision (``numerics.KV_PRECISIONS``), ``context``
-    (``transformer.check_context``: 1 to 10,000,000 tokens) and ``batch`` (:func:`check_batch`).
-    Shared by :func:`decode_step_bytes` and :func:`descent.memory.size`.
+    Checks, in this order: the model (or its catalog id), the weight choice (:func:`check_weights`),
+    the KV-cache precision (``numerics.KV_PRECISIONS``), ``context`` (``transformer.check_context``:
+    1 to 10,000,000 tokens) and ``batch`` (:func:`check_batch`). Shared by
+    :func:`decode_step_bytes` and :func:`descent.memory.size`.
 
     Raises:
         ValueError: the first input that is not allowed (the message lists what is).
     """
     mod = resolve_model(model)
-    wp, kp = _weight_precision(weights), kv_precision(kv)
+    w, kp = check_weights(weights), kv_precision(kv)
     transformer.check_context(mod, context)
     check_batch(batch)
-    return mod, wp, kp
+    return mod, w, kp
 
 
 def kv_cache_bytes(model: Model, kv: Precision, context: int, batch: int) -> float:
@@ -176,27 +200,29 @@ def decode_step_bytes(
     Raises:
         ValueError: unknown id or precision, context or batch out of range, unknown routing.
     """
-    mod, wp, kp = check_inputs(model, weights, kv, context, batch)
+    from descent.weights import bytes_by_group
+
+    mod, w, kp = check_inputs(model, weights, kv, context, batch)
     _check_routing(moe_routing)
     pc = transformer.param_counts(mod)
+    stored = bytes_by_group(mod, w)
 
     if mod.moe is None or pc.experts == 0:
         share = 0.0
-        routed = 0.0
     elif batch == 1 or moe_routing == "active":
         share = pc.active_experts / pc.experts
-        routed = float(pc.active_experts)
     else:
         k_over_e = mod.moe.experts_per_token / mod.moe.num_experts
         share = 1.0 - (1.0 - k_over_e) ** batch
-        routed = pc.experts * share
 
-    if mod.tie_embeddings:
-        embedding_read = pc.embedding  # the table is the output head: every row is read
-    else:
-        embedding_read = min(batch, mod.vocab_size) * mod.hidden_size  # B looked-up rows
-    weight_params = pc.total - pc.experts - pc.embedding + routed + embedding_read
-    w_bytes = weight_params * wp.bits_per_weight / BITS_PER_BYTE
+    # Fraction of each group one step reads: B looked-up rows of an untied embedding table (a tied
+    # one is the output head, read in full), the routed experts the batch picks, all of the rest.
+    read = dict.fromkeys(stored, 1.0)
+    if not mod.tie_embeddings:
+        read["embedding"] = min(batch, mod.vocab_size) / mod.vocab_size
+    read["experts"] = share
+    weight_params = sum(getattr(pc, g) * f for g, f in read.items())
+    w_bytes = sum(stored[g] * f for g, f in read.items())
     kv_bytes = kv_cache_bytes(mod, kp, context, batch)
     return StepBytes(
         weight_params=weight_params,
@@ -224,23 +250,65 @@ def bytes_per_decode_step(
 
 @dataclass(frozen=True)
 class DecodeCeiling:
-    """Memory-bandwidth upper bound on decode speed.
+    """Upper bound on decode speed: the longer of the memory time and the compute time of a step.
 
     Attributes:
         bytes_per_step: bytes one step reads (all B sequences), bytes.
-        step_seconds: ``bytes_per_step / memory_bandwidth``, seconds (a lower bound on ITL).
+        flops_per_step: FLOPs of one step, ``B x transformer.flops_per_token(model, context)``.
+        memory_seconds: ``bytes_per_step / memory_bandwidth``, seconds.
+        compute_seconds: ``flops_per_step / peak``, seconds (dense peak in ``compute_precision``).
+        step_seconds: the longer of the two, seconds (a lower bound on ITL).
+        bound: ``"memory"`` or ``"compute"``: which of the two sets ``step_seconds``.
         tokens_per_s_per_sequence: ``1 / step_seconds``, tokens/s seen by each sequence.
         tokens_per_s_total: ``batch / step_seconds``, tokens/s over the batch.
         batch: B.
         memory_bandwidth: bytes/s used.
+        peak_flops: FLOP/s used.
+        compute_precision: the precision the math runs in (:func:`compute_precision`).
     """
 
     bytes_per_step: float
+    flops_per_step: float
+    memory_seconds: float
+    compute_seconds: float
     step_seconds: float
+    bound: str
     tokens_per_s_per_sequence: float
     tokens_per_s_total: float
     batch: int
     memory_bandwidth: float
+    peak_flops: float
+    compute_precision: str
+
+
+def compute_precision(model: str | Model, accelerator: str | Accelerator, weights: str) -> str:
+    """The precision a decode or prefill step's matmuls run in: ``"fp4"``, ``"fp8"`` or ``"bf16"``.
+
+    FP8 weights (``fp8``, ``fp8_b128``) run FP8 matmuls and FP4 weights (``mxfp4``, ``nvfp4``) FP4
+    matmuls when the chip has a dense peak for that precision (H100 has FP8, not FP4; B200 both).
+    Integer and GGUF formats are weight-only: the weights are dequantized and the math runs in
+    16-bit, as are FP32/FP16/BF16 weights (counted at the BF16/FP16 peak). For ``released``, the
+    precision that holds the most parameters decides (gpt-oss: its MXFP4 experts).
+
+    Raises:
+        ValueError: unknown model, accelerator or weight choice.
+    """
+    from descent import weights as W
+
+    a = resolve_accelerator(accelerator)
+    w = check_weights(weights)
+    if w == W.RELEASED:
+        pc = transformer.param_counts(resolve_model(model))
+        rm = W.released_map(resolve_model(model))
+        by_precision: dict[str, int] = {}
+        for g in W.GROUPS:
+            by_precision[rm.by_group[g]] = by_precision.get(rm.by_group[g], 0) + getattr(pc, g)
+        w = max(by_precision, key=by_precision.get)
+    if w in ("fp8", "fp8_b128") and a.fp8_flops is not None:
+        return "fp8"
+    if w in ("mxfp4", "nvfp4") and a.fp4_flops is not None:
+        return "fp4"
+    return "bf16"
 
 
 def decode_ceiling(
@@ -252,26 +320,135 @@ def decode_ceiling(
     batch: int = 1,
     moe_routing: str = "uniform",
 ) -> DecodeCeiling:
-    """Upper bound on decode speed on one accelerator: bandwidth / bytes per step.
+    """Upper bound on decode speed on one accelerator: the roofline of one decode step.
 
-    tokens/s per sequence = memory_bandwidth / bytes_per_decode_step (one step gives every sequence
-    one token); total = batch x that. Pope et al. 2022, section 2; Williams et al. 2009.
-    Whether the model fits is :func:`descent.memory.size`'s question, not this one's.
+    step seconds = max(bytes_per_step / bandwidth, flops_per_step / peak); tokens/s per sequence =
+    1 / step seconds (one step gives every sequence one token); total = batch x that. Pope et al.
+    2022, section 2; Williams et al. 2009. Whether the model fits is
+    :func:`descent.memory.size`'s question, not this one's.
 
     Raises:
         ValueError: unknown id or precision, context or batch out of range.
     """
     a = resolve_accelerator(accelerator)
-    step = bytes_per_decode_step(model, weights, kv, context, batch, moe_routing)
-    seconds = step / a.memory_bandwidth
-    per_seq = a.memory_bandwidth / step
+    mod = resolve_model(model)
+    step = bytes_per_decode_step(mod, weights, kv, context, batch, moe_routing)
+    flops = batch * transformer.flops_per_token(mod, context)
+    cp = compute_precision(mod, a, weights)
+    peak = peak_flops(a, cp)
+    mem_s, comp_s = step / a.memory_bandwidth, flops / peak
+    seconds = max(mem_s, comp_s)
     return DecodeCeiling(
         bytes_per_step=step,
+        flops_per_step=flops,
+        memory_seconds=mem_s,
+        compute_seconds=comp_s,
         step_seconds=seconds,
-        tokens_per_s_per_sequence=per_seq,
-        tokens_per_s_total=per_seq * batch,
+        bound="compute" if comp_s > mem_s else "memory",
+        tokens_per_s_per_sequence=1 / seconds,
+        tokens_per_s_total=batch / seconds,
         batch=batch,
         memory_bandwidth=a.memory_bandwidth,
+        peak_flops=peak,
+        compute_precision=cp,
+    )
+
+
+def compute_bound_batch(
+    model: str | Model,
+    accelerator: str | Accelerator,
+    weights: str = "bf16",
+    kv: str = "bf16",
+    context: int = 8192,
+    moe_routing: str = "uniform",
+) -> int | None:
+    """The smallest batch at which a decode step is compute-bound, or None if none up to MAX_BATCH is.
+
+    Memory time grows with B through the KV cache (and the experts a batch touches); compute time
+    grows with B through the FLOPs. At long contexts each sequence's KV cache can cost more time
+    to read than its FLOPs take, and then no batch is compute-bound. Found by doubling B until the
+    step is compute-bound, then bisecting (the compute share of a step rises with B).
+
+    Raises:
+        ValueError: as :func:`decode_ceiling`.
+    """
+    def bound(b: int) -> bool:
+        return decode_ceiling(model, accelerator, weights, kv, context, b, moe_routing).bound == "compute"
+
+    if decode_ceiling(model, accelerator, weights, kv, context, 1, moe_routing).peak_flops == math.inf:
+        return None  # a chip described without a peak (descent.custom): no compute roof at any batch
+    lo, hi = 1, 1
+    if bound(1):
+        return 1
+    while not bound(hi):
+        lo = hi
+        if hi >= MAX_BATCH:
+            return None
+        hi = min(hi * 2, MAX_BATCH)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if bound(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One forward pass against the roofline (units: FLOP, bytes, seconds).
+
+    Attributes:
+        flops: FLOPs of the pass. bytes: bytes it moves to and from memory.
+        intensity: flops / bytes, FLOP per byte. ridge: peak / bandwidth, FLOP per byte.
+        memory_seconds, compute_seconds: bytes / bandwidth and flops / peak.
+        seconds: the longer of the two. bound: ``"memory"`` or ``"compute"``.
+    """
+
+    flops: float
+    bytes: float
+    intensity: float
+    ridge: float
+    memory_seconds: float
+    compute_seconds: float
+    seconds: float
+    bound: str
+
+
+def prefill_time(
+    model: str | Model,
+    accelerator: str | Accelerator,
+    weights: str = "bf16",
+    kv: str = "bf16",
+    prompt_tokens: int = 8192,
+) -> StepTime:
+    """The roofline time of prefilling one prompt of ``prompt_tokens`` tokens in one pass.
+
+    FLOPs: ``2 x matmul_params_per_token x T`` plus attention, token t attending to t tokens
+    (``attention_flops_per_token`` summed over t = 1..T, computed in closed form per layer).
+    Bytes: every stored weight read once (all experts: a long prompt routes to all of them) plus
+    the KV cache written for the T tokens. The time is the longer of bytes / bandwidth and
+    flops / peak (Williams et al. 2009); TTFT is at least this.
+
+    Raises:
+        ValueError: unknown ids or precisions, ``prompt_tokens`` out of range.
+    """
+    from descent.weights import bytes_by_group
+
+    mod, w, kp = check_inputs(model, weights, kv, prompt_tokens, 1)
+    a = resolve_accelerator(accelerator)
+    T = prompt_tokens
+    # Attention: sum over t of attention_flops_per_token(t) ~ T * attention_flops(T) / 2 (the scores
+    # grow linearly with t); exact for full layers, an upper bound for sliding ones.
+    attn = (transformer.attention_flops_per_token(mod, T) * (T + 1)) / 2
+    flops = transformer.FLOP_PER_MAC * transformer.matmul_params_per_token(mod) * T + attn
+    nbytes = sum(bytes_by_group(mod, w).values()) + kv_cache_bytes(mod, kp, T, 1)
+    peak = peak_flops(a, compute_precision(mod, a, w))
+    mem_s, comp_s = nbytes / a.memory_bandwidth, flops / peak
+    return StepTime(
+        flops=flops, bytes=nbytes, intensity=flops / nbytes, ridge=peak / a.memory_bandwidth,
+        memory_seconds=mem_s, compute_seconds=comp_s, seconds=max(mem_s, comp_s),
+        bound="compute" if comp_s > mem_s else "memory",
     )
 
 

@@ -1,17 +1,20 @@
 """The memory budget: weights + KV cache + a runtime allowance against one accelerator's memory.
 
     total = weights + KV cache + runtime allowance
-    weights  = params_total x bits_per_weight / 8            (MoE: ALL experts are stored)
+    weights  = sum over groups of params x bits / 8            (MoE: ALL experts are stored;
+               descent.weights.bytes_by_group: as released, a GGUF mix, or one precision)
     KV cache = kv_cache_elements(model, context) x batch x kv_bits / 8
-    runtime  = RUNTIME_ALLOWANCE x capacity
+    runtime  = runtime allowance (a share of capacity, 10% by default) x capacity
     fits     = total <= capacity  (capacity in true bytes: H100's "80 GB" is 80 GiB)
 
-The runtime allowance stands for what is neither weights nor KV cache: activations and their
-workspace, the CUDA/ROCm context, the framework's allocator pools, communication buffers and
-fragmentation. We reserve a fixed share of the accelerator's memory, as serving engines do: vLLM's
-``gpu_memory_utilization`` defaults to 0.9 (vLLM engine arguments documentation), so 10% of the
-memory is never given to weights or KV cache. It is an allowance, not a measurement; it is shown as
-its own segment so a reader can see it and discount it.
+The runtime allowance is a choice, shown as one: a share of the accelerator's memory kept back
+for what is neither weights nor KV cache. vLLM's ``gpu_memory_utilization`` (default 0.9, vLLM
+engine arguments documentation) caps the share of the GPU's memory the engine may use at all; the
+rest is left to the CUDA/ROCm context and anything else on the GPU. Inside the engine's share,
+vLLM profiles a forward pass and sets the activations and workspace aside before it gives the
+remainder to the KV cache. So the 10% default is a round stand-in for "the memory that is neither
+weights nor KV cache" (context, activations, workspace, allocator fragmentation), not a
+measurement; readers can change it (``runtime_percent``), and it is its own segment of the bar.
 
 Decode speed comes along (``bytes_per_decode_step``, ``decode_tokens_per_s``) from
 :mod:`descent.hardware`; it reads only the *active* weights, while memory holds all of them.
@@ -24,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from descent import catalog, transformer
+from descent import catalog, params, transformer
 from descent.catalog import Accelerator, Model
 from descent.checks import is_real
 from descent.hardware import (
@@ -34,14 +37,17 @@ from descent.hardware import (
     resolve_accelerator,
     resolve_model,
 )
-from descent.numerics import BITS_PER_BYTE, weight_bytes
+from descent.numerics import BITS_PER_BYTE
 from descent.units import format_count, format_percent
 
-__all__ = ["RUNTIME_ALLOWANCE", "Sizing", "across_field", "fits_in", "moe_line", "size"]
+__all__ = ["RUNTIME_ALLOWANCE", "RUNTIME_PERCENT", "Sizing", "across_field", "fits_in", "moe_line", "size"]
 
-#: Share of an accelerator's memory reserved for activations, runtime context, workspace and
-#: fragmentation: 1 - vLLM's default ``gpu_memory_utilization`` (0.9). Dimensionless fraction.
-RUNTIME_ALLOWANCE = 0.10
+#: The runtime parameter (descent.params.RUNTIME): percent of memory kept back, default 10.
+RUNTIME_PERCENT = params.RUNTIME
+
+#: The default share of an accelerator's memory kept back for the runtime (context, activations,
+#: workspace, fragmentation): 1 - vLLM's default ``gpu_memory_utilization`` (0.9). A fraction.
+RUNTIME_ALLOWANCE = params.RUNTIME.default / 100
 
 
 @dataclass(frozen=True)
@@ -51,16 +57,18 @@ class Sizing:
     Attributes:
         model: model id.
         accelerator: accelerator id.
-        weights: weight precision name.
+        weights: weight choice (``released``, a GGUF mix or a precision name).
         kv: KV-cache precision name.
         context: tokens per sequence in the KV cache.
         batch: B, sequences held at once.
         params_total: all parameters (MoE: every expert), stored in memory.
         params_active: parameters used per token (MoE: k of E experts; embedding table included).
-        weights_bytes: ``params_total`` in the weight precision, bytes.
+        weights_bytes: every stored weight, bytes: the sum of ``weights_bytes_by_group``.
+        weights_bytes_by_group: bytes of each weight group (``descent.weights.GROUPS``).
         kv_bytes_per_token: KV cache per token of one sequence, all layers (no window cap), bytes.
         kv_cache_bytes: KV cache of B sequences at ``context`` (sliding windows capped), bytes.
-        runtime_bytes: ``RUNTIME_ALLOWANCE x capacity_bytes``, bytes.
+        runtime_percent: the runtime allowance, percent of capacity.
+        runtime_bytes: ``runtime_percent / 100 x capacity_bytes``, bytes.
         total_bytes: weights + KV cache + runtime, bytes.
         capacity_bytes: accelerator memory, true bytes.
         free_bytes: capacity - total, bytes; negative = over by that much.
@@ -69,9 +77,17 @@ class Sizing:
             holds weights + KV cache, ignoring parallelism overheads; 1 when it fits.
         beyond_max_context: ``context`` exceeds the model's published ``max_context``.
         memory_bandwidth: accelerator memory bandwidth, bytes/s.
+        peak_flops: dense peak FLOP/s in ``compute_precision``.
+        compute_precision: the precision the matmuls run in (``hardware.compute_precision``).
         bytes_per_decode_step: bytes one decode step of B sequences reads (hardware module), bytes.
-        decode_tokens_per_s: ceiling per sequence, bandwidth / bytes_per_decode_step, tokens/s.
+        flops_per_decode_step: FLOPs of one decode step of B sequences, FLOP.
+        decode_memory_tokens_per_s: bandwidth / bytes_per_decode_step, tokens/s per sequence.
+        decode_compute_tokens_per_s: peak / flops_per_decode_step, tokens/s per sequence.
+        decode_tokens_per_s: ceiling per sequence, the lower of the two, tokens/s.
         decode_tokens_per_s_total: ceiling over the batch, B x per sequence, tokens/s.
+        bound: ``"memory"`` or ``"compute"``: which ceiling binds at this batch.
+        compute_bound_batch: smallest batch at which decode is compute-bound (None: none up to
+            the batch limit, e.g. at long contexts where each sequence's KV cache dominates).
     """
 
     model: str
@@ -83,8 +99,10 @@ class Sizing:
     params_total: int
     params_active: int
     weights_bytes: float
+    weights_bytes_by_group: dict[str, float]
     kv_bytes_per_token: float
     kv_cache_bytes: float
+    runtime_percent: float
     runtime_bytes: float
     total_bytes: float
     capacity_bytes: int
@@ -93,9 +111,16 @@ class Sizing:
     accelerators_needed: int
     beyond_max_context: bool
     memory_bandwidth: float
+    peak_flops: float
+    compute_precision: str
     bytes_per_decode_step: float
+    flops_per_decode_step: float
+    decode_memory_tokens_per_s: float
+    decode_compute_tokens_per_s: float
     decode_tokens_per_s: float
     decode_tokens_per_s_total: float
+    bound: str
+    compute_bound_batch: int | None
 
     def segments(self) -> list[tuple[str, float]]:
         """The stacked bar against ``capacity_bytes``: (label, bytes) for weights, KV cache, runtime."""
@@ -124,52 +149,63 @@ def size(
     kv: str = "bf16",
     context: int = 8192,
     batch: int = 1,
+    runtime_percent: float = params.RUNTIME.default,
 ) -> Sizing:
     """Size a model on one accelerator: memory segments, fit, and the decode ceiling.
 
     Args:
         model: model or catalog id (``descent.catalog.models()``).
         accelerator: accelerator or catalog id (``descent.catalog.accelerators()``).
-        weights: weight precision (``numerics.PRECISIONS``).
+        weights: ``released`` (the published checkpoint's precision per group), a GGUF mix
+            (``q4_k_m`` ...), or one precision for every weight (``numerics.PRECISIONS``).
         kv: KV-cache precision (``numerics.KV_PRECISIONS``).
         context: tokens per sequence, 1 to 10,000,000 (beyond the model's max_context is allowed
             and flagged in ``beyond_max_context``).
         batch: sequences, 1 to ``hardware.MAX_BATCH`` (100,000).
+        runtime_percent: memory kept back for the runtime, percent of capacity (0 to 50).
 
     Returns:
         :class:`Sizing`.
 
     Raises:
         ValueError: unknown model/accelerator id or precision (message lists the allowed values),
-            context or batch out of range.
+            context, batch or runtime allowance out of range.
     """
+    from descent.hardware import compute_bound_batch
+    from descent.weights import bytes_by_group
+
     mod = resolve_model(model)
     a = resolve_accelerator(accelerator)
-    mod, wp, kp = check_inputs(mod, weights, kv, context, batch)
+    mod, w, kp = check_inputs(mod, weights, kv, context, batch)
+    params.RUNTIME.check(float(runtime_percent) if is_real(runtime_percent) else runtime_percent)
+    allowance = runtime_percent / 100
 
     pc = transformer.param_counts(mod)
-    w_bytes = weight_bytes(pc.total, wp)
+    by_group = bytes_by_group(mod, w)
+    w_bytes = sum(by_group.values())
     kv_per_token = transformer.kv_elements_per_token(mod) * kp.bits_per_weight / BITS_PER_BYTE
     kv_bytes = kv_cache_bytes(mod, kp, context, batch)
     capacity = a.memory_bytes
-    runtime = RUNTIME_ALLOWANCE * capacity
+    runtime = allowance * capacity
     total = w_bytes + kv_bytes + runtime
-    usable = capacity * (1 - RUNTIME_ALLOWANCE)
+    usable = capacity * (1 - allowance)
     needed = max(1, math.ceil((w_bytes + kv_bytes) / usable))
 
-    ceiling = decode_ceiling(mod, a, wp.name, kp.name, context, batch)
+    c = decode_ceiling(mod, a, w, kp.name, context, batch)
     return Sizing(
         model=mod.id,
         accelerator=a.id,
-        weights=wp.name,
+        weights=w,
         kv=kp.name,
         context=context,
         batch=batch,
         params_total=pc.total,
         params_active=pc.active,
         weights_bytes=w_bytes,
+        weights_bytes_by_group=by_group,
         kv_bytes_per_token=kv_per_token,
         kv_cache_bytes=kv_bytes,
+        runtime_percent=float(runtime_percent),
         runtime_bytes=runtime,
         total_bytes=total,
         capacity_bytes=capacity,
@@ -178,20 +214,28 @@ def size(
         accelerators_needed=needed,
         beyond_max_context=context > mod.max_context,
         memory_bandwidth=a.memory_bandwidth,
-        bytes_per_decode_step=ceiling.bytes_per_step,
-        decode_tokens_per_s=ceiling.tokens_per_s_per_sequence,
-        decode_tokens_per_s_total=ceiling.tokens_per_s_total,
+        peak_flops=c.peak_flops,
+        compute_precision=c.compute_precision,
+        bytes_per_decode_step=c.bytes_per_step,
+        flops_per_decode_step=c.flops_per_step,
+        decode_memory_tokens_per_s=1 / c.memory_seconds,
+        # A chip described without a peak (descent.custom) has no compute roof: infinite.
+        decode_compute_tokens_per_s=1 / c.compute_seconds if c.compute_seconds else math.inf,
+        decode_tokens_per_s=c.tokens_per_s_per_sequence,
+        decode_tokens_per_s_total=c.tokens_per_s_total,
+        bound=c.bound,
+        compute_bound_batch=compute_bound_batch(mod, a, w, kp.name, context),
     )
 
 
-def moe_line(model: str) -> str | None:
+def moe_line(model: str | Model) -> str | None:
     """For a mixture-of-experts model: stored vs per-token parameters, as one sentence; else None.
 
     Uses :func:`descent.transformer.param_counts` (``total`` counts every expert, ``active`` the
     k of E experts one token runs through, plus everything shared). Raises ValueError for an
     unknown model id.
     """
-    m = catalog.model(model)
+    m = resolve_model(model)
     if m.moe is None:
         return None
     pc = transformer.param_counts(m)

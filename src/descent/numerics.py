@@ -66,12 +66,14 @@ GGML_Q8_0_BLOCK = 32  # ggml-common.h QK8_0
 GGML_Q4_0_BLOCK = 32  # ggml-common.h QK4_0
 GGML_K_SUPERBLOCK = 256  # ggml-common.h QK_K
 INT4_GROUP = 128  # GPTQ / AWQ default group size
+FP8_BLOCK_128 = 128 * 128  # DeepSeek-V3: one FP32 scale per 128 x 128 weight block
 
 # Bytes per GGUF block, ggml-common.h.
 GGML_Q8_0_BLOCK_BYTES = 34  # sizeof(ggml_half) + QK8_0 int8
 GGML_Q4_0_BLOCK_BYTES = 18  # sizeof(ggml_half) + QK4_0 / 2
 GGML_Q4_K_BLOCK_BYTES = 144  # 2 * sizeof(ggml_half) + K_SCALE_SIZE (12) + QK_K / 2
 GGML_Q6_K_BLOCK_BYTES = 210  # QK_K/2 + QK_K/4 + QK_K/16 + sizeof(ggml_half)
+GGML_Q5_K_BLOCK_BYTES = 176  # 2 * sizeof(ggml_half) + K_SCALE_SIZE (12) + QK_K/8 + QK_K/2
 
 #: Average bpw of a Q4_K_M file of Llama-3.1-8B: llama.cpp tools/quantize/README.md, table
 #: "meta-llama/Llama-3.1-8B", row Q4_K_M (4.8944 bits/weight, 4.58 GiB).
@@ -221,9 +223,40 @@ _ALL = [
         "for half of attn_v/ffn_down and the output head; published average for Llama-3.1-8B.",
         "llama.cpp tools/quantize/README.md, Llama-3.1-8B table (4.8944 bpw); ggml-common.h block_q4_K, block_q6_K",
     ),
+    Precision(
+        "q5_k_m",
+        "GGUF Q5_K_M",
+        GGML_Q5_K_BLOCK_BYTES * BITS_PER_BYTE / GGML_K_SUPERBLOCK,
+        5,
+        0,
+        0,  # a mix: no single block layout
+        "llama.cpp mix: Q5_K (176 bytes per 256 weights, 5.5 bpw) for most tensors, Q6_K for half of "
+        "attn_v/ffn_down and the output head (the mix is computed per tensor by descent.weights).",
+        "llama.cpp src/llama-quant.cpp llama_tensor_get_type; ggml-common.h block_q5_K, block_q6_K",
+    ),
+    _ggml(
+        "q6_k",
+        "GGUF Q6_K",
+        6,
+        GGML_K_SUPERBLOCK,
+        GGML_Q6_K_BLOCK_BYTES,
+        "llama.cpp super-block of 256 6-bit values with 8-bit sub-block scales and one FP16 scale: "
+        "210 bytes per 256 weights.",
+        "ggml-common.h, block_q6_K (llama.cpp / ggml)",
+    ),
+    _blocked(
+        "fp8_b128",
+        "FP8, 128x128 blocks",
+        8,
+        FP8_BLOCK_128,
+        FP32_SCALE_BITS,
+        "FP8 E4M3 with one FP32 scale per 128 x 128 block of a matrix, as DeepSeek-V3 ships its weights.",
+        "DeepSeek-V3 README_WEIGHTS.md (weight_block_size [128, 128], weight_scale_inv float32); "
+        "DeepSeek-V3 Technical Report, arXiv:2412.19437, section 3.3.2",
+    ),
 ]
 
-#: Weight precisions by name: fp32 bf16 fp16 fp8 int8 int4 mxfp4 nvfp4 q8_0 q4_0 q4_k_m.
+#: Weight precisions by name: fp32 bf16 fp16 fp8 int8 int4 mxfp4 nvfp4 q8_0 q4_0 q4_k_m q5_k_m q6_k fp8_b128.
 PRECISIONS: dict[str, Precision] = {p.name: p for p in _ALL}
 
 #: Precisions a KV cache may be stored in. BF16/FP16 are the engines' default; FP8 is vLLM's

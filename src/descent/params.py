@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from descent.checks import is_finite, is_int, is_real
-from descent.units import format_int, format_limit, parse_count
+from descent.units import format_int, format_limit, format_number, parse_count
 
 __all__ = [
     "ParamError",
@@ -55,8 +55,9 @@ __all__ = [
 #: Value types a parameter can have.
 TYPES = ("int", "float", "choice", "bool", "text")
 
-#: Longest text any parameter may accept, characters (keeps a browser worker call bounded).
-TEXT_MAX_LENGTH_LIMIT = 10_000
+#: Longest text any parameter may accept, characters (keeps a browser worker call bounded; a
+#: pasted config.json is the longest text input, descent.hfconfig.MAX_CONFIG_CHARS).
+TEXT_MAX_LENGTH_LIMIT = 50_000
 
 _TRUE = frozenset({"true", "1", "on", "yes"})
 _FALSE = frozenset({"false", "0", "off", "no", ""})
@@ -222,10 +223,22 @@ class Param:
             return self._parse_number(raw)
         if t == "choice":
             key = raw if isinstance(raw, str) else (str(raw) if is_int(raw) else None)
-            for value, _lbl in self.options():
+            options = self.options()
+            for value, _lbl in options:
                 if key is not None and str(value) == key:
                     return value
-            raise ParamError(self.name, f"{self.label} must be one of: {', '.join(self.values())}; got {_show(raw)}")
+            if key is not None:  # ids are case-insensitive: "H200" is h200
+                folded = [v for v, _ in options if str(v).casefold() == key.strip().casefold()]
+                if len(folded) == 1:
+                    return folded[0]
+            hint = ""
+            if key is not None:
+                import difflib
+
+                close = difflib.get_close_matches(key.strip().lower(), self.values(), n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParamError(self.name, f"{self.label} must be one of: {', '.join(self.values())}; "
+                             f"got {_show(raw)}{hint}")
         if t == "bool":
             if isinstance(raw, bool):
                 return raw
@@ -465,7 +478,7 @@ def add_argument(parser: Any, p: Param, *, positional: bool = False, metavar: st
         action = parser.add_argument(*flags, action="store_true", help=p.help)
     else:
         allowed = p.allowed() if p.type != "choice" or not callable(p.choices) or len(p.values()) < 30 else ""
-        help_ = p.help.rstrip(".") + (f" ({allowed})" if allowed else "")
+        help_ = p.help.rstrip(".").replace("%", "%%") + (f" ({allowed})" if allowed else "").replace("%", "%%")
         if not p.required:
             help_ += f"; default {p.default}"
         kwargs: dict[str, Any] = {"type": typed, "help": help_}
@@ -506,7 +519,11 @@ def _precision_choices(kv: bool) -> Callable[[], list[tuple[str, str]]]:
         from descent import numerics
 
         table = numerics.KV_PRECISIONS if kv else numerics.PRECISIONS
-        return [(n, f"{p.label} ({p.bits_per_weight:g} bits)") for n, p in table.items()]
+        out = [] if kv else [("released", "As released (each group as published)")]
+        for n, p in table.items():
+            mix = not kv and p.block_size == 0 and p.name.startswith("q")  # a GGUF mix: bits vary by tensor
+            out.append((n, f"{p.label} ({'mix, ' if mix else ''}{format_number(p.bits_per_weight, 4, trim=True)} bits)"))
+        return out
 
     return choices
 
@@ -521,7 +538,31 @@ ACCELERATOR = declare(Param(
 ))
 WEIGHTS = declare(Param(
     "weights", "Weight precision", "choice", "fp8", choices=_precision_choices(kv=False), short=("-w",),
-    help="How each weight is stored; block-scaled formats include their scales.",
+    help="How each weight is stored: as released, a GGUF mix, or one precision for every weight; "
+    "block-scaled formats include their scales.",
+))
+RUNTIME = declare(Param(
+    "runtime_percent", "Runtime allowance", "float", 10.0, unit="% of memory", min=0.0, max=50.0, step=1.0,
+    help="Memory kept back for the runtime (context, activations, workspace, fragmentation); "
+    "10% is 1 minus vLLM's default gpu_memory_utilization of 0.9.",
+))
+# A chip described by its numbers instead of a catalog id (descent.custom). The defaults are a
+# 24 GB consumer card, the RTX 4090 (NVIDIA Ada Lovelace GPU architecture whitepaper, appendix A:
+# 24 GB GDDR6X, 1,008 GB/s, 165.2 TFLOPS dense FP16 tensor math with FP32 accumulate). Its "24 GB"
+# are 24 GiB (25.8 GB); the default takes the label at its word, the cautious reading.
+# Upper limits: guards against typos, above every catalog chip (Cerebras WSE-3: 21,000,000 GB/s
+# of on-chip SRAM bandwidth, 125,000 TFLOP/s).
+MEMORY_GB = declare(Param(
+    "memory_gb", "Memory", "float", 24.0, unit="GB", min=0.01, max=100_000.0, step=1.0,
+    help="The chip's memory in GB of 1e9 bytes (a vendor's \"80 GB\" of HBM is often 80 GiB = 85.9 GB).",
+))
+BANDWIDTH_GBS = declare(Param(
+    "bandwidth_gbs", "Memory bandwidth", "float", 1008.0, unit="GB/s", min=1.0, max=100_000_000.0, step=1.0,
+    help="How fast the chip reads its memory, GB/s (1e9 bytes per second).",
+))
+TFLOPS = declare(Param(
+    "tflops", "Peak compute", "float", 165.2, unit="TFLOP/s", min=0.001, max=10_000_000.0, step=0.1,
+    help="Dense (not 2:4 sparse) peak in TFLOP/s at the precision the weights are multiplied in.",
 ))
 KV = declare(Param(
     "kv", "KV-cache precision", "choice", "bf16", choices=_precision_choices(kv=True),
@@ -554,6 +595,10 @@ SEED = declare(Param(
     help="Seed of the random draw: the same seed gives the same tokens.",
 ))
 JSON = declare(Param("json", "JSON output", "bool", False, help="print JSON instead of a table"))
+CONFIG_PATH = declare(Param(
+    "config", "config.json path", "text", "", max_length=4096,
+    help="Size the model a Hugging Face config.json describes (a file path) instead of a catalog model.",
+))
 
 # Formatting of a number on a page (shortcode arguments).
 BYTE_UNIT = declare(Param(
@@ -599,4 +644,16 @@ FFN = declare(Param(
 GATED = declare(Param(
     "gated", "Gated FFN (SwiGLU: 3 matrices instead of 2)", "bool", True,
     help="A gated FFN (SwiGLU, GeGLU) has three matrices; the classic one has two.",
+))
+
+# What a token costs (descent.economics).
+PRICE = declare(Param(
+    "price", "Price per accelerator-hour", "float", 3.0, unit="USD", min=0.01, max=1000.0, step=0.01,
+    help="What one accelerator costs per hour, rented or amortised; $3 is a round on-demand price for "
+    "an H100-class GPU.",
+))
+PUE = declare(Param(
+    "pue", "Data-centre overhead (PUE)", "float", 1.56, min=1.0, max=3.0, step=0.01,
+    help="Power usage effectiveness: total facility power over IT power. 1.56 is the industry average "
+    "in the Uptime Institute's 2024 survey; large cloud operators report about 1.1.",
 ))

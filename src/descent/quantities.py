@@ -35,6 +35,10 @@ KINDS = {
     "fraction": "",
     "bytes_per_s": "bytes/s",
     "flop_per_s": "FLOP/s",
+    "flop": "FLOP",
+    "usd": "USD",
+    "joules": "J",
+    "ratio": "x",
 }
 
 #: The formatting parameters a page may add, by kind.
@@ -46,6 +50,10 @@ FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
     "fraction": (P.SIG,),
     "bytes_per_s": (P.SIG,),
     "flop_per_s": (P.SIG,),
+    "flop": (P.SIG,),
+    "usd": (P.SIG,),
+    "joules": (P.SIG,),
+    "ratio": (P.SIG,),
 }
 
 
@@ -112,7 +120,13 @@ class Quantity:
             return format_percent(x, sig)
         if k == "bytes_per_s":
             return format_si(x, "B/s", sig, trim=True)
-        return format_si(x, "FLOP/s", sig, trim=True)
+        if k == "usd":
+            return f"${format_number(x, sig, trim=False)}"
+        if k == "joules":
+            return format_si(x, "J", sig, trim=True)
+        if k == "ratio":
+            return f"{format_number(x, sig, trim=True)}x"
+        return format_si(x, KINDS[k], sig, trim=True)
 
 
 #: Every quantity, by name.
@@ -193,10 +207,11 @@ def moe_active_share(model: str) -> float:
 
 @quantity("weights_bytes", "Weights", "bytes", P.MODEL, P.WEIGHTS)
 def weights_bytes(model: str, weights: str) -> float:
-    """Bytes to store every weight of the model (all experts) at one precision."""
-    from descent import catalog, numerics, transformer
+    """Bytes to store every weight of the model (all experts): as released, a GGUF mix, or one
+    precision for all (descent.weights.bytes_by_group)."""
+    from descent.weights import bytes_by_group
 
-    return numerics.weight_bytes(transformer.param_counts(catalog.model(model)).total, weights)
+    return sum(bytes_by_group(model, weights).values())
 
 
 @quantity("kv_bytes_per_token", "KV cache per token", "bytes", P.MODEL, P.KV)
@@ -255,9 +270,63 @@ def decode_tokens_per_s_total(**kw: Any) -> float:
     return _sizing(**kw).decode_tokens_per_s_total
 
 
+@quantity("decode_memory_tokens_per_s", "Memory ceiling per sequence", "tokens_per_s", *_SIZING_PARAMS)
+def decode_memory_tokens_per_s(**kw: Any) -> float:
+    """Bandwidth / bytes per decode step: the memory ceiling on each sequence's decode speed, tokens/s."""
+    return _sizing(**kw).decode_memory_tokens_per_s
+
+
+@quantity("decode_compute_tokens_per_s", "Compute ceiling per sequence", "tokens_per_s", *_SIZING_PARAMS)
+def decode_compute_tokens_per_s(**kw: Any) -> float:
+    """Dense peak FLOP/s / FLOPs of one decode step: the compute ceiling on each sequence's speed."""
+    return _sizing(**kw).decode_compute_tokens_per_s
+
+
+@quantity("flops_per_decode_step", "FLOPs per decode step", "flop", *_SIZING_PARAMS)
+def flops_per_decode_step(**kw: Any) -> float:
+    """FLOPs of one decode step of the batch: B x (2 x active matmul weights + attention)."""
+    return _sizing(**kw).flops_per_decode_step
+
+
+@quantity("peak_flops", "Dense peak", "flop_per_s", P.MODEL, P.ACCELERATOR, P.WEIGHTS)
+def peak_flops(model: str, accelerator: str, weights: str) -> float:
+    """The chip's dense peak in the precision the model's matmuls run in (descent.hardware)."""
+    from descent import hardware
+
+    return hardware.peak_flops(accelerator, hardware.compute_precision(model, accelerator, weights))
+
+
+@quantity("decode_compute_tokens_per_s_total", "Compute roof in total", "tokens_per_s", *_SIZING_PARAMS)
+def decode_compute_tokens_per_s_total(**kw: Any) -> float:
+    """Dense peak FLOP/s / FLOPs per token: the most tokens/s over the batch the arithmetic allows."""
+    s = _sizing(**kw)
+    return s.decode_compute_tokens_per_s * s.batch
+
+
+@quantity("compute_bound_batch", "Compute-bound from batch", "integer", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV,
+          P.CONTEXT)
+def compute_bound_batch(model: str, accelerator: str, weights: str, kv: str, context: int) -> int:
+    """The smallest batch at which a decode step is compute-bound (descent.hardware.compute_bound_batch)."""
+    from descent import hardware
+
+    b = hardware.compute_bound_batch(model, accelerator, weights, kv, context)
+    if b is None:
+        raise P.ParamError("context", f"at {format_int(context)} tokens no batch up to {format_int(P.BATCH.max)} is "
+                           "compute-bound")
+    return b
+
+
 @quantity("memory_capacity", "Memory", "bytes", P.ACCELERATOR)
 def memory_capacity(accelerator: str) -> int:
     """An accelerator's main memory in true bytes (a vendor's "80 GB" of HBM is often 80 GiB)."""
+    from descent import catalog
+
+    return catalog.accelerator(accelerator).memory_bytes
+
+
+@quantity("capacity_bytes", "Memory", "bytes", P.ACCELERATOR)
+def capacity_bytes(accelerator: str) -> int:
+    """An accelerator's main memory in true bytes (the sizing's capacity; same as memory_capacity)."""
     from descent import catalog
 
     return catalog.accelerator(accelerator).memory_bytes
@@ -302,3 +371,62 @@ def runtime_allowance() -> float:
     from descent.memory import RUNTIME_ALLOWANCE
 
     return RUNTIME_ALLOWANCE
+
+
+_COST_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
+
+
+@quantity("usd_per_million_tokens", "Dollars per million output tokens", "usd", *_COST_PARAMS, P.PRICE)
+def usd_per_million_tokens(**kw: Any) -> float:
+    """Price per accelerator-hour / 3,600 / decode tokens per second x 1e6 (descent.economics)."""
+    from descent import economics
+
+    return economics.token_cost(**kw).usd_per_million_tokens
+
+
+@quantity("joules_per_token", "Joules per output token", "joules", *_COST_PARAMS, P.PUE)
+def joules_per_token(**kw: Any) -> float:
+    """Board power x PUE / decode tokens per second (descent.economics)."""
+    from descent import economics
+
+    return economics.token_cost(**kw).joules_per_token
+
+
+@quantity("max_batch", "Largest batch that fits", "integer", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT)
+def max_batch(**kw: Any) -> int:
+    """The most sequences whose KV caches fit beside the weights and the runtime allowance."""
+    from descent import economics
+
+    return economics.max_batch(**kw)
+
+
+@quantity("input_output_ratio", "Prompt tokens cheaper by", "ratio", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV,
+          P.CONTEXT, P.BATCH)
+def input_output_ratio(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int) -> float:
+    """Time per output token over time per prompt token (descent.economics.input_output_ratio)."""
+    from descent import economics
+
+    return economics.input_output_ratio(model, accelerator, weights, kv, context, batch)
+
+
+@quantity("usd_per_million_tokens_at_max_batch", "Dollars per million output tokens, batch full", "usd",
+          P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.PRICE)
+def usd_per_million_tokens_at_max_batch(model: str, accelerator: str, weights: str, kv: str, context: int,
+                                        price: float) -> float:
+    """The price per million output tokens at the largest batch that fits (descent.economics)."""
+    from descent import economics
+
+    b = economics.max_batch(model, accelerator, weights, kv, context)
+    if b == 0:
+        raise P.ParamError("model", "not one sequence fits beside the weights: there is nothing to price")
+    return economics.token_cost(model, accelerator, weights, kv, context, b, price).usd_per_million_tokens
+
+
+@quantity("input_output_ratio_at_max_batch", "Prompt tokens cheaper by, batch full", "ratio", P.MODEL,
+          P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT)
+def input_output_ratio_at_max_batch(model: str, accelerator: str, weights: str, kv: str, context: int) -> float:
+    """Time per output token over time per prompt token at the largest batch that fits."""
+    from descent import economics
+
+    b = max(1, economics.max_batch(model, accelerator, weights, kv, context))
+    return economics.input_output_ratio(model, accelerator, weights, kv, context, b)

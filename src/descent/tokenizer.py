@@ -28,6 +28,7 @@ The model adds no BOS token (GGUF ``tokenizer.ggml.add_bos_token = false``): ``e
 
 from __future__ import annotations
 
+import codecs
 import functools
 import gzip
 import json
@@ -286,6 +287,15 @@ class Tokenizer:
             return tok.encode("utf-8")
         return bytes(SYMBOL_TO_BYTE[s] for s in tok)
 
+    def display(self, token_id: int) -> str:
+        """One token's text for display: its bytes decoded as UTF-8, and any byte that is only part
+        of a character shown as ``<0xE6>`` instead of U+FFFD (a Chinese character or an emoji is often
+        split across two or three tokens, none of which is text on its own).
+
+        Raises ``ValueError`` for an id outside 0..V-1.
+        """
+        return self.token_bytes(token_id).decode("utf-8", errors=HEX_BYTES)
+
     def decode(self, ids) -> str:
         """The text of a list of token ids; bytes that are not valid UTF-8 become U+FFFD.
 
@@ -335,6 +345,15 @@ CHAT_ROLES = ("system", "user", "assistant")
 
 
 @functools.lru_cache(maxsize=1)
+def _hex_bytes(err: UnicodeDecodeError) -> tuple[str, int]:
+    return "".join(f"<0x{b:02X}>" for b in err.object[err.start:err.end]), err.end
+
+
+#: A codec error handler: bytes that are not (complete) UTF-8 become ``<0xE6>`` markers.
+HEX_BYTES = "descent-hex-bytes"
+codecs.register_error(HEX_BYTES, _hex_bytes)
+
+
 def smollm2() -> Tokenizer:
     """SmolLM2-135M-Instruct's tokenizer, loaded once from the package data (about 0.5 s)."""
     raw = resources.files("descent").joinpath("data", DATA_FILE).read_bytes()

@@ -80,7 +80,8 @@ class ParamCounts:
         dense_ffn: every dense (non-expert) FFN, all layers, with biases.
         experts: all routed experts of all MoE layers, with biases.
         shared_experts: the always-on shared experts of all MoE layers (DeepSeek-V3).
-        router: every MoE layer's router (gate) weights, biases and score-correction biases.
+        router: every MoE layer's router (gate) weights, biases, score-correction biases and
+            shared-expert gate (Qwen2-MoE).
         norms: every RMSNorm weight: the per-layer norms, the q/k norms, MLA's latent norms and
             the final norm.
         output_head: the untied output projection (LM head), D x V; 0 when tied.
@@ -237,6 +238,7 @@ def param_counts(model: Model) -> ParamCounts:
         per_router = e.num_experts * D
         per_router += e.num_experts if e.router_bias else 0
         per_router += e.num_experts if e.router_score_correction_bias else 0
+        per_router += D if e.shared_expert_gate else 0
         router = moe_layers * per_router
 
     return ParamCounts(
@@ -374,7 +376,7 @@ def matmul_params_per_token(model: Model) -> int:
         e = m.moe
         per_layer = e.experts_per_token * e.expert_intermediate_size
         per_layer += e.num_shared_experts * e.shared_expert_intermediate_size
-        n += moe_layers * (GATED_FFN_MATRICES * D * per_layer + e.num_experts * D)
+        n += moe_layers * (GATED_FFN_MATRICES * D * per_layer + e.num_experts * D + (D if e.shared_expert_gate else 0))
     n += m.vocab_size * D
     return n
 

@@ -179,12 +179,29 @@ function onOutputClick(st, ev) {
     return;
   }
   for (const [name, value] of Object.entries(values)) setField(st, name, String(value));
+  applyWhen(st);
   schedule(st);
+}
+
+// Fields declared with when=(input, value) show only while that input holds that value.
+function controlValue(st, name) {
+  const f = st.form.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
+  if (!f) return null;
+  const c = f.dataset.kind === "segmented" ? f.querySelector("input[type=radio]:checked") : f.querySelector("select");
+  return c ? c.value : null;
+}
+
+function applyWhen(st) {
+  for (const f of st.form.querySelectorAll(".descent-field[data-when-field]")) {
+    const show = controlValue(st, f.dataset.whenField) === f.dataset.whenValue;
+    if (f.hidden === show) f.hidden = !show;
+  }
 }
 
 function readInputs(st) {
   const inputs = {};
   for (const f of st.form.querySelectorAll(".descent-field")) {
+    if (f.hidden) continue; // not in use: the input keeps its default
     const name = f.dataset.field;
     switch (f.dataset.kind) {
       case "range":
@@ -290,6 +307,7 @@ function bind(root) {
   widgets.set(root, st);
   form.addEventListener("submit", (ev) => ev.preventDefault());
 
+  applyWhen(st); // a browser may restore form values on reload: show the fields they call for
   if (isFile()) {
     setState(st, "static", MSG.file);
     return;
@@ -308,9 +326,11 @@ function bind(root) {
     });
   }
   form.addEventListener("input", (ev) => {
+    applyWhen(st);
     if (!ev.target.closest(".descent-field__pair")) schedule(st);
   });
   form.addEventListener("change", (ev) => {
+    applyWhen(st);
     if (!ev.target.closest(".descent-field__pair")) schedule(st);
   });
   out.addEventListener("click", (ev) => onOutputClick(st, ev));

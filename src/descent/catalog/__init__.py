@@ -69,6 +69,9 @@ class MoE:
             added to the scores only to choose experts (DeepSeek-V3 ``e_score_correction_bias``,
             auxiliary-loss-free balancing, DeepSeek-V3 Technical Report, arXiv:2412.19437,
             section 2.1.2). Counted as router parameters: the checkpoint stores it.
+        shared_expert_gate: a D x 1 linear layer (no bias) scales the shared expert's output by a
+            sigmoid (Qwen2-MoE ``shared_expert_gate``; transformers Qwen2MoeSparseMoeBlock).
+            Counted as router parameters.
     """
 
     num_experts: int
@@ -80,6 +83,7 @@ class MoE:
     router_bias: bool = False
     expert_bias: bool = False
     router_score_correction_bias: bool = False
+    shared_expert_gate: bool = False
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,10 @@ class Model:
         params_active_published: active parameters per token as published (None for dense).
         params_published_note: what the published count includes (embeddings? MTP module?).
         sources: ``{"default": ..., field_name: ...}``; see :meth:`source_of`.
+        released_by_group: for a record read from a config.json (:mod:`descent.hfconfig`), the
+            published checkpoint's precision per weight group (``descent.weights.GROUPS`` ->
+            a ``descent.numerics.PRECISIONS`` name), from its ``torch_dtype`` and
+            ``quantization_config``; None for a catalog row, whose map is ``released.toml``'s.
     """
 
     id: str
@@ -185,6 +193,7 @@ class Model:
     params_active_published: float | None = None
     params_published_note: str = ""
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    released_by_group: dict[str, str] | None = field(default=None, compare=False, hash=False)
 
     def source_of(self, name: str) -> str:
         """Where the value of field ``name`` (e.g. ``"moe.num_experts"``) comes from."""

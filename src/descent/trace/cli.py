@@ -15,7 +15,7 @@ import json
 import sys
 
 from descent import params as P
-from descent.units import format_int, format_number
+from descent.units import format_int, format_number, visible_whitespace
 
 #: Default number of next tokens ``descent trace`` lists.
 DEFAULT_TOP = 10
@@ -41,6 +41,14 @@ GEN_TOP_P = P.TOP_P.but(label="--top-p", help="keep the smallest set of tokens w
 GEN_SEED = P.SEED.but(label="--seed", help="seed of the random draws (same seed, same text)")
 
 
+def _show(token_id: int) -> str:
+    """A token as the CLI prints it: whitespace made visible (␣ ↵ ⇥) and bytes that are only part of a
+    character as ``<0xE6>`` (:meth:`descent.tokenizer.Tokenizer.display`)."""
+    from descent import tokenizer
+
+    return visible_whitespace(tokenizer.smollm2().display(token_id))
+
+
 def _check_prompt(prompt: str) -> None:
     if not prompt:
         raise ValueError("PROMPT must be non-empty text")
@@ -56,13 +64,13 @@ def _cmd_trace(args: argparse.Namespace) -> int:
         return 0
     print(f"{format_int(len(result['tokens']))} tokens:")
     for t in result["tokens"]:
-        print(f"  {t['id']:>6}  {t['text']!r}")
+        print(f"  {t['id']:>6}  {_show(t['id'])}")
     print(
         f"next token (top {args.top} of {format_int(result['model']['vocab'])}; "
         f"entropy {format_number(result['entropy_bits'], 3)} bits):"
     )
     for t in result["next"]:
-        print(f"  {t['id']:>6}  {t['text']!r:<16} p = {format_number(t['probability'], 4)}  "
+        print(f"  {t['id']:>6}  {_show(t['id']):<16} p = {format_number(t['probability'], 4)}  "
               f"logit = {format_number(t['logit'], 4)}")
     return 0
 

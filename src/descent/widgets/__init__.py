@@ -128,6 +128,9 @@ class Input:
             segmented for a choice, range or number for a number, toggle for a bool, text).
         log: for ``range``: the slider moves on a log10 scale (``min`` must be > 0); the number
             box always shows the real value.
+        when: ``(input, value)``: the control shows only while that other input (a select or
+            segmented choice of the same widget) holds ``value`` (the sandbox's config.json box
+            while the model is "custom"). A hidden input is not sent: it keeps its default.
 
     Raises:
         ValueError: the control does not fit the parameter (a toggle for a number, a log range
@@ -138,9 +141,14 @@ class Input:
     param: Param
     kind: str
     log: bool = False
+    when: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         p = self.param
+        if self.when is not None and not (
+            isinstance(self.when, tuple) and len(self.when) == 2 and all(isinstance(x, str) for x in self.when)
+        ):
+            raise ValueError(f"input {p.name!r}: when must be (input name, value), got {self.when!r}")
         if not isinstance(p, Param):
             raise ValueError(f"an Input takes a descent.params.Param, got {type(p).__name__}")
         if p.name == INSTANCE_ARG:
@@ -213,6 +221,17 @@ class Widget:
         if len(set(names_)) != len(names_):
             raise ValueError(f"widget {self.name!r}: input names must be unique, got {names_}")
         self._by_name.update({i.name: i for i in self.inputs})
+        for i in self.inputs:
+            if i.when is None:
+                continue
+            other, value = i.when
+            ctl = self._by_name.get(other)
+            if ctl is None or ctl is i or ctl.kind not in ("select", "segmented"):
+                raise ValueError(f"widget {self.name!r}: input {i.name!r} shows when {other!r} has a value, "
+                                 "but the widget has no such select or segmented input")
+            if value not in [str(v) for v, _ in ctl.options]:
+                raise ValueError(f"widget {self.name!r}: input {i.name!r} shows when {other!r} is {value!r}, "
+                                 f"which is not one of its options")
 
     def defaults(self) -> dict[str, Any]:
         """The default value of every input, by name."""
@@ -349,7 +368,11 @@ def _form_value(x: Any) -> str:
     return str(x)
 
 
-def _render_input(inp: Input, value: Any, prefix: str) -> str:
+#: A text box for a longer text (a pasted config.json) gets this many rows; a short one, two.
+LONG_TEXT_CHARS, LONG_TEXT_ROWS = 1000, 12
+
+
+def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any] | None = None) -> str:
     fid = f"{prefix}-{inp.name}"
     help_id, err_id = f"{fid}-help", f"{fid}-error"
     described = f"{help_id} {err_id}" if inp.help else err_id
@@ -357,7 +380,12 @@ def _render_input(inp: Input, value: Any, prefix: str) -> str:
     help_html = f'<p class="descent-field__help" id="{help_id}">{_attr(inp.help)}</p>' if inp.help else ""
     err_html = f'<p class="descent-field__error" id="{err_id}" aria-live="polite"></p>'
     k = inp.kind
-    head = f'<div class="descent-field descent-field--{k}" data-field="{_attr(inp.name)}" data-kind="{k}">'
+    when = ""
+    if inp.when is not None:
+        other, shown = inp.when
+        hidden = values is not None and str(values.get(other)) != shown
+        when = f' data-when-field="{_attr(other)}" data-when-value="{_attr(shown)}"' + (" hidden" if hidden else "")
+    head = f'<div class="descent-field descent-field--{k}" data-field="{_attr(inp.name)}" data-kind="{k}"{when}>'
     if k in ("range", "number"):
         num = (
             f'<input type="number" class="descent-field__number" id="{fid}" name="{_attr(inp.name)}" '
@@ -415,7 +443,8 @@ def _render_input(inp: Input, value: Any, prefix: str) -> str:
     # text
     return (
         f'{head}<label for="{fid}">{_attr(inp.label)}</label>'
-        f'<textarea id="{fid}" name="{_attr(inp.name)}" maxlength="{inp.max_length}" rows="2" '
+        f'<textarea id="{fid}" name="{_attr(inp.name)}" maxlength="{inp.max_length}" '
+        f'rows="{LONG_TEXT_ROWS if inp.max_length > LONG_TEXT_CHARS else 2}" '
         f'spellcheck="false" aria-describedby="{described}">{_attr(value)}</textarea>'
         f"{help_html}{err_html}</div>"
     )
@@ -423,7 +452,7 @@ def _render_input(inp: Input, value: Any, prefix: str) -> str:
 
 def render_form(w: Widget, values: Mapping[str, Any], prefix: str) -> str:
     """The ``<form>`` of labelled controls for ``w``, filled with ``values`` (already coerced)."""
-    fields = "".join(_render_input(i, values[i.name], prefix) for i in w.inputs)
+    fields = "".join(_render_input(i, values[i.name], prefix, values) for i in w.inputs)
     return (
         f'<form class="descent-widget__form" novalidate aria-label="{_attr(w.title)}: inputs">{fields}</form>'
     )
