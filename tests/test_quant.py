@@ -41,11 +41,16 @@ def test_error_is_at_most_half_a_step(w, bits, symmetric):
         assert abs(x - y) <= q.scale / 2 * (1 + 1e-9) + 1e-12
 
 
-@settings(deadline=None, max_examples=100)
-@given(w=weights)
-def test_more_bits_never_hurt_symmetric(w):
-    e = [quant.error_stats(w, quant.int_quantize(w, b).values).rmse for b in (2, 4, 8)]
-    assert e[0] + 1e-12 >= e[1] >= e[2] - 1e-12
+def test_more_bits_less_error_on_a_bell():
+    # Not true for every list (the 2- and 4-bit grids are not nested: [28, 65] rounds better at 2
+    # bits), but on a bell-shaped sample each extra bit roughly halves the RMSE (about 6 dB of SQNR).
+    import random
+
+    rng = random.Random(7)
+    w = [rng.gauss(0, 1) for _ in range(2000)]
+    e = [quant.error_stats(w, quant.int_quantize(w, b).values) for b in (2, 3, 4, 8)]
+    assert e[0].rmse > e[1].rmse > e[2].rmse > e[3].rmse
+    assert e[3].sqnr_db - e[2].sqnr_db == pytest.approx(6.02 * 4, abs=3)
 
 
 def test_mx_scale_by_hand():

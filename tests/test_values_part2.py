@@ -61,3 +61,11 @@ def test_bad_arguments_fail():
         r("<!-- descent:value gguf_fact format=Q3_K_M field=published_bpw -->")
     with pytest.raises(S.ShortcodeError):
         r("<!-- descent:value float_fact format=e8m0 field=min_subnormal -->")
+
+
+def test_rule_of_thumb_breaks_where_the_page_says():
+    # gpt-oss keeps its MXFP4 experts in a Q4_K_M file (descent.weights), so 0.6 GB per billion
+    # overshoots; SmolLM2's head and 576-wide rows get bigger types, so the rule falls short.
+    assert r("<!-- descent:value q4_rule_fact model=gpt-oss-120b field=gap -->").startswith("12")
+    assert r("<!-- descent:value q4_rule_fact model=smollm2-135m field=gap -->").startswith("-")
+    assert r("<!-- descent:value q4_rule_fact model=llama-3.1-70b field=rule -->") == "42 GB"  # 0.6 x 70

@@ -373,31 +373,39 @@ RULE_GB_PER_BILLION = 0.6
 
 
 def _rule_row(m: catalog.Model) -> dict:
+    """The rule against llama.cpp's per-tensor mixes (descent.weights: llama_tensor_get_type's
+    choices applied to the model's shapes) and the checkpoint as released."""
+    from descent.weights import bytes_by_group
+
     n = transformer.param_counts(m).total
     billions = m.params_total_published / 1e9
-    return {"rule": RULE_GB_PER_BILLION * billions * GB, "q4_k_m": numerics.weight_bytes(n, "q4_k_m"),
-            "q4_0": numerics.weight_bytes(n, "q4_0"), "mxfp4": numerics.weight_bytes(n, "mxfp4"), "params": n}
+    q4km = sum(bytes_by_group(m.id, "q4_k_m").values())
+    return {"rule": RULE_GB_PER_BILLION * billions * GB, "q4_k_m": q4km,
+            "q4_0": sum(bytes_by_group(m.id, "q4_0").values()),
+            "released": sum(bytes_by_group(m.id, "released").values()), "params": n,
+            "q4_k_m_bits": q4km * 8 / n}
 
 
 @table("q4_rule")
 def q4_rule() -> str:
-    """The rule 'Q4 GB ~ 0.6 x billions of parameters' against every catalog model, computed."""
+    """The rule 'Q4 GB ~ 0.6 x billions of parameters' against every catalog model's Q4_K_M and Q4_0
+    files (llama.cpp's per-tensor types, computed) and its checkpoint as released."""
     rows = []
     for m in catalog.models().values():
         r = _rule_row(m)
         rows.append([m.name, format_count(m.params_total_published), fmt_bytes(r["rule"], "GB"),
-                     fmt_bytes(r["q4_k_m"], "GB"), fmt_bytes(r["q4_0"], "GB"), fmt_bytes(r["mxfp4"], "GB"),
-                     format_percent(r["rule"] / r["q4_k_m"] - 1, 2)])
-    bits = {k: fmt_num(numerics.PRECISIONS[k].bits_per_weight, 3) for k in ("q4_k_m", "q4_0", "mxfp4")}
+                     fmt_bytes(r["q4_k_m"], "GB"), fmt_num(r["q4_k_m_bits"], 3), fmt_bytes(r["q4_0"], "GB"),
+                     fmt_bytes(r["released"], "GB"), format_percent(r["rule"] / r["q4_k_m"] - 1, 2)])
     return md_table(["model", "published size", f"rule: {fmt_num(RULE_GB_PER_BILLION)} GB per billion",
-                     f"Q4_K_M ({bits['q4_k_m']} bits)", f"Q4_0 ({bits['q4_0']} bits)", f"MXFP4 ({bits['mxfp4']} bits)",
-                     "rule against Q4_K_M"], rows, "lrrrrrr")
+                     "Q4_K_M", "Q4_K_M bits per weight", "Q4_0", "as released", "rule against Q4_K_M"],
+                    rows, "lrrrrrrr")
 
 
 RULE_FIELD = P.declare(P.Param(
     "field", "Rule-of-thumb fact", "choice", key="rule_field",
-    choices=[(f, f) for f in ("rule", "q4_k_m", "q4_0", "mxfp4", "gap")],
-    help="rule (0.6 GB per billion), q4_k_m, q4_0, mxfp4 (bytes), gap (rule against Q4_K_M, percent)",
+    choices=[(f, f) for f in ("rule", "q4_k_m", "q4_0", "released", "gap", "q4_k_m_bits")],
+    help="rule (0.6 GB per billion), q4_k_m, q4_0, released (bytes), gap (rule against Q4_K_M, percent), "
+    "q4_k_m_bits",
 ))
 
 
@@ -407,6 +415,8 @@ def q4_rule_fact(model: str, field: str, unit: str) -> str:
     r = _rule_row(catalog.model(model))
     if field == "gap":
         return format_percent(r["rule"] / r["q4_k_m"] - 1, 2)
+    if field == "q4_k_m_bits":
+        return fmt_num(r["q4_k_m_bits"], 3)
     return fmt_bytes(r[field], unit)
 
 
