@@ -4,6 +4,8 @@
                  [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
     descent models [--json]
     descent accelerators [--json]
+    descent float FORMAT VALUE [--json]
+    descent quant FORMAT [--json]
 
 Bad input (an unknown id, a context out of range, a malformed option) prints ONE line on stderr
 that names what is allowed, and exits with status 2; no traceback is ever printed.
@@ -29,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from descent import custom, hfconfig, transformer
+from descent import custom, floats, gguf_types, hfconfig, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
 from descent.memory import size
@@ -267,6 +269,67 @@ def _cmd_accelerators(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_float(args: argparse.Namespace) -> int:
+    """``descent float FORMAT VALUE``: the code, the nearest representable value and the error."""
+    f = floats.get(args.format)
+    kind, x = floats.parse_value(f, args.value)
+    if kind == "code":
+        code, value, error, overflow = int(x), f.decode(int(x)), 0.0, False
+    else:
+        r = f.round(float(x))
+        code, value, error, overflow = r.code, r.value, r.error, r.overflow
+    finite = value == value and abs(value) != float("inf")
+    out = {
+        "format": f.name,
+        "bits": f.bit_string(code),
+        "nearest": value if finite else None,
+        "error": error if finite else None,
+        "kind": f.kind(code),
+        "overflow": overflow,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    rows = [
+        ("format", f"{f.label} ({f.bits} bits: {'1 sign, ' if f.signed else ''}{f.exponent_bits} exponent, "
+                   f"{f.mantissa_bits} mantissa)"),
+        ("bits", f.bit_string(code, " ") + f"  (0x{hex(code)[2:].upper()})"),
+        ("nearest", floats.value_text(value) + f"  ({out['kind']})"),
+        ("error", "overflow: beyond the largest finite value" if overflow else
+         (floats.value_text(error) if finite else "none")),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def _cmd_quant(args: argparse.Namespace) -> int:
+    """``descent quant FORMAT``: block size, bits per weight (scales included) and layout."""
+    info = gguf_types.decode_name(args.format)
+    b = info.block
+    out = {
+        "format": info.name,
+        "block_size": b.block_size,
+        "bits_per_weight": b.bits_per_weight,
+        "layout": b.layout(),
+        "block_type": b.name,
+        "block_bytes": b.block_bytes,
+        "published_file_bits_per_weight": info.published_bpw,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{info.name}: {b.name} blocks of {format_int(b.block_size)} weights, {format_int(b.block_bytes)} bytes "
+          f"= {format_number(b.bits_per_weight, 5, trim=True)} bits per weight ({b.formula})")
+    for fld in b.fields:
+        print(f"  {fld.name:<9} {format_int(fld.count):>5} x {fld.bits:>2} bits  {fld.meaning}")
+    if info.published_bpw is not None:
+        print(f"file average published for Llama-3.1-8B: {format_number(info.published_bpw, 5, trim=True)} "
+              f"bits per weight ({gguf_types.MIX_SOURCE})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``descent`` parser with its subcommands; ``args.func(args)`` runs the chosen one."""
     parser = _Parser(prog=PROG, description="How an LLM answers you: the inference arithmetic.")
@@ -301,6 +364,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("accelerators", help="list the catalog's accelerators")
     P.add_argument(p, P.JSON.but(help="print a JSON list"))
     p.set_defaults(func=_cmd_accelerators)
+
+    p = sub.add_parser("float", help="a number in a floating-point format: bits, nearest value, error")
+    P.add_argument(p, floats.FLOAT_FORMAT.but(help="the format"), positional=True, metavar="FORMAT")
+    P.add_argument(p, floats.FLOAT_VALUE, positional=True, metavar="VALUE")
+    P.add_argument(p, P.JSON.but(help="print one JSON object"))
+    p.set_defaults(func=_cmd_float)
+
+    p = sub.add_parser("quant", help="a GGUF or MX quantization type: block size, bits per weight, layout")
+    P.add_argument(p, gguf_types.QUANT_FORMAT, positional=True, metavar="FORMAT")
+    P.add_argument(p, P.JSON.but(help="print one JSON object"))
+    p.set_defaults(func=_cmd_quant)
 
     trace_cli.add_subcommands(sub)
     return parser

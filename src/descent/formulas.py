@@ -634,3 +634,143 @@ _register(Formula(
     note="Only the gap between two logits matters, divided by T.",
     check=_check_temperature_ratio,
 ))
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 2 (weights as numbers): a float's value from its bits, integer quantization, SQNR, and the
+# bits per weight of a block-scaled format. Checked against descent.floats, descent.quant and
+# descent.numerics on every code / random weights / every block format.
+# ---------------------------------------------------------------------------------------------
+
+#: Seed and size of the Part 2 checks' random weights.
+PART2_CHECK_SEED = 20261201
+PART2_CHECK_N = 64
+
+SIGN = _s("s", "s", "sign bit (0 or 1)", "bit")
+EXP_FIELD = _s("e", "e", "exponent field, read as an unsigned integer", "integer")
+MANT_FIELD = _s("m", "m", "mantissa field, read as an unsigned integer", "integer")
+MANT_BITS = _s("M", "M", "mantissa bits", "bits")
+BIAS = _s("bias", r"\mathrm{bias}", "exponent bias of the format", "integer")
+W_REAL = _real("w", "w", "a weight", "weight units")
+SCALE = _s("s_q", "s", "the scale: the step between neighbouring levels", "weight units")
+ZERO = _s("z", "z", "zero point: the code that stands for 0 (0 when symmetric)", "integer")
+P_SIGNAL = _s("P_w", r"\sum w^2", "sum of the squared weights", "weight units squared")
+P_NOISE = _s("P_e", r"\sum (w - \hat w)^2", "sum of the squared rounding errors", "weight units squared")
+ELEM_BITS = _s("b_e", "b_e", "bits of one element", "bits")
+SCALE_BITS = _s("b_s", "b_s", "bits of one block scale", "bits")
+BLOCK = _s("k", "k", "values sharing one scale (block size)", "values")
+
+
+def _check_float_value():
+    from descent import floats as fl
+
+    f = FORMULAS["float_value"]
+    out = []
+    for fmt in fl.FORMATS.values():
+        if fmt.special == "e8m0":
+            continue
+        for code in range(0, fmt.codes, max(1, fmt.codes // 97)):
+            if fmt.kind(code) != "normal":
+                continue
+            s, e, m = fmt.split(code)
+            out.append((f"{fmt.name} code {code}",
+                        f.evaluate(s=s, e=e, m=m, M=fmt.mantissa_bits, bias=fmt.bias), fmt.decode(code)))
+    return out
+
+
+def _random_weights() -> list[float]:
+    import random
+
+    rng = random.Random(PART2_CHECK_SEED)
+    return [rng.gauss(0.0, 1.0) for _ in range(PART2_CHECK_N)]
+
+
+def _check_int_code():
+    from descent import quant
+
+    f = FORMULAS["int_code"]
+    w = _random_weights()
+    out = []
+    for bits in (8, 4, 3):
+        for sym in (True, False):
+            q = quant.int_quantize(w, bits, symmetric=sym)
+            qmax = (1 << bits) - 1 if not sym else (1 << (bits - 1)) - 1
+            for i, x in enumerate(w[:16]):
+                code = f.evaluate(w=x, s_q=q.scale, z=q.zero_point)
+                lo = 0 if not sym else -qmax
+                if lo <= code <= qmax:  # the formula before clipping to the code range
+                    out.append((f"{bits} bits {'sym' if sym else 'zp'} w[{i}]", code, q.codes[i]))
+    return out
+
+
+def _check_sqnr():
+    import math
+
+    from descent import quant
+
+    f = FORMULAS["sqnr_db"]
+    w = _random_weights()
+    out = []
+    for bits in (8, 4, 2):
+        q = quant.int_quantize(w, bits)
+        pw = math.fsum(x * x for x in w)
+        pe = math.fsum((x - y) ** 2 for x, y in zip(w, q.values, strict=True))
+        out.append((f"{bits} bits", f.evaluate(P_w=pw, P_e=pe), quant.error_stats(w, q.values).sqnr_db))
+    return out
+
+
+def _check_block_bits():
+    f = FORMULAS["block_bits_per_weight"]
+    out = []
+    for name in ("int4", "mxfp4", "nvfp4"):
+        p = numerics.precision(name)
+        out.append((name, f.evaluate(b_e=p.element_bits, b_s=p.scale_bits, k=p.block_size), p.bits_per_weight))
+    return out
+
+
+_register(Formula(
+    "float_value", "The value of a normal floating-point code",
+    _real("x", "x", "the value the code stands for", "number"),
+    sp.Mul(sp.Pow(-1, SIGN.symbol, evaluate=False),
+           sp.Add(1, sp.Mul(MANT_FIELD.symbol, sp.Pow(2, sp.Mul(-1, MANT_BITS.symbol, evaluate=False),
+                                                      evaluate=False), evaluate=False), evaluate=False),
+           sp.Pow(2, sp.Add(EXP_FIELD.symbol, sp.Mul(-1, BIAS.symbol, evaluate=False), evaluate=False),
+                  evaluate=False), evaluate=False),
+    (SIGN, MANT_FIELD, MANT_BITS, EXP_FIELD, BIAS),
+    "IEEE 754-2008, section 3.4; OCP OFP8 rev. 1.0, section 3; OCP MX v1.0, section 5.3",
+    note="Subnormals (e = 0) drop the leading 1 and use exponent 1 - bias; the reserved codes differ by format.",
+    check=_check_float_value,
+))
+
+_register(Formula(
+    "int_code", "Integer quantization: the code of a weight",
+    _s("q", "q", "the stored integer code", "integer"),
+    sp.Add(sp.floor(sp.Add(sp.Mul(W_REAL.symbol, sp.Pow(SCALE.symbol, -1, evaluate=False), evaluate=False),
+                           sp.Rational(1, 2), evaluate=False)), ZERO.symbol, evaluate=False),
+    (W_REAL, SCALE, ZERO),
+    "Jacob et al. 2018, arXiv:1712.05877, section 2.1, eq. 1 (there read backwards: w = s (q - z))",
+    note="Rounded to the nearest integer, then clipped to the codes the bits allow; the weight comes "
+         "back as s (q - z), off by at most s/2.",
+    check=_check_int_code,
+))
+
+_register(Formula(
+    "sqnr_db", "Signal-to-quantization-noise ratio, decibels",
+    _s("SQNR", r"\mathrm{SQNR}", "signal-to-quantization-noise ratio", "dB"),
+    sp.Mul(10, sp.log(sp.Mul(P_SIGNAL.symbol, sp.Pow(P_NOISE.symbol, -1, evaluate=False), evaluate=False), 10),
+           evaluate=False),
+    (P_SIGNAL, P_NOISE),
+    "Widrow and Kollar 2008, 'Quantization Noise', ch. 5 (about 6 dB per bit for a uniform grid)",
+    check=_check_sqnr,
+))
+
+_register(Formula(
+    "block_bits_per_weight", "Bits per weight of a block-scaled format, scales included",
+    BITS,
+    sp.Add(ELEM_BITS.symbol, sp.Mul(SCALE_BITS.symbol, sp.Pow(BLOCK.symbol, -1, evaluate=False), evaluate=False),
+           evaluate=False),
+    (ELEM_BITS, SCALE_BITS, BLOCK),
+    "OCP Microscaling Formats (MX) Specification v1.0, section 5; NVIDIA NVFP4 (16-value blocks, E4M3 scale)",
+    note="MXFP4: 4 + 8/32 = 4.25; NVFP4: 4 + 8/16 = 4.5.",
+    check=_check_block_bits,
+))
