@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from descent import params as P
-from descent.units import format_bytes, format_count, format_int, format_number, format_percent, format_si
+from descent.units import (
+    format_bytes,
+    format_count,
+    format_int,
+    format_number,
+    format_percent,
+    format_si,
+    format_time,
+)
 
 __all__ = ["KINDS", "QUANTITIES", "Quantity", "get", "quantity"]
 
@@ -35,6 +43,10 @@ KINDS = {
     "fraction": "",
     "bytes_per_s": "bytes/s",
     "flop_per_s": "FLOP/s",
+    "flop": "FLOP",
+    "flop_per_byte": "FLOP/byte",
+    "seconds": "s",
+    "ratio": "times",
 }
 
 #: The formatting parameters a page may add, by kind.
@@ -46,6 +58,10 @@ FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
     "fraction": (P.SIG,),
     "bytes_per_s": (P.SIG,),
     "flop_per_s": (P.SIG,),
+    "flop": (P.SIG,),
+    "flop_per_byte": (P.SIG,),
+    "seconds": (P.SIG,),
+    "ratio": (P.SIG,),
 }
 
 
@@ -112,6 +128,14 @@ class Quantity:
             return format_percent(x, sig)
         if k == "bytes_per_s":
             return format_si(x, "B/s", sig, trim=True)
+        if k == "flop":
+            return format_si(x, "FLOP", sig, trim=True)
+        if k == "flop_per_byte":
+            return f"{format_number(x, sig, trim=True)} FLOP/byte"
+        if k == "seconds":
+            return format_time(x, sig)
+        if k == "ratio":
+            return f"{format_number(x, sig, trim=True)} times"
         return format_si(x, "FLOP/s", sig, trim=True)
 
 
@@ -302,3 +326,8 @@ def runtime_allowance() -> float:
     from descent.memory import RUNTIME_ALLOWANCE
 
     return RUNTIME_ALLOWANCE
+
+
+# Part 4's quantities (roofline, tiles, attention traffic, parallelism) live in their own module;
+# importing it registers them here, before any page or widget reads QUANTITIES.
+from descent import quantities_part4  # noqa: E402,F401,I001
