@@ -595,10 +595,10 @@ def _check_ridge():
     f = FORMULAS["ridge_point"]
     out = []
     for a in catalog.accelerators().values():
-        for prec, field in hardware.COMPUTE_PRECISIONS.items():
-            if getattr(a, field) is None:
+        for prec, attr in hardware.COMPUTE_PRECISIONS.items():
+            if getattr(a, attr) is None:
                 continue
-            out.append((f"{a.id} {prec}", f.evaluate(F_peak=getattr(a, field), BW=a.memory_bandwidth),
+            out.append((f"{a.id} {prec}", f.evaluate(F_peak=getattr(a, attr), BW=a.memory_bandwidth),
                         hardware.ridge_point(a, prec)))
     return out
 
