@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from descent import params as P
 from descent import parallel, roofline
+from descent import params as P
 from descent.catalog import accelerator, model
 from descent.units import format_bytes, format_number, format_percent, format_si, format_time, plural
 
