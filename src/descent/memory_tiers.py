@@ -123,5 +123,5 @@ def tiers(accelerator: str | Accelerator) -> list[Tier]:
         out.append(tier(f"{a.scale_up_name} to other GPUs", None, a.scale_up_bandwidth / 2, None, "link",
                         "scale_up_bandwidth / 2 (one direction)"))
     net = LINKS[SCALE_OUT_LINK]
-    out.append(tier(f"{net.label} to other servers", None, net.bytes_per_s, None, "link", net.source))
+    out.append(tier(f"{net.label.split(',')[0]} to other servers", None, net.bytes_per_s, None, "link", net.source))
     return out

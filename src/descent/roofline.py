@@ -50,6 +50,7 @@ __all__ = [
     "attained_flops",
     "compute_precision",
     "prefill_attention_flops",
+    "prefill_bytes",
     "prefill_flops",
     "step",
 ]
@@ -125,6 +126,23 @@ def prefill_flops(model: str | Model, tokens: int, batch: int = 1) -> float:
     hardware.check_batch(batch)
     dense = transformer.FLOP_PER_MAC * transformer.matmul_params_per_token(m) * tokens
     return float(batch * (dense + prefill_attention_flops(m, tokens)))
+
+
+def prefill_bytes(model: str | Model, weights: str, kv: str, tokens: int, batch: int = 1) -> float:
+    """Memory traffic of a prefill of ``batch`` prompts of ``tokens`` tokens, bytes.
+
+    The weights the B x T tokens touch, read once (:func:`descent.hardware.decode_step_bytes` at a
+    batch of B x T tokens, capped at its limit of 100,000: the MoE share ``1 - (1 - k/E)^n`` is
+    already 1 to double precision there), plus the KV cache the prompts write. Activations are not
+    counted (see the module docstring).
+
+    Raises:
+        ValueError: unknown model or precision, tokens or batch out of range.
+    """
+    m, _wp, _kp = hardware.check_inputs(model, weights, kv, tokens, batch)
+    touched = min(batch * tokens, hardware.MAX_BATCH)
+    return (decode_step_bytes(m, weights, kv, 1, touched).weights_bytes
+            + decode_step_bytes(m, weights, kv, tokens, batch).kv_cache_bytes)
 
 
 @dataclass(frozen=True)
@@ -222,11 +240,7 @@ def step(
         tokens = batch
     else:
         flops = prefill_flops(m, context, batch)
-        # Weights touched by B x context tokens (the MoE share saturates long before the batch
-        # limit: 1 - (1 - k/E)^100,000 is 1 to double precision), plus the KV cache written.
-        touched = min(batch * context, hardware.MAX_BATCH)
-        nbytes = (decode_step_bytes(m, weights, kv, 1, touched).weights_bytes
-                  + decode_step_bytes(m, weights, kv, context, batch).kv_cache_bytes)
+        nbytes = prefill_bytes(m, weights, kv, context, batch)
         tokens = batch * context
     compute_s = flops / peak
     memory_s = nbytes / a.memory_bandwidth
