@@ -52,7 +52,7 @@ def test_gemm_flops_and_traffic_by_hand():
 def test_tile_walk():
     w = tiling.tile_walk(256, 256, 1024, 64, 5)  # 4 x 4 tiles, row-major: step 5 is tile (1, 1)
     assert (w.tile_rows, w.tile_cols, w.k_tiles, w.row, w.col, w.tiles) == (4, 4, 16, 1, 1, 16)
-    with pytest.raises(ValueError, match="tile step must be 0 to 15"):
+    with pytest.raises(ValueError, match="Tile step must be 0 to 15"):
         tiling.tile_walk(256, 256, 1024, 64, 16)
 
 
@@ -198,7 +198,7 @@ def test_plan_refuses_impossible_splits():
         parallel.plan("llama-3.1-70b", "h200", tp=128)
     with pytest.raises(ValueError, match="ep must be 1"):
         parallel.plan("llama-3.1-70b", "h200", ep=2)
-    with pytest.raises(ValueError, match="micro-batches must be at most the batch"):
+    with pytest.raises(ValueError, match="Micro-batches must be at most the batch"):
         parallel.plan("llama-3.1-70b", "h200", pp=4, microbatches=4)
     with pytest.raises(ValueError, match="link must be one of"):
         parallel.plan("llama-3.1-70b", "h200", link_id="ethernet")

@@ -29,7 +29,7 @@ from descent.catalog import Accelerator
 from descent.hardware import resolve_accelerator
 from descent.parallel import LINKS
 
-__all__ = ["Tier", "gpus", "shared_memory_bandwidth", "tiers"]
+__all__ = ["ARRANGEMENTS", "Arrangement", "Tier", "arrangement", "gpus", "shared_memory_bandwidth", "tiers"]
 
 #: The scale-out link shown below a chip's scale-up link.
 SCALE_OUT_LINK = "ib-ndr"
@@ -125,3 +125,78 @@ def tiers(accelerator: str | Accelerator) -> list[Tier]:
     net = LINKS[SCALE_OUT_LINK]
     out.append(tier(f"{net.label.split(',')[0]} to other servers", None, net.bytes_per_s, None, "link", net.source))
     return out
+
+
+@dataclass(frozen=True)
+class Arrangement:
+    """How a kind of accelerator arranges its memory, in words, with the source.
+
+    Attributes:
+        on_chip: what sits on the chip next to the arithmetic.
+        off_chip: where the weights and the KV cache live.
+        managed: who decides what is on chip: a hardware cache, the kernel, or the compiler.
+        source: where this is stated.
+    """
+
+    on_chip: str
+    off_chip: str
+    managed: str
+    source: str
+
+
+#: By catalog id first, then by ``Accelerator.kind``.
+ARRANGEMENTS: dict[str, Arrangement] = {
+    "gpu": Arrangement(
+        "registers and a shared memory in every SM (CU), and an L2 cache all of them share",
+        "HBM stacks beside the die on the same package (GDDR chips on the board for a desktop card)",
+        "the kernel fills shared memory itself; L2 is a hardware cache",
+        "NVIDIA H100 Tensor Core GPU Architecture whitepaper (SM and memory hierarchy); AMD CDNA 3 whitepaper",
+    ),
+    "tpu": Arrangement(
+        "a vector memory (VMEM) in each TensorCore, feeding its systolic matrix units (MXUs)",
+        "HBM beside the chip",
+        "software: the compiler moves tiles between HBM and VMEM; no cache hierarchy for tensors",
+        "Austin et al., How to Scale Your Model, 'How to Think About TPUs' (jax-ml.github.io/scaling-book/tpus)",
+    ),
+    "asic": Arrangement(
+        "a state buffer (SBUF) and a partial-sum buffer (PSUM) in each NeuronCore, beside its tensor engine",
+        "HBM beside the chip",
+        "software: the compiler (or an NKI kernel) moves data between HBM and SBUF",
+        "AWS Neuron documentation, 'NeuronCore-v4 Architecture' and 'Trainium3 Architecture'",
+    ),
+    "soc": Arrangement(
+        "caches shared by the CPU and GPU cores (sizes not published)",
+        "one unified LPDDR5 pool shared by the CPU, the GPU and the operating system",
+        "hardware caches",
+        "Apple Mac Studio (2025) technical specifications",
+    ),
+    "sram": Arrangement(
+        "SRAM on the chip (or wafer) is the main memory",
+        "none: a model is spread over as many chips as its weights need",
+        "software: the compiler places every tensor",
+        "the chip's catalog sources (descent.catalog: notes of each SRAM machine)",
+    ),
+    "groq-lpu": Arrangement(
+        "220 MiB of SRAM, the chip's only memory, spread across its functional slices",
+        "none: a model is spread over hundreds of chips linked chip to chip",
+        "the compiler schedules every transfer in advance (no caches, deterministic timing)",
+        "Abts et al., 'Think Fast: A Tensor Streaming Processor', ISCA 2020, sections 2-3",
+    ),
+    "cerebras-wse-3": Arrangement(
+        "44 GB of SRAM on one wafer, 48 KB beside each of its 900,000 cores",
+        "none for a model that fits in the wafers it is spread over; larger ones stream weights from "
+        "external MemoryX units",
+        "software: each core computes on the data held beside it",
+        "Cerebras WSE-3 / CS-3 announcement (cerebras.ai/product-chip, March 2024)",
+    ),
+}
+
+
+def arrangement(accelerator: str | Accelerator) -> Arrangement:
+    """How ``accelerator`` arranges its memory (:data:`ARRANGEMENTS`, by id, else by kind).
+
+    Raises:
+        ValueError: unknown accelerator.
+    """
+    a = resolve_accelerator(accelerator)
+    return ARRANGEMENTS.get(a.id) or ARRANGEMENTS[a.kind]

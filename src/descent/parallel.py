@@ -140,7 +140,7 @@ def pipeline_bubble(stages: int, microbatches: int) -> float:
         ValueError: stages or micro-batches not whole numbers from 1 to 100,000.
     """
     p = _degree("stages", stages, params.BATCH.max)
-    m = _degree("micro-batches", microbatches, params.BATCH.max)
+    m = _degree("Micro-batches", microbatches, params.BATCH.max)
     return (p - 1) / (m + p - 1)
 
 
@@ -255,7 +255,7 @@ def plan(
     a = resolve_accelerator(accelerator)
     wire = link(link_id)
     tp, pp, ep = (_degree(n, x, MAX_DEGREE) for n, x in (("tp", tp), ("pp", pp), ("ep", ep)))
-    mb = _degree("micro-batches", microbatches, params.BATCH.max)
+    mb = _degree("Micro-batches", microbatches, params.BATCH.max)
     if tp > m.num_heads:
         raise ValueError(f"tp must be at most {m.num_heads} ({m.name}'s query heads), got {tp}")
     if pp > m.num_layers:
@@ -265,7 +265,7 @@ def plan(
     if m.moe is not None and ep > m.moe.num_experts:
         raise ValueError(f"ep must be at most {m.moe.num_experts} ({m.name}'s experts), got {ep}")
     if mb > batch:
-        raise ValueError(f"micro-batches must be at most the batch ({batch}): each holds at least one sequence, got {mb}")
+        raise ValueError(f"Micro-batches must be at most the batch ({batch}): each holds at least one sequence, got {mb}")
     if batch % ep:
         raise ValueError(f"ep ({ep}) must divide the batch ({batch}): each device takes batch / ep sequences")
 

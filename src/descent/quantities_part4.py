@@ -177,8 +177,8 @@ def _plan(**kw: Any):
         raise
     except ValueError as exc:
         msg = str(exc)
-        field = next((f for f in ("tp", "pp", "ep", "micro-batches") if msg.startswith(f)), None)
-        raise P.ParamError({"micro-batches": "microbatches"}.get(field, field), msg) from None
+        field = next((f for f in ("tp", "pp", "ep", "Micro-batches") if msg.startswith(f)), None)
+        raise P.ParamError({"Micro-batches": "microbatches"}.get(field, field), msg) from None
 
 
 @quantity("devices", "Devices", "integer", *PLAN_PARAMS)
@@ -209,6 +209,12 @@ def allreduce_bytes_per_layer(**kw: Any) -> float:
 def allreduce_seconds_per_layer(**kw: Any) -> float:
     """Those bytes over one direction of the link (latency not modelled: a lower bound)."""
     return _plan(**kw).allreduce_seconds_per_layer
+
+
+@quantity("read_seconds_per_layer", "Time to read one layer", "seconds", *PLAN_PARAMS)
+def read_seconds_per_layer(**kw: Any) -> float:
+    """One layer's share of a device's decode reads over its memory bandwidth: what communication competes with."""
+    return _plan(**kw).read_seconds_per_layer
 
 
 @quantity("alltoall_bytes_per_layer", "All-to-all bytes per MoE layer", "bytes", *PLAN_PARAMS)

@@ -49,6 +49,7 @@ __all__ = [
     "Roofline",
     "attained_flops",
     "compute_precision",
+    "crossover_batch",
     "prefill_attention_flops",
     "prefill_bytes",
     "prefill_flops",
@@ -271,3 +272,41 @@ def attained_flops(peak: float, bandwidth: float, intensity: float) -> float:
         if not (is_finite(x) and x > 0):
             raise ValueError(f"{name} must be a positive finite number, got {x!r}")
     return min(peak, intensity * bandwidth)
+
+
+def crossover_batch(
+    model: str | Model,
+    accelerator: str | Accelerator,
+    weights: str = "bf16",
+    kv: str = "bf16",
+    context: int = 8192,
+) -> int | None:
+    """The smallest decode batch whose step is compute-bound on this chip, or None if none is.
+
+    Decode's intensity grows with the batch B (the weights are shared by B tokens) but each
+    sequence brings its own KV cache, so it levels off near ``flops_per_token / kv_bytes_per_sequence``
+    (about 2 FLOP per cached byte per query head sharing it): at long contexts no batch reaches the
+    ridge. Searched over B = 1 to ``hardware.MAX_BATCH`` (doubling, then bisection; the intensity
+    rises with B for every catalog model, MoE included, because more experts are touched but
+    never more than all of them).
+
+    Raises:
+        ValueError: as :func:`step`.
+    """
+    def compute_bound(b: int) -> bool:
+        return step(model, accelerator, weights, kv, context, b).bound == "compute"
+
+    if compute_bound(1):
+        return 1
+    lo, hi = 1, 2
+    while not compute_bound(hi):
+        if hi >= hardware.MAX_BATCH:
+            return None
+        lo, hi = hi, min(2 * hi, hardware.MAX_BATCH)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if compute_bound(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi

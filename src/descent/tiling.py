@@ -193,7 +193,7 @@ def tile_walk(m: int, n: int, k: int, tile: int, index: int) -> TileWalk:
     m, n, k, t = (_positive_int(x, v) for x, v in (("m", m), ("n", n), ("k", k), ("tile", tile)))
     rows, cols = -(-m // t), -(-n // t)
     if not is_int(index) or not 0 <= index < rows * cols:
-        raise ValueError(f"tile step must be 0 to {rows * cols - 1} ({rows} x {cols} output tiles), got {index!r}")
+        raise ValueError(f"Tile step must be 0 to {rows * cols - 1} ({rows} x {cols} output tiles), got {index!r}")
     return TileWalk(rows, cols, -(-k // t), index, index // cols, index % cols, rows * cols)
 
 

@@ -96,6 +96,21 @@ def _best(fn, repeats: int) -> float:
     return min(times)
 
 
+def _gemm_seconds(n: int, repeats: int) -> float:
+    """Best wall time of one float32 (n x n) @ (n x n) product, s."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    return _best(lambda: a @ b, repeats)
+
+
+def _read_seconds(nbytes: int, repeats: int) -> float:
+    """Best wall time of one BLAS dot product over a float32 array of ``nbytes`` (read once), s."""
+    x = np.ones(nbytes // 4, dtype=np.float32)
+    np.dot(x, x)  # first touch: the pages are mapped before timing
+    return _best(lambda: np.dot(x, x), repeats)
+
+
 def _prompt_ids(n: int, vocab: int) -> list[int]:
     # Any ids take the same time; a fixed, spread-out list keeps runs identical.
     return [(101 + 7919 * i) % vocab for i in range(n)]
@@ -103,16 +118,10 @@ def _prompt_ids(n: int, vocab: int) -> list[int]:
 
 def _measure(gemm_n: int, stream_bytes: int, prefill_tokens: int, decode_steps: int, repeats: int) -> dict:
     threads = 1 if use_one_thread() else os.environ.get("OPENBLAS_NUM_THREADS", "library default")
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((gemm_n, gemm_n), dtype=np.float32)
-    b = rng.standard_normal((gemm_n, gemm_n), dtype=np.float32)
-    gemm_s = _best(lambda: a @ b, repeats)
+    gemm_s = _gemm_seconds(gemm_n, repeats)
     gemm_flops = 2 * gemm_n**3 / gemm_s
-    x = np.ones(stream_bytes // 4, dtype=np.float32)
-    np.dot(x, x)  # first touch
-    stream_s = _best(lambda: np.dot(x, x), repeats)
-    bandwidth = x.nbytes / stream_s
-    del x, a, b
+    stream_s = _read_seconds(stream_bytes, repeats)
+    bandwidth = stream_bytes // 4 * 4 / stream_s
 
     mdl = load_model()
     m = catalog_model(MODEL_ID)
