@@ -233,5 +233,5 @@ def gpu_fact(accelerator: str, field: str) -> str:
     by = {"registers": tiers[0], "shared": tiers[1]}
     try:
         return GPU_FACTS[field](a, by)
-    except TypeError:  # a None field: the catalog does not record it for this chip
+    except (TypeError, ValueError):  # a None field: the catalog does not record it for this chip
         raise ValueError(f"gpu_fact {field}: not recorded for {a.name}") from None
