@@ -476,7 +476,8 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
     fmt = lambda x: format_bytes(x, "GB", 3, trim=True)  # noqa: E731
     out = []
     if p.fits:
-        out.append(v.note(f"Each of the {plural(p.devices, 'device')} holds {fmt(p.memory_bytes_per_device)} of weights "
+        who = "The one device" if p.devices == 1 else f"Each of the {format_int(p.devices)} devices"
+        out.append(v.note(f"{who} holds {fmt(p.memory_bytes_per_device)} of weights "
                           f"and KV cache: it fits in the {a.name}'s {fmt(a.memory_bytes)}.", "info"))
     else:
         out.append(v.note(f"Each device would need {fmt(p.memory_bytes_per_device)}, more than the {a.name}'s "
