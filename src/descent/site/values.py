@@ -239,8 +239,15 @@ MODELS_PAGE = "reference/models.md"
 ACCELERATORS_PAGE = "reference/accelerators.md"
 
 
+def _source_cell(item: Any, name: str, v: Any) -> str:
+    # An optional internals field left out has no value to source (unless the row says why it is left out).
+    if v is None and name in _ACC_INTERNALS and name not in item.sources:
+        return "—"
+    return md_link_source(item.source_of(name))
+
+
 def _details(item: Any, fields: list[tuple[str, Any]]) -> str:
-    rows = [[f"`{n}`", format_field(n, v), md_link_source(item.source_of(n))] for n, v in fields]
+    rows = [[f"`{n}`", format_field(n, v), _source_cell(item, n, v)] for n, v in fields]
     return md_table(["field", "value", "source"], rows)
 
 
