@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from descent import custom, floats, gguf_types, hfconfig, transformer
+from descent import custom, floats, gguf_types, hardware_cli, hfconfig, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
 from descent.memory import size
@@ -377,6 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_quant)
 
     trace_cli.add_subcommands(sub)
+    hardware_cli.add_subcommands(sub)  # roofline, parallel (Part 4)
     return parser
 
 

@@ -774,3 +774,252 @@ _register(Formula(
     note="MXFP4: 4 + 8/32 = 4.25; NVFP4: 4 + 8/16 = 4.5.",
     check=_check_block_bits,
 ))
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 4 (hardware): the roofline, tiles, attention traffic, the online softmax, parallelism.
+# Each check evaluates the expression on catalog chips and models (or on a grid of sizes) and
+# compares with the package function it mirrors.
+# ---------------------------------------------------------------------------------------------
+
+from descent import attention_io, memory_tiers, parallel, roofline, tiling  # noqa: E402
+
+F_PEAK = _s("F_peak", r"F_{\text{peak}}", "dense peak of the chip in the step's compute precision", "FLOP/s")
+INTENSITY = _s("I", "I", "arithmetic intensity: FLOPs per byte of memory traffic", "FLOP/byte")
+C_STEP = _s("C_step", r"C_{\text{step}}", "FLOPs of the step", "FLOP")
+TILE_T = _s("t", "t", "edge of a square output tile", "elements")
+K_DIM = _s("K_dim", "K", "the inner (shared) dimension of the product", "elements")
+P_DEV = _s("p", "p", "devices in the all-reduce (or pipeline stages)", "devices")
+MSG = _s("S_msg", r"S_{\text{msg}}", "bytes of the message every device contributes", "bytes")
+M_MB = _s("m", "m", "micro-batches in flight", "count")
+N_SEQ = _s("N_seq", "N", "sequence length", "tokens")
+D_ATT = _s("d", "d", "head dimension", "values")
+B_C = _s("B_c", "B_c", "keys per FlashAttention block, ceil(M / 4d) for M elements of SRAM", "tokens")
+UNITS = _s("U", "U", "SMs (or CUs) on the chip", "count")
+BETA = _s("beta", r"\beta", "bytes one SM's shared memory delivers per clock", "bytes/clock")
+CLOCK = _s("f", "f", "clock frequency", "Hz")
+ELL = _s("ell", r"\ell", "running sum of exp(score - m) before the block", "dimensionless")
+M_OLD = _real("m_old", r"m", "running maximum of the scores before the block", "dimensionless")
+M_NEW = _real("m_new", r"m'", "running maximum after the block, max(m, the block's largest score)", "dimensionless")
+ELL_BLK = _s("ell_blk", r"\ell_{\text{block}}", "sum of exp(score - m') over the block's scores", "dimensionless")
+
+#: Part 4 checks run on these models and contexts (any catalog rows would do; these cover dense,
+#: MoE, MLA and sliding-window layers).
+PART4_CHECK_MODELS = ("llama-3.1-70b", "gpt-oss-120b", "deepseek-v3", "gemma-3-27b")
+PART4_CHECK_SEQ = (1, 127, 2048, 100_000)
+
+
+def _check_ridge():
+    f = FORMULAS["ridge_point"]
+    out = []
+    for a in catalog.accelerators().values():
+        for prec, attr in hardware.COMPUTE_PRECISIONS.items():
+            if getattr(a, attr) is None:
+                continue
+            out.append((f"{a.id} {prec}", f.evaluate(F_peak=getattr(a, attr), BW=a.memory_bandwidth),
+                        hardware.ridge_point(a, prec)))
+    return out
+
+
+def _check_roofline_attainable():
+    f = FORMULAS["roofline_attainable"]
+    out = []
+    for a in catalog.accelerators().values():
+        for i in (0.5, 2.0, 300.0, 1e5):
+            out.append((f"{a.id} I={i}", f.evaluate(F_peak=a.bf16_flops, I=i, BW=a.memory_bandwidth),
+                        hardware.roofline(a, i, "bf16")))
+    return out
+
+
+def _check_step_seconds():
+    f = FORMULAS["step_seconds"]
+    out = []
+    for a in ("h200", "b200", "rtx-5090", "m3-ultra"):
+        for mid in PART4_CHECK_MODELS:
+            for phase in roofline.PHASES:
+                for batch in (1, 64):
+                    s = roofline.step(mid, a, "fp8", "bf16", 4096, batch, phase)
+                    out.append((f"{mid} on {a} {phase} B={batch}",
+                                f.evaluate(C_step=s.flops_per_step, F_peak=s.peak_flops, S_step=s.bytes_per_step,
+                                           BW=s.memory_bandwidth), s.seconds_per_step))
+    return out
+
+
+def _check_tile_intensity():
+    f = FORMULAS["tile_intensity"]
+    return [(f"t={t} {e}", f.evaluate(t=t, K_dim=tiling.GEMM_EXAMPLE["k"], b=b), tiling.tile_intensity(t, b))
+            for t in tiling.TILE_SIZES for e, b in tiling.ELEMENT_BYTES.items()]
+
+
+def _check_allreduce():
+    f = FORMULAS["allreduce_bytes"]
+    return [(f"p={p} S={s}", f.evaluate(p=p, S_msg=s), parallel.ring_allreduce_bytes(s, p))
+            for p in (1, 2, 3, 4, 8, 16, 72) for s in (16_384, 1_048_576)]
+
+
+def _check_bubble():
+    f = FORMULAS["pipeline_bubble"]
+    return [(f"p={p} m={m}", f.evaluate(p=p, m=m), parallel.pipeline_bubble(p, m))
+            for p in (1, 2, 4, 8, 16) for m in (1, 4, 8, 64)]
+
+
+def _check_attention_naive():
+    f = FORMULAS["attention_naive_bytes"]
+    return [(f"N={n} d={d} b={b}", f.evaluate(N_seq=n, d=d, b=b), attention_io.naive_elements(n, d) * b)
+            for n in PART4_CHECK_SEQ for d in (64, 128) for b in (1, 2)]
+
+
+def _check_attention_flash():
+    f = FORMULAS["attention_flash_bytes"]
+    out = []
+    for a in ("h100-sxm", "b200", "mi300x"):
+        for n in PART4_CHECK_SEQ:
+            for d in (64, 128):
+                t = attention_io.traffic(n, d, 2, a)
+                out.append((f"{a} N={n} d={d}", f.evaluate(N_seq=n, d=d, B_c=t.block_cols, b=2), t.flash_bytes))
+    return out
+
+
+def _check_online_softmax():
+    import math
+    import random
+
+    f = FORMULAS["online_softmax_sum"]
+    rng = random.Random(PART1_CHECK_SEED)
+    scores = [rng.uniform(-8, 8) for _ in range(20)]
+    values = [[1.0] for _ in scores]
+    block = 6
+    _out, steps = attention_io.online_softmax(scores, values, block)
+    out = []
+    for prev, cur in zip(steps, steps[1:], strict=False):
+        blk = scores[cur.block * block:(cur.block + 1) * block]
+        ell_blk = math.fsum(math.exp(s - cur.running_max) for s in blk)
+        out.append((f"block {cur.block}", f.evaluate(ell=prev.running_sum, m_old=prev.running_max,
+                                                     m_new=cur.running_max, ell_blk=ell_blk), cur.running_sum))
+    return out
+
+
+def _check_smem_bandwidth():
+    f = FORMULAS["shared_memory_bandwidth"]
+    out = []
+    for a in memory_tiers.gpus():
+        bw = memory_tiers.shared_memory_bandwidth(a)
+        if bw is not None:
+            out.append((a.id, f.evaluate(U=a.compute_units, beta=a.shared_memory_bytes_per_clock, f=a.clock_hz), bw))
+    return out
+
+
+_register(Formula(
+    "ridge_point", "The ridge point: where a chip stops being memory-bound",
+    _s("I_ridge", r"I_{\text{ridge}}", "ridge point", "FLOP/byte"),
+    sp.Mul(F_PEAK.symbol, sp.Pow(BW.symbol, -1, evaluate=False), evaluate=False),
+    (F_PEAK, BW),
+    "Williams, Waterman & Patterson 2009, Roofline: an insightful visual performance model, CACM 52(4), section 2",
+    note="A kernel with fewer FLOPs per byte than this waits on memory; with more, on arithmetic.",
+    check=_check_ridge,
+))
+
+_register(Formula(
+    "roofline_attainable", "The roofline: the most FLOP/s a kernel of intensity I can reach",
+    _s("P_att", r"P", "attainable arithmetic rate", "FLOP/s"),
+    sp.Min(F_PEAK.symbol, sp.Mul(INTENSITY.symbol, BW.symbol, evaluate=False), evaluate=False),
+    (F_PEAK, INTENSITY, BW),
+    "Williams, Waterman & Patterson 2009, section 2",
+    note="The sloped roof is I times the bandwidth; the flat roof is the peak.",
+    check=_check_roofline_attainable,
+))
+
+_register(Formula(
+    "step_seconds", "Lower bound on one step's time: the slower of the two roofs",
+    _s("t_step", r"t_{\text{step}}", "time of one decode or prefill step", "s"),
+    sp.Max(sp.Mul(C_STEP.symbol, sp.Pow(F_PEAK.symbol, -1, evaluate=False), evaluate=False),
+           sp.Mul(S_STEP.symbol, sp.Pow(BW.symbol, -1, evaluate=False), evaluate=False), evaluate=False),
+    (C_STEP, F_PEAK, S_STEP, BW),
+    "Williams et al. 2009; Pope et al. 2022, Efficiently Scaling Transformer Inference, section 2",
+    note="Decode at small batch takes the second term, prefill the first.",
+    check=_check_step_seconds,
+))
+
+_register(Formula(
+    "tile_intensity", "Arithmetic intensity of one t x t output tile of a matrix product",
+    _s("I_tile", r"I_{\text{tile}}", "FLOPs per byte loaded", "FLOP/byte"),
+    sp.Mul(sp.Mul(2, TILE_T.symbol, TILE_T.symbol, K_DIM.symbol, evaluate=False),
+           sp.Pow(sp.Mul(sp.Add(sp.Mul(TILE_T.symbol, K_DIM.symbol, evaluate=False),
+                                sp.Mul(K_DIM.symbol, TILE_T.symbol, evaluate=False), evaluate=False),
+                         BYTES.symbol, evaluate=False), -1, evaluate=False), evaluate=False),
+    (TILE_T, K_DIM, BYTES),
+    "Hong & Kung 1981 (blocking); NVIDIA Matrix Multiplication Background User's Guide (arithmetic intensity of a GEMM)",
+    note="2t^2K FLOPs from a t x K strip of A and a K x t strip of B; K cancels, leaving t / b.",
+    check=_check_tile_intensity,
+))
+
+_register(Formula(
+    "allreduce_bytes", "Bytes each device sends in a ring all-reduce",
+    _s("S_ar", r"S_{\text{all-reduce}}", "bytes each device sends (and receives)", "bytes"),
+    sp.Mul(sp.Mul(2, sp.Add(P_DEV.symbol, -1, evaluate=False), sp.Pow(P_DEV.symbol, -1, evaluate=False),
+                  evaluate=False), MSG.symbol, evaluate=False),
+    (P_DEV, MSG),
+    "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms, JPDC 69(2); NCCL nccl-tests doc/PERFORMANCE.md",
+    note="A reduce-scatter and an all-gather, each moving (p - 1)/p of the message. Tensor "
+         "parallelism does two per layer.",
+    check=_check_allreduce,
+))
+
+_register(Formula(
+    "pipeline_bubble", "Share of a pipeline schedule each stage sits idle",
+    _s("f_bubble", r"f_{\text{bubble}}", "idle share of each stage", "fraction"),
+    sp.Mul(sp.Add(P_DEV.symbol, -1, evaluate=False),
+           sp.Pow(sp.Add(M_MB.symbol, P_DEV.symbol, -1, evaluate=False), -1, evaluate=False), evaluate=False),
+    (P_DEV, M_MB),
+    "Huang et al. 2019, GPipe, arXiv:1811.06965, section 2.2; Narayanan et al. 2021, arXiv:2104.04473, section 2.2",
+    note="p stages, m micro-batches: the first stage waits p - 1 slots at the end, the last at the start.",
+    check=_check_bubble,
+))
+
+_register(Formula(
+    "attention_naive_bytes", "Memory traffic of naive attention, one head",
+    _s("Q_naive", r"Q_{\text{naive}}", "bytes moved to and from HBM", "bytes"),
+    sp.Mul(sp.Add(sp.Mul(4, N_SEQ.symbol, D_ATT.symbol, evaluate=False),
+                  sp.Mul(4, sp.Pow(N_SEQ.symbol, 2, evaluate=False), evaluate=False), evaluate=False),
+           BYTES.symbol, evaluate=False),
+    (N_SEQ, D_ATT, BYTES),
+    "Dao et al. 2022, FlashAttention, arXiv:2205.14135, Algorithm 0 (standard attention)",
+    note="The N x N scores are written, read, written again as probabilities and read again.",
+    check=_check_attention_naive,
+))
+
+_register(Formula(
+    "attention_flash_bytes", "Memory traffic of FlashAttention (Algorithm 1), one head",
+    _s("Q_flash", r"Q_{\text{flash}}", "bytes moved to and from HBM", "bytes"),
+    sp.Mul(sp.Add(sp.Mul(3, N_SEQ.symbol, D_ATT.symbol, evaluate=False), sp.Mul(2, N_SEQ.symbol, evaluate=False),
+                  sp.Mul(sp.ceiling(sp.Mul(N_SEQ.symbol, sp.Pow(B_C.symbol, -1, evaluate=False), evaluate=False),
+                                    evaluate=False),
+                         sp.Add(sp.Mul(3, N_SEQ.symbol, D_ATT.symbol, evaluate=False),
+                                sp.Mul(4, N_SEQ.symbol, evaluate=False), evaluate=False), evaluate=False),
+                  evaluate=False), BYTES.symbol, evaluate=False),
+    (N_SEQ, D_ATT, B_C, BYTES),
+    "Dao et al. 2022, Algorithm 1 (the count of its HBM reads and writes) and Theorem 2",
+    note="K and V are read once; Q, O and the running statistics once per block of keys. No N x N term.",
+    check=_check_attention_flash,
+))
+
+_register(Formula(
+    "online_softmax_sum", "The online softmax: updating the running sum when a block of scores arrives",
+    _s("ell_new", r"\ell'", "running sum after the block", "dimensionless"),
+    sp.Add(sp.Mul(sp.exp(sp.Add(M_OLD.symbol, sp.Mul(-1, M_NEW.symbol, evaluate=False), evaluate=False),
+                         evaluate=False), ELL.symbol, evaluate=False), ELL_BLK.symbol, evaluate=False),
+    (M_OLD, M_NEW, ELL, ELL_BLK),
+    "Milakov & Gimelshein 2018, Online normalizer calculation for softmax, arXiv:1805.02867; Dao et al. 2022, section 3.1",
+    note="The partial output is rescaled by the same factor; dividing by the final sum gives the exact softmax.",
+    check=_check_online_softmax,
+))
+
+_register(Formula(
+    "shared_memory_bandwidth", "Bandwidth of a GPU's shared memory, whole chip",
+    _s("BW_smem", r"\mathrm{BW}_{\text{smem}}", "shared-memory bandwidth", "bytes/s"),
+    sp.Mul(UNITS.symbol, BETA.symbol, CLOCK.symbol, evaluate=False),
+    (UNITS, BETA, CLOCK),
+    "NVIDIA CUDA C++ Programming Guide (32 banks of 4 bytes per clock per SM); AMD CDNA 3 whitepaper (LDS)",
+    note="For the A100 (108 SMs, 1.41 GHz) it gives 19.5 TB/s, the figure Dao et al. 2022 use (section 2.1).",
+    check=_check_smem_bandwidth,
+))

@@ -662,3 +662,56 @@ PUE = declare(Param(
     help="Power usage effectiveness: total facility power over IT power. 1.56 is the industry average "
     "in the Uptime Institute's 2024 survey; large cloud operators report about 1.1.",
 ))
+
+# Part 4 (hardware): the step of a roofline, tiles and element formats, attention's sequence, and
+# how a model is split over chips. Choices that name core constants read them when first needed.
+
+
+def _link_choices() -> list[tuple[str, str]]:
+    from descent import parallel
+
+    return [(x.id, x.label) for x in parallel.LINKS.values()]
+
+
+def _element_choices() -> list[tuple[str, str]]:
+    from descent import tiling
+
+    return [(n, f"{n.upper()} ({format_limit(b)} byte{'' if b == 1 else 's'})") for n, b in tiling.ELEMENT_BYTES.items()]
+
+
+PHASE = declare(Param(
+    "phase", "Phase", "choice", "decode", choices=[("decode", "decode"), ("prefill", "prefill")],
+    help="decode: each sequence gets one new token; prefill: each reads its whole prompt (context tokens) at once.",
+))
+TILE = declare(Param(
+    "tile", "Tile edge", "choice", 64, choices=[(t, f"{t} x {t}") for t in (16, 32, 64, 128, 256)],
+    help="Rows and columns of the output tile one group of cores computes at a time.",
+))
+ELEMENT = declare(Param(
+    "element", "Element format", "choice", "fp16", choices=_element_choices,
+    help="Width of each number the tensor cores multiply.",
+))
+SEQ_LEN = declare(Param(
+    "seq_len", "Sequence length", "int", 2048, unit="tokens", min=1, max=10_000_000,
+    help="N: tokens whose queries attend to each other (a prompt in prefill).",
+))
+TP = declare(Param(
+    "tp", "Tensor parallel", "int", 1, unit="devices", min=1, max=4096,
+    help="Devices that share every weight matrix, each holding a slice of it.",
+))
+PP = declare(Param(
+    "pp", "Pipeline parallel", "int", 1, unit="stages", min=1, max=4096,
+    help="Devices that each hold a consecutive range of the layers.",
+))
+EP = declare(Param(
+    "ep", "Expert parallel", "int", 1, unit="devices", min=1, max=4096,
+    help="Devices the routed experts of a mixture of experts are spread over (1 for a dense model).",
+))
+MICROBATCHES = declare(Param(
+    "microbatches", "Micro-batches", "int", 1, min=1, max=100_000,
+    help="Groups of sequences in flight through the pipeline at once (at most the batch).",
+))
+LINK = declare(Param(
+    "link", "Link", "choice", "nvlink4", choices=_link_choices,
+    help="The wire between devices: NVLink inside a server or rack, InfiniBand or PCIe between them.",
+))

@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from descent import params as P
-from descent.units import format_bytes, format_count, format_int, format_number, format_percent, format_si
+from descent.units import (
+    format_bytes,
+    format_count,
+    format_int,
+    format_number,
+    format_percent,
+    format_si,
+    format_time,
+)
 
 __all__ = ["KINDS", "QUANTITIES", "Quantity", "get", "quantity"]
 
@@ -38,7 +46,9 @@ KINDS = {
     "flop": "FLOP",
     "usd": "USD",
     "joules": "J",
-    "ratio": "x",
+    "flop_per_byte": "FLOP/byte",
+    "seconds": "s",
+    "ratio": "times",
 }
 
 #: The formatting parameters a page may add, by kind.
@@ -53,6 +63,8 @@ FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
     "flop": (P.SIG,),
     "usd": (P.SIG,),
     "joules": (P.SIG,),
+    "flop_per_byte": (P.SIG,),
+    "seconds": (P.SIG,),
     "ratio": (P.SIG,),
 }
 
@@ -124,9 +136,15 @@ class Quantity:
             return f"${format_number(x, sig, trim=False)}"
         if k == "joules":
             return format_si(x, "J", sig, trim=True)
+        if k == "flop":
+            return format_si(x, "FLOP", sig, trim=True)
+        if k == "flop_per_byte":
+            return f"{format_number(x, sig, trim=True)} FLOP/byte"
+        if k == "seconds":
+            return format_time(x, sig)
         if k == "ratio":
-            return f"{format_number(x, sig, trim=True)}x"
-        return format_si(x, KINDS[k], sig, trim=True)
+            return f"{format_number(x, sig, trim=True)} times"
+        return format_si(x, "FLOP/s", sig, trim=True)
 
 
 #: Every quantity, by name.
@@ -430,3 +448,6 @@ def input_output_ratio_at_max_batch(model: str, accelerator: str, weights: str, 
 
     b = max(1, economics.max_batch(model, accelerator, weights, kv, context))
     return economics.input_output_ratio(model, accelerator, weights, kv, context, b)
+# Part 4's quantities (roofline, tiles, attention traffic, parallelism) live in their own module;
+# importing it registers them here, before any page or widget reads QUANTITIES.
+from descent import quantities_part4  # noqa: E402,F401,I001

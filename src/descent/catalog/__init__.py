@@ -335,7 +335,7 @@ class Accelerator:
         kind: ``"gpu"``, ``"tpu"``, ``"asic"`` (Trainium), ``"soc"`` (Apple) or ``"sram"``
             (Groq LPU, Cerebras WSE-3: weights live in on-chip SRAM).
         memory_bytes: capacity of the main memory holding weights and KV cache, bytes (for SRAM
-            machines: the on-chip SRAM of one chip).
+            machines: the on-chip SRAM of one chip, the same number as ``on_chip_memory_bytes``).
         memory_marketed: the vendor's own label, e.g. ``"80 GB"``.
         memory_marketed_unit_is_gib: True when the vendor's "GB" is really GiB (H100's 80 GB of
             HBM3 is 80 GiB); the ``memory_bytes`` field already holds the true byte count.
@@ -350,7 +350,22 @@ class Accelerator:
         power_watts: board (or module/system) power, W.
         compute_units: SMs, CUs, cores: whatever the vendor counts (``compute_units_name``).
         compute_units_name: what ``compute_units`` counts (``"SM"``, ``"CU"``, ``"TensorCore"``...).
-        sram_bytes: on-chip SRAM (L2/L1/shared or the chip's SRAM), bytes.
+        l2_bytes: the GPU's L2 cache, whole chip, bytes: a hardware-managed cache every SM/CU
+            shares, between the SMs and HBM. None: not published, or the chip has none (TPUs,
+            Trainium and the SRAM machines manage their on-chip memory in software instead).
+        last_level_cache_bytes: a memory-side cache behind L2 (AMD's Infinity Cache), bytes, or
+            None where the chip has none.
+        on_chip_memory_bytes: software-managed on-chip SRAM that holds operands and results (not a
+            cache): Groq's and Cerebras's whole memory, Trainium's SBUF, a TPU's VMEM; bytes, or
+            None where not published or not applicable (GPUs: see ``shared_memory_per_unit_bytes``).
+        tensor_cores_per_unit: matrix-multiply units per compute unit (NVIDIA tensor cores per SM,
+            AMD matrix cores per CU), or None.
+        register_file_per_unit_bytes: register file of one SM/CU, bytes, or None.
+        shared_memory_per_unit_bytes: the most shared memory (NVIDIA) or LDS (AMD) one SM/CU
+            can give a kernel, bytes: the programmer-managed scratchpad tiles are loaded into.
+        shared_memory_bytes_per_clock: bytes one SM/CU's shared memory delivers per clock
+            (NVIDIA: 32 banks x 4 bytes), or None.
+        clock_hz: the boost clock the datasheet's peaks are given at, Hz, or None.
         scale_up_bandwidth: per-chip scale-up link bandwidth (NVLink, Infinity Fabric, ICI),
             bytes/s, both directions added, or None.
         scale_up_name: the link's name.
@@ -378,7 +393,6 @@ class Accelerator:
     power_watts: float
     compute_units: int
     compute_units_name: str
-    sram_bytes: int
     year: int
     fp8_flops: float | None = None
     fp4_flops: float | None = None
@@ -386,6 +400,14 @@ class Accelerator:
     scale_up_name: str = ""
     peak_16bit_format: str = "BF16"
     peak_dense_stated: bool = True
+    l2_bytes: int | None = None
+    last_level_cache_bytes: int | None = None
+    on_chip_memory_bytes: int | None = None
+    tensor_cores_per_unit: int | None = None
+    register_file_per_unit_bytes: int | None = None
+    shared_memory_per_unit_bytes: int | None = None
+    shared_memory_bytes_per_clock: int | None = None
+    clock_hz: float | None = None
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
@@ -417,6 +439,15 @@ class Accelerator:
         if self.provenance("bf16_flops"):
             parts.append(self.provenance("bf16_flops"))
         return "; ".join(parts)
+
+
+#: Fields that were renamed, with what to write instead (a row still using the old name is refused
+#: with this message rather than a bare "unknown field").
+RENAMED_FIELDS = {
+    "sram_bytes": "sram_bytes was split by what it holds: l2_bytes (a GPU's L2 cache), "
+    "last_level_cache_bytes (AMD's Infinity Cache) or on_chip_memory_bytes (software-managed SRAM: "
+    "Groq, Cerebras, Trainium's SBUF)",
+}
 
 
 ACCELERATOR_KINDS = ("gpu", "tpu", "asic", "soc", "sram")
@@ -473,10 +504,17 @@ PLAUSIBLE_ACCELERATOR: dict[str, tuple[float, float, str]] = {
     "fp4_flops": (1, 1e19, "FLOP/s"),
     "power_watts": (1, 1e6, "W"),
     "compute_units": (1, 10_000_000, ""),
-    "sram_bytes": (0, 1e13, "bytes"),
+    "l2_bytes": (1, 1e13, "bytes"),
+    "last_level_cache_bytes": (1, 1e13, "bytes"),
+    "on_chip_memory_bytes": (1, 1e13, "bytes"),
     "scale_up_bandwidth": (1, 1e16, "bytes/s"),
     "year": (1990, 2100, ""),
 }
+#: Optional accelerator fields that, when given, must be positive (None means "not published").
+_OPTIONAL_POSITIVE = (
+    "l2_bytes", "last_level_cache_bytes", "on_chip_memory_bytes", "tensor_cores_per_unit",
+    "register_file_per_unit_bytes", "shared_memory_per_unit_bytes", "shared_memory_bytes_per_clock", "clock_hz",
+)
 
 
 def _source_of(sources: dict[str, str], name: str) -> str:
@@ -523,6 +561,9 @@ def _check_type(value: Any, annotation: str) -> bool:
 def _build(cls: type, row: dict[str, Any], where: str, file: str) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(row) - set(fields))
+    renamed = [u for u in unknown if u in RENAMED_FIELDS]
+    if renamed and cls is Accelerator:
+        raise CatalogError(f"{file}: {where}: field {renamed[0]!r} is gone: {RENAMED_FIELDS[renamed[0]]}")
     if unknown:
         raise CatalogError(
             f"{file}: {where}: unknown field {unknown[0]!r}; allowed: {', '.join(sorted(fields))}"
@@ -634,6 +675,10 @@ def _validate_accelerator(a: Accelerator, file: str) -> None:
         )
     _check_plausible(a, PLAUSIBLE_ACCELERATOR, where, "PLAUSIBLE_ACCELERATOR")
     _check_sources(a, where)
+    for name in _OPTIONAL_POSITIVE:
+        if getattr(a, name) is not None and not getattr(a, name) > 0:
+            raise CatalogError(f"{where}: field {name!r} must be positive, or left out when not published; "
+                               f"got {getattr(a, name)}")
 
 
 def _load(text: str, file: str, cls: type, validate) -> dict[str, Any]:

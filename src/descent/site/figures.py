@@ -4,7 +4,9 @@ A recipe is ``figures/<id>.py`` defining:
 
 * ``ALT``: the alt text (what the figure shows, for a reader who cannot see it);
 * ``CAPTION``: the caption (Markdown-free text);
-* either ``draw(ax, theme)`` (draw on a ready Axes) or ``make(theme) -> Figure``.
+* either ``draw(ax, theme)`` (draw on a ready Axes) or ``make(theme) -> Figure``;
+* optionally ``CACHE_KEY``: a string naming data the recipe reads from outside the package (a
+  measurement of the build machine), added to the drawn SVG's cache key.
 
 ``theme`` is a :class:`descent.plotting.Theme`. The numbers come from ``descent``; a recipe never
 types one in. Drawn SVGs are cached under ``.cache/descent/figures/`` keyed by a hash of the
@@ -43,6 +45,7 @@ class Recipe:
     draw: Callable | None
     make: Callable | None
     source: str
+    cache_key: str = ""
 
 
 def load_recipe(path: Path) -> Recipe:
@@ -63,7 +66,11 @@ def load_recipe(path: Path) -> Recipe:
             raise FigureError(f"{path}: {name} must be a non-empty string")
     if (draw is None) == (make is None):
         raise FigureError(f"{path}: define exactly one of draw(ax, theme) or make(theme) -> Figure")
-    return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"))
+    cache_key = getattr(mod, "CACHE_KEY", "")
+    if not isinstance(cache_key, str):
+        raise FigureError(f"{path}: CACHE_KEY must be a string")
+    return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"),
+                  cache_key)
 
 
 @cache
@@ -125,6 +132,7 @@ class FigureBuilder:
         from descent import plotting
 
         h = hashlib.sha256(recipe.source.encode())
+        h.update(recipe.cache_key.encode())
         h.update(Path(plotting.__file__).read_bytes())
         h.update(package_fingerprint().encode())
         return h.hexdigest()[:20]

@@ -135,19 +135,29 @@ def _accelerator_field_names() -> list[str]:
     return [f.name for f in dataclasses.fields(catalog.Accelerator) if f.name != "sources"]
 
 
-_ACC_BYTES = {"memory_bytes", "sram_bytes"}
+_ACC_BYTES = {"memory_bytes", "l2_bytes", "last_level_cache_bytes", "on_chip_memory_bytes",
+              "register_file_per_unit_bytes", "shared_memory_per_unit_bytes"}
 _ACC_RATES = {"memory_bandwidth": "B/s", "scale_up_bandwidth": "B/s", "bf16_flops": "FLOP/s",
-              "fp8_flops": "FLOP/s", "fp4_flops": "FLOP/s"}
+              "fp8_flops": "FLOP/s", "fp4_flops": "FLOP/s", "clock_hz": "Hz"}
+
+
+#: Accelerator fields whose None means "not published or not applicable" (the source says which).
+_ACC_INTERNALS = {"l2_bytes", "last_level_cache_bytes", "on_chip_memory_bytes", "tensor_cores_per_unit",
+                  "register_file_per_unit_bytes", "shared_memory_per_unit_bytes",
+                  "shared_memory_bytes_per_clock", "clock_hz"}
 
 
 def format_field(name: str, v: Any) -> str:
-    """A catalog field's value as text, with its unit (bytes fields in GB and GiB)."""
+    """A catalog field's value as text, with its unit (bytes fields in GB and GiB, on-chip ones in
+    MB and MiB)."""
     leaf = name.split(".")[-1]
     if v is None:
-        return "none"
+        return "not recorded" if leaf in _ACC_INTERNALS else "none"
     if isinstance(v, bool):
         return "yes" if v else "no"
     if leaf in _ACC_BYTES:
+        if v < 1e9:  # on-chip sizes read best in MB and MiB (or KB and KiB)
+            return f"{format_int(v)} bytes ({fmt_bytes(v, 'auto', 4)}, {fmt_bytes(v, 'auto-binary', 4)})"
         return f"{format_int(v)} bytes ({fmt_bytes(v, 'GB', 4)}, {fmt_bytes(v, 'GiB', 4)})"
     if leaf in _ACC_RATES:
         return format_si(v, _ACC_RATES[leaf], 4, trim=True)
@@ -278,8 +288,15 @@ MODELS_PAGE = "reference/models.md"
 ACCELERATORS_PAGE = "reference/accelerators.md"
 
 
+def _source_cell(item: Any, name: str, v: Any) -> str:
+    # An optional internals field left out has no value to source (unless the row says why it is left out).
+    if v is None and name in _ACC_INTERNALS and name not in item.sources:
+        return "—"
+    return md_link_source(item.source_of(name))
+
+
 def _details(item: Any, fields: list[tuple[str, Any]]) -> str:
-    rows = [[f"`{n}`", format_field(n, v), md_link_source(item.source_of(n))] for n, v in fields]
+    rows = [[f"`{n}`", format_field(n, v), _source_cell(item, n, v)] for n, v in fields]
     return md_table(["field", "value", "source"], rows)
 
 
@@ -466,5 +483,6 @@ from descent.site import (  # noqa: E402,F401,I001
     values_part01,
     values_part1,
     values_part2,
+    values_part4,
     values_part5,
 )
