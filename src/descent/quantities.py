@@ -306,14 +306,6 @@ def flops_per_decode_step(**kw: Any) -> float:
     return _sizing(**kw).flops_per_decode_step
 
 
-@quantity("peak_flops", "Dense peak", "flop_per_s", P.MODEL, P.ACCELERATOR, P.WEIGHTS)
-def peak_flops(model: str, accelerator: str, weights: str) -> float:
-    """The chip's dense peak in the precision the model's matmuls run in (descent.hardware)."""
-    from descent import hardware
-
-    return hardware.peak_flops(accelerator, hardware.compute_precision(model, accelerator, weights))
-
-
 @quantity("decode_compute_tokens_per_s_total", "Compute roof in total", "tokens_per_s", *_SIZING_PARAMS)
 def decode_compute_tokens_per_s_total(**kw: Any) -> float:
     """Dense peak FLOP/s / FLOPs per token: the most tokens/s over the batch the arithmetic allows."""

@@ -42,7 +42,6 @@ from descent import hardware, transformer
 from descent.catalog import Accelerator, Model
 from descent.checks import is_finite
 from descent.hardware import decode_step_bytes, peak_flops, resolve_accelerator, resolve_model, ridge_point
-from descent.numerics import precision as weight_precision
 
 __all__ = [
     "PHASES",
@@ -60,29 +59,18 @@ __all__ = [
 PHASES = ("decode", "prefill")
 
 #: Weight precision -> the compute precisions tried, in order (the first the chip has wins).
-_MATH_PRECISION: dict[str, tuple[str, ...]] = {
-    "fp8": ("fp8", "bf16"),
-    "mxfp4": ("fp4", "bf16"),
-    "nvfp4": ("fp4", "bf16"),
-}
-
-
-def compute_precision(weights: str, accelerator: str | Accelerator) -> str:
-    """The precision a step's matrix products run in, a key of ``hardware.COMPUTE_PRECISIONS``.
-
-    FP8 weights -> ``"fp8"`` where the chip has an FP8 peak; MXFP4/NVFP4 -> ``"fp4"`` where it has
-    an FP4 peak; otherwise (and for BF16, FP16, FP32, INT8, INT4 and the GGUF formats, which
-    kernels dequantize to 16 bits) ``"bf16"``. See the module docstring.
+def compute_precision(weights: str, accelerator: str | Accelerator, model: str | Model | None = None) -> str:
+    """The precision a step's matrix products run in, a key of ``hardware.COMPUTE_PRECISIONS``:
+    :func:`descent.hardware.compute_precision`, the one rule (FP8 weights -> ``"fp8"`` where the chip
+    has an FP8 peak; MXFP4/NVFP4 -> ``"fp4"`` where it has an FP4 peak; otherwise ``"bf16"``).
+    ``model`` is needed only for ``weights="released"``.
 
     Raises:
-        ValueError: unknown weight precision or accelerator.
+        ValueError: unknown weight choice or accelerator, or ``released`` without a model.
     """
-    weight_precision(weights)  # validates the name
-    a = resolve_accelerator(accelerator)
-    for p in _MATH_PRECISION.get(weights, ("bf16",)):
-        if getattr(a, hardware.COMPUTE_PRECISIONS[p]) is not None:
-            return p
-    return "bf16"
+    if weights == "released" and model is None:
+        raise ValueError("weights='released' needs a model: each release stores its groups differently")
+    return hardware.compute_precision(model, accelerator, weights)
 
 
 def _sum_min(n: int, window: int | None) -> int:
