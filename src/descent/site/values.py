@@ -353,7 +353,7 @@ def peak_16bit_cell(a: catalog.Accelerator) -> str:
     """``bf16_flops`` for a "16-bit dense" column (BF16 unless marked): the FLOP/s, then in brackets
     what a dense BF16 vendor peak would not need (FP16; not stated to be dense; estimate; derived)."""
     text = format_si(a.bf16_flops, "FLOP/s", 4, trim=True)
-    return f"{text} ({a.peak_16bit_caveat})" if a.peak_16bit_caveat else text
+    return f"{text} ({md_text(a.peak_16bit_caveat)})" if a.peak_16bit_caveat else text
 
 
 @table("accelerators")
@@ -364,7 +364,7 @@ def accelerators_table() -> str:
     for a in catalog.accelerators().values():
         fp8 = format_si(a.fp8_flops, "FLOP/s", 4, trim=True) if a.fp8_flops else "none"
         if a.fp8_flops and a.provenance("fp8_flops"):
-            fp8 += f" ({a.provenance('fp8_flops')})"
+            fp8 += f" ({md_text(a.provenance('fp8_flops'))})"
         rows.append([f"[{md_text(a.name)}]({link_to(ACCELERATORS_PAGE, a.id)})", md_text(a.kind), memory_cell(a),
                      format_si(a.memory_bandwidth, "B/s", 4, trim=True), peak_16bit_cell(a), fp8,
                      f"{fmt_num(a.power_watts, 4)} W", str(a.year)])
@@ -412,7 +412,7 @@ def sharded_sentence(left: list[Sizing]) -> str:
     for s in left:
         a = catalog.accelerator(s.accelerator)
         unit = "GB" if a.memory_bytes >= 10**9 else "MB"
-        parts.append(f"{a.name.split(' (')[0]} ({fmt_bytes(a.memory_bytes, unit, 4)} per chip: at least "
+        parts.append(f"{md_text(a.name.split(' (')[0])} ({fmt_bytes(a.memory_bytes, unit, 4)} per chip: at least "
                      f"{format_int(s.accelerators_needed)} {'chip' if s.accelerators_needed == 1 else 'chips'})")
     return ("Not in the comparison: " + " and ".join(parts) + ". These machines keep the weights in "
             "on-chip memory and serve a model spread over many chips, so a one-chip speed would mean nothing.")

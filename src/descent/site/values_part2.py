@@ -22,7 +22,7 @@ import math
 from descent import catalog, floats, gguf_types, numerics, published, transformer
 from descent import params as P
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, fmt_num, md_table
+from descent.site.values import fmt_bytes, fmt_num, md_table, md_text
 from descent.units import GB, format_count, format_fixed, format_int, format_percent
 
 __all__ = ["float_fact", "float_formats", "float_round", "gguf_fact", "kv_quant", "perplexity_table",
@@ -393,7 +393,7 @@ def q4_rule() -> str:
     rows = []
     for m in catalog.models().values():
         r = _rule_row(m)
-        rows.append([m.name, format_count(m.params_total_published), fmt_bytes(r["rule"], "GB"),
+        rows.append([md_text(m.name), format_count(m.params_total_published), fmt_bytes(r["rule"], "GB"),
                      fmt_bytes(r["q4_k_m"], "GB"), fmt_num(r["q4_k_m_bits"], 3), fmt_bytes(r["q4_0"], "GB"),
                      fmt_bytes(r["released"], "GB"), format_percent(r["rule"] / r["q4_k_m"] - 1, 2)])
     return md_table(["model", "published size", f"rule: {fmt_num(RULE_GB_PER_BILLION)} GB per billion",
@@ -432,7 +432,7 @@ def kv_quant(context: int) -> str:
         t = min(context, m.max_context)
         n = transformer.kv_cache_elements(m, t)
         b = {k: n * numerics.kv_precision(k).bytes_per_weight for k in KV_COMPARED}
-        rows.append([m.name, format_int(t), fmt_bytes(b["bf16"], "GB"), fmt_bytes(b["fp8"], "GB"),
+        rows.append([md_text(m.name), format_int(t), fmt_bytes(b["bf16"], "GB"), fmt_bytes(b["fp8"], "GB"),
                      fmt_bytes(b["int4"], "GB"), fmt_bytes(b["bf16"] - b["fp8"], "GB"),
                      fmt_bytes(b["bf16"] - b["int4"], "GB")])
     return md_table(["model", "tokens", "BF16", "FP8", "4-bit (g128)", "FP8 frees", "4-bit frees"], rows,

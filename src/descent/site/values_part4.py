@@ -26,7 +26,7 @@ import random
 from descent import attention_io, catalog, memory_tiers, parallel, roofline, transformer
 from descent import params as P
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, fmt_num, md_link_source, md_table
+from descent.site.values import fmt_bytes, fmt_num, md_link_source, md_table, md_text
 from descent.units import format_bytes, format_int, format_number, format_percent, format_si, format_time
 
 __all__ = ["decode_by_batch", "gpu_internals", "links", "measured", "memory_arrangement", "online_softmax_steps"]
@@ -40,7 +40,7 @@ def gpu_internals() -> str:
         smem_bw = memory_tiers.shared_memory_bandwidth(a)
         rf = a.register_file_per_unit_bytes
         rows.append([
-            a.name, f"{format_int(a.compute_units)} {a.compute_units_name}s",
+            md_text(a.name), f"{format_int(a.compute_units)} {md_text(a.compute_units_name)}s",
             format_int(a.tensor_cores_per_unit) if a.tensor_cores_per_unit else "not published",
             fmt_bytes(rf, "KiB") if rf else "not published",
             fmt_bytes(a.shared_memory_per_unit_bytes, "KiB"),
@@ -63,7 +63,7 @@ def memory_arrangement() -> str:
         if key not in seen:
             seen[key] = []
             arrs.append(arr)
-        seen[key].append(a.name.removeprefix(a.vendor + " ").split(" (")[0])
+        seen[key].append(md_text(a.name.removeprefix(a.vendor + " ").split(" (")[0]))
     rows = [[", ".join(seen[id(arr)]), arr.on_chip, arr.off_chip, arr.managed, md_link_source(arr.source)]
             for arr in arrs]
     return md_table(["chips", "on the chip", "weights live in", "who decides what is on chip", "source"], rows)
