@@ -131,7 +131,7 @@ def check_inputs(
 
     Checks, in this order: the model (or its catalog id), the weight choice (:func:`check_weights`),
     the KV-cache precision (``numerics.KV_PRECISIONS``), ``context`` (``transformer.check_context``:
-    1 to 10,000,000 tokens) and ``batch`` (:func:`check_batch`). Shared by
+    1 to 20,000,000 tokens) and ``batch`` (:func:`check_batch`). Shared by
     :func:`decode_step_bytes` and :func:`descent.memory.size`.
 
     Raises:

@@ -18,7 +18,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from descent import catalog, numerics, transformer
+from descent import catalog, memory, numerics, transformer
 from descent import params as P
 from descent import quantities as Q
 from descent.memory import Sizing, size
@@ -395,27 +395,13 @@ def kv_bytes_per_token_table(kv: str, unit: str) -> str:
 
 
 def split_field(rows: list[Sizing]) -> tuple[list[Sizing], list[Sizing]]:
-    """(rows a one-chip comparison shows, rows it leaves out): the second are the machines that are
-    not ``Accelerator.single_chip_comparable`` (weights in on-chip SRAM, a model spread over many
-    chips), for which a one-chip ceiling "if it fit" is no serving speed. Order is kept."""
-    shown = [s for s in rows if catalog.accelerator(s.accelerator).single_chip_comparable]
-    left = [s for s in rows if not catalog.accelerator(s.accelerator).single_chip_comparable]
-    return shown, left
+    """(rows a one-chip comparison shows, rows it leaves out): :func:`descent.memory.split_field`."""
+    return memory.split_field(rows)
 
 
 def sharded_sentence(left: list[Sizing]) -> str:
-    """One sentence naming the left-out machines, each with its memory per chip and the fewest such
-    chips whose memory holds the model (``Sizing.accelerators_needed``), or "" when none."""
-    if not left:
-        return ""
-    parts = []
-    for s in left:
-        a = catalog.accelerator(s.accelerator)
-        unit = "GB" if a.memory_bytes >= 10**9 else "MB"
-        parts.append(f"{md_text(a.name.split(' (')[0])} ({fmt_bytes(a.memory_bytes, unit, 4)} per chip: at least "
-                     f"{format_int(s.accelerators_needed)} {'chip' if s.accelerators_needed == 1 else 'chips'})")
-    return ("Not in the comparison: " + " and ".join(parts) + ". These machines keep the weights in "
-            "on-chip memory and serve a model spread over many chips, so a one-chip speed would mean nothing.")
+    """:func:`descent.memory.sharded_sentence` as Markdown text (catalog names escaped)."""
+    return md_text(memory.sharded_sentence(left))
 
 
 @table("decode_ceilings", P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from descent import catalog, custom, hfconfig, numerics
 from descent import params as P
 from descent.hardware import decode_step_bytes
-from descent.memory import Sizing, across_field, moe_line, size
+from descent.memory import Sizing, across_field, moe_line, sharded_sentence, size, split_field
 from descent.units import (
     GB,
     KiB,
@@ -390,7 +390,7 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
         ValueError: from :func:`across_field`.
     """
     kv, batch = FIELD_KV, FIELD_BATCH
-    rows = across_field(model, weights, kv, context, batch)
+    rows, left = split_field(across_field(model, weights, kv, context, batch))
     m = catalog.model(model)
     n_fit = sum(1 for s in rows if s.fits)
     out = [
@@ -408,4 +408,6 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
             "info" if n_fit else "warn",
         )
     )
+    if left:
+        out.append(v.note(sharded_sentence(left), "info"))
     return out
