@@ -193,7 +193,7 @@ def decode_step_bytes(
         model: model or its catalog id.
         weights: weight precision name (``numerics.PRECISIONS``).
         kv: KV-cache precision name (``numerics.KV_PRECISIONS``).
-        context: tokens already in each sequence's KV cache, 1 to 10,000,000.
+        context: tokens already in each sequence's KV cache, 1 to 20,000,000.
         batch: B, sequences decoded together, 1 to ``MAX_BATCH``.
         moe_routing: ``"uniform"`` (expected expert coverage at batch B) or ``"active"`` (k of E).
 

@@ -255,7 +255,7 @@ def across_field(
     Args:
         model: catalog model id. weights: weight precision (``numerics.PRECISIONS``).
         kv: KV-cache precision (``numerics.KV_PRECISIONS``). context: tokens per sequence, 1 to
-        10,000,000. batch: sequences, 1 to ``hardware.MAX_BATCH``.
+        20,000,000. batch: sequences, 1 to ``hardware.MAX_BATCH``.
 
     Returns:
         ``[Sizing, ...]`` sorted by ``decode_tokens_per_s`` (tokens/s per sequence), descending;

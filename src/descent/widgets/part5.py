@@ -196,7 +196,7 @@ def size_it_yourself(
         model, accelerator: catalog ids, or :data:`CUSTOM`: the model in ``config_json`` (a
         config.json's text) and the chip of ``memory_gb`` GB, ``bandwidth_gbs`` GB/s and
         ``tflops`` TFLOP/s (see :func:`resolve`). weights / kv: precision names. context: tokens
-        per sequence, 1 to 10,000,000. batch: sequences, 1 to 100,000. (Validated by the inputs.)
+        per sequence, 1 to 20,000,000. batch: sequences, 1 to 100,000. (Validated by the inputs.)
 
     Returns:
         A fits / does-not-fit note, a stacked bar (weights, KV cache, runtime allowance; free or
