@@ -25,7 +25,7 @@ import sys
 from typing import NoReturn
 
 from descent import params as P
-from descent import transformer
+from descent import serving_cli, transformer
 from descent.catalog import accelerators, models
 from descent.memory import RUNTIME_ALLOWANCE, size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
@@ -174,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_accelerators)
 
     trace_cli.add_subcommands(sub)
+    serving_cli.add_subcommands(sub)
     return parser
 
 
