@@ -52,6 +52,7 @@ from descent.numerics import BITS_PER_BYTE, kv_precision, weight_bytes
 from descent.units import format_bytes, format_int
 
 __all__ = [
+    "ALLOC_EXAMPLE",
     "LINKS",
     "MAX_SIMULATED_TOKENS",
     "Allocation",
@@ -65,6 +66,7 @@ __all__ = [
     "StepCost",
     "TraceRequest",
     "allocate",
+    "backlog",
     "break_even_utilization",
     "compute_precision",
     "cost_per_million",
@@ -974,6 +976,22 @@ def allocate(lengths, pool_tokens: int, allocator: str, block_size: int, reserve
         steps=step,
         preempted=preempted,
     )
+
+
+#: The allocator example of Part 3 (page and widget): a KV pool of ``pool`` token slots and a
+#: backlog of ``requests`` requests with these mean prompt and reply lengths (tokens), drawn by
+#: :func:`make_trace` (its arrival times do not matter: every request waits from the start).
+ALLOC_EXAMPLE = {"pool": 4096, "requests": 120, "prompt_mean": 120, "output_mean": 60, "rate": 1.0}
+
+
+def backlog(seed: int, reserve_tokens: int) -> list[tuple[int, int]]:
+    """The allocator example's requests as ``(prompt, reply)`` tokens; a reply stops at
+    ``reserve_tokens`` (the request's max_tokens), as an engine stops it. Raises ParamError for a
+    bad seed or limit."""
+    P.RESERVE_TOKENS.check(reserve_tokens)
+    e = ALLOC_EXAMPLE
+    trace = make_trace(e["requests"], e["rate"], e["prompt_mean"], e["output_mean"], seed)
+    return [(r.prompt, min(r.output, reserve_tokens)) for r in trace]
 
 
 def shared_blocks(prompt_tokens: int, output_tokens: int, samples: int, block_size: int) -> dict:

@@ -4,7 +4,9 @@ A recipe is ``figures/<id>.py`` defining:
 
 * ``ALT``: the alt text (what the figure shows, for a reader who cannot see it);
 * ``CAPTION``: the caption (Markdown-free text);
-* either ``draw(ax, theme)`` (draw on a ready Axes) or ``make(theme) -> Figure``.
+* either ``draw(ax, theme)`` (draw on a ready Axes) or ``make(theme) -> Figure``;
+* optionally ``INPUTS() -> str``: a fingerprint of data the recipe reads from outside the package
+  (a measurement taken at build), added to the cache key so the figure is redrawn when it changes.
 
 ``theme`` is a :class:`descent.plotting.Theme`. The numbers come from ``descent``; a recipe never
 types one in. Drawn SVGs are cached under ``.cache/descent/figures/`` keyed by a hash of the
@@ -43,6 +45,7 @@ class Recipe:
     draw: Callable | None
     make: Callable | None
     source: str
+    inputs: Callable[[], str] | None = None
 
 
 def load_recipe(path: Path) -> Recipe:
@@ -63,7 +66,10 @@ def load_recipe(path: Path) -> Recipe:
             raise FigureError(f"{path}: {name} must be a non-empty string")
     if (draw is None) == (make is None):
         raise FigureError(f"{path}: define exactly one of draw(ax, theme) or make(theme) -> Figure")
-    return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"))
+    inputs = getattr(mod, "INPUTS", None)
+    if inputs is not None and not callable(inputs):
+        raise FigureError(f"{path}: INPUTS must be a function returning a string")
+    return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"), inputs)
 
 
 @cache
@@ -127,6 +133,8 @@ class FigureBuilder:
         h = hashlib.sha256(recipe.source.encode())
         h.update(Path(plotting.__file__).read_bytes())
         h.update(package_fingerprint().encode())
+        if recipe.inputs is not None:
+            h.update(recipe.inputs().encode())
         return h.hexdigest()[:20]
 
     def svgs(self, fig_id: str) -> dict[str, bytes]:

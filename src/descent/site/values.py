@@ -367,5 +367,6 @@ from descent.site import (  # noqa: E402,F401,I001
     figures,  # noqa: E402
     values_part01,
     values_part1,
+    values_part3,
     values_part5,
 )
