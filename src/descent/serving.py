@@ -724,8 +724,8 @@ def prefix_cache(s: Server, prefix_tokens: int, prompt_tokens: int, hit_rate: fl
 def multi_turn(s: Server, turns: int, prefix_tokens: int, user_tokens: int, reply_tokens: int) -> list[dict]:
     """A chat of ``turns`` rounds: each round sends the whole conversation again (a system prompt
     of ``prefix_tokens``, every earlier question and reply, the new question of ``user_tokens``).
-    Without a cache each round prefills all of it; with one, only the new question (the earlier
-    rounds' keys and values are kept).
+    Without a cache each round prefills all of it; with one, only the new question: the earlier
+    rounds' keys and values are kept, and the system prompt, shared by every chat, is already cached.
 
     Returns:
         One dict per turn: ``turn``, ``prompt_tokens``, ``ttft_no_cache_s``, ``ttft_cached_s``,

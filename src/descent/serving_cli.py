@@ -30,6 +30,9 @@ METRICS = (
 )
 _TRACE_PARAMS = (P.POLICY, P.REQUESTS, P.SEED, P.ARRIVAL_RATE, P.PROMPT_MEAN, P.OUTPUT_MEAN, Q.SLOTS, P.CHUNK)
 _SERVER_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV)
+#: What ``descent simulate`` simulates (one thing so far).
+SIMULATION = P.declare(P.Param("what", "Simulation", "choice", key="simulation", choices=[("batching", "batching")],
+                               help="what to simulate: batching (a seeded trace, static or continuous)"))
 
 
 def _cmd_batching(args: argparse.Namespace) -> int:
@@ -76,13 +79,11 @@ def _cmd_speculative(args: argparse.Namespace) -> int:
 def add_subcommands(sub) -> None:
     """Add ``simulate`` (with ``batching``) and ``speculative`` to the ``descent`` subparsers ``sub``."""
     p = sub.add_parser("simulate", help="simulate serving: static vs continuous batching")
-    inner = p.add_subparsers(dest="what", metavar="WHAT", parser_class=type(p))
-    inner.required = True
-    b = inner.add_parser("batching", help="serve a seeded trace of requests and report latency and throughput")
+    P.add_argument(p, SIMULATION, positional=True, metavar="WHAT")
     for param in (*_TRACE_PARAMS, *_SERVER_PARAMS, P.TTFT_TARGET, P.ITL_TARGET,
                   P.JSON.but(help="print one JSON object")):
-        P.add_argument(b, param)
-    b.set_defaults(func=_cmd_batching)
+        P.add_argument(p, param)
+    p.set_defaults(func=_cmd_batching)
 
     p = sub.add_parser("speculative", help="speculative decoding: tokens per target pass and speedup")
     for param in (P.ACCEPTANCE, P.DRAFT_LENGTH, P.DRAFT_COST, P.JSON.but(help="print one JSON object")):
