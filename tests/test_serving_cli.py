@@ -72,3 +72,18 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     rc, out, err = run(capsys, *argv)
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_commands_shown_on_the_page_run(capsys):
+    # Every `descent ...` command Part 3 shows a reader runs and succeeds (its inline code spans).
+    import re
+    import shlex
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "part-3-serving-software.md").read_text(encoding="utf-8")
+    commands = [" ".join(c.split()) for c in re.findall(r"`(descent [^`]+)`", page, flags=re.S)
+                if not c.startswith(("descent.", "descent/"))]
+    assert len(commands) >= 2, commands
+    for c in commands:
+        rc, out, err = run(capsys, *shlex.split(c)[1:])
+        assert rc == 0 and out and not err, (c, err)
