@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from descent import custom, floats, gguf_types, hardware_cli, hfconfig, transformer
+from descent import custom, floats, gguf_types, hardware_cli, hfconfig, serving_cli, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
 from descent.memory import size
@@ -378,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     trace_cli.add_subcommands(sub)
     hardware_cli.add_subcommands(sub)  # roofline, parallel (Part 4)
+    serving_cli.add_subcommands(sub)
     return parser
 
 

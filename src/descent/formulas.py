@@ -1023,3 +1023,126 @@ _register(Formula(
     note="For the A100 (108 SMs, 1.41 GHz) it gives 19.5 TB/s, the figure Dao et al. 2022 use (section 2.1).",
     check=_check_smem_bandwidth,
 ))
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 3 (serving software): the step time, speculative decoding, the break-even utilization.
+# Checked against descent.serving on catalog rows and on a grid of inputs.
+# ---------------------------------------------------------------------------------------------
+
+ALPHA = _s("alpha", r"\alpha", "acceptance rate: the chance the target accepts each drafted token", "probability")
+K_DRAFT = _s("k", "k", "draft length: tokens drafted per target pass", "tokens")
+C_DRAFT = Sym(sp.Symbol("c", nonnegative=True), "c", "draft cost: one draft step's time over one target step's",
+              "ratio")
+S_BYTES = _s("S_bytes", r"S_{\text{step}}", "bytes the step reads (weights once, every sequence's KV cache)",
+             "bytes")
+F_STEP = _s("F_step", r"F_{\text{step}}", "FLOPs of the step (2 per weight per token, plus attention)", "FLOP")
+PEAK = _s("P_peak", r"P_{\text{peak}}", "dense peak of the chip in the precision the matmuls run in", "FLOP/s")
+GPU_H = _s("g", "g", "price of the accelerator per hour", "$/hour")
+API_M = _s("p", "p", "API price per million output tokens", "$ per million tokens")
+RATE = _s("R", "R", "output tokens per second at full load", "tokens/s")
+#: Acceptance rates, draft lengths and draft costs of the speculative checks (a = 1 is the limit,
+#: checked separately); the grid spans the speed-ups and the slow-downs.
+CHECK_ALPHAS = (0.0, 0.3, 0.6, 0.8, 0.95)
+CHECK_KS = (1, 2, 4, 8)
+CHECK_CS = (0.0, 0.05, 0.3, 1.0)
+
+
+def _speculative_expected_expr():
+    a, k = ALPHA.symbol, K_DRAFT.symbol
+    return sp.Mul(sp.Add(1, sp.Mul(-1, sp.Pow(a, sp.Add(k, 1, evaluate=False), evaluate=False), evaluate=False),
+                         evaluate=False),
+                  sp.Pow(sp.Add(1, sp.Mul(-1, a, evaluate=False), evaluate=False), -1, evaluate=False),
+                  evaluate=False)
+
+
+def _check_speculative(name: str, field_: str):
+    from descent import serving
+
+    def check():
+        f = FORMULAS[name]
+        out = []
+        for a in CHECK_ALPHAS:
+            for k in CHECK_KS:
+                for c in CHECK_CS:
+                    values = {"alpha": a, "k": k} | ({"c": c} if name == "speculative_speedup" else {})
+                    out.append((f"a={a} k={k} c={c}", f.evaluate(**values),
+                                getattr(serving.speculative(a, k, c), field_)))
+        return out
+
+    return check
+
+
+def _check_step_seconds():
+    from descent import serving
+
+    f = FORMULAS["step_seconds"]
+    out = []
+    for m_id, a_id, w in (("llama-3.1-70b", "h200", "fp8"), ("llama-3.1-8b", "rtx-5090", "bf16"),
+                          ("mixtral-8x7b", "b200", "fp8"), ("gemma-3-27b", "mi300x", "bf16")):
+        s = serving.server(m_id, a_id, w, "bf16")
+        for cost in (serving.prefill(s, 1000), serving.prefill(s, 8), serving.decode_step(s, 64, 4096)):
+            out.append((f"{m_id} on {a_id}, {cost.tokens} tokens",
+                        f.evaluate(S_bytes=cost.bytes, BW=s.bandwidth, F_step=cost.flops, P_peak=s.peak),
+                        cost.seconds))
+    return out
+
+
+def _check_break_even():
+    from descent import serving
+
+    f = FORMULAS["break_even_utilization"]
+    return [(f"g={g} p={p} R={r}", f.evaluate(g=g, p=p, R=r), serving.break_even_utilization(p, g, r))
+            for g in (1.0, 3.0, 10.0) for p in (0.2, 1.0, 5.0) for r in (50.0, 1000.0, 20000.0)]
+
+
+_register(Formula(
+    "speculative_expected_tokens", "Tokens one target pass yields with speculative decoding",
+    _s("E", r"\mathbb{E}[\text{tokens}]", "expected tokens per target pass", "tokens"),
+    _speculative_expected_expr(),
+    (ALPHA, K_DRAFT),
+    "Leviathan, Kalman and Matias 2023, Fast Inference from Transformers via Speculative Decoding "
+    "(arXiv:2211.17192), section 3.1, equation 1",
+    note="Every pass yields at least one token (the target's own) and at most k + 1; at alpha = 1 the "
+         "formula's limit is k + 1.",
+    check=_check_speculative("speculative_expected_tokens", "expected_tokens"),
+))
+
+_register(Formula(
+    "speculative_speedup", "Walltime speedup of speculative decoding over plain decoding",
+    _s("S", "S", "speedup (above 1: faster; below 1: slower)", "ratio"),
+    sp.Mul(sp.Add(1, sp.Mul(-1, sp.Pow(ALPHA.symbol, sp.Add(K_DRAFT.symbol, 1, evaluate=False), evaluate=False),
+                            evaluate=False), evaluate=False),
+           sp.Pow(sp.Mul(sp.Add(1, sp.Mul(-1, ALPHA.symbol, evaluate=False), evaluate=False),
+                         sp.Add(1, sp.Mul(K_DRAFT.symbol, C_DRAFT.symbol, evaluate=False), evaluate=False),
+                         evaluate=False), -1, evaluate=False), evaluate=False),
+    (ALPHA, K_DRAFT, C_DRAFT),
+    "Leviathan, Kalman and Matias 2023 (arXiv:2211.17192), theorem 3.8",
+    note="One round costs one target pass plus k draft steps of c each, and yields E tokens.",
+    check=_check_speculative("speculative_speedup", "speedup"),
+))
+
+_register(Formula(
+    "step_seconds", "Time of one serving step: the slower of reading its bytes and doing its arithmetic",
+    _s("t", r"t_{\text{step}}", "time of one step (a lower bound)", "s"),
+    sp.Max(sp.Mul(S_BYTES.symbol, sp.Pow(BW.symbol, -1, evaluate=False), evaluate=False),
+           sp.Mul(F_STEP.symbol, sp.Pow(PEAK.symbol, -1, evaluate=False), evaluate=False), evaluate=False),
+    (S_BYTES, BW, F_STEP, PEAK),
+    "Williams, Waterman and Patterson 2009 (roofline), applied to a whole step as in Pope et al. 2022, "
+    "Efficiently Scaling Transformer Inference, section 2",
+    note="A prompt's prefill does many tokens' arithmetic for one read of the weights (compute-bound); a "
+         "decode step does one token's per sequence (memory-bound until the batch is large).",
+    check=_check_step_seconds,
+))
+
+_register(Formula(
+    "break_even_utilization", "Utilization at which an accelerator costs what an API charges",
+    _s("u", r"u^{*}", "break-even utilization (share of hours at full load)", "fraction"),
+    sp.Mul(sp.Pow(10, 6, evaluate=False), GPU_H.symbol,
+           sp.Pow(sp.Mul(3600, RATE.symbol, API_M.symbol, evaluate=False), -1, evaluate=False), evaluate=False),
+    (GPU_H, RATE, API_M),
+    "Definition: an hour costs g and yields 3600 R u tokens; set the cost per million equal to p",
+    note="Busier than u*, the accelerator is cheaper per token; u* above 1 means it never is.",
+    check=_check_break_even,
+))

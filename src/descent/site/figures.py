@@ -7,6 +7,8 @@ A recipe is ``figures/<id>.py`` defining:
 * either ``draw(ax, theme)`` (draw on a ready Axes) or ``make(theme) -> Figure``;
 * optionally ``CACHE_KEY``: a string naming data the recipe reads from outside the package (a
   measurement of the build machine), added to the drawn SVG's cache key.
+* optionally ``INPUTS() -> str``: a fingerprint of data the recipe reads from outside the package
+  (a measurement taken at build), added to the cache key so the figure is redrawn when it changes.
 
 ``theme`` is a :class:`descent.plotting.Theme`. The numbers come from ``descent``; a recipe never
 types one in. Drawn SVGs are cached under ``.cache/descent/figures/`` keyed by a hash of the
@@ -46,6 +48,7 @@ class Recipe:
     make: Callable | None
     source: str
     cache_key: str = ""
+    inputs: Callable[[], str] | None = None
 
 
 def load_recipe(path: Path) -> Recipe:
@@ -69,8 +72,11 @@ def load_recipe(path: Path) -> Recipe:
     cache_key = getattr(mod, "CACHE_KEY", "")
     if not isinstance(cache_key, str):
         raise FigureError(f"{path}: CACHE_KEY must be a string")
+    inputs = getattr(mod, "INPUTS", None)
+    if inputs is not None and not callable(inputs):
+        raise FigureError(f"{path}: INPUTS must be a function returning a string")
     return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"),
-                  cache_key)
+                  cache_key, inputs)
 
 
 @cache
@@ -135,6 +141,8 @@ class FigureBuilder:
         h.update(recipe.cache_key.encode())
         h.update(Path(plotting.__file__).read_bytes())
         h.update(package_fingerprint().encode())
+        if recipe.inputs is not None:
+            h.update(recipe.inputs().encode())
         return h.hexdigest()[:20]
 
     def svgs(self, fig_id: str) -> dict[str, bytes]:

@@ -469,6 +469,7 @@ from descent.site import (  # noqa: E402,F401,I001
     values_part01,
     values_part1,
     values_part2,
+    values_part3,
     values_part4,
     values_part5,
 )

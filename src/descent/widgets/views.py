@@ -469,8 +469,10 @@ def render_cell_grid(v: dict) -> str:
         for c, m in v.get("legend") or []
     )
     legend_html = f'<ul class="descent-grid__legend">{legend}</ul>' if legend else ""
+    # The grid may be wider than the page (it scrolls): focusable, so a keyboard can scroll it too.
     return (
-        f'<div class="descent-grid"><table>{_caption(v["caption"], "caption")}{head}'
+        f'<div class="descent-grid" tabindex="0" role="group" aria-label="{_e(v["caption"])}"><table>'
+        f'{_caption(v["caption"], "caption")}{head}'
         f'<tbody>{"".join(body)}</tbody></table>{legend_html}</div>'
     )
 
