@@ -163,6 +163,13 @@ ALLOWED_WORDS = ("must", "allowed", "at least", "at most", "one of", "enter ", "
 def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
     assert isinstance(res, dict) and isinstance(res.get("ok"), bool), res
     json.dumps(res, allow_nan=False)  # the worker sends it as strict JSON
+    # A constrained slider's allowed values (issue 13): each a value its own declaration accepts.
+    allowed = res.pop("allowed", {})
+    assert isinstance(allowed, dict)
+    for name, values in allowed.items():
+        inp = widget.input(name)
+        assert inp.kind == "range" and any(name in c.inputs for c in widget.constraints), (name, res)
+        assert all(inp.coerce(x) == x for x in values), (name, values)
     if res["ok"]:
         assert set(res) == {"ok", "html"} and isinstance(res["html"], str) and res["html"]
         texts = tuple(v for k, v in inputs.items() if k in widget._by_name and widget.input(k).kind == "text")
@@ -205,7 +212,8 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
 def test_widget_hostile_inputs(name, data):
     widget = w.get(name)
     inputs = data.draw(widget_inputs(widget, hostile=True))
-    check_widget_result(widget, inputs, w.run(name, inputs))
+    touched = data.draw(st.sampled_from([None, "", "nope", *(i.name for i in widget.inputs)]))
+    check_widget_result(widget, inputs, w.run(name, inputs, touched))
 
 
 @pytest.mark.parametrize("name", WIDGETS)

@@ -1,10 +1,12 @@
 // descent widget worker (module Web Worker): runs the descent Python package in Pyodide.
 //
 // Protocol (postMessage):
-//   main -> worker  {id, widget, inputs}      inputs: {name: raw value (string | number | boolean)}
+//   main -> worker  {id, widget, inputs, touched}   inputs: {name: raw value (string | number | boolean)};
+//                                                   touched: the input the reader changed ("" if none)
 //   worker -> main  {type: "ready", ms}      once Pyodide and the wheel are loaded
 //                   {type: "failed", message} when start-up failed (the page keeps its static values)
-//                   {type: "result", id, ok: true, html} | {type: "result", id, ok: false, field, message}
+//                   {type: "result", id, ok: true, html, allowed} | {type: "result", id, ok: false, field, message, allowed}
+//                   allowed: {slider name: [values it may step through now]} (constrained sliders only)
 //
 // Every URL is resolved relative to this module, so the site works under any base path, and
 // nothing is fetched from another origin: Pyodide's core and its memory snapshot are vendored in
@@ -59,9 +61,9 @@ async function start() {
 }
 
 function handle(msg) {
-  const { id, widget, inputs } = msg;
+  const { id, widget, inputs, touched } = msg;
   try {
-    const out = JSON.parse(runJson(widget, JSON.stringify(inputs ?? {})));
+    const out = JSON.parse(runJson(widget, JSON.stringify(inputs ?? {}), String(touched ?? "")));
     self.postMessage({ type: "result", id, ...out });
   } catch (err) {
     // A bug in a compute function (not bad input: that comes back ok:false from Python).
