@@ -115,7 +115,12 @@ def _figure_handler(page: Any):
 
 
 def formula_markdown(name: str, args: dict[str, str]) -> str:
-    """Display math for ``descent.formulas.FORMULAS[name]`` plus a 'where' line and its source."""
+    """Display math for ``descent.formulas.FORMULAS[name]``, then its symbols as prose and its source.
+
+    A formula with a textbook form (``Formula.compact``) shows that first and folds the sympy form
+    (the one checked against the code) under "Written out in full"; the others show the sympy form.
+    The "where" line reads as prose: "$L$, the number of layers; ...".
+    """
 
     legend = args.pop("legend", "yes")
     if args:
@@ -123,10 +128,15 @@ def formula_markdown(name: str, args: dict[str, str]) -> str:
     if legend not in ("yes", "no"):
         raise ValueError(f"legend={legend!r} is not allowed; legend must be one of yes, no")
     f = formulas.formula(name)
-    out = f"\n\n$$\n{f.latex()}\n$$\n\n"
+    out = f"\n\n$$\n{f.compact or f.latex()}\n$$\n\n"
     if legend == "yes":
-        where = "; ".join(f"${s.tex}$ {s.meaning} ({s.unit})" for s in f.symbols)
-        out += f"where {where}. {f.note} *Source: {f.source}.*\n{{: .descent-formula-where }}\n\n"
+        out += f"where {f.where()}. {f.note} *Source: {f.source}.*\n{{: .descent-formula-where }}\n\n"
+    if f.compact:
+        full = f"$$\n{f.latex()}\n$$".replace("\n", "\n    ")
+        out += (
+            '??? info "Written out in full (the form the tests check against the code)"\n\n'
+            f"    {full}\n\n"
+        )
     return out
 
 
