@@ -106,3 +106,33 @@ def test_every_citation_is_a_link(page):
     text = re.sub(r"`[^`]*`", "", text)
     bare = _CITATION.findall(text) and [m.group(0) for m in _CITATION.finditer(text)]
     assert not bare, f"{page.relative_to(ROOT)}: citations without a link: {bare}"
+
+
+def test_pages_workflow_builds_prs_and_publishes_main():
+    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "pages.yml").read_text())
+    on = wf[True] if True in wf else wf["on"]  # YAML 1.1 reads the key `on` as True
+    assert on["push"]["branches"] == ["main"] and "pull_request" in on
+    build, deploy = wf["jobs"]["build"], wf["jobs"]["deploy"]
+    runs = "\n".join(s.get("run", "") for s in build["steps"])
+    assert "nox -s build" in runs  # mkdocs build --strict (noxfile), the same build as a contributor's
+    checkout = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/checkout"))
+    assert checkout["with"]["fetch-depth"] == 0  # page dates from git history
+    assert deploy["needs"] == "build" and deploy["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert any(s.get("uses", "").startswith("actions/deploy-pages") for s in deploy["steps"])
+    upload = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact"))
+    assert upload["if"] == "github.event_name != 'pull_request'"
+
+
+def test_readme_says_which_parts_are_written():
+    # The README's table of parts agrees with the pages: a page that still carries the
+    # "This part is being written" box is not listed as written.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for page in sorted((ROOT / "docs").glob("part-*.md")):
+        n = page.name.split("-")[1]
+        row = re.search(rf"^\| {n} · [^|]+\| ([^|]+)\|", readme, re.M)
+        assert row, f"README lists no row for part {n}"
+        state = row.group(1).strip()
+        box = '"This part is being written"' in page.read_text(encoding="utf-8")
+        assert (state == "written") == (not box), f"part {n}: README says {state!r}, the page {'has' if box else 'has no'} the outline box"
+    assert "torch" in readme and re.search(r"tests take about \d+", readme)

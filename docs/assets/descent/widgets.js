@@ -5,8 +5,9 @@
 // to worker.js, which runs descent.widgets.run_json in Pyodide, and puts the returned HTML in the
 // output region. Root attribute data-state: static | loading | live | error.
 //
-// The worker starts lazily (first widget scrolled into view or touched, and not before the page's
-// load event and an idle moment), once per visit: with
+// The worker starts lazily, as soon as a widget is on screen or touched (one animation frame later,
+// so the page paints first; it no longer waits for the load event and an idle moment, which cost
+// over a second before the first live result), once per visit: with
 // Material's instant navigation this module stays loaded and document$ tells us about new pages.
 // Under file: nothing starts; the page keeps its precomputed values, its controls are disabled (a
 // control that changes nothing would mislead) and one sentence says how to make them live.
@@ -53,16 +54,9 @@ function setState(st, state, message) {
 function ensureWorker() {
   if (workerState !== "idle") return;
   workerState = "loading";
-  afterLoad(startWorker);
-}
-
-// Pyodide's download and compile (~13 MB, seconds of CPU) wait for the page's load event and then
-// for an idle main thread (at most IDLE_WAIT_MS), so they do not compete with the first paint.
-const IDLE_WAIT_MS = 500;
-function afterLoad(fn) {
-  const idle = () => (window.requestIdleCallback ? requestIdleCallback(fn, { timeout: IDLE_WAIT_MS }) : setTimeout(fn, 0));
-  if (document.readyState === "complete") idle();
-  else window.addEventListener("load", idle, { once: true });
+  // Pyodide's download and compile run in the worker, off the main thread; starting them one frame
+  // after a widget comes on screen lets the page paint first without waiting for its load event.
+  requestAnimationFrame(() => setTimeout(startWorker, 0));
 }
 
 function startWorker() {
@@ -111,6 +105,8 @@ function onWorkerMessage(event) {
   const msg = event.data || {};
   if (msg.type === "ready") {
     workerState = "ready";
+    // For nox -s bench (tools/bench.py): how long each start-up step took in the worker.
+    window.descentRuntime = { readyMs: msg.ms, timings: msg.timings || {} };
     for (const st of live()) if (st.active) send(st);
   } else if (msg.type === "failed") {
     fail(msg.message || "unknown error");
