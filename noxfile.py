@@ -1,4 +1,4 @@
-"""Sessions: build (site/), serve (build, then serve on 127.0.0.1:8000), tests, lint, bench.
+"""Sessions: build (site/), serve (build, then serve on 127.0.0.1:8000), tests, fast, lint, bench.
 
 Every dependency installs from the project's own files: Python packages from pyproject.toml,
 browser assets from package.json + package-lock.json (npm ci), chromium from Debian (apt).
@@ -79,9 +79,10 @@ def build(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def serve(session: nox.Session) -> None:
-    """Build the site, then serve it at http://127.0.0.1:8000 (Ctrl-C to stop)."""
+    """Build the site, then serve it at http://127.0.0.1:8000 with its security headers (Ctrl-C to stop)."""
     build(session)
-    session.run("python", "-m", "http.server", "8000", "--bind", "127.0.0.1", "--directory", "site")
+    # http.server plus the Content-Security-Policy headers a host should send (descent.site.serve).
+    session.run("python", "-m", "descent.site.serve", "--directory", "site", "--port", "8000")
 
 
 @nox.session(python=PYTHON)
@@ -93,6 +94,22 @@ def tests(session: nox.Session) -> None:
     _build_site(session)
     # tests/conftest.py's site_dir fixture uses this build instead of building again.
     session.run("pytest", *session.posargs, env={"DESCENT_SITE_DIR": str(ROOT / "site")})
+
+
+#: What `nox -s fast` leaves out: tests marked browser, peer (transformers), pyodide (Node), site
+#: (the built site, mkdocs, KaTeX) or slow (more than a few seconds). Markers: pyproject.toml.
+FAST_DESELECT = "not (browser or peer or pyodide or site or slow)"
+
+
+@nox.session(python=PYTHON)
+def fast(session: nox.Session) -> None:
+    """Unit and property tests only: no site build, no browser, no Node, no transformers (under a minute).
+
+    Installs the `unit` extra (no torch, transformers or playwright); tests/browser is not collected,
+    since its modules import playwright. Extra arguments go to pytest (`nox -s fast -- -x`).
+    """
+    _install(session, "unit")
+    session.run("pytest", "-m", FAST_DESELECT, "--ignore=tests/browser", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -22,13 +22,16 @@ ALT = (
     f"Horizontal bar chart, logarithmic axis: the most tokens per second one conversation can get "
     f"from {_M.name} ({_W} weights, {_KV} KV cache, {format_int(FIELD_DEFAULTS['context'])} tokens of context) "
     f"on each accelerator of the catalog, set by its memory bandwidth. Chips whose memory cannot hold "
-    f"the model are grey and labelled won't fit. The table below the figure lists the same numbers."
+    f"the model are grey and labelled won't fit. Groq's and Cerebras's machines, which hold a model only "
+    f"across many chips, are left out. The table below the figure lists the same numbers."
 )
 CAPTION = (
     f"Decode-speed ceiling per sequence: memory bandwidth divided by the bytes one decode step reads, "
     f"for {_M.name} with {_W} weights and a {_KV} KV cache at {format_int(FIELD_DEFAULTS['context'])} tokens, "
     f"batch 1. Grey bars: the weights, KV cache and runtime allowance do not fit in that chip's memory, "
-    f"so the bar is what its bandwidth would allow if they did. Real engines reach a fraction of these ceilings."
+    f"so the bar is what its bandwidth would allow if they did. Machines that keep weights in on-chip SRAM "
+    f"(Groq, Cerebras) serve a model across many chips and are not drawn. Real engines reach a fraction of "
+    f"these ceilings."
 )
 
 #: Figure height per accelerator row, inches, plus the fixed part (axis and labels).
@@ -49,7 +52,8 @@ def make(theme, width=None):
 
     width = width or plotting.FIGSIZE[0]
     narrow = width < NARROW_IN
-    rows = across_field(**FIELD_DEFAULTS)[::-1]  # slowest at the bottom, fastest on top
+    rows = [s for s in across_field(**FIELD_DEFAULTS)  # no SRAM machines (they serve across many chips)
+            if catalog.accelerator(s.accelerator).single_chip_comparable][::-1]  # fastest on top
     fig, ax = plotting.new_figure(
         theme, figsize=(width, BASE_HEIGHT_IN + (ROW_HEIGHT_NARROW_IN if narrow else ROW_HEIGHT_IN) * len(rows))
     )

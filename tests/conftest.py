@@ -6,6 +6,9 @@ it), that folder is used; otherwise the fixture runs ``mkdocs build --strict`` i
 folder, once, with ``site_url`` naming ``server_port`` (the port tests/browser's ``server`` serves
 on: Material's instant navigation only intercepts links listed in sitemap.xml, and it rewrites
 their scheme and host but not the port), and every test that needs built HTML shares it.
+
+Markers (registered in pyproject.toml): ``site`` is added here to every test that uses ``site_dir``;
+``browser`` by tests/browser/conftest.py; ``peer``, ``pyodide`` and ``slow`` are written on the tests.
 """
 
 from __future__ import annotations
@@ -19,6 +22,14 @@ import pytest
 from sitebuild import build_site
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that uses the built site (the ``site_dir`` fixture, directly or through another
+    fixture) is marked ``site``, so ``-m "not site"`` (``nox -s fast``) never builds it."""
+    for item in items:
+        if "site_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.site)
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from descent.catalog import models
+from descent.catalog import accelerators, models
 from descent.hardware import (
     bytes_per_decode_step,
     check_inputs,
@@ -126,7 +126,7 @@ def test_bytes_never_fall_with_batch(mid, b1, b2, routing):
     )
 
 
-@given(st.sampled_from(["h100-sxm", "b200", "mi355x", "tpu-v7"]), st.floats(1e-3, 1e6))
+@given(st.sampled_from(list(accelerators())), st.floats(1e-3, 1e6))
 def test_roofline_never_exceeds_either_roof(acc, intensity):
     r = roofline(acc, intensity)
     assert r <= peak_flops(acc) and r <= intensity * (peak_flops(acc) / ridge_point(acc)) * (1 + 1e-12)

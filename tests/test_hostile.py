@@ -1,14 +1,12 @@
-"""Hostile input: every widget, every CLI command and the catalog loader, driven by hypothesis.
+"""Hostile input: every widget and the catalog loader, driven by hypothesis (the CLI: test_hostile_cli.py).
 
-Widgets are discovered from ``descent.widgets.names()`` and CLI commands from the parser that
-``descent.cli.build_parser()`` returns, so a widget or command added later is covered without
-editing this file. The contract (DESIGN.md, "Conventions"):
+Widgets are discovered from ``descent.widgets.names()``, so a widget added later is covered without
+editing this file. This module imports only the core, so it also runs inside Pyodide
+(test_core_in_pyodide.py), where the widgets run for readers. The contract (DESIGN.md, "Conventions"):
 
 * a widget returns ``{"ok": True, "html": ...}`` with no NaN or infinity anywhere in the HTML, or
   ``{"ok": False, "field": F, "message": M}`` where F is the input to blame (or None) and M names
   that input by its label and, for a number, the allowed range;
-* the CLI exits 0 with finite numbers, or exits 2 with exactly one line on stderr and no
-  traceback; exit 1 ("internal error") is a bug;
 * the catalog loader rejects a malformed row with a ``CatalogError`` naming the file, the row and
   the field.
 
@@ -17,7 +15,6 @@ Examples are kept modest for the 2-core machine: no deadline, 40 to 100 examples
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import re
@@ -29,8 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import descent.widgets as w
-from descent import cli
-from descent.catalog import CatalogError, accelerators, load_accelerators, load_models, models
+from descent.catalog import CatalogError, load_accelerators, load_models
 from descent.units import format_limit
 
 SETTINGS = settings(
@@ -160,6 +156,10 @@ def widget_inputs(draw, widget: w.Widget, hostile: bool) -> dict:
 ALLOWED_WORDS = ("must", "allowed", "at least", "at most", "one of", "enter ", "type ", "choose ", "pick ")
 
 
+#: Unicode's bidirectional controls (UAX #9): never raw in a widget's HTML or message (issue 15).
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
     assert isinstance(res, dict) and isinstance(res.get("ok"), bool), res
     json.dumps(res, allow_nan=False)  # the worker sends it as strict JSON
@@ -170,6 +170,8 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
         inp = widget.input(name)
         assert inp.kind == "range" and any(name in c.inputs for c in widget.constraints), (name, res)
         assert all(inp.coerce(x) == x for x in values), (name, values)
+    text = res.get("html") if res["ok"] else res.get("message")
+    assert not BIDI.search(str(text)), f"widget {widget.name}: a raw bidi control in {text!r:.300}"
     if res["ok"]:
         assert set(res) == {"ok", "html"} and isinstance(res["html"], str) and res["html"]
         texts = tuple(v for k, v in inputs.items() if k in widget._by_name and widget.input(k).kind == "text")
@@ -270,137 +272,6 @@ def test_widget_json_round_trip_matches_run(name, data):
 
 def _reject_constant(name: str):
     raise AssertionError(f"run_json returned a bare {name}: not valid JSON for the browser")
-
-
-# -- CLI ---------------------------------------------------------------------------------------
-
-
-def _subcommands() -> dict[str, argparse.ArgumentParser]:
-    parser = cli.build_parser()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    raise AssertionError("descent.cli.build_parser() has no subcommands")
-
-
-COMMANDS = _subcommands()
-
-#: Values an argument is likely to take, by what its dest names (catalog ids, precisions).
-_DOMAIN = {
-    "model": lambda: list(models()),
-    "accelerator": lambda: list(accelerators()),
-}
-
-
-def _domain(dest: str) -> list:
-    if dest in _DOMAIN:
-        return _DOMAIN[dest]()
-    from descent.numerics import KV_PRECISIONS, PRECISIONS
-
-    if dest in ("weights", "precision"):
-        return list(PRECISIONS)
-    if dest == "kv":
-        return list(KV_PRECISIONS)
-    return ["1", "2", "8", "128", "8192", "128k", "0.5", "1.0", "Hello"]
-
-
-def _cli_text(v) -> str:
-    return v if isinstance(v, str) else json.dumps(v) if not isinstance(v, float) else repr(v)
-
-
-@st.composite
-def argv_for(draw, name: str, parser: argparse.ArgumentParser) -> list[str]:
-    """An argv for subcommand ``name``: in "plausible" mode every argument takes a value from
-    its domain (so the success path is exercised with finite output), in "hostile" mode any
-    argument may take a hostile value, and a stray flag or word may be inserted."""
-    hostile = draw(st.sampled_from(["plausible", "hostile"])) == "hostile"
-    argv = [name]
-    for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
-            continue
-        if action.option_strings:
-            if not action.required and not draw(st.booleans()):
-                continue
-            if action.required and hostile and draw(st.integers(0, 9)) == 0:
-                continue
-            argv.append(draw(st.sampled_from(action.option_strings)))
-            if action.nargs == 0:
-                continue
-        pool = [str(c) for c in action.choices] if action.choices else _domain(action.dest)
-        if hostile:
-            value = draw(st.one_of(st.sampled_from(pool), hostile_values().map(_cli_text)))
-        else:
-            value = draw(st.sampled_from(pool))
-        argv.append(value)
-    if hostile and draw(st.integers(0, 4)) == 0:
-        argv.insert(draw(st.integers(1, len(argv))), draw(st.sampled_from(["--no-such-flag", "extra", "-"])))
-    return argv
-
-
-@pytest.fixture
-def no_model_run(monkeypatch):
-    """Replace the real-model entry points (seconds per call) by stubs that check they were
-    called with already-validated settings: the CLI's job is to reject bad input before them."""
-    try:
-        from descent.trace import forward, record
-    except ImportError:  # a core-only install: the trace commands are absent anyway
-        return
-
-    def fake_trace(prompt, chat=False, top=50, max_new_tokens=24):
-        record._check(prompt, chat, top, max_new_tokens)
-        nxt = [{"id": i, "text": f"t{i}", "probability": 1.0 / top, "logit": 0.0} for i in range(top)]
-        return {
-            "tokens": [{"id": 1, "text": prompt[:5]}],
-            "next": nxt,
-            "model": {"vocab": 49152},
-            "entropy_bits": math.log2(top),
-        }
-
-    def fake_generate(ids, max_new_tokens, temperature, top_k, top_p, seed, stop_ids=()):
-        assert 1 <= max_new_tokens <= forward.MAX_NEW_TOKENS
-        assert temperature is None or (math.isfinite(temperature) and temperature >= 0)
-        assert top_p is None or 0 < top_p <= 1
-        assert top_k is None or top_k >= 1
-        yield from ()
-
-    monkeypatch.setattr(record, "trace", fake_trace)
-    monkeypatch.setattr(forward, "generate", fake_generate)
-
-
-def test_cli_commands_are_discovered():
-    assert {"size", "models", "accelerators"} <= set(COMMANDS)
-
-
-@pytest.mark.parametrize("name", sorted(COMMANDS))
-@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_cli_hostile_arguments(name, data, no_model_run, capsys):
-    argv = data.draw(argv_for(name, COMMANDS[name]))
-    capsys.readouterr()
-    code = cli.main(argv)
-    out, err = capsys.readouterr()
-    assert code in (0, 2), f"{argv!r:.300} exited {code}: {err[-500:]}"
-    assert "Traceback" not in err and "Traceback" not in out
-    if code == 0:
-        assert_finite_text(out, f"descent {argv!r:.200}", tuple(argv))
-    elif "--json" in argv:  # errors come back as one JSON object on stdout
-        assert err == "" and json.loads(out)["error"].startswith("descent"), f"{argv!r:.300}: {out!r:.500}"
-    else:
-        lines = err.splitlines()
-        assert len(lines) == 1 and lines[0].startswith("descent"), f"{argv!r:.300}: stderr {err!r:.500}"
-
-
-@pytest.mark.parametrize("argv", [[], ["--help"], ["no-such-command"], ["size"], ["size", "--help"], ["size", "x"]])
-def test_cli_edges(argv, capsys):
-    code = cli.main(argv)
-    out, err = capsys.readouterr()
-    if "--help" in argv:
-        assert code == 0 and "usage:" in out
-    elif argv == ["size"]:
-        # Every size flag has a default: the site's running example, Llama 3.1 70B on one H200.
-        assert code == 0 and "Llama 3.1 70B" in out and "H200" in out
-    else:
-        assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
 # -- catalog -----------------------------------------------------------------------------------
@@ -544,3 +415,27 @@ def test_widget_huge_integer_is_a_range_error():
     res = w.run("kv_demo", {"layers": 10**400})
     assert res["ok"] is False and res["field"] == "layers"
     assert res["message"].startswith("Layers must be 1 to 200 layers, got 1000")
+
+
+#: Text with every kind of bidi control: an override left open (the issue's case), an isolate,
+#: embeddings, marks (UAX #9, section 2).
+BIDI_TEXT = "\u202eParis\u2067x\u202b\u202ay\u200f\u200e\u061c\u2068z\u202d"
+
+
+@pytest.mark.parametrize("name", WIDGETS)
+def test_reader_text_cannot_reverse_the_sentence(name):
+    # Issue 15: a guess holding U+202E RIGHT-TO-LEFT OVERRIDE reversed the site's own sentence after
+    # it. Every text input of every widget gets bidi controls; the HTML shows them as [U+202E].
+    widget = w.get(name)
+    texts = [inp for inp in widget.inputs if inp.kind == "text"]
+    if not texts:
+        pytest.skip(f"{name} takes no text")
+    for inp in texts:
+        res = w.run(name, {inp.name: BIDI_TEXT[: inp.max_length]})
+        check_widget_result(widget, {inp.name: BIDI_TEXT}, res)  # no raw bidi control, ok or not
+
+
+def test_the_guess_with_an_override_is_shown_as_typed():
+    # The issue's case: the guess is echoed in the sentence "... is not among the 50 tokens ...".
+    res = w.run("next_token_guess", {"guess": "\u202eParis"})
+    assert res["ok"] and "[U+202E]Paris" in res["html"] and "\u202e" not in res["html"]

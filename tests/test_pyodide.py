@@ -222,6 +222,7 @@ process.stdout.write(out);
 
 
 @pytest.mark.slow
+@pytest.mark.pyodide
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 @pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
 def test_widgets_run_in_pyodide(wheel, tmp_path):
@@ -243,12 +244,15 @@ def test_widgets_run_in_pyodide(wheel, tmp_path):
     assert res["static"] is True
     # FP8: 2 x 32 x 8 x 128 x 1 B = 65,536 B per token; x 4,096 tokens = 268,435,456 B (by hand).
     assert res["changed"]["ok"] and "268,435,456 bytes" in res["changed"]["html"]
-    assert res["bad"] == {"ok": False, "field": "context", "message": "Context must be 1 to 10,000,000 tokens, got -3"}
+    assert res["bad"] == {"ok": False, "field": "context", "message": "Context must be 1 to 20,000,000 tokens, got -3"}
     assert res["nan"] == {"ok": False, "field": "layers", "message": "Layers must be a number from 1 to 200 layers"}
     assert res["numpy_loaded"] is False
     assert res["import_errors"] == {}, res["import_errors"]
 
 
+@pytest.mark.slow
+@pytest.mark.site
+@pytest.mark.pyodide  # the hook boots Pyodide under node for the snapshot
 def test_on_post_build_writes_wheel_manifest_and_pyodide(tmp_path):
     if not (PYODIDE / "pyodide.mjs").is_file():
         pytest.skip("node_modules/pyodide missing: run npm ci")
@@ -291,6 +295,7 @@ console.log(JSON.stringify({
 
 
 @pytest.mark.slow
+@pytest.mark.pyodide
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 @pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
 def test_snapshot_is_reproducible_and_boots(tmp_path):

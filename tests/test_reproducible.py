@@ -133,6 +133,7 @@ def test_built_site_holds_no_build_path(site_dir):
 
 
 @pytest.mark.slow
+@pytest.mark.site
 @needs_npm
 def test_two_clean_builds_are_byte_identical(tmp_path):
     files = _tree_files()

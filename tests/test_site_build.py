@@ -194,6 +194,7 @@ def test_contributing_lists_every_shortcode(site_dir):
         assert f"<code>{fig}</code>" in html, fig
 
 
+@pytest.mark.site  # node and node_modules/katex, as the build uses them
 def test_katex_renderer_inline_display_escaping_and_errors():
     from descent.site import katex
 

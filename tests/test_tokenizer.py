@@ -284,6 +284,7 @@ json.dumps({"ids": [tokenizer.encode(t) for t in json.loads(TEXTS)],
 
 
 @pytest.mark.slow
+@pytest.mark.pyodide
 def test_same_ids_in_pyodide(tmp_path):
     import shutil
     import subprocess

@@ -36,14 +36,14 @@ def test_range_message_names_field_and_range():
     with pytest.raises(FieldError) as exc:
         _ctx().coerce("-3")
     assert exc.value.field == "context"
-    assert exc.value.message == "Context must be 1 to 10,000,000 tokens, got -3"
+    assert exc.value.message == "Context must be 1 to 20,000,000 tokens, got -3"
     assert isinstance(exc.value, ValueError)
 
 
 @pytest.mark.parametrize("bad", ["nan", "NaN", "inf", "-inf", "1e400", math.nan, math.inf])
 def test_non_finite_numbers_are_rejected(bad):
     # NaN and infinities are not echoed back: a number box reports unparseable text ("1e400") as NaN.
-    with pytest.raises(FieldError, match=r"^Context must be a number from 1 to 10,000,000 tokens$"):
+    with pytest.raises(FieldError, match=r"^Context must be a number from 1 to 20,000,000 tokens$"):
         _ctx().coerce(bad)
 
 
@@ -54,7 +54,7 @@ def test_wrong_type_is_rejected(bad):
 
 
 def test_empty_number_says_what_to_enter():
-    with pytest.raises(FieldError, match="Context is empty: enter a number from 1 to 10,000,000"):
+    with pytest.raises(FieldError, match="Context is empty: enter a number from 1 to 20,000,000"):
         _ctx().coerce("  ")
 
 
@@ -100,7 +100,7 @@ def test_toggle_and_text():
         (lambda: Input(Param("x", "X", "int", 1, min=0, max=9), "range", log=True), "needs kind 'range' and min > 0"),
         (lambda: Param("x", "X", "int", 99, min=1, max=9), "invalid default: X must be 1 to 9"),
         (lambda: Input(Param("id", "X", "bool", True), "toggle"), "other than 'id'"),
-        (lambda: Param("x", "X", "text", ""), "max_length must be 1 to 10,000"),
+        (lambda: Param("x", "X", "text", ""), "max_length must be 1 to 50,000"),
         (lambda: Input(Param("x", "X", "int", 1, min=1, max=9), "number", log=True), "log-scale slider needs"),
         (lambda: Input(P.CONTEXT, "toggle"), "a toggle cannot show a int parameter"),
         (lambda: Input(Param("x", "X", "int", min=1, max=9), "range"), "needs a default"),
@@ -145,7 +145,7 @@ def test_run_with_inputs_changes_the_result():
 @pytest.mark.parametrize(
     "name, inputs, field, message",
     [
-        ("kv_demo", {"context": "-3"}, "context", "Context must be 1 to 10,000,000 tokens, got -3"),
+        ("kv_demo", {"context": "-3"}, "context", "Context must be 1 to 20,000,000 tokens, got -3"),
         ("kv_demo", {"layers": "nan"}, "layers", "Layers must be a number from 1 to 200 layers"),
         ("kv_demo", {"kv_heads": "inf"}, "kv_heads", "KV heads must be a number from 1 to 128 heads"),
         ("kv_demo", {"kv": "fp4"}, "kv", "KV precision must be one of: fp32, bf16, fp8; got 'fp4'"),
@@ -188,7 +188,7 @@ def test_run_reports_compute_errors_as_ok_false():
 
 def test_run_json_round_trip():
     out = json.loads(w.run_json("kv_demo", '{"context": "-3"}'))
-    assert out == {"ok": False, "field": "context", "message": "Context must be 1 to 10,000,000 tokens, got -3"}
+    assert out == {"ok": False, "field": "context", "message": "Context must be 1 to 20,000,000 tokens, got -3"}
     assert json.loads(w.run_json("kv_demo", "{not json"))["ok"] is False
 
 
@@ -209,14 +209,14 @@ def test_render_static_structure():
     # The pre-rendered output is exactly run()'s default result.
     assert w.run("kv_demo", {})["html"] in html
     # Range: a slider and a number box, bound by the same field, with the unit.
-    assert 'id="dw-kv_demo-context-range" data-log="1" min="0.0" max="7.0"' in html
-    assert 'name="context" min="1" max="10000000" step="1" value="8192"' in html
+    assert 'id="dw-kv_demo-context-range" data-log="1" min="0.0" max="7.301029995663981"' in html
+    assert 'name="context" min="1" max="20000000" step="1" value="8192"' in html
     assert '(tokens)' in html
 
 
 def test_render_static_args_override_defaults():
     html = w.render_static("kv_demo", context="4096", kv="fp8")
-    assert 'name="context" min="1" max="10000000" step="1" value="4096"' in html
+    assert 'name="context" min="1" max="20000000" step="1" value="4096"' in html
     assert '<input type="radio" name="kv" value="fp8" checked>' in html
     assert "268,435,456 bytes" in html  # 65,536 B x 4,096 tokens, as above
     # log10(4096) on the slider
@@ -227,7 +227,7 @@ def test_render_static_args_override_defaults():
     "args, message",
     [
         ({"bogus": "1"}, "descent:widget kv_demo: unknown input 'bogus'"),
-        ({"context": "0"}, "descent:widget kv_demo: Context must be 1 to 10,000,000 tokens, got 0"),
+        ({"context": "0"}, "descent:widget kv_demo: Context must be 1 to 20,000,000 tokens, got 0"),
         ({"id": "a b"}, "id= must be letters"),
     ],
 )

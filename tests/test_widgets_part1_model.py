@@ -64,6 +64,11 @@ def test_route_softmax_and_sigmoid_by_hand():
         transformer.route([1, 3, 2, 0], 5)
     with pytest.raises(ValueError, match="scoring must be one of"):
         transformer.route([1, 2], 1, "relu")
+    # without renormalising: the softmax over all four for the chosen two, the sigmoids as they are
+    assert [w for _, w in transformer.route([1, 3, 2, 0], 2, normalize=False)] == pytest.approx([full[1], full[2]])
+    assert [w for _, w in transformer.route([1, 3, 2, 0], 2, "sigmoid", normalize=False)] == pytest.approx([s3, s2])
+    with pytest.raises(ValueError, match="normalize must be true or false"):
+        transformer.route([1, 2], 1, "sigmoid", normalize=1)
 
 
 def test_attend_by_hand():
@@ -210,7 +215,12 @@ def test_qkv_example_saturates_without_division():
 # ---- moe_router ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", p1.MOE_MODELS)
+def test_moe_router_offers_exactly_the_catalog_moe_rows():
+    # A new MoE row must appear in the router widget (p1.MOE_MODELS lists them, default first).
+    assert sorted(p1.MOE_MODELS) == sorted(i for i, m in catalog.models().items() if m.is_moe)
+
+
+@pytest.mark.parametrize("model", [i for i, m in catalog.models().items() if m.is_moe])
 def test_moe_router_counts_equal_param_counts(model):
     p = transformer.param_counts(catalog.model(model))
     r = widgets.run("moe_router", {"model": model})
@@ -221,11 +231,26 @@ def test_moe_router_counts_equal_param_counts(model):
     # exactly the model's k experts are coloured as chosen
     assert t.count("chosen") - t.count("not chosen") >= m.moe.experts_per_token
     assert len(re.findall(r'<td class="descent-cell is-used"', r["html"])) == m.moe.experts_per_token
-    # the published active count is one of the two conventions, to its published precision
-    # (gpt-oss and DeepSeek-V3 leave the input embedding table out; Mixtral and Qwen3 include it)
+    # the published active count is one of three conventions, to its published precision
+    # (gpt-oss, DeepSeek-V3 and Kimi K2 leave the input embedding table out; Mixtral, Qwen3-235B
+    # and Llama 4 include it; Qwen3-Next leaves out the embedding table and the output head)
     pub = m.params_active_published
-    assert f"Published active count: {format_count(pub)}" in t
-    assert min(abs(p.active - pub), abs(p.active - p.embedding - pub)) / pub < 0.025
+    how, theirs = transformer.published_active_convention(m)
+    assert f"The published {format_count(pub)} {how} ({format_count(theirs)} counted that way)" in t
+    assert how == PUBLISHED_CONVENTION[model]
+
+
+# Which way each publisher counts (worked out in tests/test_peer_params.py, ACTIVE_PUBLISHED).
+PUBLISHED_CONVENTION = {
+    "mixtral-8x7b": "counts the whole embedding table too",
+    "qwen3-235b-a22b": "counts the whole embedding table too",  # 22.19B; without it 21.57B: both "22B"
+    "llama-4-scout": "counts the whole embedding table too",
+    "gpt-oss-20b": "leaves the embedding table out",
+    "gpt-oss-120b": "leaves the embedding table out",
+    "deepseek-v3": "leaves the embedding table out",
+    "kimi-k2": "leaves the embedding table out",
+    "qwen3-next-80b-a3b": "leaves out the embedding table and the output head",
+}
 
 
 def test_moe_router_other_k_recomputed_by_hand():
@@ -254,6 +279,24 @@ def test_moe_router_weights_and_token_seed():
         assert f"Expert {i}" in t and f"weight {w * 100:.1f}%" in t
     a = widgets.run("moe_router", {"token": " Paris"})["html"]
     assert a != widgets.run("moe_router", {})["html"]
+
+
+def test_moe_router_offers_every_catalog_moe_model():
+    assert set(p1.MOE_MODELS) == {i for i, m in catalog.models().items() if m.moe} == set(PUBLISHED_CONVENTION)
+    assert p1.MOE_MODELS[0] == "gpt-oss-120b"
+
+
+def test_moe_router_llama_4_weights_by_the_sigmoid_itself():
+    # Llama 4 Scout: top-1 of 16 with a sigmoid that is not renormalised (transformers Llama4Router),
+    # so the one chosen expert's weight is sigmoid(its logit), not 100%.
+    logits = p1.router_logits("llama-4-scout", " the", 16)
+    (i, w), = transformer.route(logits, 1, "sigmoid", normalize=False)
+    assert w == pytest.approx(1 / (1 + math.exp(-max(logits))))
+    t = _text(widgets.run("moe_router", {"model": "llama-4-scout"}))
+    assert f"weight {w * 100:.1f}%" in t and "not rescaled" in t
+    # Kimi K2's 384 and Qwen3-Next's 512 experts draw 16 to a row
+    html = widgets.run("moe_router", {"model": "qwen3-next-80b-a3b"})["html"]
+    assert html.count("<tr") == 512 // 16
 
 
 def test_moe_router_deepseek_sigmoid_and_shared_expert():

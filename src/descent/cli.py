@@ -1,8 +1,11 @@
 """The ``descent`` command line.
 
-    descent size [MODEL] [--accelerator ACC] [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
+    descent size [MODEL | --config PATH] [--accelerator ACC | --memory-gb G --bandwidth-gbs B [--tflops T]]
+                 [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
     descent models [--json]
     descent accelerators [--json]
+    descent float FORMAT VALUE [--json]
+    descent quant FORMAT [--json]
 
 Bad input (an unknown id, a context out of range, a malformed option) prints ONE line on stderr
 that names what is allowed, and exits with status 2; no traceback is ever printed.
@@ -23,12 +26,14 @@ import dataclasses
 import difflib
 import importlib.metadata
 import json
+import math
 import sys
+from pathlib import Path
 from typing import NoReturn
 
+from descent import custom, floats, gguf_types, hardware_cli, hfconfig, transformer
 from descent import params as P
-from descent import transformer
-from descent.catalog import accelerators, models
+from descent.catalog import Accelerator, Model, accelerators, models
 from descent.memory import size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
@@ -44,7 +49,7 @@ from descent.units import (
 )
 from descent.weights import GROUP_LABELS, describe
 
-__all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
+__all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main", "size_inputs"]
 
 #: Exit status for bad input, as argparse uses.
 EXIT_USAGE = 2
@@ -81,12 +86,69 @@ def _bytes_both(n: float) -> str:
     return f"{format_bytes(n, 'auto')} = {format_bytes(n, 'auto-binary')}"
 
 
+def _typed(action: argparse.Action) -> argparse.Action:
+    """Let the command know this flag was typed (its default cannot tell): ``args.typed`` lists it."""
+
+    class Typed(type(action)):
+        def __call__(self, parser, namespace, values, option_string=None):
+            super().__call__(parser, namespace, values, option_string)
+            namespace.typed = (*getattr(namespace, "typed", ()), self.dest)
+
+    action.__class__ = Typed
+    return action
+
+
+def _no_default(action: argparse.Action) -> argparse.Action:
+    """Drop "; default ..." from a flag's help: its declared default is the sandbox's, not the command's."""
+    action.help = action.help.rsplit("; default", 1)[0]
+    return action
+
+
+#: The flags that describe a chip by its numbers instead of ``-a`` (descent.custom).
+CHIP_FLAGS = (P.MEMORY_GB, P.BANDWIDTH_GBS, P.TFLOPS)
+
+
+def size_inputs(args: argparse.Namespace) -> tuple[str | Model, str | Accelerator]:
+    """The model and chip ``descent size`` was asked about: a catalog id, or a record read from
+    ``--config PATH`` (:func:`descent.hfconfig.read_config`) and built from ``--memory-gb``,
+    ``--bandwidth-gbs`` and ``--tflops`` (:func:`descent.custom.accelerator`).
+
+    Raises:
+        ValueError: the file cannot be read or is not a config.json this reads; a model id with
+            --config; -a with the chip flags; one of --memory-gb / --bandwidth-gbs without the other.
+    """
+    model: str | Model = args.model
+    if args.config:
+        if args.model != P.MODEL.default:
+            raise ValueError(f"give a model id or --config, not both (got {args.model!r} and --config {args.config})")
+        try:
+            text = Path(args.config).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--config {args.config}: cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+        model = hfconfig.read_config(text, source=args.config)
+    typed = set(getattr(args, "typed", ()))
+    chip = [p for p in CHIP_FLAGS if p.name in typed]
+    if not chip:
+        return model, args.accelerator
+    if "accelerator" in typed:
+        raise ValueError("give -a/--accelerator or --memory-gb and --bandwidth-gbs, not both")
+    missing = [p for p in CHIP_FLAGS[:2] if p.name not in typed]
+    if missing:
+        flag = "--" + missing[0].name.replace("_", "-")
+        raise ValueError(f"--memory-gb and --bandwidth-gbs describe a chip together: add {flag}")
+    tflops = args.tflops if P.TFLOPS.name in typed else None
+    return model, custom.accelerator(args.memory_gb, args.bandwidth_gbs, tflops)
+
+
 def _cmd_size(args: argparse.Namespace) -> int:
-    s = size(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch)
-    if args.json:
-        print(json.dumps(dataclasses.asdict(s)))
+    model, accelerator = size_inputs(args)
+    s = size(model, accelerator, args.weights, args.kv, args.context, args.batch, args.runtime_percent)
+    no_peak = s.peak_flops == math.inf  # a chip described without --tflops: no compute roof
+    if args.json:  # strict JSON: the no-peak chip's infinite peak and compute ceiling are null
+        print(json.dumps({k: None if v == math.inf else v for k, v in dataclasses.asdict(s).items()}, allow_nan=False))
         return 0
-    m, a = models()[s.model], accelerators()[s.accelerator]
+    m = model if isinstance(model, Model) else models()[s.model]
+    a = accelerator if isinstance(accelerator, Accelerator) else accelerators()[s.accelerator]
     rows = [
         ("model", f"{m.name} ({s.model})"),
         ("accelerator", f"{a.name} ({s.accelerator}), {a.memory_type} sold as \"{a.memory_marketed}\" "
@@ -95,7 +157,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
             "parameters",
             f"{format_count(s.params_total, 'short')} total, {format_count(s.params_active, 'short')} active per token",
         ),
-        ("weights", f"{_bytes_both(s.weights_bytes)}  ({describe(s.model, s.weights)}, all parameters)"),
+        ("weights", f"{_bytes_both(s.weights_bytes)}  ({describe(m, s.weights)}, all parameters)"),
         *[(f"  {GROUP_LABELS[g]}", _bytes_both(b)) for g, b in s.weights_bytes_by_group.items() if b],
         (
             "KV cache",
@@ -113,18 +175,49 @@ def _cmd_size(args: argparse.Namespace) -> int:
         ("fits", "yes" if s.fits else f"no: needs {format_int(s.accelerators_needed)} of these (memory only)"),
         ("decode step reads", f"{_bytes_both(s.bytes_per_decode_step)} at {format_rate(s.memory_bandwidth)}"),
         ("decode step computes", f"{format_si(s.flops_per_decode_step, 'FLOP')} at "
-                                 f"{format_si(s.peak_flops, 'FLOP/s')} ({s.compute_precision} dense peak)"),
+                                 + ("no known peak (--tflops not given)" if no_peak else
+                                    f"{format_si(s.peak_flops, 'FLOP/s')} ({s.compute_precision} dense peak)")),
         (
             "decode ceiling",
             f"{format_number(s.decode_tokens_per_s, 4)} tokens/s per sequence, "
             f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total, {s.bound}-bound"
             + ("" if s.fits else " (if it fit on one chip)"),
         ),
-        ("compute-bound from", "no batch (the KV cache reads dominate)" if s.compute_bound_batch is None
-         else plural(s.compute_bound_batch, "sequence")),
+        ("compute-bound from", "not known: no peak given" if no_peak else "no batch (the KV cache reads dominate)"
+         if s.compute_bound_batch is None else plural(s.compute_bound_batch, "sequence")),
     ]
     if s.beyond_max_context:
         rows.append(("warning", f"context {format_int(s.context)} exceeds the model's {format_int(m.max_context)}"))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def _cmd_cost(args: argparse.Namespace) -> int:
+    from descent import economics
+
+    c = economics.token_cost(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch,
+                             args.price, args.pue)
+    biggest = economics.max_batch(args.model, args.accelerator, args.weights, args.kv, args.context)
+    out = {
+        "model": args.model, "accelerator": args.accelerator, "weights": args.weights, "kv": args.kv,
+        "context": args.context, "batch": args.batch, "price": args.price, "pue": args.pue,
+        "tokens_per_s_total": c.tokens_per_s_total, "usd_per_million_tokens": c.usd_per_million_tokens,
+        "joules_per_token": c.joules_per_token, "max_batch": biggest, "fits": c.fits, "bound": c.bound,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    rows = [
+        ("output tokens", f"{format_number(c.tokens_per_s_total, 4)} tokens/s in total ({c.bound}-bound)"),
+        ("price", f"${format_number(c.usd_per_million_tokens, 3)} per million tokens at "
+                  f"${format_number(args.price, 3, trim=True)} per accelerator-hour"),
+        ("energy", f"{format_number(c.joules_per_token, 3)} J per token (board power x PUE "
+                   f"{format_number(args.pue, 3, trim=True)})"),
+        ("largest batch", plural(biggest, "sequence") + " fit beside the weights"),
+        ("fits", "yes" if c.fits else "no (the figures are what the speed would give if it did)"),
+    ]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
@@ -166,12 +259,74 @@ def _cmd_accelerators(args: argparse.Namespace) -> int:
             json.dumps([{f.name: getattr(a, f.name) for f in dataclasses.fields(a)} for a in accs.values()])
         )
         return 0
-    print(f"{'id':<15} {'memory GB':>10} {'memory GiB':>10} {'bandwidth':>11} {'BF16 dense':>12}  name")
+    print(f"{'id':<17} {'memory GB':>10} {'memory GiB':>10} {'bandwidth':>11} {'BF16 dense':>12}  name")
     for a in accs.values():
+        caveat = f" (peak: {a.peak_16bit_caveat})" if a.peak_16bit_caveat else ""
         print(
-            f"{a.id:<15} {format_number(a.memory_bytes / GB, 4):>10} {format_number(a.memory_bytes / GiB, 4):>10} "
-            f"{format_rate(a.memory_bandwidth):>11} {format_si(a.bf16_flops, 'FLOP/s'):>12}  {a.name}"
+            f"{a.id:<17} {format_number(a.memory_bytes / GB, 4):>10} {format_number(a.memory_bytes / GiB, 4):>10} "
+            f"{format_rate(a.memory_bandwidth):>11} {format_si(a.bf16_flops, 'FLOP/s'):>12}  {a.name}{caveat}"
         )
+    return 0
+
+
+def _cmd_float(args: argparse.Namespace) -> int:
+    """``descent float FORMAT VALUE``: the code, the nearest representable value and the error."""
+    f = floats.get(args.format)
+    kind, x = floats.parse_value(f, args.value)
+    if kind == "code":
+        code, value, error, overflow = int(x), f.decode(int(x)), 0.0, False
+    else:
+        r = f.round(float(x))
+        code, value, error, overflow = r.code, r.value, r.error, r.overflow
+    finite = value == value and abs(value) != float("inf")
+    out = {
+        "format": f.name,
+        "bits": f.bit_string(code),
+        "nearest": value if finite else None,
+        "error": error if finite else None,
+        "kind": f.kind(code),
+        "overflow": overflow,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    rows = [
+        ("format", f"{f.label} ({f.bits} bits: {'1 sign, ' if f.signed else ''}{f.exponent_bits} exponent, "
+                   f"{f.mantissa_bits} mantissa)"),
+        ("bits", f.bit_string(code, " ") + f"  (0x{hex(code)[2:].upper()})"),
+        ("nearest", floats.value_text(value) + f"  ({out['kind']})"),
+        ("error", "overflow: beyond the largest finite value" if overflow else
+         (floats.value_text(error) if finite else "none")),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def _cmd_quant(args: argparse.Namespace) -> int:
+    """``descent quant FORMAT``: block size, bits per weight (scales included) and layout."""
+    info = gguf_types.decode_name(args.format)
+    b = info.block
+    out = {
+        "format": info.name,
+        "block_size": b.block_size,
+        "bits_per_weight": b.bits_per_weight,
+        "layout": b.layout(),
+        "block_type": b.name,
+        "block_bytes": b.block_bytes,
+        "published_file_bits_per_weight": info.published_bpw,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{info.name}: {b.name} blocks of {format_int(b.block_size)} weights, {format_int(b.block_bytes)} bytes "
+          f"= {format_number(b.bits_per_weight, 5, trim=True)} bits per weight ({b.formula})")
+    for fld in b.fields:
+        print(f"  {fld.name:<9} {format_int(fld.count):>5} x {fld.bits:>2} bits  {fld.meaning}")
+    if info.published_bpw is not None:
+        print(f"file average published for Llama-3.1-8B: {format_number(info.published_bpw, 5, trim=True)} "
+              f"bits per weight ({gguf_types.MIX_SOURCE})")
     return 0
 
 
@@ -187,7 +342,20 @@ def build_parser() -> argparse.ArgumentParser:
     for param in (P.ACCELERATOR, SIZE_WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.RUNTIME,
                   P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
+    # A model from its config.json, a chip from its numbers: absent unless typed (no "default" in --help).
+    _no_default(P.add_argument(p, P.CONFIG_PATH, metavar="PATH"))
+    _typed(p._option_string_actions["--accelerator"])
+    for param, metavar in zip(CHIP_FLAGS, ("G", "B", "T"), strict=True):
+        _no_default(_typed(P.add_argument(p, param, metavar=metavar)))
+    p._option_string_actions["--tflops"].help += "; without it, no compute roof"
     p.set_defaults(func=_cmd_size)
+
+    p = sub.add_parser("cost", help="dollars and joules per output token of a model on one accelerator")
+    P.add_argument(p, P.MODEL, positional=True, metavar="MODEL")
+    for param in (P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.PRICE, P.PUE,
+                  P.JSON.but(help="print one JSON object")):
+        P.add_argument(p, param)
+    p.set_defaults(func=_cmd_cost)
 
     p = sub.add_parser("models", help="list the catalog's models")
     P.add_argument(p, P.JSON.but(help="print a JSON list"))
@@ -197,7 +365,19 @@ def build_parser() -> argparse.ArgumentParser:
     P.add_argument(p, P.JSON.but(help="print a JSON list"))
     p.set_defaults(func=_cmd_accelerators)
 
+    p = sub.add_parser("float", help="a number in a floating-point format: bits, nearest value, error")
+    P.add_argument(p, floats.FLOAT_FORMAT.but(help="the format"), positional=True, metavar="FORMAT")
+    P.add_argument(p, floats.FLOAT_VALUE, positional=True, metavar="VALUE")
+    P.add_argument(p, P.JSON.but(help="print one JSON object"))
+    p.set_defaults(func=_cmd_float)
+
+    p = sub.add_parser("quant", help="a GGUF or MX quantization type: block size, bits per weight, layout")
+    P.add_argument(p, gguf_types.QUANT_FORMAT, positional=True, metavar="FORMAT")
+    P.add_argument(p, P.JSON.but(help="print one JSON object"))
+    p.set_defaults(func=_cmd_quant)
+
     trace_cli.add_subcommands(sub)
+    hardware_cli.add_subcommands(sub)  # roofline, parallel (Part 4)
     return parser
 
 

@@ -34,14 +34,42 @@ UNIT_PROSE = {
     "bits": "in bits",
     "FLOP": "in FLOP (arithmetic operations)",
     "FLOP/s": "in FLOP per second",
+    "FLOP/byte": "in FLOP per byte",
+    "bytes/clock": "in bytes per clock cycle",
+    "Hz": "in hertz (cycles per second)",
     "s": "in seconds",
     "tokens/s": "in tokens per second",
 }
 #: Units that a page does not spell out: the meaning says what is counted.
 UNIT_SILENT = frozenset({
     "count", "values", "index", "dimensionless", "no unit", "parameters", "sequences", "tokens",
-    "positions", "weights", "ratio", "probability (0 to 1)",
+    "positions", "weights", "ratio", "probability (0 to 1)", "bit", "integer", "weight units",
+    "weight units squared", "elements", "devices",
 })
+
+#: Where a formula's source can be read, for sources named without a link: the name as the source
+#: text writes it -> its address. ``arXiv:NNNN.NNNNN`` needs no entry (:meth:`Formula.source_markdown`).
+REFERENCES = {
+    "IEEE 754-2008": "https://doi.org/10.1109/IEEESTD.2008.4610935",
+    "OCP OFP8 rev. 1.0": "https://www.opencompute.org/documents/ocp-8-bit-floating-point-specification-ofp8-revision-1-0-2023-12-01-pdf-1",
+    "OCP MX v1.0": "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf",
+    "OCP Microscaling Formats (MX) Specification v1.0": "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf",
+    "NVIDIA NVFP4": "https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/",
+    "Widrow and Kollar 2008": "https://doi.org/10.1017/CBO9780511754661",
+    "Williams, Waterman & Patterson 2009": "https://doi.org/10.1145/1498765.1498785",
+    "Williams et al. 2009": "https://doi.org/10.1145/1498765.1498785",
+    "Pope et al. 2022": "https://arxiv.org/abs/2211.05102",
+    "Hong & Kung 1981": "https://doi.org/10.1145/800076.802486",
+    "NVIDIA Matrix Multiplication Background User's Guide": "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html",
+    "Patarasuk & Yuan 2009": "https://doi.org/10.1016/j.jpdc.2008.09.002",
+    "nccl-tests doc/PERFORMANCE.md": "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md",
+    "NVIDIA CUDA C++ Programming Guide": "https://docs.nvidia.com/cuda/cuda-c-programming-guide/",
+    "AMD CDNA 3 whitepaper": "https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-white-paper.pdf",
+    "Dao et al. 2022": "https://arxiv.org/abs/2205.14135",
+}
+
+#: A meaning that starts with one of these reads as prose after "is"; any other gets "the".
+_DETERMINERS = ("the ", "a ", "an ", "one ", "how ", "component ")
 
 
 @dataclass(frozen=True)
@@ -59,9 +87,11 @@ class Sym:
     unit: str
 
     def prose(self) -> str:
-        """``"$L$ is the number of layers"`` / ``"$b$ is the size of one stored number (...), in bytes"``."""
+        """``"$L$ is the number of layers"`` / ``"$b$ is the size of one stored number (...), in bytes"``
+        (a meaning without its article, "head dimension", reads "the head dimension")."""
         unit = UNIT_PROSE.get(self.unit, "")
-        return f"${self.tex}$ is {self.meaning}" + (f", {unit}" if unit and unit not in self.meaning else "")
+        meaning = self.meaning if self.meaning.startswith(_DETERMINERS) else f"the {self.meaning}"
+        return f"${self.tex}$ is {meaning}" + (f", {unit}" if unit and self.unit not in self.meaning else "")
 
 
 @dataclass(frozen=True)
@@ -91,6 +121,18 @@ class Formula:
     note: str = ""
     check: Callable[[], list[tuple[str, float, float]]] | None = field(default=None, compare=False)
     compact: str = ""
+
+    def source_markdown(self) -> str:
+        """``source`` with its references as links: ``arXiv:NNNN.NNNNN`` and the names in
+        :data:`REFERENCES` (each once), left as written where it already links."""
+        import re
+
+        text = re.sub(r"(?<!\[)arXiv:(\d{4}\.\d{4,5})", r"[arXiv:\1](https://arxiv.org/abs/\1)", self.source)
+        for name, url in REFERENCES.items():
+            at = text.find(name)
+            if at >= 0 and not text[:at].endswith("[") and f"[{name}" not in text:
+                text = text[:at] + f"[{name}]({url})" + text[at + len(name):]
+        return text
 
     def where(self) -> str:
         """The symbols as prose: "$L$ is the number of layers; ...; and $b$ is the size of one stored number"."""
@@ -160,9 +202,15 @@ B = _s("B", "B", "the number of sequences in the batch", "sequences")
 BYTES = _s("b", "b", "the size of one stored number (2 for BF16, 1 for FP8)", "bytes")
 D_C = _s("d_c", "d_c", "the length of MLA's joint key/value latent vector (kv_lora_rank)", "values")
 D_R = _s("d_rope", r"d_h^{R}", "the length of the per-token RoPE key that all heads share (qk_rope_head_dim)", "values")
-W = _s("W", "W", "the sliding window's width, in tokens", "tokens")
+W = _s("W", "W", "the number of tokens a limited layer can attend to: the sliding window's width (or Llama 4's chunk size)", "tokens")
 L_FULL = _s("L_full", r"L_{\text{full}}", "the number of layers with full attention", "count")
-L_SLIDE = _s("L_slide", r"L_{\text{slide}}", "the number of layers with sliding-window attention", "count")
+L_SLIDE = _s("L_slide", r"L_{\text{slide}}", "the number of layers with sliding-window (or chunked) attention", "count")
+L_LIN = _s("L_lin", r"L_{\text{lin}}", "the number of linear-attention layers (a fixed-size state each)", "count")
+H_V = _s("H_v", r"H_v", "the number of value heads of a linear-attention layer (one state matrix each)", "count")
+H_K = _s("H_k", r"H_k", "the number of key heads of a linear-attention layer", "count")
+D_K = _s("d_k", r"d_k", "the key width of a linear-attention head", "values")
+D_V = _s("d_v", r"d_v", "the value width of a linear-attention head", "values")
+CONV = _s("c", "c", "the width of the linear layer's causal convolution (it keeps the last c - 1 inputs)", "tokens")
 N = _s("N", "N", "the number of parameters stored", "parameters")
 BITS = _s("bits", r"\beta", "the bits per weight, block scales included", "bits")
 BW = _s("BW", r"\mathrm{BW}", "the memory bandwidth", "bytes/s")
@@ -178,7 +226,8 @@ CHECK_BYTES = 2
 
 
 def _plain_models():
-    return [m for m in catalog.models().values() if m.mla is None]
+    """Models whose every layer caches keys and values (no MLA latent, no linear-attention layers)."""
+    return [m for m in catalog.models().values() if m.mla is None and m.linear_attention is None]
 
 
 def _check_kv():
@@ -191,7 +240,7 @@ def _check_kv():
             # no window cap in this entry: compare with the per-token count times T
             pkg = tr.kv_elements_per_token(m) * t * CHECK_BATCH * CHECK_BYTES
             out.append((f"{m.id} T={t}", v, pkg))
-            if m.sliding is None:
+            if m.sliding is None and m.chunked is None:
                 out.append((f"{m.id} T={t} (kv_cache_elements)", v,
                             tr.kv_cache_elements(m, t) * CHECK_BATCH * CHECK_BYTES))
     return out
@@ -216,12 +265,31 @@ def _check_kv_sliding():
     f = FORMULAS["kv_cache_bytes_sliding"]
     out = []
     for m in _plain_models():
-        if m.sliding is None:
+        if m.sliding is None and m.chunked is None:
             continue
-        n_slide = sum(1 for i in range(m.num_layers) if m.sliding.is_sliding(i))
-        for t in CHECK_CONTEXTS:
-            v = f.evaluate(L_full=m.num_layers - n_slide, L_slide=n_slide, W=m.sliding.window, K=m.num_kv_heads,
+        limited = sum(1 for i in range(m.num_layers) if tr.layer_kind(m, i) in ("sliding", "chunked"))
+        width = m.sliding.window if m.sliding is not None else m.chunked.chunk
+        for t in (*CHECK_CONTEXTS, 3 * width + 5):
+            v = f.evaluate(L_full=m.num_layers - limited, L_slide=limited, W=width, K=m.num_kv_heads,
                            d_head=m.head_dim, T=t, B=CHECK_BATCH, b=CHECK_BYTES)
+            out.append((f"{m.id} T={t}", v, tr.kv_cache_elements(m, t) * CHECK_BATCH * CHECK_BYTES))
+    return out
+
+
+def _check_kv_hybrid():
+    tr = transformer
+    f = FORMULAS["kv_cache_bytes_hybrid"]
+    out = []
+    hybrids = [m for m in catalog.models().values() if m.linear_attention is not None]
+    if not hybrids:
+        raise AssertionError("no catalog model has linear-attention layers: kv_cache_bytes_hybrid checks nothing")
+    for m in hybrids:
+        la = m.linear_attention
+        n_lin = sum(1 for i in range(m.num_layers) if tr.layer_kind(m, i) == "linear")
+        for t in (*CHECK_CONTEXTS, m.max_context):
+            v = f.evaluate(L_full=m.num_layers - n_lin, L_lin=n_lin, K=m.num_kv_heads, d_head=m.head_dim, T=t,
+                           H_v=la.num_value_heads, H_k=la.num_key_heads, d_k=la.key_head_dim,
+                           d_v=la.value_head_dim, c=la.conv_kernel, B=CHECK_BATCH, b=CHECK_BYTES)
             out.append((f"{m.id} T={t}", v, tr.kv_cache_elements(m, t) * CHECK_BATCH * CHECK_BYTES))
     return out
 
@@ -291,16 +359,38 @@ _register(Formula(
 ))
 
 _register(Formula(
-    "kv_cache_bytes_sliding", "KV-cache bytes when some layers attend only to a sliding window",
+    "kv_cache_bytes_sliding", "KV-cache bytes when some layers attend only to recent tokens (a sliding window or a chunk)",
     _s("M_KV", r"M_{\text{KV}}", "the KV cache's size", "bytes"),
     sp.Mul(2, K.symbol, D_HEAD.symbol,
            sp.Add(sp.Mul(L_FULL.symbol, T.symbol, evaluate=False),
                   sp.Mul(L_SLIDE.symbol, sp.Min(T.symbol, W.symbol), evaluate=False), evaluate=False),
            B.symbol, BYTES.symbol, evaluate=False),
     (K, D_HEAD, L_FULL, L_SLIDE, T, W, B, BYTES),
-    "[Mistral 7B paper](https://arxiv.org/abs/2310.06825), section 2 (rolling buffer cache of W tokens)",
-    note="A sliding layer never holds more than W tokens; full-attention layers hold all T.",
+    "[Mistral 7B paper](https://arxiv.org/abs/2310.06825), section 2 (rolling buffer cache of W tokens); Llama 4's "
+    "chunked attention (transformers Llama4TextConfig attention_chunk_size): a layer that attends only "
+    "within its chunk of W tokens never needs more than W of them",
+    note="A sliding or chunked layer never holds more than W tokens; full-attention layers hold all T.",
     check=_check_kv_sliding,
+))
+
+_register(Formula(
+    "kv_cache_bytes_hybrid", "Cache bytes of a hybrid model: attention layers grow with T, linear-attention layers do not",
+    _s("M_KV", r"M_{\text{KV}}", "KV cache plus the linear layers' state", "bytes"),
+    sp.Mul(sp.Add(sp.Mul(2, L_FULL.symbol, K.symbol, D_HEAD.symbol, T.symbol, evaluate=False),
+                  sp.Mul(L_LIN.symbol,
+                         sp.Add(sp.Mul(H_V.symbol, D_K.symbol, D_V.symbol, evaluate=False),
+                                sp.Mul(sp.Add(CONV.symbol, -1, evaluate=False),
+                                       sp.Add(sp.Mul(2, H_K.symbol, D_K.symbol, evaluate=False),
+                                              sp.Mul(H_V.symbol, D_V.symbol, evaluate=False), evaluate=False),
+                                       evaluate=False), evaluate=False), evaluate=False), evaluate=False),
+           B.symbol, BYTES.symbol, evaluate=False),
+    (L_FULL, K, D_HEAD, T, L_LIN, H_V, D_K, D_V, CONV, H_K, B, BYTES),
+    "Yang, Kautz and Hatamizadeh 2024, Gated Delta Networks (arXiv:2412.06464), section 2: the state "
+    "is one d_k x d_v matrix per head; Qwen3-Next config.json (full_attention_interval, linear_*); the "
+    "convolution window as vLLM stores it (MambaStateShapeCalculator.gated_delta_net_state_shape)",
+    note="The linear-attention term has no T: those layers keep the same state at ten tokens and at a "
+         "million. Only the full-attention layers' keys and values grow with the context.",
+    check=_check_kv_hybrid,
 ))
 
 _register(Formula(
@@ -630,4 +720,393 @@ _register(Formula(
     "p_i by p_j cancels the sum",
     note="Only the gap between two logits matters, divided by T.",
     check=_check_temperature_ratio,
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 2 (weights as numbers): a float's value from its bits, integer quantization, SQNR, and the
+# bits per weight of a block-scaled format. Checked against descent.floats, descent.quant and
+# descent.numerics on every code / random weights / every block format.
+# ---------------------------------------------------------------------------------------------
+
+#: Seed and size of the Part 2 checks' random weights.
+PART2_CHECK_SEED = 20261201
+PART2_CHECK_N = 64
+
+SIGN = _s("s", "s", "sign bit (0 or 1)", "bit")
+EXP_FIELD = _s("e", "e", "exponent field, read as an unsigned integer", "integer")
+MANT_FIELD = _s("m", "m", "mantissa field, read as an unsigned integer", "integer")
+MANT_BITS = _s("M", "M", "mantissa bits", "bits")
+BIAS = _s("bias", r"\mathrm{bias}", "exponent bias of the format", "integer")
+W_REAL = _real("w", "w", "a weight", "weight units")
+SCALE = _s("s_q", "s", "the scale: the step between neighbouring levels", "weight units")
+ZERO = _s("z", "z", "zero point: the code that stands for 0 (0 when symmetric)", "integer")
+P_SIGNAL = _s("P_w", r"\sum w^2", "sum of the squared weights", "weight units squared")
+P_NOISE = _s("P_e", r"\sum (w - \hat w)^2", "sum of the squared rounding errors", "weight units squared")
+ELEM_BITS = _s("b_e", "b_e", "bits of one element", "bits")
+SCALE_BITS = _s("b_s", "b_s", "bits of one block scale", "bits")
+BLOCK = _s("k", "k", "values sharing one scale (block size)", "values")
+
+
+def _check_float_value():
+    from descent import floats as fl
+
+    f = FORMULAS["float_value"]
+    out = []
+    for fmt in fl.FORMATS.values():
+        if fmt.special == "e8m0":
+            continue
+        for code in range(0, fmt.codes, max(1, fmt.codes // 97)):
+            if fmt.kind(code) != "normal":
+                continue
+            s, e, m = fmt.split(code)
+            out.append((f"{fmt.name} code {code}",
+                        f.evaluate(s=s, e=e, m=m, M=fmt.mantissa_bits, bias=fmt.bias), fmt.decode(code)))
+    return out
+
+
+def _random_weights() -> list[float]:
+    import random
+
+    rng = random.Random(PART2_CHECK_SEED)
+    return [rng.gauss(0.0, 1.0) for _ in range(PART2_CHECK_N)]
+
+
+def _check_int_code():
+    from descent import quant
+
+    f = FORMULAS["int_code"]
+    w = _random_weights()
+    out = []
+    for bits in (8, 4, 3):
+        for sym in (True, False):
+            q = quant.int_quantize(w, bits, symmetric=sym)
+            qmax = (1 << bits) - 1 if not sym else (1 << (bits - 1)) - 1
+            for i, x in enumerate(w[:16]):
+                code = f.evaluate(w=x, s_q=q.scale, z=q.zero_point)
+                lo = 0 if not sym else -qmax
+                if lo <= code <= qmax:  # the formula before clipping to the code range
+                    out.append((f"{bits} bits {'sym' if sym else 'zp'} w[{i}]", code, q.codes[i]))
+    return out
+
+
+def _check_sqnr():
+    import math
+
+    from descent import quant
+
+    f = FORMULAS["sqnr_db"]
+    w = _random_weights()
+    out = []
+    for bits in (8, 4, 2):
+        q = quant.int_quantize(w, bits)
+        pw = math.fsum(x * x for x in w)
+        pe = math.fsum((x - y) ** 2 for x, y in zip(w, q.values, strict=True))
+        out.append((f"{bits} bits", f.evaluate(P_w=pw, P_e=pe), quant.error_stats(w, q.values).sqnr_db))
+    return out
+
+
+def _check_block_bits():
+    f = FORMULAS["block_bits_per_weight"]
+    out = []
+    for name in ("int4", "mxfp4", "nvfp4"):
+        p = numerics.precision(name)
+        out.append((name, f.evaluate(b_e=p.element_bits, b_s=p.scale_bits, k=p.block_size), p.bits_per_weight))
+    return out
+
+
+_register(Formula(
+    "float_value", "The value of a normal floating-point code",
+    _real("x", "x", "the value the code stands for", "number"),
+    sp.Mul(sp.Pow(-1, SIGN.symbol, evaluate=False),
+           sp.Add(1, sp.Mul(MANT_FIELD.symbol, sp.Pow(2, sp.Mul(-1, MANT_BITS.symbol, evaluate=False),
+                                                      evaluate=False), evaluate=False), evaluate=False),
+           sp.Pow(2, sp.Add(EXP_FIELD.symbol, sp.Mul(-1, BIAS.symbol, evaluate=False), evaluate=False),
+                  evaluate=False), evaluate=False),
+    (SIGN, MANT_FIELD, MANT_BITS, EXP_FIELD, BIAS),
+    "IEEE 754-2008, section 3.4; OCP OFP8 rev. 1.0, section 3; OCP MX v1.0, section 5.3",
+    note="Subnormals (e = 0) drop the leading 1 and use exponent 1 - bias; the reserved codes differ by format.",
+    check=_check_float_value,
+))
+
+_register(Formula(
+    "int_code", "Integer quantization: the code of a weight",
+    _s("q", "q", "the stored integer code", "integer"),
+    sp.Add(sp.floor(sp.Add(sp.Mul(W_REAL.symbol, sp.Pow(SCALE.symbol, -1, evaluate=False), evaluate=False),
+                           sp.Rational(1, 2), evaluate=False)), ZERO.symbol, evaluate=False),
+    (W_REAL, SCALE, ZERO),
+    "Jacob et al. 2018, arXiv:1712.05877, section 2.1, eq. 1 (there read backwards: w = s (q - z))",
+    note="Rounded to the nearest integer, then clipped to the codes the bits allow; the weight comes "
+         "back as s (q - z), off by at most s/2.",
+    check=_check_int_code,
+))
+
+_register(Formula(
+    "sqnr_db", "Signal-to-quantization-noise ratio, decibels",
+    _s("SQNR", r"\mathrm{SQNR}", "signal-to-quantization-noise ratio", "dB"),
+    sp.Mul(10, sp.log(sp.Mul(P_SIGNAL.symbol, sp.Pow(P_NOISE.symbol, -1, evaluate=False), evaluate=False), 10),
+           evaluate=False),
+    (P_SIGNAL, P_NOISE),
+    "Widrow and Kollar 2008, 'Quantization Noise', ch. 5 (about 6 dB per bit for a uniform grid)",
+    check=_check_sqnr,
+))
+
+_register(Formula(
+    "block_bits_per_weight", "Bits per weight of a block-scaled format, scales included",
+    BITS,
+    sp.Add(ELEM_BITS.symbol, sp.Mul(SCALE_BITS.symbol, sp.Pow(BLOCK.symbol, -1, evaluate=False), evaluate=False),
+           evaluate=False),
+    (ELEM_BITS, SCALE_BITS, BLOCK),
+    "OCP Microscaling Formats (MX) Specification v1.0, section 5; NVIDIA NVFP4 (16-value blocks, E4M3 scale)",
+    note="MXFP4: 4 + 8/32 = 4.25; NVFP4: 4 + 8/16 = 4.5.",
+    check=_check_block_bits,
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 4 (hardware): the roofline, tiles, attention traffic, the online softmax, parallelism.
+# Each check evaluates the expression on catalog chips and models (or on a grid of sizes) and
+# compares with the package function it mirrors.
+# ---------------------------------------------------------------------------------------------
+
+from descent import attention_io, memory_tiers, parallel, roofline, tiling  # noqa: E402
+
+F_PEAK = _s("F_peak", r"F_{\text{peak}}", "dense peak of the chip in the step's compute precision", "FLOP/s")
+INTENSITY = _s("I", "I", "arithmetic intensity: FLOPs per byte of memory traffic", "FLOP/byte")
+C_STEP = _s("C_step", r"C_{\text{step}}", "FLOPs of the step", "FLOP")
+TILE_T = _s("t", "t", "edge of a square output tile", "elements")
+K_DIM = _s("K_dim", "K", "the inner (shared) dimension of the product", "elements")
+P_DEV = _s("p", "p", "devices in the all-reduce (or pipeline stages)", "devices")
+MSG = _s("S_msg", r"S_{\text{msg}}", "bytes of the message every device contributes", "bytes")
+M_MB = _s("m", "m", "micro-batches in flight", "count")
+N_SEQ = _s("N_seq", "N", "sequence length", "tokens")
+D_ATT = _s("d", "d", "head dimension", "values")
+B_C = _s("B_c", "B_c", "keys per FlashAttention block, ceil(M / 4d) for M elements of SRAM", "tokens")
+UNITS = _s("U", "U", "SMs (or CUs) on the chip", "count")
+BETA = _s("beta", r"\beta", "bytes one SM's shared memory delivers per clock", "bytes/clock")
+CLOCK = _s("f", "f", "clock frequency", "Hz")
+ELL = _s("ell", r"\ell", "running sum of exp(score - m) before the block", "dimensionless")
+M_OLD = _real("m_old", r"m", "running maximum of the scores before the block", "dimensionless")
+M_NEW = _real("m_new", r"m'", "running maximum after the block, max(m, the block's largest score)", "dimensionless")
+ELL_BLK = _s("ell_blk", r"\ell_{\text{block}}", "sum of exp(score - m') over the block's scores", "dimensionless")
+
+#: Part 4 checks run on these models and contexts (any catalog rows would do; these cover dense,
+#: MoE, MLA and sliding-window layers).
+PART4_CHECK_MODELS = ("llama-3.1-70b", "gpt-oss-120b", "deepseek-v3", "gemma-3-27b")
+PART4_CHECK_SEQ = (1, 127, 2048, 100_000)
+
+
+def _check_ridge():
+    f = FORMULAS["ridge_point"]
+    out = []
+    for a in catalog.accelerators().values():
+        for prec, attr in hardware.COMPUTE_PRECISIONS.items():
+            if getattr(a, attr) is None:
+                continue
+            out.append((f"{a.id} {prec}", f.evaluate(F_peak=getattr(a, attr), BW=a.memory_bandwidth),
+                        hardware.ridge_point(a, prec)))
+    return out
+
+
+def _check_roofline_attainable():
+    f = FORMULAS["roofline_attainable"]
+    out = []
+    for a in catalog.accelerators().values():
+        for i in (0.5, 2.0, 300.0, 1e5):
+            out.append((f"{a.id} I={i}", f.evaluate(F_peak=a.bf16_flops, I=i, BW=a.memory_bandwidth),
+                        hardware.roofline(a, i, "bf16")))
+    return out
+
+
+def _check_step_seconds():
+    f = FORMULAS["step_seconds"]
+    out = []
+    for a in ("h200", "b200", "rtx-5090", "m3-ultra"):
+        for mid in PART4_CHECK_MODELS:
+            for phase in roofline.PHASES:
+                for batch in (1, 64):
+                    s = roofline.step(mid, a, "fp8", "bf16", 4096, batch, phase)
+                    out.append((f"{mid} on {a} {phase} B={batch}",
+                                f.evaluate(C_step=s.flops_per_step, F_peak=s.peak_flops, S_step=s.bytes_per_step,
+                                           BW=s.memory_bandwidth), s.seconds_per_step))
+    return out
+
+
+def _check_tile_intensity():
+    f = FORMULAS["tile_intensity"]
+    return [(f"t={t} {e}", f.evaluate(t=t, K_dim=tiling.GEMM_EXAMPLE["k"], b=b), tiling.tile_intensity(t, b))
+            for t in tiling.TILE_SIZES for e, b in tiling.ELEMENT_BYTES.items()]
+
+
+def _check_allreduce():
+    f = FORMULAS["allreduce_bytes"]
+    return [(f"p={p} S={s}", f.evaluate(p=p, S_msg=s), parallel.ring_allreduce_bytes(s, p))
+            for p in (1, 2, 3, 4, 8, 16, 72) for s in (16_384, 1_048_576)]
+
+
+def _check_bubble():
+    f = FORMULAS["pipeline_bubble"]
+    return [(f"p={p} m={m}", f.evaluate(p=p, m=m), parallel.pipeline_bubble(p, m))
+            for p in (1, 2, 4, 8, 16) for m in (1, 4, 8, 64)]
+
+
+def _check_attention_naive():
+    f = FORMULAS["attention_naive_bytes"]
+    return [(f"N={n} d={d} b={b}", f.evaluate(N_seq=n, d=d, b=b), attention_io.naive_elements(n, d) * b)
+            for n in PART4_CHECK_SEQ for d in (64, 128) for b in (1, 2)]
+
+
+def _check_attention_flash():
+    f = FORMULAS["attention_flash_bytes"]
+    out = []
+    for a in ("h100-sxm", "b200", "mi300x"):
+        for n in PART4_CHECK_SEQ:
+            for d in (64, 128):
+                t = attention_io.traffic(n, d, 2, a)
+                out.append((f"{a} N={n} d={d}", f.evaluate(N_seq=n, d=d, B_c=t.block_cols, b=2), t.flash_bytes))
+    return out
+
+
+def _check_online_softmax():
+    import math
+    import random
+
+    f = FORMULAS["online_softmax_sum"]
+    rng = random.Random(PART1_CHECK_SEED)
+    scores = [rng.uniform(-8, 8) for _ in range(20)]
+    values = [[1.0] for _ in scores]
+    block = 6
+    _out, steps = attention_io.online_softmax(scores, values, block)
+    out = []
+    for prev, cur in zip(steps, steps[1:], strict=False):
+        blk = scores[cur.block * block:(cur.block + 1) * block]
+        ell_blk = math.fsum(math.exp(s - cur.running_max) for s in blk)
+        out.append((f"block {cur.block}", f.evaluate(ell=prev.running_sum, m_old=prev.running_max,
+                                                     m_new=cur.running_max, ell_blk=ell_blk), cur.running_sum))
+    return out
+
+
+def _check_smem_bandwidth():
+    f = FORMULAS["shared_memory_bandwidth"]
+    out = []
+    for a in memory_tiers.gpus():
+        bw = memory_tiers.shared_memory_bandwidth(a)
+        if bw is not None:
+            out.append((a.id, f.evaluate(U=a.compute_units, beta=a.shared_memory_bytes_per_clock, f=a.clock_hz), bw))
+    return out
+
+
+_register(Formula(
+    "ridge_point", "The ridge point: where a chip stops being memory-bound",
+    _s("I_ridge", r"I_{\text{ridge}}", "ridge point", "FLOP/byte"),
+    sp.Mul(F_PEAK.symbol, sp.Pow(BW.symbol, -1, evaluate=False), evaluate=False),
+    (F_PEAK, BW),
+    "Williams, Waterman & Patterson 2009, Roofline: an insightful visual performance model, CACM 52(4), section 2",
+    note="A kernel with fewer FLOPs per byte than this waits on memory; with more, on arithmetic.",
+    check=_check_ridge,
+))
+
+_register(Formula(
+    "roofline_attainable", "The roofline: the most FLOP/s a kernel of intensity I can reach",
+    _s("P_att", r"P", "attainable arithmetic rate", "FLOP/s"),
+    sp.Min(F_PEAK.symbol, sp.Mul(INTENSITY.symbol, BW.symbol, evaluate=False), evaluate=False),
+    (F_PEAK, INTENSITY, BW),
+    "Williams, Waterman & Patterson 2009, section 2",
+    note="The sloped roof is I times the bandwidth; the flat roof is the peak.",
+    check=_check_roofline_attainable,
+))
+
+_register(Formula(
+    "step_seconds", "Lower bound on one step's time: the slower of the two roofs",
+    _s("t_step", r"t_{\text{step}}", "time of one decode or prefill step", "s"),
+    sp.Max(sp.Mul(C_STEP.symbol, sp.Pow(F_PEAK.symbol, -1, evaluate=False), evaluate=False),
+           sp.Mul(S_STEP.symbol, sp.Pow(BW.symbol, -1, evaluate=False), evaluate=False), evaluate=False),
+    (C_STEP, F_PEAK, S_STEP, BW),
+    "Williams et al. 2009; Pope et al. 2022, Efficiently Scaling Transformer Inference, section 2",
+    note="Decode at small batch takes the second term, prefill the first.",
+    check=_check_step_seconds,
+))
+
+_register(Formula(
+    "tile_intensity", "Arithmetic intensity of one t x t output tile of a matrix product",
+    _s("I_tile", r"I_{\text{tile}}", "FLOPs per byte loaded", "FLOP/byte"),
+    sp.Mul(sp.Mul(2, TILE_T.symbol, TILE_T.symbol, K_DIM.symbol, evaluate=False),
+           sp.Pow(sp.Mul(sp.Add(sp.Mul(TILE_T.symbol, K_DIM.symbol, evaluate=False),
+                                sp.Mul(K_DIM.symbol, TILE_T.symbol, evaluate=False), evaluate=False),
+                         BYTES.symbol, evaluate=False), -1, evaluate=False), evaluate=False),
+    (TILE_T, K_DIM, BYTES),
+    "Hong & Kung 1981 (blocking); NVIDIA Matrix Multiplication Background User's Guide (arithmetic intensity of a GEMM)",
+    note="2t^2K FLOPs from a t x K strip of A and a K x t strip of B; K cancels, leaving t / b.",
+    check=_check_tile_intensity,
+))
+
+_register(Formula(
+    "allreduce_bytes", "Bytes each device sends in a ring all-reduce",
+    _s("S_ar", r"S_{\text{all-reduce}}", "bytes each device sends (and receives)", "bytes"),
+    sp.Mul(sp.Mul(2, sp.Add(P_DEV.symbol, -1, evaluate=False), sp.Pow(P_DEV.symbol, -1, evaluate=False),
+                  evaluate=False), MSG.symbol, evaluate=False),
+    (P_DEV, MSG),
+    "Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms, JPDC 69(2); NCCL nccl-tests doc/PERFORMANCE.md",
+    note="A reduce-scatter and an all-gather, each moving (p - 1)/p of the message. Tensor "
+         "parallelism does two per layer.",
+    check=_check_allreduce,
+))
+
+_register(Formula(
+    "pipeline_bubble", "Share of a pipeline schedule each stage sits idle",
+    _s("f_bubble", r"f_{\text{bubble}}", "idle share of each stage", "fraction"),
+    sp.Mul(sp.Add(P_DEV.symbol, -1, evaluate=False),
+           sp.Pow(sp.Add(M_MB.symbol, P_DEV.symbol, -1, evaluate=False), -1, evaluate=False), evaluate=False),
+    (P_DEV, M_MB),
+    "Huang et al. 2019, GPipe, arXiv:1811.06965, section 2.2; Narayanan et al. 2021, arXiv:2104.04473, section 2.2",
+    note="p stages, m micro-batches: the first stage waits p - 1 slots at the end, the last at the start.",
+    check=_check_bubble,
+))
+
+_register(Formula(
+    "attention_naive_bytes", "Memory traffic of naive attention, one head",
+    _s("Q_naive", r"Q_{\text{naive}}", "bytes moved to and from HBM", "bytes"),
+    sp.Mul(sp.Add(sp.Mul(4, N_SEQ.symbol, D_ATT.symbol, evaluate=False),
+                  sp.Mul(4, sp.Pow(N_SEQ.symbol, 2, evaluate=False), evaluate=False), evaluate=False),
+           BYTES.symbol, evaluate=False),
+    (N_SEQ, D_ATT, BYTES),
+    "Dao et al. 2022, FlashAttention, arXiv:2205.14135, Algorithm 0 (standard attention)",
+    note="The N x N scores are written, read, written again as probabilities and read again.",
+    check=_check_attention_naive,
+))
+
+_register(Formula(
+    "attention_flash_bytes", "Memory traffic of FlashAttention (Algorithm 1), one head",
+    _s("Q_flash", r"Q_{\text{flash}}", "bytes moved to and from HBM", "bytes"),
+    sp.Mul(sp.Add(sp.Mul(3, N_SEQ.symbol, D_ATT.symbol, evaluate=False), sp.Mul(2, N_SEQ.symbol, evaluate=False),
+                  sp.Mul(sp.ceiling(sp.Mul(N_SEQ.symbol, sp.Pow(B_C.symbol, -1, evaluate=False), evaluate=False),
+                                    evaluate=False),
+                         sp.Add(sp.Mul(3, N_SEQ.symbol, D_ATT.symbol, evaluate=False),
+                                sp.Mul(4, N_SEQ.symbol, evaluate=False), evaluate=False), evaluate=False),
+                  evaluate=False), BYTES.symbol, evaluate=False),
+    (N_SEQ, D_ATT, B_C, BYTES),
+    "Dao et al. 2022, Algorithm 1 (the count of its HBM reads and writes) and Theorem 2",
+    note="K and V are read once; Q, O and the running statistics once per block of keys. No N x N term.",
+    check=_check_attention_flash,
+))
+
+_register(Formula(
+    "online_softmax_sum", "The online softmax: updating the running sum when a block of scores arrives",
+    _s("ell_new", r"\ell'", "running sum after the block", "dimensionless"),
+    sp.Add(sp.Mul(sp.exp(sp.Add(M_OLD.symbol, sp.Mul(-1, M_NEW.symbol, evaluate=False), evaluate=False),
+                         evaluate=False), ELL.symbol, evaluate=False), ELL_BLK.symbol, evaluate=False),
+    (M_OLD, M_NEW, ELL, ELL_BLK),
+    "Milakov & Gimelshein 2018, Online normalizer calculation for softmax, arXiv:1805.02867; Dao et al. 2022, section 3.1",
+    note="The partial output is rescaled by the same factor; dividing by the final sum gives the exact softmax.",
+    check=_check_online_softmax,
+))
+
+_register(Formula(
+    "shared_memory_bandwidth", "Bandwidth of a GPU's shared memory, whole chip",
+    _s("BW_smem", r"\mathrm{BW}_{\text{smem}}", "shared-memory bandwidth", "bytes/s"),
+    sp.Mul(UNITS.symbol, BETA.symbol, CLOCK.symbol, evaluate=False),
+    (UNITS, BETA, CLOCK),
+    "NVIDIA CUDA C++ Programming Guide (32 banks of 4 bytes per clock per SM); AMD CDNA 3 whitepaper (LDS)",
+    note="For the A100 (108 SMs, 1.41 GHz) it gives 19.5 TB/s, the figure Dao et al. 2022 use (section 2.1).",
+    check=_check_smem_bandwidth,
 ))

@@ -48,6 +48,7 @@ Standard library only (runs in Pyodide).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from descent import params, transformer
@@ -374,6 +375,8 @@ def compute_bound_batch(
     def bound(b: int) -> bool:
         return decode_ceiling(model, accelerator, weights, kv, context, b, moe_routing).bound == "compute"
 
+    if decode_ceiling(model, accelerator, weights, kv, context, 1, moe_routing).peak_flops == math.inf:
+        return None  # a chip described without a peak (descent.custom): no compute roof at any batch
     lo, hi = 1, 1
     if bound(1):
         return 1

@@ -219,7 +219,8 @@ def size(
         bytes_per_decode_step=c.bytes_per_step,
         flops_per_decode_step=c.flops_per_step,
         decode_memory_tokens_per_s=1 / c.memory_seconds,
-        decode_compute_tokens_per_s=1 / c.compute_seconds,
+        # A chip described without a peak (descent.custom) has no compute roof: infinite.
+        decode_compute_tokens_per_s=1 / c.compute_seconds if c.compute_seconds else math.inf,
         decode_tokens_per_s=c.tokens_per_s_per_sequence,
         decode_tokens_per_s_total=c.tokens_per_s_total,
         bound=c.bound,
@@ -227,14 +228,14 @@ def size(
     )
 
 
-def moe_line(model: str) -> str | None:
+def moe_line(model: str | Model) -> str | None:
     """For a mixture-of-experts model: stored vs per-token parameters, as one sentence; else None.
 
     Uses :func:`descent.transformer.param_counts` (``total`` counts every expert, ``active`` the
     k of E experts one token runs through, plus everything shared). Raises ValueError for an
     unknown model id.
     """
-    m = catalog.model(model)
+    m = resolve_model(model)
     if m.moe is None:
         return None
     pc = transformer.param_counts(m)

@@ -11,7 +11,7 @@ else is generated from that one declaration:
 * a command-line flag (:func:`add_argument` builds the ``argparse`` option from a ``Param``).
 
 So a limit or a default changes in one place, and a message names the input the same way
-everywhere ("Context must be 1 to 10,000,000 tokens, got 0").
+everywhere ("Context must be 1 to 20,000,000 tokens, got 0").
 
 Two ways in:
 
@@ -55,8 +55,9 @@ __all__ = [
 #: Value types a parameter can have.
 TYPES = ("int", "float", "choice", "bool", "text")
 
-#: Longest text any parameter may accept, characters (keeps a browser worker call bounded).
-TEXT_MAX_LENGTH_LIMIT = 10_000
+#: Longest text any parameter may accept, characters (keeps a browser worker call bounded; a
+#: pasted config.json is the longest text input, descent.hfconfig.MAX_CONFIG_CHARS).
+TEXT_MAX_LENGTH_LIMIT = 50_000
 
 _TRUE = frozenset({"true", "1", "on", "yes"})
 _FALSE = frozenset({"false", "0", "off", "no", ""})
@@ -77,7 +78,7 @@ class ParamError(ValueError):
 
     ``field`` is the parameter's name (``None`` when the error is not about one input, e.g. an
     unknown widget); ``message`` is a sentence the reader can act on, naming the parameter by its
-    label and saying what is allowed ("Context must be 1 to 10,000,000 tokens, got -3").
+    label and saying what is allowed ("Context must be 1 to 20,000,000 tokens, got -3").
     """
 
     def __init__(self, field: str | None, message: str) -> None:
@@ -188,7 +189,7 @@ class Param:
         return [str(v) for v, _ in self.options()]
 
     def allowed(self) -> str:
-        """What is allowed, in words: "one of: a, b", "1 to 10,000,000 tokens", "on or off"."""
+        """What is allowed, in words: "one of: a, b", "1 to 20,000,000 tokens", "on or off"."""
         if self.type == "choice":
             return "one of: " + ", ".join(self.values())
         if self.type in ("int", "float"):
@@ -306,6 +307,11 @@ class Param:
             if not text:
                 raise ParamError(self.name, f"{self.label} is empty: enter a number from "
                                  f"{format_limit(self.min)} to {format_limit(self.max)}")
+            digits = text.lstrip("+-").lstrip("0")
+            if self.type == "int" and digits.isdigit() and len(digits) > len(str(max(-self.min, self.max))):
+                # More digits than either bound: out of range, and int() refuses strings over
+                # 4,300 digits (sys.get_int_max_str_digits), which must not reach the reader.
+                raise ParamError(self.name, self._range_message(_show(raw)))
             try:
                 x = int(text) if self.type == "int" and text.lstrip("+-").isdigit() else float(text)
             except ValueError:
@@ -545,12 +551,30 @@ RUNTIME = declare(Param(
     help="Memory kept back for the runtime (context, activations, workspace, fragmentation); "
     "10% is 1 minus vLLM's default gpu_memory_utilization of 0.9.",
 ))
+# A chip described by its numbers instead of a catalog id (descent.custom). The defaults are a
+# 24 GB consumer card, the RTX 4090 (NVIDIA Ada Lovelace GPU architecture whitepaper, appendix A:
+# 24 GB GDDR6X, 1,008 GB/s, 165.2 TFLOPS dense FP16 tensor math with FP32 accumulate). Its "24 GB"
+# are 24 GiB (25.8 GB); the default takes the label at its word, the cautious reading.
+# Upper limits: guards against typos, above every catalog chip (Cerebras WSE-3: 21,000,000 GB/s
+# of on-chip SRAM bandwidth, 125,000 TFLOP/s).
+MEMORY_GB = declare(Param(
+    "memory_gb", "Memory", "float", 24.0, unit="GB", min=0.01, max=100_000.0, step=1.0,
+    help="The chip's memory in GB of 1e9 bytes (a vendor's \"80 GB\" of HBM is often 80 GiB = 85.9 GB).",
+))
+BANDWIDTH_GBS = declare(Param(
+    "bandwidth_gbs", "Memory bandwidth", "float", 1008.0, unit="GB/s", min=1.0, max=100_000_000.0, step=1.0,
+    help="How fast the chip reads its memory, GB/s (1e9 bytes per second).",
+))
+TFLOPS = declare(Param(
+    "tflops", "Peak compute", "float", 165.2, unit="TFLOP/s", min=0.001, max=10_000_000.0, step=0.1,
+    help="Dense (not 2:4 sparse) peak in TFLOP/s at the precision the weights are multiplied in.",
+))
 KV = declare(Param(
     "kv", "KV-cache precision", "choice", "bf16", choices=_precision_choices(kv=True),
     help="How each cached key and value is stored.",
 ))
 CONTEXT = declare(Param(
-    "context", "Context", "int", 8192, unit="tokens", min=1, max=10_000_000, short=("-c",),
+    "context", "Context", "int", 8192, unit="tokens", min=1, max=20_000_000, short=("-c",),
     help="Tokens each conversation holds in the KV cache: prompt plus answer so far.",
 ))
 BATCH = declare(Param(
@@ -576,6 +600,10 @@ SEED = declare(Param(
     help="Seed of the random draw: the same seed gives the same tokens.",
 ))
 JSON = declare(Param("json", "JSON output", "bool", False, help="print JSON instead of a table"))
+CONFIG_PATH = declare(Param(
+    "config", "config.json path", "text", "", max_length=4096,
+    help="Size the model a Hugging Face config.json describes (a file path) instead of a catalog model.",
+))
 
 # Formatting of a number on a page (shortcode arguments).
 BYTE_UNIT = declare(Param(
@@ -621,4 +649,69 @@ FFN = declare(Param(
 GATED = declare(Param(
     "gated", "Gated FFN (SwiGLU: 3 matrices instead of 2)", "bool", True,
     help="A gated FFN (SwiGLU, GeGLU) has three matrices; the classic one has two.",
+))
+
+# What a token costs (descent.economics).
+PRICE = declare(Param(
+    "price", "Price per accelerator-hour", "float", 3.0, unit="USD", min=0.01, max=1000.0, step=0.01,
+    help="What one accelerator costs per hour, rented or amortised; $3 is a round on-demand price for "
+    "an H100-class GPU.",
+))
+PUE = declare(Param(
+    "pue", "Data-centre overhead (PUE)", "float", 1.56, min=1.0, max=3.0, step=0.01,
+    help="Power usage effectiveness: total facility power over IT power. 1.56 is the industry average "
+    "in the Uptime Institute's 2024 survey; large cloud operators report about 1.1.",
+))
+
+# Part 4 (hardware): the step of a roofline, tiles and element formats, attention's sequence, and
+# how a model is split over chips. Choices that name core constants read them when first needed.
+
+
+def _link_choices() -> list[tuple[str, str]]:
+    from descent import parallel
+
+    return [(x.id, x.label) for x in parallel.LINKS.values()]
+
+
+def _element_choices() -> list[tuple[str, str]]:
+    from descent import tiling
+
+    return [(n, f"{n.upper()} ({format_limit(b)} byte{'' if b == 1 else 's'})") for n, b in tiling.ELEMENT_BYTES.items()]
+
+
+PHASE = declare(Param(
+    "phase", "Phase", "choice", "decode", choices=[("decode", "decode"), ("prefill", "prefill")],
+    help="decode: each sequence gets one new token; prefill: each reads its whole prompt (context tokens) at once.",
+))
+TILE = declare(Param(
+    "tile", "Tile edge", "choice", 64, choices=[(t, f"{t} x {t}") for t in (16, 32, 64, 128, 256)],
+    help="Rows and columns of the output tile one group of cores computes at a time.",
+))
+ELEMENT = declare(Param(
+    "element", "Element format", "choice", "fp16", choices=_element_choices,
+    help="Width of each number the tensor cores multiply.",
+))
+SEQ_LEN = declare(Param(
+    "seq_len", "Sequence length", "int", 2048, unit="tokens", min=1, max=10_000_000,
+    help="N: tokens whose queries attend to each other (a prompt in prefill).",
+))
+TP = declare(Param(
+    "tp", "Tensor parallel", "int", 1, unit="devices", min=1, max=4096,
+    help="Devices that share every weight matrix, each holding a slice of it.",
+))
+PP = declare(Param(
+    "pp", "Pipeline parallel", "int", 1, unit="stages", min=1, max=4096,
+    help="Devices that each hold a consecutive range of the layers.",
+))
+EP = declare(Param(
+    "ep", "Expert parallel", "int", 1, unit="devices", min=1, max=4096,
+    help="Devices the routed experts of a mixture of experts are spread over (1 for a dense model).",
+))
+MICROBATCHES = declare(Param(
+    "microbatches", "Micro-batches", "int", 1, min=1, max=100_000,
+    help="Groups of sequences in flight through the pipeline at once (at most the batch).",
+))
+LINK = declare(Param(
+    "link", "Link", "choice", "nvlink4", choices=_link_choices,
+    help="The wire between devices: NVLink inside a server or rack, InfiniBand or PCIe between them.",
 ))

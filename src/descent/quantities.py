@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from descent import params as P
-from descent.units import format_bytes, format_count, format_int, format_number, format_percent, format_si
+from descent.units import (
+    format_bytes,
+    format_count,
+    format_int,
+    format_number,
+    format_percent,
+    format_si,
+    format_time,
+)
 
 __all__ = ["KINDS", "QUANTITIES", "Quantity", "get", "quantity"]
 
@@ -36,6 +44,11 @@ KINDS = {
     "bytes_per_s": "bytes/s",
     "flop_per_s": "FLOP/s",
     "flop": "FLOP",
+    "usd": "USD",
+    "joules": "J",
+    "flop_per_byte": "FLOP/byte",
+    "seconds": "s",
+    "ratio": "times",
 }
 
 #: The formatting parameters a page may add, by kind.
@@ -48,6 +61,11 @@ FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
     "bytes_per_s": (P.SIG,),
     "flop_per_s": (P.SIG,),
     "flop": (P.SIG,),
+    "usd": (P.SIG,),
+    "joules": (P.SIG,),
+    "flop_per_byte": (P.SIG,),
+    "seconds": (P.SIG,),
+    "ratio": (P.SIG,),
 }
 
 
@@ -114,7 +132,19 @@ class Quantity:
             return format_percent(x, sig)
         if k == "bytes_per_s":
             return format_si(x, "B/s", sig, trim=True)
-        return format_si(x, KINDS[k], sig, trim=True)
+        if k == "usd":
+            return f"${format_number(x, sig, trim=False)}"
+        if k == "joules":
+            return format_si(x, "J", sig, trim=True)
+        if k == "flop":
+            return format_si(x, "FLOP", sig, trim=True)
+        if k == "flop_per_byte":
+            return f"{format_number(x, sig, trim=True)} FLOP/byte"
+        if k == "seconds":
+            return format_time(x, sig)
+        if k == "ratio":
+            return f"{format_number(x, sig, trim=True)} times"
+        return format_si(x, "FLOP/s", sig, trim=True)
 
 
 #: Every quantity, by name.
@@ -276,14 +306,6 @@ def flops_per_decode_step(**kw: Any) -> float:
     return _sizing(**kw).flops_per_decode_step
 
 
-@quantity("peak_flops", "Dense peak", "flop_per_s", P.MODEL, P.ACCELERATOR, P.WEIGHTS)
-def peak_flops(model: str, accelerator: str, weights: str) -> float:
-    """The chip's dense peak in the precision the model's matmuls run in (descent.hardware)."""
-    from descent import hardware
-
-    return hardware.peak_flops(accelerator, hardware.compute_precision(model, accelerator, weights))
-
-
 @quantity("decode_compute_tokens_per_s_total", "Compute roof in total", "tokens_per_s", *_SIZING_PARAMS)
 def decode_compute_tokens_per_s_total(**kw: Any) -> float:
     """Dense peak FLOP/s / FLOPs per token: the most tokens/s over the batch the arithmetic allows."""
@@ -359,3 +381,65 @@ def runtime_allowance() -> float:
     from descent.memory import RUNTIME_ALLOWANCE
 
     return RUNTIME_ALLOWANCE
+
+
+_COST_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
+
+
+@quantity("usd_per_million_tokens", "Dollars per million output tokens", "usd", *_COST_PARAMS, P.PRICE)
+def usd_per_million_tokens(**kw: Any) -> float:
+    """Price per accelerator-hour / 3,600 / decode tokens per second x 1e6 (descent.economics)."""
+    from descent import economics
+
+    return economics.token_cost(**kw).usd_per_million_tokens
+
+
+@quantity("joules_per_token", "Joules per output token", "joules", *_COST_PARAMS, P.PUE)
+def joules_per_token(**kw: Any) -> float:
+    """Board power x PUE / decode tokens per second (descent.economics)."""
+    from descent import economics
+
+    return economics.token_cost(**kw).joules_per_token
+
+
+@quantity("max_batch", "Largest batch that fits", "integer", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT)
+def max_batch(**kw: Any) -> int:
+    """The most sequences whose KV caches fit beside the weights and the runtime allowance."""
+    from descent import economics
+
+    return economics.max_batch(**kw)
+
+
+@quantity("input_output_ratio", "Prompt tokens cheaper by", "ratio", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV,
+          P.CONTEXT, P.BATCH)
+def input_output_ratio(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int) -> float:
+    """Time per output token over time per prompt token (descent.economics.input_output_ratio)."""
+    from descent import economics
+
+    return economics.input_output_ratio(model, accelerator, weights, kv, context, batch)
+
+
+@quantity("usd_per_million_tokens_at_max_batch", "Dollars per million output tokens, batch full", "usd",
+          P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.PRICE)
+def usd_per_million_tokens_at_max_batch(model: str, accelerator: str, weights: str, kv: str, context: int,
+                                        price: float) -> float:
+    """The price per million output tokens at the largest batch that fits (descent.economics)."""
+    from descent import economics
+
+    b = economics.max_batch(model, accelerator, weights, kv, context)
+    if b == 0:
+        raise P.ParamError("model", "not one sequence fits beside the weights: there is nothing to price")
+    return economics.token_cost(model, accelerator, weights, kv, context, b, price).usd_per_million_tokens
+
+
+@quantity("input_output_ratio_at_max_batch", "Prompt tokens cheaper by, batch full", "ratio", P.MODEL,
+          P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT)
+def input_output_ratio_at_max_batch(model: str, accelerator: str, weights: str, kv: str, context: int) -> float:
+    """Time per output token over time per prompt token at the largest batch that fits."""
+    from descent import economics
+
+    b = max(1, economics.max_batch(model, accelerator, weights, kv, context))
+    return economics.input_output_ratio(model, accelerator, weights, kv, context, b)
+# Part 4's quantities (roofline, tiles, attention traffic, parallelism) live in their own module;
+# importing it registers them here, before any page or widget reads QUANTITIES.
+from descent import quantities_part4  # noqa: E402,F401,I001

@@ -198,7 +198,7 @@ def _released_table() -> dict[str, ReleasedMap]:
         if unknown:
             raise ValueError(f"released.toml [{mid}]: unknown keys {sorted(unknown)}; allowed: default, note, "
                              f"source, {', '.join(GROUPS)}")
-        if not row.get("source"):
+        if not isinstance(row.get("source"), str) or not row["source"].strip():
             raise ValueError(f"released.toml [{mid}]: every row needs a non-empty source")
         out[mid] = ReleasedMap(mid, by_group, row.get("note", ""), row["source"])
     return out
@@ -207,10 +207,18 @@ def _released_table() -> dict[str, ReleasedMap]:
 def released_map(model: str | Model) -> ReleasedMap:
     """The published checkpoint's precision per group for ``model``.
 
+    A model read from a config.json (:mod:`descent.hfconfig`) carries its own map
+    (``Model.released_by_group``, from the file's ``torch_dtype`` and ``quantization_config``).
+
     Raises:
-        ValueError: the model has no row in ``catalog/released.toml``.
+        ValueError: the model has no row in ``catalog/released.toml`` and no map of its own.
     """
+    if isinstance(model, Model) and model.released_by_group is not None:  # read from a config.json
+        return ReleasedMap(model.id, {g: model.released_by_group.get(g, "bf16") for g in GROUPS},
+                           model.sources.get("released_by_group", ""), model.sources.get("default", ""))
     mid = model.id if isinstance(model, Model) else model
+    if isinstance(model, Model) and mid not in _released_table() and "released_by_group" in model.sources:
+        raise ValueError(model.sources["released_by_group"])  # why its config.json gives no map
     try:
         return _released_table()[mid]
     except KeyError:
@@ -231,7 +239,8 @@ def _use_more_bits(i: int, n: int) -> bool:
 
 def _is_llama_70b(m: Model) -> bool:
     """llama.cpp's ``LLM_TYPE_70B``: a Llama-architecture model of 80 layers with grouped KV heads."""
-    return m.id.startswith("llama") and m.num_layers == 80 and m.num_kv_heads < m.num_heads
+    llama = m.id.startswith("llama") or m.sources.get("model_type") == "llama"  # a catalog row or a config.json
+    return llama and m.num_layers == 80 and m.num_kv_heads < m.num_heads
 
 
 def gguf_tensor_type(m: Model, mix: str, t: Tensor, ctx: dict[str, int]) -> str:

@@ -299,6 +299,7 @@ def _wasm_fetches(page) -> int:
     return len([u for u in page.descent_requests if u.endswith("pyodide.asm.wasm")])
 
 
+@pytest.mark.slow
 def test_instant_navigation_through_every_page(site_dir, server, make_page, all_page_paths):
     """Start at the home page and follow Material's footer "Next" link to the end; instant
     navigation swaps pages in place, so the widget worker (and Pyodide) survives across pages."""

@@ -64,6 +64,7 @@ def test_guess_and_loop_live(page, site_dir, server):
     assert not page.descent_console_errors, page.descent_console_errors
 
 
+@pytest.mark.slow
 def test_screenshots(make_page, site_dir, server, tmp_path_factory):
     """Light, dark and phone-width screenshots of Parts 0 and 1 (for a person to look at)."""
     out = Path(tmp_path_factory.getbasetemp()) / "screens"

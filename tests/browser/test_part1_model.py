@@ -102,6 +102,7 @@ def test_router_changes_with_the_model(page, site_dir, server):
     assert not page.descent_console_errors, page.descent_console_errors
 
 
+@pytest.mark.slow
 def test_part1_widgets_have_no_axe_violations(page, site_dir, server):
     axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
     page.goto(page_url(site_dir, server, PAGE))

@@ -68,6 +68,7 @@ def test_sampling_live(page, site_dir, server):
     assert all(is_local(u) for u in page.descent_requests)
 
 
+@pytest.mark.slow
 def test_part1_token_widgets_have_no_axe_violations(page, site_dir, server):
     axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
     page.goto(page_url(site_dir, server, PAGE))

@@ -85,7 +85,7 @@ def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
     page.wait_for_selector(f'{WIDGET}[data-state="error"]', timeout=10_000)
     field = w.locator('.descent-field[data-field="context"]')
     # The message is Python's, word for word (descent.widgets.Input.coerce).
-    assert field.locator(".descent-field__error").inner_text() == "Context must be 1 to 10,000,000 tokens, got -3"
+    assert field.locator(".descent-field__error").inner_text() == "Context must be 1 to 20,000,000 tokens, got -3"
     assert field.locator("input[type=number]").get_attribute("aria-invalid") == "true"
     assert CTX_4096_TOTAL in w.locator(".descent-widget__output").inner_text()  # last good result kept
     assert "Error" in w.locator(".descent-widget__status").inner_text()
@@ -103,7 +103,7 @@ def test_bad_number_shows_inline_message_and_keeps_last_result(page, demo_url):
     box = w.locator('[data-field="context"] input[type=number]')
     box.fill("")
     box.press_sequentially("1e999")
-    expect(field.locator(".descent-field__error")).to_have_text("Context must be a number from 1 to 10,000,000 tokens")
+    expect(field.locator(".descent-field__error")).to_have_text("Context must be a number from 1 to 20,000,000 tokens")
 
     _set_number(page, "context", "4096")
     page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=10_000)

@@ -122,8 +122,40 @@ function onWorkerMessage(event) {
 
 function showResult(st, html) {
   st.out.innerHTML = html;
+  applyLimits(st);
   clearErrors(st);
   setState(st, "live", MSG.live);
+}
+
+// A result may narrow number inputs (a "limits" view: <div hidden data-limits='{"step": {"max": 22}}'>):
+// the control's ends follow the result, e.g. the step slider of a 23-step reply ends at 22. A value
+// past the new end moves to it; the result already says it showed that end (the Python note).
+function applyLimits(st) {
+  const el = st.out.querySelector("[data-limits]");
+  if (!el) return;
+  let limits;
+  try {
+    limits = JSON.parse(el.dataset.limits);
+  } catch {
+    return;
+  }
+  for (const [name, lim] of Object.entries(limits)) {
+    const f = st.form.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
+    const num = f && f.querySelector(".descent-field__number");
+    if (!num) continue;
+    const range = f.querySelector(".descent-field__range");
+    for (const key of ["min", "max"]) {
+      if (!(key in lim)) continue;
+      num[key] = String(lim[key]);
+      if (range) range[key] = String(range.dataset.log ? Math.log10(lim[key]) : lim[key]);
+    }
+    const v = Number(num.value);
+    const clamped = Math.min("max" in lim ? lim.max : v, Math.max("min" in lim ? lim.min : v, v));
+    if (Number.isFinite(v) && clamped !== v) {
+      num.value = String(clamped);
+      if (range) numberToSlider(num, range);
+    }
+  }
 }
 
 function clearErrors(st) {
@@ -214,12 +246,29 @@ function onOutputClick(st, ev) {
   }
   for (const [name, value] of Object.entries(values)) setField(st, name, String(value));
   st.touched = Object.keys(values)[0] || "";
+  applyWhen(st);
   schedule(st);
+}
+
+// Fields declared with when=(input, value) show only while that input holds that value.
+function controlValue(st, name) {
+  const f = st.form.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
+  if (!f) return null;
+  const c = f.dataset.kind === "segmented" ? f.querySelector("input[type=radio]:checked") : f.querySelector("select");
+  return c ? c.value : null;
+}
+
+function applyWhen(st) {
+  for (const f of st.form.querySelectorAll(".descent-field[data-when-field]")) {
+    const show = controlValue(st, f.dataset.whenField) === f.dataset.whenValue;
+    if (f.hidden === show) f.hidden = !show;
+  }
 }
 
 function readInputs(st) {
   const inputs = {};
   for (const f of st.form.querySelectorAll(".descent-field")) {
+    if (f.hidden) continue; // not in use: the input keeps its default
     const name = f.dataset.field;
     switch (f.dataset.kind) {
       case "range":
@@ -343,6 +392,7 @@ function bind(root) {
   widgets.set(root, st);
   form.addEventListener("submit", (ev) => ev.preventDefault());
 
+  applyWhen(st); // a browser may restore form values on reload: show the fields they call for
   if (isFile()) {
     freeze(st, MSG.file);
     return;
@@ -368,9 +418,11 @@ function bind(root) {
     });
   }
   form.addEventListener("input", (ev) => {
+    applyWhen(st);
     if (!ev.target.closest(".descent-field__pair")) schedule(st);
   });
   form.addEventListener("change", (ev) => {
+    applyWhen(st);
     if (!ev.target.closest(".descent-field__pair")) schedule(st);
   });
   out.addEventListener("click", (ev) => onOutputClick(st, ev));

@@ -5,7 +5,9 @@ A recipe is ``figures/<id>.py`` defining:
 * ``ALT``: the alt text (what the figure shows, for a reader who cannot see it);
 * ``CAPTION``: the caption (Markdown-free text);
 * either ``draw(ax, theme)`` (draw on a ready Axes) or ``make(theme) -> Figure``; a ``make`` that
-  takes ``width`` (inches) is called with the wide and the phone width and lays itself out for it.
+  takes ``width`` (inches) is called with the wide and the phone width and lays itself out for it;
+* optionally ``CACHE_KEY``: a string naming data the recipe reads from outside the package (a
+  measurement of the build machine), added to the drawn SVG's cache key.
 
 Each figure is drawn twice per theme: wide (the recipe's size) and narrow, for phones
 (:data:`descent.plotting.NARROW_FIGSIZE`; a ``make`` without ``width`` is narrowed to that width).
@@ -51,6 +53,7 @@ class Recipe:
     draw: Callable | None
     make: Callable | None
     source: str
+    cache_key: str = ""
 
 
 def load_recipe(path: Path) -> Recipe:
@@ -71,7 +74,11 @@ def load_recipe(path: Path) -> Recipe:
             raise FigureError(f"{path}: {name} must be a non-empty string")
     if (draw is None) == (make is None):
         raise FigureError(f"{path}: define exactly one of draw(ax, theme) or make(theme) -> Figure")
-    return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"))
+    cache_key = getattr(mod, "CACHE_KEY", "")
+    if not isinstance(cache_key, str):
+        raise FigureError(f"{path}: CACHE_KEY must be a string")
+    return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"),
+                  cache_key)
 
 
 @cache
@@ -168,6 +175,7 @@ class FigureBuilder:
         from descent import plotting
 
         h = hashlib.sha256(recipe.source.encode())
+        h.update(recipe.cache_key.encode())
         h.update(Path(plotting.__file__).read_bytes())
         h.update(package_fingerprint().encode())
         return h.hexdigest()[:20]

@@ -16,7 +16,8 @@ What each event does:
   script, stylesheet, image or frame would load from another origin; last, adds the page's
   Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
 * ``on_post_build``: writes the figures drawn for this build; patches the vendored iframe-worker
-  shim so offline search runs under the policy (:func:`descent.site.csp.patch_iframe_worker`); then calls
+  shim so offline search runs under the policy (:func:`descent.site.csp.patch_iframe_worker`);
+  writes ``_headers`` (the worker's header policy, :func:`descent.site.csp.headers_file`); then calls
   ``descent.site.runtime.on_post_build(config)`` (the Pyodide runtime) when that module exists.
 """
 
@@ -27,14 +28,21 @@ import re
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
-from descent import formulas, widgets
-from descent.site import csp, glossary, katex, runtime, shortcodes, values
-from descent.site.figures import FigureBuilder, FigureError, figure_html
+from descent import catalog
+from descent.catalog import CatalogError
+
+try:  # the widgets and the page values read the catalog as they load: a bad row is one line
+    from descent import formulas, widgets
+    from descent.site import csp, glossary, katex, runtime, shortcodes, values
+    from descent.site.figures import FigureBuilder, FigureError, figure_html
+except CatalogError as e:
+    raise PluginError(f"the catalog: {e}") from None
 
 __all__ = ["on_config", "on_files", "on_page_markdown", "on_page_content", "on_post_page", "on_post_template",
            "on_post_build"]
@@ -102,6 +110,11 @@ def fallback_date(plugin: Any, environ: Any = os.environ) -> str:
 
 @event_priority(100)  # before the plugins: the git-dates plugin must be off before its own on_config
 def on_config(config: Any) -> Any:
+    try:  # every row, before any page computes with one
+        catalog.models()
+        catalog.accelerators()
+    except CatalogError as e:
+        raise PluginError(f"the catalog: {e}") from None
     root = _root(config)
     _state.root = root
     _state.node_modules = root / "node_modules"
@@ -191,7 +204,7 @@ def formula_markdown(name: str, args: dict[str, str]) -> str:
     f = formulas.formula(name)
     out = f"\n\n$$\n{f.compact or f.latex()}\n$$\n\n"
     if legend == "yes":
-        out += f"where {f.where()}. {f.note} *Source: {f.source}.*\n{{: .descent-formula-where }}\n\n"
+        out += f"where {f.where()}. {f.note} *Source: {f.source_markdown()}.*\n{{: .descent-formula-where }}\n\n"
     if f.compact:
         full = f"$$\n{f.latex()}\n$$".replace("\n", "\n    ")
         out += (
@@ -210,12 +223,24 @@ def widget_html(name: str, args: dict[str, str]) -> str:
     return f"\n\n{html}\n\n"
 
 
+def _first_line(markdown: str, page: Any) -> int:
+    """The line of the page's file where ``markdown`` starts: MkDocs has cut a YAML front matter."""
+    try:
+        source = page.file.content_string
+    except (OSError, UnicodeDecodeError):
+        return 1
+    body, src = markdown.rstrip("\n"), source.rstrip("\n")
+    if body and src.endswith(body):
+        return 1 + src[: len(src) - len(body)].count("\n")
+    return 1
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     if _state.fallback_date and DATE_META not in page.meta:
         page.meta[DATE_META] = _state.fallback_date
     handlers = {"figure": _figure_handler(page), "formula": formula_markdown, "widget": widget_html}
     try:
-        return shortcodes.resolve(markdown, page.file.src_uri, handlers)
+        return shortcodes.resolve(markdown, page.file.src_uri, handlers, first_line=_first_line(markdown, page))
     except shortcodes.ShortcodeError as e:
         raise PluginError(str(e)) from None
 
@@ -297,6 +322,9 @@ def on_post_template(output_content: str, template_name: str, config: Any) -> st
 def on_post_build(config: Any) -> None:
     _state.figures.write(Path(config.site_dir))
     csp.patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
+    # Security headers for hosts that read a _headers file: the worker's policy lives there.
+    base = urlsplit(config.site_url or "/").path or "/"
+    (Path(config.site_dir) / csp.HEADERS_FILE).write_text(csp.headers_file(base), encoding="utf-8")
     runtime.on_post_build(config)
 
 

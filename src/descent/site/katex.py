@@ -67,6 +67,7 @@ class Renderer:
 
     def _start(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
+            self.close()  # a process that exited still holds its pipes
             node = shutil.which("node")
             if node is None:
                 raise KatexError("math needs Node.js (node) on PATH to run KaTeX at build time")
@@ -96,14 +97,19 @@ class Renderer:
         return self._cache[key]
 
     def close(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            assert self._proc.stdin
-            self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-        self._proc = None
+        """End the child process and close both of its pipes (an open pipe is a ResourceWarning)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin:
+            proc.stdin.close()  # the server ends when its input does
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
 
 
 # pymdownx.arithmatex (generic mode) output: inline <span class="arithmatex">\(...\)</span>,

@@ -151,6 +151,9 @@ class Input:
         cut: for ``text``: a longer text is cut to the parameter's ``max_length`` and the output
             starts with a note saying so (a pasted page of text), instead of an error. The control
             then has no ``maxlength``, so the browser does not cut the paste silently first.
+        when: ``(input, value)``: the control shows only while that other input (a select or
+            segmented choice of the same widget) holds ``value`` (the sandbox's config.json box
+            while the model is "custom"). A hidden input is not sent: it keeps its default.
 
     Raises:
         ValueError: the control does not fit the parameter (a toggle for a number, a log range
@@ -162,9 +165,14 @@ class Input:
     kind: str
     log: bool = False
     cut: bool = False
+    when: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         p = self.param
+        if self.when is not None and not (
+            isinstance(self.when, tuple) and len(self.when) == 2 and all(isinstance(x, str) for x in self.when)
+        ):
+            raise ValueError(f"input {p.name!r}: when must be (input name, value), got {self.when!r}")
         if not isinstance(p, Param):
             raise ValueError(f"an Input takes a descent.params.Param, got {type(p).__name__}")
         if p.name == INSTANCE_ARG:
@@ -312,6 +320,17 @@ class Widget:
         for a, b in self.tries:
             if not (a.strip() and b.strip()):
                 raise ValueError(f"widget {self.name!r}: each try is (what to try, what to notice), both non-empty")
+        for i in self.inputs:
+            if i.when is None:
+                continue
+            other, value = i.when
+            ctl = self._by_name.get(other)
+            if ctl is None or ctl is i or ctl.kind not in ("select", "segmented"):
+                raise ValueError(f"widget {self.name!r}: input {i.name!r} shows when {other!r} has a value, "
+                                 "but the widget has no such select or segmented input")
+            if value not in [str(v) for v, _ in ctl.options]:
+                raise ValueError(f"widget {self.name!r}: input {i.name!r} shows when {other!r} is {value!r}, "
+                                 f"which is not one of its options")
 
     def defaults(self) -> dict[str, Any]:
         """The default value of every input, by name."""
@@ -538,19 +557,30 @@ def _form_value(x: Any) -> str:
     return str(x)
 
 
-def _render_input(inp: Input, value: Any, prefix: str, allowed: list[Any] | None = None) -> str:
+#: A text box for a longer text (a pasted config.json) gets this many rows; a short one, two.
+LONG_TEXT_CHARS, LONG_TEXT_ROWS = 1000, 12
+
+
+def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any] | None = None,
+                  limit: Mapping[str, float] | None = None, allowed: list[Any] | None = None) -> str:
     fid = f"{prefix}-{inp.name}"
+    lo, hi = (limit or {}).get("min", inp.min), (limit or {}).get("max", inp.max)
     help_id, err_id = f"{fid}-help", f"{fid}-error"
     described = f"{help_id} {err_id}" if inp.help else err_id
     unit = f' <span class="descent-field__unit">({_attr(inp.unit)})</span>' if inp.unit else ""
     help_html = f'<p class="descent-field__help" id="{help_id}">{_attr(inp.help)}</p>' if inp.help else ""
     err_html = f'<p class="descent-field__error" id="{err_id}" aria-live="polite"></p>'
     k = inp.kind
-    head = f'<div class="descent-field descent-field--{k}" data-field="{_attr(inp.name)}" data-kind="{k}">'
+    when = ""
+    if inp.when is not None:
+        other, shown = inp.when
+        hidden = values is not None and str(values.get(other)) != shown
+        when = f' data-when-field="{_attr(other)}" data-when-value="{_attr(shown)}"' + (" hidden" if hidden else "")
+    head = f'<div class="descent-field descent-field--{k}" data-field="{_attr(inp.name)}" data-kind="{k}"{when}>'
     if k in ("range", "number"):
         num = (
             f'<input type="number" class="descent-field__number" id="{fid}" name="{_attr(inp.name)}" '
-            f'min="{_form_value(inp.min)}" max="{_form_value(inp.max)}" step="{_form_value(inp.step)}" '
+            f'min="{_form_value(lo)}" max="{_form_value(hi)}" step="{_form_value(inp.step)}" '
             f'value="{_attr(_form_value(value))}" inputmode="{"numeric" if inp.integer else "decimal"}" '
             f'aria-describedby="{described}">'
         )
@@ -559,10 +589,10 @@ def _render_input(inp: Input, value: Any, prefix: str, allowed: list[Any] | None
             control = num
         else:
             if inp.log:
-                lo, hi, pos = math.log10(inp.min), math.log10(inp.max), math.log10(value)
+                llo, lhi, pos = math.log10(lo), math.log10(hi), math.log10(value)
                 rng = (
                     f'<input type="range" class="descent-field__range" id="{fid}-range" data-log="1" '
-                    f'min="{lo!r}" max="{hi!r}" step="{LOG_SLIDER_STEP_DECADES!r}" value="{pos!r}" '
+                    f'min="{llo!r}" max="{lhi!r}" step="{LOG_SLIDER_STEP_DECADES!r}" value="{pos!r}" '
                     f'aria-label="{_attr(inp.label)} (log-scale slider)" aria-valuetext="{_attr(_form_value(value))}'
                     f'{" " + _attr(inp.unit) if inp.unit else ""}">'
                 )
@@ -579,7 +609,7 @@ def _render_input(inp: Input, value: Any, prefix: str, allowed: list[Any] | None
             else:
                 rng = (
                     f'<input type="range" class="descent-field__range" id="{fid}-range" '
-                    f'min="{_form_value(inp.min)}" max="{_form_value(inp.max)}" step="{_form_value(inp.step)}" '
+                    f'min="{_form_value(lo)}" max="{_form_value(hi)}" step="{_form_value(inp.step)}" '
                     f'value="{_attr(_form_value(value))}" aria-label="{_attr(inp.label)} (slider)">'
                 )
             control = f'<div class="descent-field__pair">{rng}{num}</div>'
@@ -615,16 +645,23 @@ def _render_input(inp: Input, value: Any, prefix: str, allowed: list[Any] | None
     maxlength = "" if inp.cut else f'maxlength="{inp.max_length}" '
     return (
         f'{head}<label for="{fid}">{_attr(inp.label)}</label>'
-        f'<textarea id="{fid}" name="{_attr(inp.name)}" {maxlength}rows="2" '
+        f'<textarea id="{fid}" name="{_attr(inp.name)}" {maxlength}'
+        f'rows="{LONG_TEXT_ROWS if inp.max_length > LONG_TEXT_CHARS else 2}" '
         f'spellcheck="false" aria-describedby="{described}">{_attr(value)}</textarea>'
         f"{help_html}{err_html}</div>"
     )
 
 
-def render_form(w: Widget, values: Mapping[str, Any], prefix: str) -> str:
-    """The ``<form>`` of labelled controls for ``w``, filled with ``values`` (already coerced)."""
+def render_form(w: Widget, values: Mapping[str, Any], prefix: str,
+                limits: Mapping[str, Mapping[str, float]] | None = None) -> str:
+    """The ``<form>`` of labelled controls for ``w``, filled with ``values`` (already coerced);
+    ``limits`` (from the result's ``limits`` views) narrow number controls' ends; a slider in a
+    :class:`Constraint` steps through its allowed values (:func:`allowed_values`)."""
+    limits = limits or {}
     allowed = allowed_values(w, values)
-    fields = "".join(_render_input(i, values[i.name], prefix, allowed.get(i.name)) for i in w.inputs)
+    fields = "".join(
+        _render_input(i, values[i.name], prefix, values, limits.get(i.name), allowed.get(i.name)) for i in w.inputs
+    )
     return (
         f'<form class="descent-widget__form" novalidate aria-label="{_attr(w.title)}: inputs">{fields}</form>'
     )
@@ -658,7 +695,8 @@ def render_static(name: str, **args: Any) -> str:
         w = get(name)
         values = coerce(w, args)
         check_constraints(w, values)
-        out = _compute_html(w, values, _cut_notes(w, args))
+        result = w.compute(**values)
+        out = _views.render_all([*_cut_notes(w, args), *result])
     except FieldError as exc:
         raise ValueError(f"descent:widget {name}: {exc.message}") from None
     prefix = _prefix(name, args, instance)
@@ -666,7 +704,7 @@ def render_static(name: str, **args: Any) -> str:
     return (
         f'<div class="descent-widget" data-widget="{_attr(name)}" data-state="static" id="{prefix}">'
         f'<div class="descent-widget__title" role="heading" aria-level="3">{_attr(w.title)}</div>'
-        f"{desc}{render_form(w, values, prefix)}"
+        f"{desc}{render_form(w, values, prefix, _views.limits_of(result))}"
         f'<p class="descent-widget__status" role="status">{_attr(STATIC_STATUS_ARGS if args else STATIC_STATUS)}</p>'
         f'<div class="descent-widget__output" aria-live="polite" aria-label="{_attr(w.title)}: results">'
         f"{out}</div>{render_tries(w, prefix)}</div>"

@@ -48,7 +48,8 @@ __all__ = [
 GUESS_MAX_CHARS = 40
 #: Candidate rows shown in the bar list (the file holds the top 50).
 SHOWN_CANDIDATES = 10
-#: Highest step index the step control offers (the longest recorded continuation is shorter).
+#: Highest step index the step parameter accepts (the longest recorded continuation is shorter).
+#: The slider itself ends at the chosen prompt's last step: each result carries a ``limits`` view.
 MAX_STEPS = 63
 #: The loop widgets' default step: a few tokens in, so the first chosen tokens show in the context.
 DEFAULT_STEP = 6
@@ -186,7 +187,9 @@ def prompt_input(default: str) -> Input:
 
 
 def step_input(default: int) -> Input:
-    """The step slider of the loop widgets: 0 to :data:`MAX_STEPS`, with the previous/next buttons."""
+    """The step slider of the loop widgets, with the previous/next buttons. It accepts 0 to
+    :data:`MAX_STEPS`; the control's own end is the chosen prompt's last step (a ``limits`` view
+    in every result, applied to the pre-rendered form and, in the browser, on each result)."""
     return Input(STEP.but(default=default), "range")
 
 
@@ -290,8 +293,8 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
 def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
     """(views common to both loop widgets, the step record shown); notes the last step if beyond it."""
     steps = p["generation"]["steps"]
-    out: list[dict] = []
     last = len(steps) - 1
+    out: list[dict] = [v.limits(step={"max": last})]  # the slider ends at this reply's last step
     if step > last:
         out.append(
             v.note(

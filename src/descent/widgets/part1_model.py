@@ -137,6 +137,13 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
 #: Defaults: the core's example stack (:data:`descent.transformer.STACK_EXAMPLE`).
 STACK_DEFAULTS = transformer.STACK_EXAMPLE
 
+#: The normalisation of the stack: GPT-2 and BERT use LayerNorm, the catalog's models RMSNorm.
+NORM = P.declare(P.Param(
+    "norm", "Normalisation", "choice", STACK_DEFAULTS["norm"], key="stack_norm",
+    choices=[("layernorm", "LayerNorm (gain and bias: GPT-2, BERT)"), ("rmsnorm", "RMSNorm (gain only: Llama, Qwen...)")],
+    help="Norm weights are counted beside the total, not in it.",
+))
+
 
 #: The stack's rules between inputs: each query head gets a whole share of d_model, and the query
 #: heads split evenly into key/value groups (GQA; Ainslie et al. 2023, section 2). Declared once:
@@ -178,6 +185,7 @@ STACK_RULES = (
         Input(P.KV_HEADS.but(default=STACK_DEFAULTS["kv_heads"]), "range"),
         Input(P.FFN.but(default=STACK_DEFAULTS["ffn"]), "range"),
         Input(P.GATED.but(default=STACK_DEFAULTS["gated"]), "toggle"),
+        Input(NORM, "select"),
     ],
     constraints=STACK_RULES,
     tries=[
@@ -187,8 +195,8 @@ STACK_RULES = (
         ("Turn on the gated FFN.", "The feed-forward share grows by half: three matrices instead of two."),
     ],
 )
-def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]:
-    s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated)
+def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated, norm) -> list[dict]:
+    s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated, norm=norm)
     head_dim = d_model // heads
     share = s.ffn / s.total
     return [
@@ -205,7 +213,9 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
                 ["Q and O", "2 × d_model × heads × d_head", 2 * d_model * heads * head_dim],
                 ["K and V", "2 × d_model × KV heads × d_head", 2 * d_model * kv_heads * head_dim],
                 ["FFN", f"{3 if gated else 2} × d_model × FFN width", s.ffn_per_layer],
-                ["RMSNorm (not in the total)", "2 × d_model", s.norms_per_layer],
+                ["LayerNorm, gain and bias (not in the total)", "2 × 2 × d_model", s.norms_per_layer]
+                if norm == "layernorm"
+                else ["RMSNorm, gain only (not in the total)", "2 × d_model", s.norms_per_layer],
             ],
             caption=f"Where the count comes from (d_head = d_model / heads = {format_int(head_dim)})",
             numeric=[False, False, True],
@@ -414,12 +424,11 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
 # moe_router
 # ---------------------------------------------------------------------------------------------
 
-#: The catalog's MoE models, default first.
-MOE_MODELS = ("gpt-oss-120b", "gpt-oss-20b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3")
+#: The widget's default model.
+MOE_DEFAULT = "gpt-oss-120b"
 
-#: Models whose router scores experts with a sigmoid instead of a softmax (DeepSeek-V3 Technical
-#: Report, arXiv:2412.19437, section 2.1.2, eq. 15); the others use a softmax over the top k.
-SIGMOID_ROUTERS = frozenset({"deepseek-v3"})
+#: The catalog's MoE models, default first, then catalog order.
+MOE_MODELS = (MOE_DEFAULT, *(i for i, m in catalog.models().items() if m.moe is not None and i != MOE_DEFAULT))
 
 #: Example tokens; each seeds the illustrative router logits.
 ROUTER_TOKENS = (" the", " Paris", " 7", "def", " because")
@@ -440,8 +449,11 @@ ROUTER_LOGIT_STD = 1.5
 #: Experts shown in the bar list: the chosen ones, or at least this many of the highest scores.
 ROUTER_BARS_MIN = 12
 
-#: Experts per row of the grid.
+#: Experts per row of the grid; :data:`GRID_COLUMNS_WIDE` when a layer has more than
+#: :data:`GRID_WIDE_FROM` experts (Kimi K2's 384, Qwen3-Next's 512), so the grid stays short.
 GRID_COLUMNS = 8
+GRID_COLUMNS_WIDE = 16
+GRID_WIDE_FROM = 256
 
 
 def router_logits(model_id: str, token: str, experts: int) -> list[float]:
@@ -501,9 +513,9 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
     if k > E:
         raise FieldError("k", f"Experts per token must be 0 to {E} for {m.name} ({E} experts), got {k}")
     k = k or own_k
-    scoring = "sigmoid" if model in SIGMOID_ROUTERS else "softmax"
+    scoring = m.moe.router_scoring  # catalog: config.json scoring_func (softmax unless stated)
     logits = router_logits(model, token, E)
-    chosen = dict(transformer.route(logits, k, scoring))
+    chosen = dict(transformer.route(logits, k, scoring, m.moe.router_normalize))
     if scoring == "softmax":
         scores = transformer.softmax(logits)
         score_name = "softmax over all experts"
@@ -525,28 +537,29 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         )
         for i in order
     ]
+    cols = GRID_COLUMNS_WIDE if E > GRID_WIDE_FROM else GRID_COLUMNS
     grid = [
         [
             v.cell(
                 "is-used" if i in chosen else "is-free",
                 title=f"Expert {i}: score {format_fixed(scores[i], 3)}, " + ("chosen" if i in chosen else "not chosen"),
             )
-            for i in range(r, min(r + GRID_COLUMNS, E))
+            for i in range(r, min(r + cols, E))
         ]
-        for r in range(0, E, GRID_COLUMNS)
+        for r in range(0, E, cols)
     ]
     if len(grid[-1]) != len(grid[0]):  # pad the last row (E not a multiple of the row width)
         grid[-1] += [v.cell("", title="no expert") for _ in range(len(grid[0]) - len(grid[-1]))]
     share = counts.active / counts.total
     notes = []
     if k == own_k and m.params_active_published:
-        no_embed = counts.active - counts.embedding
+        how, theirs = transformer.published_active_convention(m)
         notes.append(
             v.note(
-                f"{m.name} routes each token to {own_k} of {E} experts. Published active count: "
-                f"{format_count(m.params_active_published)}; computed here: {format_count(counts.active)} "
-                f"counting the whole input embedding table, {format_count(no_embed)} without it "
-                f"(a token reads one row of it, and publishers differ on whether to count it)."
+                f"{m.name} routes each token to {own_k} of {E} experts. Active here means every "
+                f"parameter except the experts a token does not use, the whole input embedding table "
+                f"included (a token reads one row of it): {format_count(counts.active)}. The published "
+                f"{format_count(m.params_active_published)} {how} ({format_count(theirs)} counted that way)."
             )
         )
     elif k != own_k:
@@ -559,10 +572,13 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         notes.append(
             v.note(
                 f"Every token also runs {m.moe.num_shared_experts} shared expert(s) in each "
-                f"MoE layer, counted as active; the router scores with a sigmoid and the "
-                f"weights are the chosen sigmoids divided by their sum."
+                f"MoE layer, counted as active."
             )
         )
+    if scoring == "sigmoid":
+        how = ("the chosen experts' weights are their sigmoids divided by their sum" if m.moe.router_normalize
+               else "each chosen expert is weighted by its own sigmoid, not rescaled to add up to 1")
+        notes.append(v.note(f"{m.name}'s router scores each expert with a sigmoid; {how}."))
     return [
         v.stat("Total parameters", format_count(counts.total), note=f"{format_int(counts.total)}"),
         v.stat("Active per token", format_count(counts.active), note=f"{format_int(counts.active)}"),

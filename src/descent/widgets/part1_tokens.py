@@ -267,7 +267,8 @@ def loop_work(prompt_tokens: int, steps: int) -> list[tuple[int, int, int, int]]
     "autoregression",
     title="The loop, and the work it repeats",
     description="Each step appends one token and reads the whole text again. Without a cache the "
-    "layers redo every earlier token at each step; with a KV cache they only process the new one.",
+    "layers redo every earlier token at each step; with a KV cache the weights process only the new "
+    "one, but its attention still reads the cached keys and values of every earlier token.",
     inputs=[
         prompt_input("chat"),
         step_input(10),
@@ -286,7 +287,9 @@ def autoregression(prompt: str, step: int) -> list[dict]:
 
     Returns:
         the views of ``generation_loop`` for that step, then stats of tokens processed this step
-        and so far, with and without a KV cache (:func:`loop_work`), and a bar list comparing the totals.
+        and so far, with and without a KV cache (:func:`loop_work`), the tokens whose keys and
+        values this step's attention reads (all of them, cache or not), and a bar list comparing
+        the totals.
 
     Raises:
         FieldError: unknown prompt (field ``prompt``).
@@ -295,9 +298,17 @@ def autoregression(prompt: str, step: int) -> list[dict]:
     views, s = _step_views(p, step)
     n = s["step"]
     w, nc, cw, cn = loop_work(len(p["tokens"]), n + 1)[-1]
+    layers = trace_data()["model"]["layers"]
     views += [
         v.stat("This step, with a KV cache", w, "tokens"),
         v.stat("This step, without a cache", nc, "tokens"),
+        v.stat(
+            "Keys and values its attention reads",
+            nc,
+            "tokens",
+            note=f"in each of the {layers} layers, with the cache too: the cache spares the weights' "
+            f"work on old tokens, not the reading of their keys and values",
+        ),
         v.bar_list(
             [
                 v.bar("With a KV cache", cw, display=plural(cw, "token")),

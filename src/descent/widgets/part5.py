@@ -23,7 +23,7 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
-from descent import catalog, numerics
+from descent import catalog, custom, hfconfig, numerics
 from descent import params as P
 from descent.hardware import decode_step_bytes
 from descent.memory import Sizing, across_field, moe_line, size
@@ -62,6 +62,86 @@ FIELD_BATCH = P.BATCH.default
 #: The sandbox's default inputs: the declared defaults of its parameters (the running example).
 DEFAULTS = {p.name: p.default for p in (P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.ACCELERATOR)}
 
+#: The choice that means "the model in the config.json box" / "the chip in the number boxes".
+CUSTOM = "custom"
+
+#: The config.json the "your model" box starts with: Qwen3-32B's, as published
+#: (https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json; the same text is
+#: tests/data/configs/other/qwen3-32b.json, and a test keeps the two equal). A model the catalog
+#: does not have, of the size readers ask about for a 24 GB card.
+EXAMPLE_CONFIG = """{
+  "architectures": [
+    "Qwen3ForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151645,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 5120,
+  "initializer_range": 0.02,
+  "intermediate_size": 25600,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 64,
+  "model_type": "qwen3",
+  "num_attention_heads": 64,
+  "num_hidden_layers": 64,
+  "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+}
+"""
+
+# The sandbox's model and chip lists: the catalog's (descent.params.MODEL / ACCELERATOR) plus one
+# entry each for a model read from a pasted config.json and a chip typed in as numbers.
+SANDBOX_MODEL = P.declare(P.Param(
+    "model", P.MODEL.label, "choice", P.MODEL.default, key="sandbox_model",
+    choices=lambda: [*P.MODEL.options(), (CUSTOM, "Your model: paste its config.json")],
+    help=P.MODEL.help + " Or your own: paste its config.json.",
+))
+SANDBOX_ACCELERATOR = P.declare(P.Param(
+    "accelerator", P.ACCELERATOR.label, "choice", P.ACCELERATOR.default, key="sandbox_accelerator",
+    choices=lambda: [*P.ACCELERATOR.options(), (CUSTOM, "Your chip: type its numbers")],
+    help="One chip of the catalog (vendor datasheets), or your own: its memory, bandwidth and peak.",
+))
+CONFIG_JSON = P.declare(P.Param(
+    "config_json", "config.json", "text", EXAMPLE_CONFIG, max_length=hfconfig.MAX_CONFIG_CHARS,
+    help="Your model's config.json, from its Hugging Face page (Files and versions); architectures: "
+    + ", ".join(hfconfig.known_model_types()) + ".",
+))
+
+
+def resolve(model: str, accelerator: str, config_json: str, memory_gb: float, bandwidth_gbs: float,
+            tflops: float) -> tuple[catalog.Model, catalog.Accelerator]:
+    """The sandbox's model and chip: catalog rows, or the pasted config.json
+    (:func:`descent.hfconfig.read_config`) and the typed numbers (:func:`descent.custom.accelerator`).
+
+    Raises:
+        FieldError: (field ``config_json``) the pasted text is not a config.json the reader takes;
+            the message says what is wrong and what is allowed.
+    """
+    if model == CUSTOM:
+        try:
+            m = hfconfig.read_config(config_json, source="the pasted config.json")
+        except hfconfig.ConfigError as exc:
+            raise P.ParamError(CONFIG_JSON.name, exc.message) from None
+    else:
+        m = catalog.model(model)
+    if accelerator == CUSTOM:
+        a = custom.accelerator(memory_gb, bandwidth_gbs, tflops)
+    else:
+        a = catalog.accelerator(accelerator)
+    return m, a
+
 
 def _gb_gib(n: float) -> str:
     """Bytes in GB (1e9) and GiB (2**30), both labelled: ``"88.4 GB (82.3 GiB)"``."""
@@ -91,12 +171,16 @@ def rate_text(x: float) -> str:
     "this needs against the chip's memory; the numbers below give the fastest decode the chip's "
     "memory bandwidth allows.",
     inputs=[
-        Input(P.MODEL, "select"),
+        Input(SANDBOX_MODEL, "select"),
+        Input(CONFIG_JSON, "text", when=("model", CUSTOM)),
         Input(P.WEIGHTS, "select"),
         Input(P.KV, "select"),
         Input(P.CONTEXT, "range", log=True),
         Input(P.BATCH, "range", log=True),
-        Input(P.ACCELERATOR, "select"),
+        Input(SANDBOX_ACCELERATOR, "select"),
+        Input(P.MEMORY_GB, "number", when=("accelerator", CUSTOM)),
+        Input(P.BANDWIDTH_GBS, "number", when=("accelerator", CUSTOM)),
+        Input(P.TFLOPS, "number", when=("accelerator", CUSTOM)),
         Input(P.RUNTIME, "range"),
     ],
     tries=[
@@ -108,13 +192,17 @@ def rate_text(x: float) -> str:
 )
 def size_it_yourself(
     model: str, weights: str, kv: str, context: int, batch: int, accelerator: str,
-    runtime_percent: float = P.RUNTIME.default,
+    runtime_percent: float = P.RUNTIME.default, config_json: str = EXAMPLE_CONFIG,
+    memory_gb: float = P.MEMORY_GB.default, bandwidth_gbs: float = P.BANDWIDTH_GBS.default,
+    tflops: float = P.TFLOPS.default,
 ) -> list[dict]:
     """Views for one sizing (:func:`descent.memory.size` with these arguments).
 
     Args:
-        model, accelerator: catalog ids. weights / kv: precision names. context: tokens per
-        sequence, 1 to 10,000,000. batch: sequences, 1 to 100,000. (Validated by the inputs.)
+        model, accelerator: catalog ids, or :data:`CUSTOM`: the model in ``config_json`` (a
+        config.json's text) and the chip of ``memory_gb`` GB, ``bandwidth_gbs`` GB/s and
+        ``tflops`` TFLOP/s (see :func:`resolve`). weights / kv: precision names. context: tokens
+        per sequence, 1 to 10,000,000. batch: sequences, 1 to 100,000. (Validated by the inputs.)
 
     Returns:
         A fits / does-not-fit note, a stacked bar (weights, KV cache, runtime allowance; free or
@@ -123,20 +211,21 @@ def size_it_yourself(
         then notes: MoE stored vs active parameters, context beyond the model's maximum.
 
     Raises:
+        FieldError: (``config_json``) a pasted config.json that cannot be read.
         ValueError: from :func:`descent.memory.size` for inputs outside its limits.
     """
-    s = size(model, accelerator, weights, kv, context, batch, runtime_percent)
-    m = catalog.model(model)
-    a = catalog.accelerator(accelerator)
+    m, a = resolve(model, accelerator, config_json, memory_gb, bandwidth_gbs, tflops)
+    s = size(m, a, weights, kv, context, batch, runtime_percent)
     kp = numerics.kv_precision(kv)
-    w_label = describe(model, weights)
+    w_label = describe(m, weights)
+    one = a.name if a.id == CUSTOM else f"one {a.name}"  # "your chip (24 GB, ...)" is one already
     seqs = "sequence" if batch == 1 else "sequences"
 
     out: list[dict] = []
     if s.fits:
         out.append(
             v.note(
-                f"Fits on one {a.name}: {_gb_gib(s.total_bytes)} of {_gb_gib(s.capacity_bytes)}, "
+                f"Fits on {one}: {_gb_gib(s.total_bytes)} of {_gb_gib(s.capacity_bytes)}, "
                 f"leaving {_gb_gib(s.free_bytes)} free.",
                 "info",
             )
@@ -146,7 +235,7 @@ def size_it_yourself(
         usable = s.capacity_bytes * (1 - runtime_percent / 100)
         out.append(
             v.note(
-                f"Does not fit on one {a.name}: it needs {_gb_gib(s.total_bytes)}, the chip has "
+                f"Does not fit on {one}: it needs {_gb_gib(s.total_bytes)}, the chip has "
                 f"{_gb_gib(s.capacity_bytes)}. The weights and KV cache ({format_bytes(need, 'GB')}) would "
                 f"need at least {format_int(s.accelerators_needed)} such chips, counting {format_bytes(usable, 'GB')} "
                 f"usable on each and ignoring what splitting a model across chips costs.",
@@ -178,7 +267,7 @@ def size_it_yourself(
         v.stacked_bar(
             segs,
             s.capacity_bytes,
-            caption=f"Memory of one {a.name}",
+            caption=f"Memory of {one}",
             capacity_label=f"{a.name} memory",
             fmt_bytes=_gb_gib,
         )
@@ -246,7 +335,7 @@ def size_it_yourself(
         )
     )
 
-    moe = moe_line(model)
+    moe = moe_line(m)
     if moe is not None:
         out.append(v.note(moe, "info"))
     if s.beyond_max_context:

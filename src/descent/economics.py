@@ -1,0 +1,157 @@
+"""What a token costs: dollars and joules, from the decode ceiling and the chip's price and power.
+
+One accelerator rented at ``price`` dollars per hour and drawing ``power_watts`` while it decodes
+at ``tokens_per_s_total`` (the roofline ceiling of :func:`descent.hardware.decode_ceiling`, for
+every sequence of the batch together) spends, per token:
+
+    dollars per token = price / 3,600 / tokens_per_s_total
+    joules per token  = power_watts x PUE / tokens_per_s_total
+
+Both fall as the batch grows while decode is memory-bound (one weight read is shared by more
+tokens), flatten once it is compute-bound (every token costs its own FLOPs), and stop where the
+KV cache of the batch no longer fits next to the weights (:func:`max_batch`). These are floors:
+a real server runs below the ceiling, is not busy every second, and needs host machines too.
+
+Prompt tokens are cheaper than output tokens because prefill computes a whole prompt per weight
+read (:func:`input_output_ratio`).
+
+Sources: the ceilings are :mod:`descent.hardware`'s (Pope et al. 2022; Williams et al. 2009);
+board power is the catalog's (datasheet TDP, the most the board may draw, so joules are an upper
+estimate for the chip and a lower one for the whole server); PUE (power usage effectiveness) is
+the data centre's total power over its IT power (The Green Grid, White Paper 49, 2012).
+
+Standard library only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from descent import params as P
+from descent.hardware import decode_ceiling, prefill_time, resolve_accelerator, resolve_model
+from descent.memory import size
+
+__all__ = ["SECONDS_PER_HOUR", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch", "input_output_ratio",
+           "max_batch", "token_cost"]
+
+SECONDS_PER_HOUR = 3600
+TOKENS_PER_MILLION = 1_000_000
+
+
+@dataclass(frozen=True)
+class TokenCost:
+    """The price and energy of output tokens at one batch (units in the names).
+
+    Attributes:
+        batch: B, sequences decoded together.
+        tokens_per_s_total: decode ceiling over the batch, tokens/s.
+        usd_per_million_tokens: price per GPU-hour / 3,600 / tokens_per_s_total x 1e6, dollars.
+        joules_per_token: power x PUE / tokens_per_s_total, joules.
+        bound: ``"memory"`` or ``"compute"`` (:func:`descent.hardware.decode_ceiling`).
+        fits: weights + KV cache + runtime allowance fit the chip's memory at this batch.
+    """
+
+    batch: int
+    tokens_per_s_total: float
+    usd_per_million_tokens: float
+    joules_per_token: float
+    bound: str
+    fits: bool
+
+
+def _check(price: float, pue: float) -> None:
+    P.PRICE.check(price)
+    P.PUE.check(pue)
+
+
+def token_cost(model, accelerator, weights: str = "fp8", kv: str = "bf16", context: int = 8192,
+               batch: int = 1, price: float = P.PRICE.default, pue: float = P.PUE.default,
+               runtime_percent: float = P.RUNTIME.default) -> TokenCost:
+    """Dollars and joules per output token for one model on one accelerator at one batch.
+
+    Args:
+        model, accelerator: catalog ids or records. weights, kv: as :func:`descent.memory.size`.
+        context: tokens per sequence. batch: B. price: dollars per accelerator-hour.
+        pue: data-centre power usage effectiveness (1 = no overhead). runtime_percent: as
+            :func:`descent.memory.size`.
+
+    Raises:
+        ValueError: any input out of its declared range (descent.params).
+    """
+    _check(price, pue)
+    a = resolve_accelerator(accelerator)
+    s = size(model, a, weights, kv, context, batch, runtime_percent)
+    rate = s.decode_tokens_per_s_total
+    return TokenCost(
+        batch=batch,
+        tokens_per_s_total=rate,
+        usd_per_million_tokens=price / SECONDS_PER_HOUR / rate * TOKENS_PER_MILLION,
+        joules_per_token=a.power_watts * pue / rate,
+        bound=s.bound,
+        fits=s.fits,
+    )
+
+
+def max_batch(model, accelerator, weights: str = "fp8", kv: str = "bf16", context: int = 8192,
+              runtime_percent: float = P.RUNTIME.default) -> int:
+    """The largest batch whose KV cache fits beside the weights and the runtime allowance, or 0 when
+    not even one sequence fits. Sequences at ``context`` tokens each.
+
+    Raises:
+        ValueError: inputs out of range (as :func:`descent.memory.size`).
+    """
+    one = size(model, accelerator, weights, kv, context, 1, runtime_percent)
+    room = one.capacity_bytes - one.weights_bytes - one.runtime_bytes
+    per_seq = one.kv_cache_bytes
+    if room < per_seq:
+        return 0
+    b = min(int(room // per_seq), P.BATCH.max)
+    # The KV cache is exactly linear in B, so the floor is the answer; check it with the sizing itself.
+    while b > 1 and not size(model, accelerator, weights, kv, context, b, runtime_percent).fits:
+        b -= 1
+    return b
+
+
+#: Batches the cost curve samples: powers of two (and the largest that fits).
+def _batches(limit: int) -> list[int]:
+    out, b = [], 1
+    while b <= limit:
+        out.append(b)
+        b *= 2
+    if out and out[-1] != limit:
+        out.append(limit)
+    return out
+
+
+def cost_by_batch(model, accelerator, weights: str = "fp8", kv: str = "bf16", context: int = 8192,
+                  price: float = P.PRICE.default, pue: float = P.PUE.default,
+                  runtime_percent: float = P.RUNTIME.default) -> list[TokenCost]:
+    """:func:`token_cost` at batches 1, 2, 4, ... up to :func:`max_batch` (which closes the list).
+
+    Empty when not one sequence fits.
+
+    Raises:
+        ValueError: inputs out of range.
+    """
+    limit = max_batch(model, accelerator, weights, kv, context, runtime_percent)
+    return [token_cost(model, accelerator, weights, kv, context, b, price, pue, runtime_percent)
+            for b in _batches(limit)]
+
+
+def input_output_ratio(model, accelerator, weights: str = "fp8", kv: str = "bf16",
+                       prompt_tokens: int = 8192, batch: int = 1) -> float:
+    """How many times cheaper a prompt token is than an output token: the time per output token
+    (one decode step of ``batch`` sequences at ``prompt_tokens`` of context, divided by the batch)
+    over the time per prompt token (the prefill of ``prompt_tokens`` tokens in one pass, divided by
+    their number).
+
+    Prefill reads every weight once for the whole prompt and is compute-bound; decode reads them
+    again for every step. Batching shares a decode step's reads, so the ratio falls with the batch.
+
+    Raises:
+        ValueError: bad inputs (as :func:`descent.memory.size`).
+    """
+    m = resolve_model(model)
+    per_output = decode_ceiling(m, accelerator, weights, kv, prompt_tokens, batch).step_seconds / batch
+    per_input = prefill_time(m, accelerator, weights, kv, prompt_tokens).seconds / prompt_tokens
+    return per_output / per_input

@@ -1,0 +1,102 @@
+"""descent size with a model from its config.json (--config) and a chip from its numbers
+(--memory-gb, --bandwidth-gbs, --tflops): same JSON keys as a catalog model on a catalog chip,
+bad input one line on stderr and exit status 2."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from descent import cli, custom
+from descent.memory import size
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
+
+
+def run(capsys, *argv):
+    rc = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def one_line(err: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_config_gives_the_catalog_models_numbers(capsys):
+    rc, out, err = run(capsys, "size", "--config", CONFIGS / "gpt-oss-120b.json", "-a", "h100-sxm", "-w", "mxfp4",
+                       "--context", "32768", "--json")
+    assert rc == 0 and err == ""
+    got = json.loads(out)
+    want = dataclasses.asdict(size("gpt-oss-120b", "h100-sxm", "mxfp4", "bf16", 32768, 1))
+    assert set(got) == set(want)  # the same keys
+    assert got.pop("model") == "custom" and want.pop("model") == "gpt-oss-120b"
+    assert got == want
+
+
+def test_chip_flags_give_the_same_as_the_record(capsys):
+    rc, out, _ = run(capsys, "size", "llama-3.1-8b", "--memory-gb", "24", "--bandwidth-gbs", "1,008", "--tflops",
+                     "165.2", "--json")
+    assert rc == 0
+    got = json.loads(out)
+    assert got == dataclasses.asdict(size("llama-3.1-8b", custom.accelerator(24, 1008, 165.2), "released", "bf16", 8192, 1))
+    assert got["capacity_bytes"] == 24_000_000_000 and got["memory_bandwidth"] == 1.008e12
+
+
+def test_both_together_print_a_table(capsys):
+    rc, out, _ = run(capsys, "size", "--config", CONFIGS / "qwen3-8b.json", "--memory-gb", "24",
+                     "--bandwidth-gbs", "1008")
+    assert rc == 0
+    assert "Qwen3 from config.json" in out and "your chip (24 GB, 1,008 GB/s)" in out
+    assert "as released: BF16" in out  # config.json torch_dtype bfloat16
+    assert "no known peak (--tflops not given)" in out and "memory-bound" in out
+
+
+def test_no_peak_is_null_in_strict_json(capsys):
+    rc, out, _ = run(capsys, "size", "--config", CONFIGS / "gpt-oss-20b.json", "--memory-gb", "24",
+                     "--bandwidth-gbs", "1008", "--json")
+    assert rc == 0
+    got = json.loads(out)  # strict: no Infinity
+    assert got["peak_flops"] is None and got["decode_compute_tokens_per_s"] is None
+    assert got["bound"] == "memory" and got["compute_bound_batch"] is None
+    # As released from the file: MXFP4 experts, the rest BF16 (quantization_config).
+    assert got["weights"] == "released"
+    assert got == {**json.loads(out), "peak_flops": None}
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--config", "no-such-file.json"], "--config no-such-file.json: cannot read it: No such file or directory"),
+        (["--config", "."], "cannot read it"),
+        (["--config", CONFIGS / "README.md"], "config.json must be valid JSON: Expecting value at line 1, column 1"),
+        (["qwen3-8b", "--config", CONFIGS / "qwen3-8b.json"], "a model id or --config, not both"),
+        (["--memory-gb", "24"], "add --bandwidth-gbs"),
+        (["--bandwidth-gbs", "24"], "add --memory-gb"),
+        (["--tflops", "100"], "add --memory-gb"),
+        (["-a", "h200", "--memory-gb", "24", "--bandwidth-gbs", "900"], "-a/--accelerator or --memory-gb"),
+        (["--memory-gb", "0", "--bandwidth-gbs", "900"], "Memory must be 0.01 to 100,000 GB, got 0"),
+        (["--memory-gb", "24", "--bandwidth-gbs", "fast"], "Memory bandwidth must be a number, got 'fast'"),
+        (["--memory-gb", "24", "--bandwidth-gbs", "900", "--tflops", "-1"], "Peak compute must be"),
+    ],
+)
+def test_errors_are_one_line_exit_2(capsys, argv, words):
+    rc, out, err = run(capsys, "size", *argv)
+    assert rc == 2 and out == ""
+    assert words in one_line(err)
+
+
+def test_bad_config_contents(capsys, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "falcon", "hidden_size": 4096}), encoding="utf-8")
+    rc, _, err = run(capsys, "size", "--config", path)
+    line = one_line(err)
+    assert rc == 2 and '"falcon"' in line and "llama" in line and "gpt_oss" in line
+    path.write_bytes(b"\xff\xfe{")
+    rc, _, err = run(capsys, "size", "--config", path)
+    assert rc == 2 and "cannot read it" in one_line(err)

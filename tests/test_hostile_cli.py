@@ -1,0 +1,150 @@
+"""Hostile input for every CLI command, driven by hypothesis (widgets and catalog: test_hostile.py).
+
+CLI commands are discovered from the parser that ``descent.cli.build_parser()`` returns, so a
+command added later is covered without editing this file. The contract (DESIGN.md, "Conventions"):
+the CLI exits 0 with finite numbers, or exits 2 with exactly one line on stderr and no traceback;
+exit 1 ("internal error") is a bug. A module of its own because ``descent.cli`` is not in the
+browser wheel: test_hostile.py, which imports only the core, runs inside Pyodide too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_hostile import assert_finite_text, hostile_values
+
+from descent import cli
+from descent.catalog import accelerators, models
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = cli.build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("descent.cli.build_parser() has no subcommands")
+
+
+COMMANDS = _subcommands()
+
+#: Values an argument is likely to take, by what its dest names (catalog ids, precisions).
+_DOMAIN = {
+    "model": lambda: list(models()),
+    "accelerator": lambda: list(accelerators()),
+}
+
+
+def _domain(dest: str) -> list:
+    if dest in _DOMAIN:
+        return _DOMAIN[dest]()
+    from descent.numerics import KV_PRECISIONS, PRECISIONS
+
+    if dest in ("weights", "precision"):
+        return list(PRECISIONS)
+    if dest == "kv":
+        return list(KV_PRECISIONS)
+    return ["1", "2", "8", "128", "8192", "128k", "0.5", "1.0", "Hello"]
+
+
+def _cli_text(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v) if not isinstance(v, float) else repr(v)
+
+
+@st.composite
+def argv_for(draw, name: str, parser: argparse.ArgumentParser) -> list[str]:
+    """An argv for subcommand ``name``: in "plausible" mode every argument takes a value from
+    its domain (so the success path is exercised with finite output), in "hostile" mode any
+    argument may take a hostile value, and a stray flag or word may be inserted."""
+    hostile = draw(st.sampled_from(["plausible", "hostile"])) == "hostile"
+    argv = [name]
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if action.option_strings:
+            if not action.required and not draw(st.booleans()):
+                continue
+            if action.required and hostile and draw(st.integers(0, 9)) == 0:
+                continue
+            argv.append(draw(st.sampled_from(action.option_strings)))
+            if action.nargs == 0:
+                continue
+        pool = [str(c) for c in action.choices] if action.choices else _domain(action.dest)
+        if hostile:
+            value = draw(st.one_of(st.sampled_from(pool), hostile_values().map(_cli_text)))
+        else:
+            value = draw(st.sampled_from(pool))
+        argv.append(value)
+    if hostile and draw(st.integers(0, 4)) == 0:
+        argv.insert(draw(st.integers(1, len(argv))), draw(st.sampled_from(["--no-such-flag", "extra", "-"])))
+    return argv
+
+
+@pytest.fixture
+def no_model_run(monkeypatch):
+    """Replace the real-model entry points (seconds per call) by stubs that check they were
+    called with already-validated settings: the CLI's job is to reject bad input before them."""
+    try:
+        from descent.trace import forward, record
+    except ImportError:  # a core-only install: the trace commands are absent anyway
+        return
+
+    def fake_trace(prompt, chat=False, top=50, max_new_tokens=24):
+        record._check(prompt, chat, top, max_new_tokens)
+        nxt = [{"id": i, "text": f"t{i}", "probability": 1.0 / top, "logit": 0.0} for i in range(top)]
+        return {
+            "tokens": [{"id": 1, "text": prompt[:5]}],
+            "next": nxt,
+            "model": {"vocab": 49152},
+            "entropy_bits": math.log2(top),
+        }
+
+    def fake_generate(ids, max_new_tokens, temperature, top_k, top_p, seed, stop_ids=()):
+        assert 1 <= max_new_tokens <= forward.MAX_NEW_TOKENS
+        assert temperature is None or (math.isfinite(temperature) and temperature >= 0)
+        assert top_p is None or 0 < top_p <= 1
+        assert top_k is None or top_k >= 1
+        yield from ()
+
+    monkeypatch.setattr(record, "trace", fake_trace)
+    monkeypatch.setattr(forward, "generate", fake_generate)
+
+
+def test_cli_commands_are_discovered():
+    assert {"size", "models", "accelerators"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_cli_hostile_arguments(name, data, no_model_run, capsys):
+    argv = data.draw(argv_for(name, COMMANDS[name]))
+    capsys.readouterr()
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 2), f"{argv!r:.300} exited {code}: {err[-500:]}"
+    assert "Traceback" not in err and "Traceback" not in out
+    if code == 0:
+        assert_finite_text(out, f"descent {argv!r:.200}", tuple(argv))
+    elif "--json" in argv:  # errors come back as one JSON object on stdout
+        assert err == "" and json.loads(out)["error"].startswith("descent"), f"{argv!r:.300}: {out!r:.500}"
+    else:
+        lines = err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("descent"), f"{argv!r:.300}: stderr {err!r:.500}"
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["no-such-command"], ["size"], ["size", "--help"], ["size", "x"]])
+def test_cli_edges(argv, capsys):
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    if "--help" in argv:
+        assert code == 0 and "usage:" in out
+    elif argv == ["size"]:
+        # Every size flag has a default: the site's running example, Llama 3.1 70B on one H200.
+        assert code == 0 and "Llama 3.1 70B" in out and "H200" in out
+    else:
+        assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
