@@ -28,6 +28,7 @@ import html
 import importlib.util
 import inspect
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -116,19 +117,77 @@ def draw_figure(recipe: Recipe, theme_name: str, narrow: bool = False):
     return fig
 
 
+#: On a phone figure, a legend with an entry longer than this (characters) takes one column.
+NARROW_LEGEND_CHARS = 22
+#: On a phone figure, a y tick label longer than this (characters) goes above its bar.
+NARROW_TICK_CHARS = 14
+#: There: the share of a bar's height it keeps, how far (in bar heights) it moves down to leave
+#: room for the name, and how much taller (inches) the figure gets per bar.
+NARROW_BAR_SHARE, NARROW_BAR_SHIFT, NARROW_ROW_EXTRA_IN = 0.5, 0.2, 0.12
+#: With names wrapped instead (grouped bars): inches per name (two lines of text), plus the axis.
+NARROW_WRAPPED_ROW_IN, NARROW_AXIS_IN = 0.32, 1.4
+
+
 def _fit_narrow(fig) -> None:
     """Phone layout for any recipe: a legend inside the axes moves below the figure (on a narrow
     figure it would cover the data) and axis labels, titles and annotations wrap instead of running
     off the edge."""
-    for ax in fig.axes:
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        fig.set_layout_engine("constrained")  # what makes room for a legend "outside" the axes
+    handles, labels, size = [], [], None
+    for ax in fig.axes:  # every axes' legend becomes one legend below the figure (same names once)
         leg = ax.get_legend()
         if leg is not None:
-            handles, labels = leg.legend_handles, [t.get_text() for t in leg.get_texts()]
-            size = leg.get_texts()[0].get_fontsize() if leg.get_texts() else None
+            for h, t in zip(leg.legend_handles, leg.get_texts(), strict=False):
+                if t.get_text() not in labels:
+                    handles.append(h)
+                    labels.append(t.get_text())
+                    size = size or t.get_fontsize()
             leg.remove()
-            fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=size)
+    if handles:
+        wide = any(len(lbl) > NARROW_LEGEND_CHARS for lbl in labels)
+        fig.legend(handles, labels, loc="outside lower center", ncols=1 if wide else 2, fontsize=size)
+    for ax in fig.axes:
         for text in (ax.xaxis.label, ax.yaxis.label, ax.title, *ax.texts):
             text.set_wrap(True)
+        labels = ax.get_yticklabels()
+        names = [t.get_text() for t in labels]
+        if any(len(n) > NARROW_TICK_CHARS and not n.startswith("$") for n in names):  # not a $10^{3}$ tick
+            _names_above_bars(fig, ax, labels)
+
+
+def _names_above_bars(fig, ax, labels) -> None:
+    """Long category names beside a horizontal bar chart would squeeze the bars to nothing on a
+    phone: thinner bars, each name on a line above its bar, a taller figure. Without bars the
+    names are wrapped onto more lines instead."""
+    from matplotlib.patches import Rectangle
+
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_x() == 0 and p.get_height() < 1]
+    if len(bars) != len(labels):  # no bars, or several per name (grouped): wrap the names instead
+        ax.set_yticks(ax.get_yticks(), [textwrap.fill(t.get_text(), NARROW_TICK_CHARS) for t in labels])
+        fig.set_figheight(max(fig.get_figheight(), len(labels) * NARROW_WRAPPED_ROW_IN + NARROW_AXIS_IN))
+        return
+    from matplotlib.text import Annotation
+
+    h = bars[0].get_height()
+    for b in bars:
+        centre = b.get_y() + b.get_height() / 2
+        b.set_height(b.get_height() * NARROW_BAR_SHARE)
+        b.set_y(centre - b.get_height() / 2 - h * NARROW_BAR_SHIFT)
+    for a in ax.texts:  # the values written beside the bars move down with them
+        if isinstance(a, Annotation) and a.xycoords == "data":
+            a.xy = (a.xy[0], a.xy[1] - h * NARROW_BAR_SHIFT)
+    top_gap = bars[0].get_height() / 2 - bars[0].get_height() / NARROW_BAR_SHARE * NARROW_BAR_SHIFT
+    for y, t in zip(ax.get_yticks(), labels, strict=False):
+        ax.annotate(t.get_text(), (0, y + top_gap), xycoords=("axes fraction", "data"), va="bottom",
+                    fontsize=t.get_fontsize(), color=t.get_color(), wrap=True)
+    ax.set_yticks(ax.get_yticks(), [""] * len(labels))
+    ax.tick_params(axis="y", length=0)
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(min(lo, hi), max(lo, hi) + 0.3)
+    fig.set_figheight(fig.get_figheight() + len(labels) * NARROW_ROW_EXTRA_IN)
 
 
 def render(recipe: Recipe, theme_name: str, narrow: bool = False) -> bytes:
