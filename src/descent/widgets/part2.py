@@ -278,7 +278,8 @@ def histogram_svg(original: list[float], rounded: list[float], bins: int = HIST_
     b = quant.histogram(rounded, bins, lo, hi)
     top = max(max(a), max(b), 1)
     bw = (_W - 2 * _PAD) / bins
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H + 20}" class="descent-hist">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H + 20}" width="{_W}" height="{_H + 20}" '
+             'class="descent-hist">']
     for cls, counts, inset in (("descent-hist__orig", a, 0.0), ("descent-hist__quant", b, bw * 0.25)):
         for i, c in enumerate(counts):
             if c:
