@@ -171,6 +171,17 @@ async function start() {
 // so the data a widget loads on first use (the tokenizer, the recorded traces, the embeddings) is
 // in memory before the reader reaches it: a widget on the next page answers at once. One widget
 // per turn of the event loop, so a reader's request waits for at most one of them.
+// Warming starts after the first request is answered (the page's own widgets come first), or
+// WARM_AFTER_READY_MS after start-up if none comes.
+const WARM_AFTER_FIRST_MS = 300;
+const WARM_AFTER_READY_MS = 3000;
+let warmStarted = false;
+function startWarming(delay) {
+  if (warmStarted) return;
+  warmStarted = true;
+  setTimeout(warmNext, delay);
+}
+
 function warmNext() {
   if (!widgetNames.length) return;
   if (queue.length) {
@@ -191,6 +202,7 @@ function handle(msg) {
   try {
     const out = JSON.parse(runJson(widget, JSON.stringify(inputs ?? {}), String(touched ?? "")));
     self.postMessage({ type: "result", id, ...out });
+    startWarming(WARM_AFTER_FIRST_MS);
   } catch (err) {
     // A bug in a compute function (not bad input: that comes back ok:false from Python).
     self.postMessage({ type: "result", id, ok: false, field: null, message: `Internal error: ${String(err).split("\n").slice(-2).join(" ")}` });
@@ -206,7 +218,7 @@ start().then(
   (ms) => {
     self.postMessage({ type: "ready", ms: Math.round(ms), timings });
     while (queue.length) handle(queue.shift());
-    setTimeout(warmNext, 0);
+    setTimeout(() => startWarming(0), WARM_AFTER_READY_MS);
   },
   (err) => {
     self.postMessage({ type: "failed", message: String(err && err.message ? err.message : err) });
