@@ -163,6 +163,13 @@ BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
     assert isinstance(res, dict) and isinstance(res.get("ok"), bool), res
     json.dumps(res, allow_nan=False)  # the worker sends it as strict JSON
+    # A constrained slider's allowed values (issue 13): each a value its own declaration accepts.
+    allowed = res.pop("allowed", {})
+    assert isinstance(allowed, dict)
+    for name, values in allowed.items():
+        inp = widget.input(name)
+        assert inp.kind == "range" and any(name in c.inputs for c in widget.constraints), (name, res)
+        assert all(inp.coerce(x) == x for x in values), (name, values)
     text = res.get("html") if res["ok"] else res.get("message")
     assert not BIDI.search(str(text)), f"widget {widget.name}: a raw bidi control in {text!r:.300}"
     if res["ok"]:
@@ -207,7 +214,8 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
 def test_widget_hostile_inputs(name, data):
     widget = w.get(name)
     inputs = data.draw(widget_inputs(widget, hostile=True))
-    check_widget_result(widget, inputs, w.run(name, inputs))
+    touched = data.draw(st.sampled_from([None, "", "nope", *(i.name for i in widget.inputs)]))
+    check_widget_result(widget, inputs, w.run(name, inputs, touched))
 
 
 @pytest.mark.parametrize("name", WIDGETS)

@@ -5,7 +5,9 @@ tested in tests/browser/test_worker_policy.py and test_csp.py."""
 from __future__ import annotations
 
 import threading
+import urllib.error
 import urllib.request
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -77,5 +79,126 @@ def test_serve_says_when_the_port_is_taken(capsys):
         assert serve.main(["--port", str(taken.server_address[1]), "--directory", "."]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"serve: cannot listen on 127.0.0.1:{taken.server_address[1]}")
+    finally:
+        taken.server_close()
+
+
+def test_serve_answers_a_missing_page_with_the_sites_own_404(tmp_path):
+    # Issue 13: `nox -s serve` showed http.server's bare error page; a host shows the site's 404.html.
+    (tmp_path / "index.html").write_text("<p>hi</p>")
+    (tmp_path / "404.html").write_text("<h1>404 - Not found</h1><p>the site's own page</p>")
+    srv = serve.make_server(str(tmp_path), 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(urllib.error.HTTPError) as exc:
+            urllib.request.urlopen(f"http://127.0.0.1:{srv.server_address[1]}/no/such/page.html", timeout=5)
+        assert exc.value.code == 404
+        assert exc.value.read().decode() == "<h1>404 - Not found</h1><p>the site's own page</p>"
+        assert exc.value.headers["Content-Type"] == "text/html; charset=utf-8"
+        assert exc.value.headers["Content-Security-Policy"] == PAGE_POLICY
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_serve_says_the_port_is_busy_and_how_to_pick_another(capsys):
+    taken = serve.make_server(".", 0)
+    port = taken.server_address[1]
+    try:
+        assert serve.port_busy(port)
+        assert serve.main(["--port", str(port), "--directory", "."]) == 2
+        err = capsys.readouterr().err
+        assert "the port is busy" in err and f"nox -s serve -- --port {port + 1}" in err
+    finally:
+        taken.server_close()
+    assert not serve.port_busy(port)
+
+
+def test_ctrl_c_stops_serve_quietly(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "index.html").write_text("<p>hi</p>")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(serve.__file__).parents[2]), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "descent.site.serve", "--port", "0", "--directory", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().startswith("Serving ")
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert out.strip() == "Stopped."
+
+
+class _Stop(Exception):
+    pass
+
+
+class _FakeSession:
+    """Just enough of a nox Session to run noxfile.serve without nox."""
+
+    def __init__(self, posargs):
+        self.posargs, self.runs, self.logs = posargs, [], []
+
+    def install(self, *a, **k):
+        pass
+
+    def run(self, *args, env=None, **k):
+        self.runs.append((args, env or {}))
+
+    def log(self, msg):
+        self.logs.append(msg)
+
+    def error(self, msg):
+        raise _Stop(msg)
+
+
+def _noxfile(monkeypatch):
+    import importlib.util
+    import sys
+    import types
+
+    fake = types.ModuleType("nox")
+    fake.options = types.SimpleNamespace()
+    fake.Session = object
+    fake.session = lambda *a, **k: (lambda f: f)
+    monkeypatch.setitem(sys.modules, "nox", fake)
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("descent_noxfile", root / "noxfile.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(mod, "_npm", lambda session: None)
+    return mod
+
+
+def test_nox_serve_takes_a_port_and_builds_for_it(monkeypatch):
+    nf = _noxfile(monkeypatch)
+    free = serve.make_server(".", 0)
+    port = free.server_address[1]
+    free.server_close()  # a port nothing listens on now
+    s = _FakeSession(["--port", str(port)])
+    nf.serve(s)
+    (build, build_env), (srv, _) = s.runs
+    assert build[:3] == ("mkdocs", "build", "--strict")
+    assert build_env["DESCENT_SITE_URL"] == f"http://127.0.0.1:{port}/"  # instant navigation on that origin
+    assert srv == ("python", "-m", "descent.site.serve", "--directory", "site", "--port", str(port))
+
+
+def test_nox_serve_says_the_port_is_busy_before_building(monkeypatch):
+    nf = _noxfile(monkeypatch)
+    taken = serve.make_server(".", 0)
+    port = taken.server_address[1]
+    try:
+        s = _FakeSession(["--port", str(port)])
+        with pytest.raises(_Stop, match=rf"port {port} on 127.0.0.1 is busy.*nox -s serve -- --port {port + 1}"):
+            nf.serve(s)
+        assert s.runs == []  # nothing built for nothing
     finally:
         taken.server_close()

@@ -25,14 +25,73 @@ from descent.trace import forward
 __all__ = ["FORMULAS", "Formula", "Sym", "formula"]
 
 
+#: How a symbol's unit reads after its meaning on a page ("in bytes"). Units not listed are counts
+#: or pure numbers, which the meaning already names ("the number of layers"); every unit a formula
+#: uses must be in one of the two tables (tests/test_formulas.py checks).
+UNIT_PROSE = {
+    "bytes": "in bytes",
+    "bytes/s": "in bytes per second",
+    "bits": "in bits",
+    "FLOP": "in FLOP (arithmetic operations)",
+    "FLOP/s": "in FLOP per second",
+    "FLOP/byte": "in FLOP per byte",
+    "bytes/clock": "in bytes per clock cycle",
+    "Hz": "in hertz (cycles per second)",
+    "s": "in seconds",
+    "tokens/s": "in tokens per second",
+}
+#: Units that a page does not spell out: the meaning says what is counted.
+UNIT_SILENT = frozenset({
+    "count", "values", "index", "dimensionless", "no unit", "parameters", "sequences", "tokens",
+    "positions", "weights", "ratio", "probability (0 to 1)", "bit", "integer", "weight units",
+    "weight units squared", "elements", "devices",
+})
+
+#: Where a formula's source can be read, for sources named without a link: the name as the source
+#: text writes it -> its address. ``arXiv:NNNN.NNNNN`` needs no entry (:meth:`Formula.source_markdown`).
+REFERENCES = {
+    "IEEE 754-2008": "https://doi.org/10.1109/IEEESTD.2008.4610935",
+    "OCP OFP8 rev. 1.0": "https://www.opencompute.org/documents/ocp-8-bit-floating-point-specification-ofp8-revision-1-0-2023-12-01-pdf-1",
+    "OCP MX v1.0": "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf",
+    "OCP Microscaling Formats (MX) Specification v1.0": "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf",
+    "NVIDIA NVFP4": "https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/",
+    "Widrow and Kollar 2008": "https://doi.org/10.1017/CBO9780511754661",
+    "Williams, Waterman & Patterson 2009": "https://doi.org/10.1145/1498765.1498785",
+    "Williams et al. 2009": "https://doi.org/10.1145/1498765.1498785",
+    "Pope et al. 2022": "https://arxiv.org/abs/2211.05102",
+    "Hong & Kung 1981": "https://doi.org/10.1145/800076.802486",
+    "NVIDIA Matrix Multiplication Background User's Guide": "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html",
+    "Patarasuk & Yuan 2009": "https://doi.org/10.1016/j.jpdc.2008.09.002",
+    "nccl-tests doc/PERFORMANCE.md": "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md",
+    "NVIDIA CUDA C++ Programming Guide": "https://docs.nvidia.com/cuda/cuda-c-programming-guide/",
+    "AMD CDNA 3 whitepaper": "https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-white-paper.pdf",
+    "Dao et al. 2022": "https://arxiv.org/abs/2205.14135",
+}
+
+#: A meaning that starts with one of these reads as prose after "is"; any other gets "the".
+_DETERMINERS = ("the ", "a ", "an ", "one ", "how ", "component ")
+
+
 @dataclass(frozen=True)
 class Sym:
-    """One symbol of a formula: the sympy Symbol, its LaTeX, what it means and its unit."""
+    """One symbol of a formula: the sympy Symbol, its LaTeX, what it means and its unit.
+
+    ``meaning`` is a noun phrase a reader can follow, with its article ("the number of layers"):
+    the page prints "$L$ is the number of layers". ``unit`` is from :data:`UNIT_PROSE` (then the
+    page adds "in bytes") or :data:`UNIT_SILENT`.
+    """
 
     symbol: sp.Symbol
     tex: str
     meaning: str
     unit: str
+
+    def prose(self) -> str:
+        """``"$L$ is the number of layers"`` / ``"$b$ is the size of one stored number (...), in bytes"``
+        (a meaning without its article, "head dimension", reads "the head dimension")."""
+        unit = UNIT_PROSE.get(self.unit, "")
+        meaning = self.meaning if self.meaning.startswith(_DETERMINERS) else f"the {self.meaning}"
+        return f"${self.tex}$ is {meaning}" + (f", {unit}" if unit and self.unit not in self.meaning else "")
 
 
 @dataclass(frozen=True)
@@ -48,6 +107,9 @@ class Formula:
         source: paper (section/equation) or document the formula comes from.
         note: when the formula applies (and when another entry applies instead).
         check: ``() -> [(label, formula_value, package_value), ...]`` over catalog rows.
+        compact: the textbook form as LaTeX (softmax of the scores times V), shown first when
+            the sympy form is long; the page folds the sympy form (the one checked) under it.
+            Empty when the sympy form is already the textbook one.
     """
 
     name: str
@@ -58,6 +120,24 @@ class Formula:
     source: str
     note: str = ""
     check: Callable[[], list[tuple[str, float, float]]] | None = field(default=None, compare=False)
+    compact: str = ""
+
+    def source_markdown(self) -> str:
+        """``source`` with its references as links: ``arXiv:NNNN.NNNNN`` and the names in
+        :data:`REFERENCES` (each once), left as written where it already links."""
+        import re
+
+        text = re.sub(r"(?<!\[)arXiv:(\d{4}\.\d{4,5})", r"[arXiv:\1](https://arxiv.org/abs/\1)", self.source)
+        for name, url in REFERENCES.items():
+            at = text.find(name)
+            if at >= 0 and not text[:at].endswith("[") and f"[{name}" not in text:
+                text = text[:at] + f"[{name}]({url})" + text[at + len(name):]
+        return text
+
+    def where(self) -> str:
+        """The symbols as prose: "$L$ is the number of layers; ...; and $b$ is the size of one stored number"."""
+        parts = [s.prose() for s in self.symbols]
+        return "; ".join(parts[:-1]) + "; and " + parts[-1] if len(parts) > 1 else "".join(parts)
 
     def symbol_names(self) -> dict[sp.Symbol, str]:
         return {s.symbol: s.tex for s in (self.lhs, *self.symbols)}
@@ -114,27 +194,27 @@ def _s(name: str, tex: str, meaning: str, unit: str) -> Sym:
     return Sym(sp.Symbol(name, positive=True), tex, meaning, unit)
 
 
-L = _s("L", "L", "layers", "count")
-K = _s("K", "K", "key/value heads (K = H for MHA, 1 for MQA, between for GQA)", "count")
-D_HEAD = _s("d_head", r"d_{\text{head}}", "dimension of one head", "values")
-T = _s("T", "T", "tokens held in the cache per sequence (the context)", "tokens")
-B = _s("B", "B", "sequences in the batch", "sequences")
-BYTES = _s("b", "b", "bytes per stored element (2 for BF16, 1 for FP8)", "bytes")
-D_C = _s("d_c", "d_c", "rank of MLA's joint key/value latent (kv_lora_rank)", "values")
-D_R = _s("d_rope", r"d_h^{R}", "per-token decoupled RoPE key, shared by all heads (qk_rope_head_dim)", "values")
-W = _s("W", "W", "tokens a limited layer can attend to: the sliding-window width (or Llama 4's chunk size)", "tokens")
-L_FULL = _s("L_full", r"L_{\text{full}}", "layers with full attention", "count")
-L_SLIDE = _s("L_slide", r"L_{\text{slide}}", "layers with sliding-window (or chunked) attention", "count")
-L_LIN = _s("L_lin", r"L_{\text{lin}}", "linear-attention layers (a fixed-size state each)", "count")
-H_V = _s("H_v", r"H_v", "value heads of a linear-attention layer (one state matrix each)", "count")
-H_K = _s("H_k", r"H_k", "key heads of a linear-attention layer", "count")
-D_K = _s("d_k", r"d_k", "key width of a linear-attention head", "values")
-D_V = _s("d_v", r"d_v", "value width of a linear-attention head", "values")
-CONV = _s("c", "c", "width of the linear layer's causal convolution (it keeps the last c - 1 inputs)", "tokens")
-N = _s("N", "N", "parameters stored", "parameters")
-BITS = _s("bits", r"\beta", "bits per weight, block scales included", "bits")
-BW = _s("BW", r"\mathrm{BW}", "memory bandwidth", "bytes/s")
-S_STEP = _s("S_step", r"S_{\text{step}}", "bytes read from memory per decode step (weights + KV cache)", "bytes")
+L = _s("L", "L", "the number of layers", "count")
+K = _s("K", "K", "the number of key/value heads (K = H for MHA, 1 for MQA, between for GQA)", "count")
+D_HEAD = _s("d_head", r"d_{\text{head}}", "the length of one head's query, key and value vectors", "values")
+T = _s("T", "T", "the number of tokens held in the cache per sequence (the context)", "tokens")
+B = _s("B", "B", "the number of sequences in the batch", "sequences")
+BYTES = _s("b", "b", "the size of one stored number (2 for BF16, 1 for FP8)", "bytes")
+D_C = _s("d_c", "d_c", "the length of MLA's joint key/value latent vector (kv_lora_rank)", "values")
+D_R = _s("d_rope", r"d_h^{R}", "the length of the per-token RoPE key that all heads share (qk_rope_head_dim)", "values")
+W = _s("W", "W", "the number of tokens a limited layer can attend to: the sliding window's width (or Llama 4's chunk size)", "tokens")
+L_FULL = _s("L_full", r"L_{\text{full}}", "the number of layers with full attention", "count")
+L_SLIDE = _s("L_slide", r"L_{\text{slide}}", "the number of layers with sliding-window (or chunked) attention", "count")
+L_LIN = _s("L_lin", r"L_{\text{lin}}", "the number of linear-attention layers (a fixed-size state each)", "count")
+H_V = _s("H_v", r"H_v", "the number of value heads of a linear-attention layer (one state matrix each)", "count")
+H_K = _s("H_k", r"H_k", "the number of key heads of a linear-attention layer", "count")
+D_K = _s("d_k", r"d_k", "the key width of a linear-attention head", "values")
+D_V = _s("d_v", r"d_v", "the value width of a linear-attention head", "values")
+CONV = _s("c", "c", "the width of the linear layer's causal convolution (it keeps the last c - 1 inputs)", "tokens")
+N = _s("N", "N", "the number of parameters stored", "parameters")
+BITS = _s("bits", r"\beta", "the bits per weight, block scales included", "bits")
+BW = _s("BW", r"\mathrm{BW}", "the memory bandwidth", "bytes/s")
+S_STEP = _s("S_step", r"S_{\text{step}}", "the bytes read from memory per decode step (weights + KV cache)", "bytes")
 
 #: Tokens of context and batch the checks evaluate at (any positive values would do).
 CHECK_CONTEXTS = (1, 1000, 4096, 32768)
@@ -257,35 +337,36 @@ def _check_roofline():
 
 _register(Formula(
     "kv_cache_bytes", "KV-cache bytes for a batch (MHA, GQA, MQA; every layer holds every token)",
-    _s("M_KV", r"M_{\text{KV}}", "KV-cache size", "bytes"),
+    _s("M_KV", r"M_{\text{KV}}", "the KV cache's size", "bytes"),
     sp.Mul(2, L.symbol, K.symbol, D_HEAD.symbol, T.symbol, B.symbol, BYTES.symbol, evaluate=False),
     (L, K, D_HEAD, T, B, BYTES),
-    "Vaswani et al. 2017, section 3.2 (one key and one value vector per head and token); "
-    "Ainslie et al. 2023 (GQA: K key/value heads shared by the query heads)",
+    "[Vaswani et al. 2017](https://arxiv.org/abs/1706.03762), section 3.2 (one key and one value vector "
+    "per head and token); [Ainslie et al. 2023](https://arxiv.org/abs/2305.13245) (GQA: K key/value heads "
+    "shared by the query heads)",
     note="The 2 counts keys and values. Uses K, not the number of query heads H.",
     check=_check_kv,
 ))
 
 _register(Formula(
     "kv_cache_bytes_mla", "KV-cache bytes with Multi-head Latent Attention (DeepSeek-V2/V3)",
-    _s("M_KV", r"M_{\text{KV}}", "KV-cache size", "bytes"),
+    _s("M_KV", r"M_{\text{KV}}", "the KV cache's size", "bytes"),
     sp.Mul(L.symbol, sp.Add(D_C.symbol, D_R.symbol, evaluate=False), T.symbol, B.symbol, BYTES.symbol,
            evaluate=False),
     (L, D_C, D_R, T, B, BYTES),
-    "DeepSeek-V2 paper (arXiv:2405.04434), section 2.1.2, eq. 9-10, and table 1",
+    "[DeepSeek-V2 paper](https://arxiv.org/abs/2405.04434), section 2.1.2, eq. 9-10, and table 1",
     note="One latent per token and layer, shared by every head: no factor 2 and no head count.",
     check=_check_kv_mla,
 ))
 
 _register(Formula(
     "kv_cache_bytes_sliding", "KV-cache bytes when some layers attend only to recent tokens (a sliding window or a chunk)",
-    _s("M_KV", r"M_{\text{KV}}", "KV-cache size", "bytes"),
+    _s("M_KV", r"M_{\text{KV}}", "the KV cache's size", "bytes"),
     sp.Mul(2, K.symbol, D_HEAD.symbol,
            sp.Add(sp.Mul(L_FULL.symbol, T.symbol, evaluate=False),
                   sp.Mul(L_SLIDE.symbol, sp.Min(T.symbol, W.symbol), evaluate=False), evaluate=False),
            B.symbol, BYTES.symbol, evaluate=False),
     (K, D_HEAD, L_FULL, L_SLIDE, T, W, B, BYTES),
-    "Mistral 7B paper (arXiv:2310.06825), section 2 (rolling buffer cache of W tokens); Llama 4's "
+    "[Mistral 7B paper](https://arxiv.org/abs/2310.06825), section 2 (rolling buffer cache of W tokens); Llama 4's "
     "chunked attention (transformers Llama4TextConfig attention_chunk_size): a layer that attends only "
     "within its chunk of W tokens never needs more than W of them",
     note="A sliding or chunked layer never holds more than W tokens; full-attention layers hold all T.",
@@ -314,26 +395,27 @@ _register(Formula(
 
 _register(Formula(
     "weight_bytes", "Bytes to store the weights at a given precision",
-    _s("M_W", r"M_{\text{W}}", "weight memory", "bytes"),
+    _s("M_W", r"M_{\text{W}}", "the memory the weights take", "bytes"),
     sp.Mul(N.symbol, BITS.symbol, sp.Pow(8, -1, evaluate=False), evaluate=False),
     (N, BITS),
     "Definition: 8 bits per byte; block-scaled formats add their scale bits to the bits per weight "
-    "(OCP Microscaling Formats (MX) spec v1.0, section 5)",
+    "([OCP Microscaling Formats (MX) spec v1.0](https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf), section 5)",
     note="MoE models store every expert, so N is the total, not the active, count.",
     check=_check_weights,
 ))
 
-F_STEP = _s("F_step", r"F_{\text{step}}", "FLOPs of one decode step of the batch", "FLOP")
+F_STEP = _s("F_step", r"F_{\text{step}}", "the arithmetic of one decode step of the batch", "FLOP")
 PEAK = _s("P", r"P", "the chip's dense peak in the precision the matmuls run in", "FLOP/s")
 
 _register(Formula(
     "decode_step_seconds", "The roofline of one decode step: the longer of reading and computing",
-    _s("t", r"t_{\text{step}}", "time of one decode step", "s"),
+    _s("t", r"t_{\text{step}}", "the time of one decode step", "s"),
     sp.Max(sp.Mul(S_STEP.symbol, sp.Pow(BW.symbol, -1, evaluate=False), evaluate=False),
            sp.Mul(F_STEP.symbol, sp.Pow(PEAK.symbol, -1, evaluate=False), evaluate=False)),
     (S_STEP, BW, F_STEP, PEAK),
-    "Williams, Waterman & Patterson 2009, Roofline (CACM 52(4)), section 2; Pope et al. 2022, "
-    "Efficiently Scaling Transformer Inference, section 2",
+    "[Williams, Waterman & Patterson 2009, Roofline](https://doi.org/10.1145/1498765.1498785) (CACM 52(4)), "
+    "section 2; [Pope et al. 2022, Efficiently Scaling Transformer Inference](https://arxiv.org/abs/2211.05102), "
+    "section 2",
     note="F_step is B times the FLOPs of one token (2 per active matmul weight plus attention). At small "
          "batches the read term is larger (memory-bound); at large batches and short contexts the "
          "arithmetic term wins (compute-bound).",
@@ -342,10 +424,10 @@ _register(Formula(
 
 _register(Formula(
     "decode_tokens_per_s", "Memory-bound ceiling on decode speed, tokens per second per sequence",
-    _s("R", r"R_{\text{decode}}", "decode speed ceiling per sequence", "tokens/s"),
+    _s("R", r"R_{\text{decode}}", "the ceiling on decode speed per sequence", "tokens/s"),
     sp.Mul(BW.symbol, sp.Pow(S_STEP.symbol, -1, evaluate=False), evaluate=False),
     (BW, S_STEP),
-    "Pope et al. 2022, Efficiently Scaling Transformer Inference, section 2 (decode is memory-bound "
+    "[Pope et al. 2022, Efficiently Scaling Transformer Inference](https://arxiv.org/abs/2211.05102), section 2 (decode is memory-bound "
     "at small batch); Williams et al. 2009 (roofline)",
     note="Each decode step reads the active weights and the whole KV cache once, and yields one "
          "token per sequence. Real engines reach a fraction of this ceiling.",
@@ -401,10 +483,10 @@ _UW = sp.IndexedBase("U", real=True)
 _GW = sp.IndexedBase("G", real=True)
 _DW = sp.IndexedBase("W", real=True)
 _i, _j, _t, _u, _a, _f, _c = (_idx(n) for n in ("i", "j", "t", "u", "a", "f", "c"))
-_d = _s("d", "d", "vector width (d_model for RMSNorm and the FFN, d_head for attention and RoPE)", "values")
+_d = _s("d", "d", "the vector's length (d_model for RMSNorm and the FFN, d_head for attention and RoPE)", "values")
 _eps = _s("epsilon", r"\epsilon", "a small constant that keeps the division finite", "dimensionless")
-_Tn = _s("T", "T", "tokens attended to (the query's own and every earlier one)", "tokens")
-_Fn = _s("F", "F", "FFN hidden width", "values")
+_Tn = _s("T", "T", "the number of tokens attended to (the query's own and every earlier one)", "tokens")
+_Fn = _s("F", "F", "the FFN's hidden width", "values")
 
 
 def _check_rms_norm():
@@ -428,17 +510,17 @@ _register(Formula(
                                     evaluate=False), evaluate=False),
     (Sym(_XI.label, "x", "the input vector (one token's residual stream)", "values"),
      Sym(_GI.label, "g", "the learned gain, one per component", "dimensionless"),
-     Sym(_i, "i", "component index, 1 to d", "index"), _d, _eps),
-    "Zhang and Sennrich 2019, \"Root Mean Square Layer Normalization\", eq. 4",
+     Sym(_i, "i", "the component's index, 1 to d", "index"), _d, _eps),
+    "[Zhang and Sennrich 2019, \"Root Mean Square Layer Normalization\"](https://arxiv.org/abs/1910.07467), eq. 4",
     note="Unlike LayerNorm there is no mean subtraction and no bias.",
     check=_check_rms_norm,
 ))
 
 _m = _s("m", "m", "the token's position in the sequence (0 for the first)", "positions")
-_n = Sym(sp.Symbol("n", integer=True, nonnegative=True), "n", "pair index, 0 to d/2 - 1", "index")
+_n = Sym(sp.Symbol("n", integer=True, nonnegative=True), "n", "the pair's index, 0 to d/2 - 1", "index")
 _base = _s("base", r"\theta", "the RoPE base (config.json rope_theta)", "dimensionless")
-_x0 = _real("x_even", "x_{2n}", "first number of the pair", "values")
-_x1 = _real("x_odd", "x_{2n+1}", "second number of the pair", "values")
+_x0 = _real("x_even", "x_{2n}", "the first number of the pair", "values")
+_x1 = _real("x_odd", "x_{2n+1}", "the second number of the pair", "values")
 
 
 def _check_rope():
@@ -474,7 +556,7 @@ _register(Formula(
                                                                    evaluate=False), evaluate=False),
                          evaluate=False), evaluate=False), evaluate=False),
     (_x0, _x1, _m, _base, _n, _d),
-    "Su et al. 2021, \"RoFormer\", section 3.4.2, eq. 34 (adjacent pairs, as llama.cpp applies it to GGUF weights)",
+    "[Su et al. 2021, \"RoFormer\"](https://arxiv.org/abs/2104.09864), section 3.4.2, eq. 34 (adjacent pairs, as llama.cpp applies it to GGUF weights)",
     note="Applied to queries and keys, not values. The dot product of two rotated vectors depends "
          "only on the difference of their positions.",
     check=_check_rope,
@@ -517,10 +599,12 @@ _register(Formula(
     (Sym(_QI.label, "q", "the query vector of the token doing the looking", "values"),
      Sym(_KI.label, "k", "the keys, one row per token", "values"),
      Sym(_VI.label, "v", "the values, one row per token", "values"),
-     Sym(_c, "c", "output component index", "index"), _d, _Tn),
-    "Vaswani et al. 2017, \"Attention Is All You Need\", section 3.2.1, eq. 1, for one row of Q",
-    note=r"The fraction is a softmax over the $T$ scores; in matrix form, $\operatorname{softmax}(QK^\top/\sqrt{d})\,V$.",
+     Sym(_c, "c", "the output component's index", "index"), _d, _Tn),
+    "[Vaswani et al. 2017, \"Attention Is All You Need\"](https://arxiv.org/abs/1706.03762), section 3.2.1, eq. 1, for one row of Q",
+    note=r"The weights are a softmax over the $T$ scores; for all queries at once, in matrix form, "
+         r"$\operatorname{softmax}(QK^\top/\sqrt{d})\,V$.",
     check=_check_attention,
+    compact=r"o_c = \sum_{t=1}^{T} \operatorname{softmax}_t\!\left(\frac{q \cdot k_t}{\sqrt{d}}\right) v_{t,c}",
 ))
 
 
@@ -551,14 +635,15 @@ _register(Formula(
     _s("y_c", "y_c", "component c of the FFN output for one token", "values"),
     _swiglu_expr(),
     (Sym(_XI.label, "x", "the token's normalised vector", "values"),
-     Sym(_GW.label, "G", "gate projection, d x F", "weights"),
-     Sym(_UW.label, "U", "up projection, d x F", "weights"),
-     Sym(_DW.label, "W", "down projection, F x d", "weights"),
-     Sym(_c, "c", "output component index", "index"), _d, _Fn),
-    "Shazeer 2020, \"GLU Variants Improve Transformer\", eq. 6 (FFN_SwiGLU with Swish_1 = SiLU)",
+     Sym(_GW.label, "G", "the gate projection, d x F", "weights"),
+     Sym(_UW.label, "U", "the up projection, d x F", "weights"),
+     Sym(_DW.label, "W", "the down projection, F x d", "weights"),
+     Sym(_c, "c", "the output component's index", "index"), _d, _Fn),
+    "[Shazeer 2020, \"GLU Variants Improve Transformer\"](https://arxiv.org/abs/2002.05202), eq. 6 (FFN_SwiGLU with Swish_1 = SiLU)",
     note=r"$h/(1 + e^{-h})$ is SiLU (Swish), the bend; the up path multiplies it; the down projection "
          "returns to width d. Three d x F matrices per layer, against two for the classic FFN.",
     check=_check_swiglu,
+    compact=r"y = \bigl(\operatorname{SiLU}(x G) \odot x U\bigr)\, W, \qquad \operatorname{SiLU}(h) = \frac{h}{1 + e^{-h}}",
 ))
 
 
@@ -566,9 +651,9 @@ _register(Formula(
 # Sampling: temperature (Part 1, "From logits to a token")
 # ---------------------------------------------------------------------------------------------
 
-Z_I = _s("z_i", "z_i", "logit (score) of token i, from the model's last layer", "no unit")
-Z_J = _s("z_j", "z_j", "logit of another token j", "no unit")
-TEMP = _s("T_s", "T", "sampling temperature (T > 0; T = 0 is the greedy limit)", "dimensionless")
+Z_I = _s("z_i", "z_i", "the logit (score) of token i, from the model's last layer", "no unit")
+Z_J = _s("z_j", "z_j", "the logit of another token j", "no unit")
+TEMP = _s("T_s", "T", "the sampling temperature (T > 0; T = 0 is the greedy limit)", "dimensionless")
 Z_SUM = _s("S", r"\sum_{k=1}^{V} e^{z_k / T}", "the same exponential summed over all V vocabulary entries",
            "dimensionless")
 #: Temperatures at which the sampling formulas are checked against descent.sampling.
@@ -614,12 +699,13 @@ def _check_temperature_ratio():
 
 _register(Formula(
     "softmax_temperature", "Probability of token i at temperature T (softmax of the logits divided by T)",
-    _s("p_i", "p_i", "probability that token i is drawn next", "probability (0 to 1)"),
+    _s("p_i", "p_i", "the probability that token i is drawn next", "probability (0 to 1)"),
     sp.Mul(sp.exp(sp.Mul(Z_I.symbol, sp.Pow(TEMP.symbol, -1, evaluate=False), evaluate=False), evaluate=False),
            sp.Pow(Z_SUM.symbol, -1, evaluate=False), evaluate=False),
     (Z_I, TEMP, Z_SUM),
-    "Ackley, Hinton and Sejnowski 1985 (the Boltzmann distribution with temperature); as applied to "
-    "logits by Hugging Face transformers' TemperatureLogitsWarper before the softmax",
+    "[Ackley, Hinton and Sejnowski 1985](https://doi.org/10.1207/s15516709cog0901_7) (the Boltzmann "
+    "distribution with temperature); as applied to logits by Hugging Face transformers' "
+    "[TemperatureLogitsWarper](https://huggingface.co/docs/transformers/internal/generation_utils) before the softmax",
     note="T = 1 is the model's own distribution; T < 1 sharpens it, T > 1 flattens it.",
     check=_check_softmax_temperature,
 ))
@@ -630,7 +716,8 @@ _register(Formula(
     sp.exp(sp.Mul(sp.Add(Z_I.symbol, sp.Mul(-1, Z_J.symbol, evaluate=False), evaluate=False),
                   sp.Pow(TEMP.symbol, -1, evaluate=False), evaluate=False), evaluate=False),
     (Z_I, Z_J, TEMP),
-    "Ackley, Hinton and Sejnowski 1985, as above: dividing p_i by p_j cancels the sum",
+    "[Ackley, Hinton and Sejnowski 1985](https://doi.org/10.1207/s15516709cog0901_7), as above: dividing "
+    "p_i by p_j cancels the sum",
     note="Only the gap between two logits matters, divided by T.",
     check=_check_temperature_ratio,
 ))

@@ -67,8 +67,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
 
 
-#: Folders of docs/ that hold no pages (theme overrides, assets).
-NOT_PAGES = {"overrides", "assets"}
+#: Folders of docs/ that hold no pages (theme overrides, assets, snippets such as the glossary).
+NOT_PAGES = {"overrides", "assets", "includes"}
 
 
 def page_paths() -> list[str]:

@@ -143,7 +143,8 @@ def loglog_chart(
     _check_range("x", *x_range)
     _check_range("y", *y_range)
     ax = _Axes(x_range[0], x_range[1], y_range[0], y_range[1])
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
+    # width/height: the natural size, which a phone keeps (scrolling sideways) so labels stay 11 px.
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
            f'style="font-family:inherit;font-size:{FONT}px">',
            f'<defs><clipPath id="{_e(uid)}-plot"><rect x="{_n(ax.left)}" y="{_n(ax.top)}" width="{_n(ax.right - ax.left)}" '
            f'height="{_n(ax.bottom - ax.top)}"/></clipPath></defs>']

@@ -68,6 +68,10 @@ def _shape_text(shape: list[int]) -> str:
     description="SmolLM2-135M's real file, opened level by level: the model, one layer, one of its "
     "matrices, the first block of 32 weights in that matrix's first row, and one weight.",
     inputs=[Input(ZOOM_LAYER, "range"), Input(ws.MATRIX, "select"), Input(ZOOM_WEIGHT, "range")],
+    tries=[
+        ('Pick another layer or matrix.', 'The scale of the block changes: each block of 32 weights carries its own.'),
+        ('Step through the weights of the block.', "Each is a 4-bit code times the block's scale."),
+    ],
 )
 def weight_zoom(layer: int, matrix: str, weight: int) -> list[dict]:
     """Views: the path model -> layer -> matrix -> block -> weight as a definition list, the
@@ -169,6 +173,11 @@ def _fmt_prop(x: float | None) -> str:
     description="Pick a format and type a number: it is rounded to the nearest value the format "
     "can hold. Click any bit to flip it.",
     inputs=[Input(floats.FLOAT_FORMAT, "segmented"), Input(floats.FLOAT_VALUE, "text")],
+    tries=[
+        ('Type 0.1 in BF16, then in FP32.', "Neither holds it exactly; BF16's error is far larger, with fewer mantissa bits."),
+        ('Click the highest exponent bit.', 'The value jumps by a huge factor: the exponent sets the scale, the mantissa the digits.'),
+        ('Pick FP8 E4M3 and type a number in the thousands.', 'Past the largest value the format can hold, there is no code for it.'),
+    ],
 )
 def float_bits(format: str, value: str) -> list[dict]:
     """Views: the code's bits (clickable), the stored value, the error against what was typed,
@@ -269,7 +278,8 @@ def histogram_svg(original: list[float], rounded: list[float], bins: int = HIST_
     b = quant.histogram(rounded, bins, lo, hi)
     top = max(max(a), max(b), 1)
     bw = (_W - 2 * _PAD) / bins
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H + 20}" class="descent-hist">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H + 20}" width="{_W}" height="{_H + 20}" '
+             'class="descent-hist">']
     for cls, counts, inset in (("descent-hist__orig", a, 0.0), ("descent-hist__quant", b, bw * 0.25)):
         for i, c in enumerate(counts):
             if c:
@@ -293,6 +303,10 @@ def histogram_svg(original: list[float], rounded: list[float], bins: int = HIST_
     description="One real row of SmolLM2 (1,536 weights of layer 15's feed-forward down matrix) "
     "rounded to integers with one scale for the whole row.",
     inputs=[Input(QUANT_BITS, "segmented"), Input(ZERO_POINT, "toggle")],
+    tries=[
+        ('Go from 8 bits to 4, then to 2.', 'The rounding error grows fast: each bit fewer halves the number of levels.'),
+        ('Turn on the zero point.', 'A row that is not centred on zero uses its levels better.'),
+    ],
 )
 def quantize_weights(bits: int, zero_point: bool) -> list[dict]:
     """Views: a histogram of the row before and after rounding, and the error and size.
@@ -378,6 +392,10 @@ def _level(err: float, rms: float) -> int:
     "all of them, one per block of 32 (MXFP4), one per block of 16 (NVFP4). Make one weight an outlier "
     "and watch where the error goes.",
     inputs=[Input(OUTLIER, "range", log=True), Input(OUTLIER_AT, "range")],
+    tries=[
+        ('Raise the outlier.', "With one scale for all, every weight loses precision; with a scale per block, only the outlier's block does."),
+        ('Move the outlier to another position.', 'The damage follows it: only its own block of 32 (MXFP4) or 16 (NVFP4) suffers.'),
+    ],
 )
 def block_scaling(outlier: float, position: int) -> list[dict]:
     """Views: the error of every group of 16 weights under each scheme as a coloured grid, the
@@ -453,6 +471,10 @@ GGUF_NAME = P.declare(P.Param(
     description="Type the quantization part of a model file's name, or pick one. The block layout "
     "and the bits per weight come from llama.cpp's own block definitions.",
     inputs=[Input(GGUF_NAME, "text")],
+    tries=[
+        ('Pick Q4_K_M, then Q8_0.', 'The bits per weight nearly double, and so does the file.'),
+        ('Type a name with _S, _M or _L.', 'The letter picks a mix: more of the sensitive matrices kept at higher precision.'),
+    ],
 )
 def gguf_name(name: str) -> list[dict]:
     """Views: presets (clickable), the name piece by piece, the base block's fields, its bits per

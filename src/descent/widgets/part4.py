@@ -84,6 +84,10 @@ SM_COLUMNS = 22
     description="Pick a GPU. The squares are its streaming multiprocessors (compute units on AMD), "
     "each dot a tensor core; the table is its memory pyramid, innermost level first.",
     inputs=[Input(GPU, "select")],
+    tries=[
+        ('Switch from the H100 to the B200.', "More compute units and more memory, the pyramid's levels in the same order."),
+        ('Compare the top and the bottom of the pyramid.', 'Each level down is larger and slower: registers in kilobytes, HBM in gigabytes.'),
+    ],
 )
 def gpu_anatomy(accelerator: str) -> list[dict]:
     """Views: the SM grid, stats (SMs, tensor cores, shared memory per SM, L2, HBM) and the tiers.
@@ -143,6 +147,10 @@ def _short(a) -> str:
     "on their own. Pick a chip for its numbers; the ringed point is the chip picked (labels that would "
     "overlap are left out).",
     inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(P.ACCELERATOR, "select")],
+    tries=[
+        ('Pick a bigger model or BF16 weights.', 'The dashed line moves right: fewer chips hold the model on their own.'),
+        ('Pick a chip high up and one far right.', 'Height is reading speed, width is room: the two are sold separately.'),
+    ],
 )
 def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[dict]:
     """Views: the log-log scatter, then fits / decode ceiling / memory arrangement for the chip.
@@ -225,6 +233,10 @@ _SMALLEST = min(tiling.TILE_SIZES)
     "of A and one of B.",
     inputs=[Input(P.TILE, "segmented"), Input(P.ELEMENT, "segmented"), Input(TILE_STEP, "range"),
             Input(P.ACCELERATOR, "select")],
+    tries=[
+        ('Double the tile size.', 'Fewer tiles, each reading longer strips: less traffic in all, more on-chip memory per tile.'),
+        ('Step through the tiles.', 'Each output tile reads one strip of A and one of B; neighbouring tiles read the same strips again.'),
+    ],
 )
 def tiled_gemm(tile: int, element: str, step: int, accelerator: str) -> list[dict]:
     """Views: intensity, reuse, FLOPs and traffic stats; the A strips, B strips and C tiles as grids.
@@ -292,6 +304,10 @@ TOKENS = P.BATCH.but(label="Tokens in the step", help="Tokens multiplied togethe
     "it moves (weights once, activations in and out) and their ratio, against the chip's ridge.",
     inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(TOKENS, "range", log=True),
             Input(P.ACCELERATOR, "select")],
+    tries=[
+        ('Raise the batch.', "FLOPs grow with it while the weights are read once: the ratio climbs towards the chip's ridge."),
+        ('Switch to FP8 weights.', "Half the bytes per weight: each matrix's ratio doubles at the same batch."),
+    ],
 )
 def layer_matmuls(model: str, weights: str, batch: int, accelerator: str) -> list[dict]:
     """Views: a table of the layer's products and a note on which side of the ridge they fall."""
@@ -340,6 +356,10 @@ ATT_ACC = P.ACCELERATOR.but(
     inputs=[Input(P.SEQ_LEN, "range", log=True), Input(P.HEAD_DIM.but(max=512), "range"),
             Input(P.ELEMENT.but(choices=[(e, e.upper()) for e in ("fp32", "bf16", "fp16", "fp8")]), "segmented"),
             Input(ATT_ACC, "select")],
+    tries=[
+        ('Double the tokens.', "The naive kernel's traffic grows four times (the N x N scores); FlashAttention's only doubles."),
+        ('Raise the head dimension.', 'Both grow, but the gap narrows: the inputs and outputs are N x d either way.'),
+    ],
 )
 def flash_attention(seq_len: int, head_dim: int, element: str, accelerator: str) -> list[dict]:
     """Views: naive / FlashAttention / floor bytes as bars, the ratio, block sizes, a note."""
@@ -387,6 +407,10 @@ X_RANGE = (0.1, 1e5)
     "batch and watch decode climb the slope.",
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
             Input(P.BATCH, "range", log=True), Input(P.CONTEXT, "range", log=True)],
+    tries=[
+        ('Raise the batch.', 'Decode climbs the sloped roof: more arithmetic per byte read, until it meets the flat roof.'),
+        ('Lower the context.', "Less KV cache to read per step: decode's point moves right, towards compute-bound."),
+    ],
 )
 def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, context: int) -> list[dict]:
     """Views: the log-log roofline with both points; stats for decode and prefill; the crossover."""
@@ -454,6 +478,11 @@ MAX_DRAWN_STAGES, MAX_DRAWN_SLOTS = 16, 40
             Input(P.TP.but(max=64), "range"), Input(P.PP.but(max=64), "range"), Input(P.EP.but(max=256), "range"),
             Input(P.BATCH.but(max=4096), "range", log=True), Input(P.MICROBATCHES.but(max=4096), "range", log=True),
             Input(P.LINK, "select")],
+    tries=[
+        ('Raise tensor parallelism to 8.', 'Each device holds an eighth of every matrix, and every layer sends activations across the link.'),
+        ('Use pipeline parallelism with one microbatch.', 'Most stages wait: the bubble. More microbatches shrink it.'),
+        ('Pick a mixture-of-experts model and raise expert parallelism.', 'The experts spread out; tokens cross the wire to reach theirs.'),
+    ],
 )
 def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep: int, batch: int,
                 microbatches: int, link: str) -> list[dict]:

@@ -183,6 +183,12 @@ def rate_text(x: float) -> str:
         Input(P.TFLOPS, "number", when=("accelerator", CUSTOM)),
         Input(P.RUNTIME, "range"),
     ],
+    tries=[
+        ("Change the weights to BF16.", "The weights double and the model no longer fits one chip."),
+        ("Raise the context and the batch.", "The KV cache outgrows the weights: long chats and many users are paid for in cache."),
+        ("Pick a mixture-of-experts model.", "All of it must be stored, but a step reads only the experts in use, so it decodes faster."),
+        ("Raise the batch.", "Each conversation slows a little while the chip as a whole writes more tokens per second."),
+    ],
 )
 def size_it_yourself(
     model: str, weights: str, kv: str, context: int, batch: int, accelerator: str,
@@ -379,6 +385,10 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     description="One model on every chip of the catalog: the fastest decode each chip's memory "
     "bandwidth allows for one conversation. Greyed chips cannot hold the model.",
     inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(P.CONTEXT, "range", log=True)],
+    tries=[
+        ("Switch the weights to a 4-bit format.", "Every bar grows: fewer bytes to read per token, and more chips can hold the model."),
+        ("Pick a small model.", "Nearly every chip fits it, and the order of the bars is the order of their memory bandwidth."),
+    ],
 )
 def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
     """Views: a log-scale bar list of the decode ceiling per sequence on every accelerator.
