@@ -443,3 +443,4 @@ def input_output_ratio_at_max_batch(model: str, accelerator: str, weights: str, 
 # Part 4's quantities (roofline, tiles, attention traffic, parallelism) live in their own module;
 # importing it registers them here, before any page or widget reads QUANTITIES.
 from descent import quantities_part4  # noqa: E402,F401,I001
+from descent import quantities_part5  # noqa: E402,F401,I001
