@@ -224,6 +224,38 @@ def _cmd_cost(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_dials(args: argparse.Namespace) -> int:
+    from descent import dials
+    from descent.units import format_time
+
+    d = dials.server_dials(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch,
+                           args.tp, args.price, args.link)
+    out = {
+        "model": args.model, "accelerator": args.accelerator, "weights": args.weights, "kv": args.kv,
+        "context": args.context, "batch": args.batch, "tp": args.tp, "price": args.price, "link": args.link,
+        "ttft_s": d.ttft_s, "tokens_per_s_per_user": d.tokens_per_s_per_user,
+        "tokens_per_s_total": d.tokens_per_s_total, "usd_per_million_tokens": d.usd_per_million_tokens,
+        "free_bytes": d.free_bytes, "fits": d.fits, "bound": d.bound,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    rows = [
+        ("first token", f"{format_time(d.ttft_s)} for a prompt of {plural(args.context, 'token')}"),
+        ("per user", f"{format_number(d.tokens_per_s_per_user, 4)} tokens/s ({d.bound}-bound, "
+                     f"{format_time(d.comm_s)} of each step in all-reduces)"),
+        ("whole server", f"{format_number(d.tokens_per_s_total, 4)} tokens/s for {plural(args.batch, 'conversation')}"),
+        ("price", f"${format_number(d.usd_per_million_tokens, 3)} per million tokens at "
+                  f"{format_int(args.tp)} x ${format_number(args.price, 3, trim=True)} per accelerator-hour"),
+        ("spare memory", f"{format_bytes(d.free_bytes)} per accelerator"
+                         + ("" if d.fits else " (does not fit: the speeds are what it would do if it did)")),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     out = []
     for m in models().values():
@@ -356,6 +388,13 @@ def build_parser() -> argparse.ArgumentParser:
                   P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
     p.set_defaults(func=_cmd_cost)
+
+    p = sub.add_parser("dials", help="a model on N accelerators with tensor parallelism: first token, speed, cost")
+    P.add_argument(p, P.MODEL, positional=True, metavar="MODEL")
+    for param in (P.ACCELERATOR.but(default="h100-sxm"), P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.TP.but(default=8),
+                  P.PRICE, P.LINK, P.JSON.but(help="print one JSON object")):
+        P.add_argument(p, param)
+    p.set_defaults(func=_cmd_dials)
 
     p = sub.add_parser("models", help="list the catalog's models")
     P.add_argument(p, P.JSON.but(help="print a JSON list"))

@@ -559,3 +559,6 @@ def break_even_utilization(gpu_price: float, api_price: float, **kw: Any) -> flo
     from descent import serving
 
     return serving.break_even_utilization(api_price, gpu_price, steady_tokens_per_s(**kw))
+
+
+from descent import quantities_part5  # noqa: E402,F401,I001

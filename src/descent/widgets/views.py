@@ -19,7 +19,8 @@ widget's form controls and recomputes (a bit you can flip, a token you can pick,
 values go through the same validation as typed input.
 
 Kinds: ``stat``, ``bar_list``, ``stacked_bar``, ``table``, ``chips``, ``cell_grid``, ``note``,
-``svg``, ``kv``, and ``limits``, which shows nothing: it narrows a number input's range to what the
+``svg``, ``kv``, ``stream`` (a reply replayed at a rate by ``stream.js``; the full text without
+JS), and ``limits``, which shows nothing: it narrows a number input's range to what the
 current result allows (the step slider of a 23-step reply ends at step 22), in the pre-rendered
 form and, through ``data-limits``, in the browser. Bad view data raises ``ValueError`` naming the
 view and the field.
@@ -238,6 +239,14 @@ def svg(markup: str, alt: str) -> dict:
 def kv(items: Sequence[tuple[str, Any]], *, caption: str = "") -> dict:
     """A definition list of (term, value) pairs."""
     return {"kind": "kv", "items": [list(x) for x in items], "caption": caption}
+
+
+def stream(tokens: Sequence[str], tokens_per_s: float, delay_s: float = 0.0, *, caption: str = "") -> dict:
+    """A reply written out token by token at ``tokens_per_s`` (tokens/s, > 0) after ``delay_s``
+    seconds (>= 0, the time to first token). The whole text is in the page;
+    ``docs/assets/descent/stream.js`` replays it from ``data-stream`` when JS runs."""
+    return {"kind": "stream", "tokens": [str(t) for t in tokens], "rate": tokens_per_s, "delay": delay_s,
+            "caption": caption}
 
 
 def limits(**fields: dict[str, float]) -> dict:
@@ -501,6 +510,18 @@ def render_kv(v: dict) -> str:
     return f'<div class="descent-kv">{_caption(v.get("caption") or "")}<dl>{items}</dl></div>'
 
 
+def render_stream(v: dict) -> str:
+    tokens = v["tokens"]
+    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+        raise ValueError("stream: tokens must be a non-empty list of strings")
+    rate = _finite(v["rate"], "stream", "rate", positive=True)
+    delay = _finite(v.get("delay", 0.0), "stream", "delay", nonneg=True)
+    data = _e(json.dumps({"tokens": tokens, "rate": rate, "delay": delay}))
+    return (f'<figure class="descent-stream">{_caption(v.get("caption") or "", "figcaption")}'
+            f'<output class="descent-stream__text" data-stream="{data}" aria-live="off">'
+            f'{_e("".join(tokens))}</output></figure>')
+
+
 def render_limits(v: dict) -> str:
     fields = v["fields"]
     if not isinstance(fields, dict) or not fields:
@@ -525,6 +546,7 @@ RENDERERS: dict[str, Callable[[dict], str]] = {
     "svg": render_svg,
     "kv": render_kv,
     "limits": render_limits,
+    "stream": render_stream,
 }
 
 
