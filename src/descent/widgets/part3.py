@@ -290,6 +290,8 @@ def prefix_cache(prefix_tokens: int, prompt_tokens: int, hit_rate: float, turns:
     s = _server(model, accelerator, P.WEIGHTS.default)
     saving = serving.prefix_cache(s, prefix_tokens, prompt_tokens, hit_rate)
     out = [
+        # The shared prefix's slider ends below the prompt: only values that make sense are offered.
+        v.limits(prefix_tokens={"max": prompt_tokens - 1}),
         v.stat("TTFT on a miss", format_time(saving.ttft_miss_s), note=f"prefill of {format_int(prompt_tokens)} tokens"),
         v.stat("TTFT on a hit", format_time(saving.ttft_hit_s),
                note=f"prefill of {format_int(prompt_tokens - prefix_tokens)} tokens"),

@@ -409,8 +409,12 @@ def render_table(v: dict) -> str:
         ) + "</tr>"
         for r in rows
     )
+    # The wrapper is the one scroller (the table's class keeps Material's own table scroller off),
+    # and a scroller must take keyboard focus (axe: scrollable-region-focusable).
+    label = v.get("caption") or "table"
     return (
-        f'<div class="descent-table"><table>{_caption(v.get("caption") or "", "caption")}'
+        f'<div class="descent-table" tabindex="0" role="group" aria-label="{_e(label)}">'
+        f'<table class="descent-table__table">{_caption(v.get("caption") or "", "caption")}'
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
     )
 
