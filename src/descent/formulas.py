@@ -29,6 +29,9 @@ __all__ = ["FORMULAS", "Formula", "Sym", "formula"]
 #: or pure numbers, which the meaning already names ("the number of layers"); every unit a formula
 #: uses must be in one of the two tables (tests/test_formulas.py checks).
 UNIT_PROSE = {
+    "$ per million tokens": "in dollars per million tokens",
+    "$/hour": "in dollars per hour",
+    "dB": "in decibels",
     "bytes": "in bytes",
     "bytes/s": "in bytes per second",
     "bits": "in bits",
@@ -43,7 +46,7 @@ UNIT_PROSE = {
 #: Units that a page does not spell out: the meaning says what is counted.
 UNIT_SILENT = frozenset({
     "count", "values", "index", "dimensionless", "no unit", "parameters", "sequences", "tokens",
-    "positions", "weights", "ratio", "probability (0 to 1)", "bit", "integer", "weight units",
+    "positions", "weights", "ratio", "probability (0 to 1)", "probability", "fraction", "number", "bit", "integer", "weight units",
     "weight units squared", "elements", "devices",
 })
 

@@ -28,7 +28,7 @@ from descent import params as P
 from descent import quantities as Q
 from descent import serving
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, fmt_num, md_table
+from descent.site.values import fmt_bytes, fmt_num, md_link_source, md_table, md_text
 from descent.units import (
     format_count,
     format_int,
@@ -474,7 +474,8 @@ def shared_blocks_fact(prompt_tokens: int, output_tokens: int, samples: int, blo
 @table("kv_transfer_table", P.MODEL, P.ACCELERATOR, P.KV, P.CONTEXT)
 def kv_transfer_table(model: str, accelerator: str, kv: str, context: int) -> str:
     """One sequence's KV cache moved over each link: bandwidth, time, and the source of the bandwidth."""
-    rows = [[link.name, format_number(link.bytes_per_s / 1e9, 3, trim=True) + " GB/s", format_time(t), link.source]
+    rows = [[md_text(link.name), format_number(link.bytes_per_s / 1e9, 3, trim=True) + " GB/s", format_time(t),
+             md_link_source(link.source)]
             for link, _, t in serving.kv_transfer(model, accelerator, kv, context)]
     return md_table(["link", "one direction", "time", "source"], rows, "lrrl")
 
