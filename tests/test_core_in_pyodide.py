@@ -50,7 +50,7 @@ BUILD_SIDE = ("descent.site", "descent.trace", "descent.formulas", "descent.plot
 #: test_trace_cli, which drives the build-side trace (numpy, the GGUF) through the core's CLI.
 #: test_contributing reads docs/contributing.md and test_hfconfig_data reads tests/data/configs,
 #: neither of which is in Pyodide's file system (only test modules are copied there).
-HOST_ONLY = {"test_contributing", "test_core_in_pyodide", "test_hfconfig_data", "test_pyodide", "test_reproducible",
+HOST_ONLY = {"test_contributing", "test_core_in_pyodide", "test_hfconfig_data", "test_widgets_part5_custom", "test_pyodide", "test_reproducible",
              "test_trace_cli"}
 #: What Pyodide leaves out: transformers (peer tests) and processes (tests that start Node).
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-m", "not (peer or pyodide)", "--color=no"]
