@@ -80,6 +80,7 @@ def _decode_steps(s: serving.Server, prompt: int, output: int, cache: bool) -> l
 
 @widget(
     "prefill_decode",
+    tries=[("Lengthen the prompt.", "Time to first token grows with it; the time per output token barely moves."), ("Turn the KV cache off.", "Each step redoes the whole context, so the work per token grows with every token.")],
     title="Prefill and decode",
     description="One request on one chip: the prompt is read in one pass (prefill), then the reply comes "
     "one token per pass (decode). Each pass takes the longer of reading its bytes and doing its arithmetic.",
@@ -195,6 +196,7 @@ def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS)
 
 @widget(
     "batching",
+    tries=[("Switch from static to continuous.", "Freed slots refill at once, so throughput rises and waits shrink."), ("Raise the arrival rate.", "The slots fill up and latency climbs.")],
     title="Static and continuous batching",
     description="A seeded stream of requests with mixed prompt and reply lengths, served by one chip. "
     "Static batching starts a new batch only when the last one has finished; continuous batching fills a "
@@ -268,6 +270,7 @@ TURN_REPLY_TOKENS = 300
 
 @widget(
     "prefix_cache",
+    tries=[("Raise the hit rate.", "The expected time to first token falls toward the hit time."), ("Lengthen the shared prefix.", "More of each prompt is served from the cache.")],
     title="Prefix caching",
     description="Many requests start with the same text (a system prompt, tool definitions). When its keys "
     "and values are still cached, the prefill runs only on the rest of the prompt.",
@@ -338,6 +341,7 @@ _BLOCK_CLASS = {"used": "is-used", "reserved": "is-prefill", "waste": "is-waste"
 
 @widget(
     "paged_kv",
+    tries=[("Switch to paged blocks.", "Reserved but empty memory shrinks to the last block of each sequence."), ("Raise the block size.", "Fewer blocks to track, more waste in each last block.")],
     title="Where the KV memory goes",
     description="The same backlog of requests served from one KV pool, by two allocators. Contiguous: each "
     "request reserves one run of memory for its prompt and its longest allowed reply. Paged: small blocks, "
@@ -388,6 +392,7 @@ def paged_kv(allocator: str, block_size: int, reserve_tokens: int, samples: int,
 
 @widget(
     "kv_transfer",
+    tries=[("Lengthen the context.", "The cache to move grows in proportion, and so does the time."), ("Compare the links.", "NVLink moves it many times faster than PCIe or the network.")],
     title="Moving a KV cache",
     description="Disaggregated serving computes a prompt's keys and values on one machine and decodes on "
     "another; offloading parks them in CPU memory or on an SSD. How long one sequence's cache takes to move.",
@@ -430,6 +435,7 @@ UTILIZATION_BARS = (0.1, 0.25, 0.5, 0.75, 1.0)
 
 @widget(
     "break_even",
+    tries=[("Lower the utilization.", "Idle hours make self-hosting dearer per token."), ("Lower the API price.", "The utilization needed to break even rises.")],
     title="Rent a GPU or pay per token?",
     description="One accelerator kept full makes a number of tokens per second; it costs its hourly price "
     "whether busy or not. Put in the prices you see.",
@@ -496,6 +502,7 @@ ACCEPTANCES = tuple(i / 10 for i in range(11))
 
 @widget(
     "speculative",
+    tries=[("Raise the acceptance rate.", "Expected tokens per pass approach draft length plus one."), ("Raise the draft cost.", "Past some point speculation slows things down.")],
     title="Speculative decoding",
     description="A cheap draft proposes k tokens; the target checks them all in one pass and keeps them up to "
     "the first one it disagrees with, then adds its own. Each drafted token is accepted with probability a.",
