@@ -34,6 +34,7 @@ def reply_tokens() -> list[str]:
 
 @widget(
     "server_dials",
+    tries=[("Raise the batch to 32.", "Each user slows a little; the server as a whole writes far more."), ("Use two chips instead of eight.", "Each chip holds more of the model and the all-reduces cost less.")],
     title="The server dials",
     description="One model served by N accelerators that split every weight matrix between them: "
     "how long the first token takes, how fast each reader and the whole server are served, what a "

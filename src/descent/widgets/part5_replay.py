@@ -121,6 +121,7 @@ def _stage_views(n: int, layer: int, accelerator: str) -> list[dict]:
 
 @widget(
     "one_token_replayed",
+    tries=[("Step through the ten stages.", "The same token, ' Paris', seen as numbers, bytes and time."), ("Pick another chip at the last stages.", "The step's bytes stay the same; its time follows the bandwidth.")],
     title="One token, replayed",
     description="The ten stages from \"The capital of France is\" to \" Paris\", each with the numbers "
     "the real model produced or the site computes for it.",
