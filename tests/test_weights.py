@@ -62,6 +62,24 @@ def test_deepseek_v3_released_groups_by_hand():
     assert g["experts"] == pytest.approx(pc.experts * (8 + 32 / 16384) / 8, rel=1e-12)
 
 
+def test_deepseek_v3_released_is_the_published_checkpoint():
+    # deepseek-ai/DeepSeek-V3 on Hugging Face, model.safetensors.index.json: metadata.total_size =
+    # 688,586,727,753 bytes. The checkpoint holds the 671 B main model plus one MTP module
+    # (README_WEIGHTS.md: "11.5B unique parameters", num_nextn_predict_layers = 1): a 62nd layer like
+    # the last MoE layer, eh_proj (7,168 x 14,336, FP8 with block scales), and its own stored copies of
+    # the BF16 embedding and head (shared at run time, stored twice). Our main model plus that module
+    # is the file within 1%; the main model alone is 2.2% short of it.
+    m = model("deepseek-v3")
+    g = bytes_by_group(m, "released")
+    fp8_block = (8 + 32 / 16384) / 8  # bytes per weight: FP8 E4M3 + one FP32 scale per 128 x 128
+    last = [t for t in tensors(m) if t.layer == m.num_layers - 1]
+    mtp = sum(t.params for t in last) * fp8_block + 7_168 * 14_336 * fp8_block
+    mtp += g["embedding"] + g["output_head"]
+    published = 688_586_727_753
+    assert sum(g.values()) + mtp == pytest.approx(published, rel=0.01)
+    assert sum(g.values()) < 0.985 * published  # the main model alone is not the file
+
+
 # -- the groups and matrices are the parameter count ------------------------------------------
 
 

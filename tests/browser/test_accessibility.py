@@ -39,6 +39,13 @@ def _toggle_to(page, scheme: str) -> None:
         page.wait_for_function(f"() => document.body.getAttribute('data-md-color-scheme') === {want!r}")
 
 
+#: True once both of Material's header titles (the site name, and the page title it slides in when
+#: the reader scrolls past the first heading) have finished their fade: mid-fade the text is
+#: partly transparent and axe measures a contrast no reader sees at rest.
+HEADER_SETTLED = """() => [...document.querySelectorAll('.md-header__topic')].every(t => {
+  const o = getComputedStyle(t).opacity; return o === '0' || o === '1'; })"""
+
+
 def test_no_serious_axe_violations_light_and_dark(site_page, reader):
     """One visit per page (instant navigation in one session: Pyodide loads once per module):
     axe in the light scheme, toggle, axe in the dark."""
@@ -58,6 +65,7 @@ def test_no_serious_axe_violations_light_and_dark(site_page, reader):
         _toggle_to(page, scheme)
         # Two frames: style changes and the theme's load-time fixes (overrides/assets/overrides/a11y.js) applied.
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        page.wait_for_function(HEADER_SETTLED)
         results = axe_mod.Axe().run(page, options=AXE_OPTIONS)
         bad = [v for v in results.response["violations"] if v["impact"] in FAILING_IMPACTS]
         if bad:
