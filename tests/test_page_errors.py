@@ -118,7 +118,7 @@ def test_gated_ffn_kinds_are_recorded_and_the_page_names_them():
     assert gates["gemma-3-27b"] == "GeGLU" and gates["gpt-oss-120b"] == "clamped SwiGLU"
     prose = _prose(_page("part-1-the-transformer.md"))
     assert "Most current models use a *gated* FFN, SwiGLU" not in prose
-    assert "GeGLU" in prose and "gpt-oss clamps" in prose
+    assert "GeGLU" in prose and "gpt-oss caps" in prose
     for p in PAGES:  # no page claims SwiGLU for every model
         assert not re.search(r"(all|every) (current |modern )?models? use[s]? (a )?SwiGLU", _prose(p.read_text())), p.name
 
