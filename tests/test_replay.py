@@ -53,3 +53,11 @@ def test_widget_shows_the_recorded_numbers():
         views = part5_replay.one_token_replayed(s, 2, "h200")
         assert views[-1]["text"].startswith(f"Stage {s} of 10")
     assert "one_token_replayed" in w.names()
+
+
+def test_the_chip_note_follows_the_bound():
+    # Groq's LPU reads 96.7 MB from on-chip SRAM in 1.21 us but needs 1.43 us for 269 MFLOP: compute-bound.
+    assert replay.decode_step("groq-lpu").bound == "compute"
+    note = part5_replay.one_token_replayed(9, 1, "groq-lpu")[-2]["text"]
+    assert "reads faster than it multiplies" in note
+    assert "waits on memory" in part5_replay.one_token_replayed(9, 1, "h100-sxm")[-2]["text"]

@@ -109,7 +109,8 @@ def _stage_views(n: int, layer: int, accelerator: str) -> list[dict]:
                 v.stat("FLOPs", format_si(dec.flops, "FLOP")),
                 v.stat("Time", format_time(dec.seconds), note=f"{dec.bound}-bound on one {a.name}"),
                 v.note(f"Reading takes {format_time(dec.memory_s)}, the arithmetic {format_time(dec.compute_s)}: "
-                       f"the chip waits on memory.", "info")]
+                       + ("the chip waits on memory." if dec.bound == "memory"
+                          else "this chip reads faster than it multiplies."), "info")]
     nxt = tr["generation"]["steps"][1]
     return [v.chips([*(v.chip(t["text"], t["id"]) for t in tokens),
                      v.chip(tr["generation"]["steps"][0]["token"]["text"], tr["generation"]["steps"][0]["token"]["id"], cls="is-new")],
