@@ -275,15 +275,15 @@ TURN_REPLY_TOKENS = 300
     description="Many requests start with the same text (a system prompt, tool definitions). When its keys "
     "and values are still cached, the prefill runs only on the rest of the prompt.",
     inputs=[
+        Input(P.HIT_RATE, "range"),
         Input(P.PREFIX_TOKENS.but(max=65_536), "range", log=False),
         Input(P.PROMPT_TOKENS.but(default=2400, max=131_072), "range", log=True),
-        Input(P.HIT_RATE, "range"),
         Input(P.TURNS.but(max=50), "range"),
         Input(P.MODEL, "select"),
         Input(P.ACCELERATOR, "select"),
     ],
 )
-def prefix_cache(prefix_tokens: int, prompt_tokens: int, hit_rate: float, turns: int, model: str,
+def prefix_cache(hit_rate: float, prefix_tokens: int, prompt_tokens: int, turns: int, model: str,
                  accelerator: str) -> list[dict]:
     """Views: TTFT on a miss, on a hit, expected; FLOPs saved; a multi-turn table.
 
