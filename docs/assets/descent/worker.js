@@ -109,7 +109,8 @@ const PYODIDE_URL = new URL("../pyodide/", import.meta.url);
 const WHEELS_URL = new URL("wheels/", import.meta.url);
 
 let runJson = null;
-let widgetNames = [];
+let py = null;
+let widgetNames = null;
 const queue = [];
 const timings = {};
 
@@ -160,9 +161,10 @@ async function start() {
   pyodide.unpackArchive(await wheel, "wheel");
   lap("wheel", t);
   t = performance.now();
+  // Only the widget runtime: each widget's module is imported when it is first asked for.
   const mod = pyodide.pyimport("descent.widgets");
   runJson = mod.run_json;
-  widgetNames = JSON.parse(pyodide.runPython("import json, descent.widgets as w; json.dumps(w.names())"));
+  py = pyodide;
   lap("import_descent", t);
   return performance.now() - t0;
 }
@@ -183,6 +185,13 @@ function startWarming(delay) {
 }
 
 function warmNext() {
+  if (widgetNames === null) {
+    try {
+      widgetNames = JSON.parse(py.runPython("import json, descent.widgets as w; json.dumps(w.names())"));
+    } catch {
+      widgetNames = [];
+    }
+  }
   if (!widgetNames.length) return;
   if (queue.length) {
     setTimeout(warmNext, 50);

@@ -37,8 +37,8 @@ about that control, with the nearest allowed values.
 Every widget declares ``tries``: what to try and what to notice, shown as a short list under it.
 
 A widget module placed in this package (any ``descent/widgets/<name>.py`` other than ``views``
-and names starting with ``_``) is imported, and so registered, the first time a widget is
-looked up.
+and names starting with ``_``) is imported, and so registered, when one of its widgets is first
+looked up (:func:`get` finds the module by reading the sources; :func:`names` imports them all).
 """
 
 from __future__ import annotations
@@ -48,9 +48,11 @@ import importlib
 import json
 import math
 import pkgutil
+import re
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from descent import catalog
@@ -394,13 +396,38 @@ def names() -> list[str]:
     return sorted(REGISTRY)
 
 
+_DECLARED = re.compile(r'@widget\(\s*"([a-z0-9_]+)"')
+
+
+def _module_declaring(name: str) -> str | None:
+    """The widget module whose source declares ``name`` (``@widget("name", ...)``), found by reading
+    the sources, not importing them: the browser's worker imports only the module it needs first
+    (importing all of them was over a second of its cold start)."""
+    here = Path(__file__).parent
+    for mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        if mod == "views" or mod.startswith("_"):
+            continue
+        try:
+            text = (here / f"{mod}.py").read_text(encoding="utf-8")
+        except OSError:
+            return None
+        if name in _DECLARED.findall(text):
+            return mod
+    return None
+
+
 def get(name: str) -> Widget:
-    """The widget called ``name``.
+    """The widget called ``name`` (its module is imported when first asked for).
 
     Raises:
         FieldError: (field ``None``) no such widget; the message lists the known names.
     """
-    _load_all()
+    if isinstance(name, str) and name not in REGISTRY and not _loaded:
+        mod = _module_declaring(name)
+        if mod is not None:
+            importlib.import_module(f"{__name__}.{mod}")
+    if name not in REGISTRY if isinstance(name, str) else True:
+        _load_all()
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
@@ -724,6 +751,3 @@ def render_tries(w: Widget, prefix: str) -> str:
     )
 
 
-# Register every widget module now, so REGISTRY is complete as soon as the package is imported
-# (the widget modules import the names defined above; this call must stay at the end).
-_load_all()
