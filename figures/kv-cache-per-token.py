@@ -7,13 +7,15 @@ from descent.units import BYTE_UNITS
 
 ALT = (
     "Horizontal bar chart, logarithmic axis: KV-cache kibibytes each token of context adds, at "
-    "BF16, for every model in the catalog, coloured by attention type (GQA, MLA, sliding window). "
-    "The reference page lists the exact values."
+    "BF16, for every model in the catalog, coloured by attention type (GQA, MLA, sliding window, "
+    "chunks, hybrid with linear attention). The reference page lists the exact values."
 )
 CAPTION = (
     "KV-cache bytes per token of context at BF16 (2 bytes per value), all layers, keys and values, "
-    "before any sliding-window cap. GQA models store K key/value heads, not one per query head; "
-    "DeepSeek-V3's MLA stores one shared latent per layer. KiB = 1,024 bytes."
+    "before any sliding-window or chunk cap. GQA models store K key/value heads, not one per query head; "
+    "MLA (DeepSeek-V3, Kimi K2) stores one shared latent per layer. A hybrid (Qwen3-Next) adds keys and "
+    "values only in its attention layers; its linear-attention layers keep a fixed state that no token "
+    "adds to. KiB = 1,024 bytes."
 )
 
 #: KV-cache element format drawn: BF16 (2 bytes per value).
@@ -23,8 +25,12 @@ KV_FORMAT = "bf16"
 def _group(m) -> str:
     if m.mla is not None:
         return "MLA"
+    if m.linear_attention is not None:
+        return "hybrid: GQA + linear attention"
     if m.sliding is not None:
         return "GQA + sliding window"
+    if m.chunked is not None:
+        return "GQA + chunks"
     return "GQA" if 1 < m.num_kv_heads < m.num_heads else ("MQA" if m.num_kv_heads == 1 else "MHA")
 
 

@@ -11,6 +11,8 @@ from descent.catalog import Accelerator, CatalogError, accelerators, load_accele
 KNOWN_IDS = [
     "h100-sxm", "h200", "b200", "b300", "mi300x", "mi355x", "tpu-v7",
     "trainium3", "rtx-5090", "m3-ultra", "groq-lpu", "cerebras-wse-3",
+    "a100-sxm-80gb", "a100-sxm-40gb", "l40s", "l4", "t4", "rtx-3090", "rtx-4090",
+    "rtx-5060-ti-16gb", "m4-max", "gaudi-3",
 ]  # fmt: skip
 #: Every row: the per-row tests below iterate the catalog, so a new row is checked without edits here.
 ROWS = [pytest.param(a, id=a.id) for a in accelerators().values()]
@@ -54,6 +56,51 @@ def test_known_capacities():
     assert accs["h100-sxm"].memory_bytes == 85_899_345_920  # 80 * 2**30
     assert accs["h200"].memory_bytes == 151_397_597_184  # 141 * 2**30
     assert accs["rtx-5090"].memory_bytes == 34_359_738_368  # 32 * 2**30
+    # the chips readers own: GDDR and HBM capacities are binary, "24 GB" = 24 * 2**30
+    assert accs["rtx-4090"].memory_bytes == accs["rtx-3090"].memory_bytes == accs["l4"].memory_bytes == 24 * GIB
+    assert accs["rtx-5060-ti-16gb"].memory_bytes == accs["t4"].memory_bytes == 16 * GIB
+    assert accs["a100-sxm-40gb"].memory_bytes == 40 * GIB and accs["a100-sxm-80gb"].memory_bytes == 80 * GIB
+    assert accs["m4-max"].memory_bytes == accs["gaudi-3"].memory_bytes == 128 * GIB
+
+
+def test_datasheet_bandwidths_and_dense_peaks():
+    """Each value from the row's datasheet, the dense (not 2:4 sparse) figure with FP32 accumulation."""
+    a = accelerators()
+    assert a["a100-sxm-80gb"].memory_bandwidth == 2.039e12 and a["a100-sxm-40gb"].memory_bandwidth == 1.555e12
+    assert a["a100-sxm-80gb"].bf16_flops == 312e12 and a["a100-sxm-80gb"].fp8_flops is None  # 624 is sparse
+    assert a["l4"].bf16_flops == 242e12 / 2 and a["l4"].fp8_flops == 485e12 / 2  # datasheet: "with sparsity"
+    assert a["l40s"].bf16_flops == 362.05e12 and a["l40s"].fp8_flops == 733e12
+    assert a["rtx-3090"].memory_bandwidth == 19.5e9 * 384 / 8  # 936 GB/s
+    assert a["rtx-4090"].memory_bandwidth == 21e9 * 384 / 8  # 1,008 GB/s
+    assert a["rtx-5060-ti-16gb"].memory_bandwidth == 28e9 * 128 / 8  # 448 GB/s
+    assert a["rtx-5060-ti-16gb"].fp4_flops == 759e12 / 2  # "759 AI TOPS" is FP4 with 2:4 sparsity
+    # 5060 Ti peaks scaled from the 5090's by SMs x boost clock: (36 x 2,572) / (170 x 2,407)
+    ratio = (36 * 2572) / (170 * 2407)
+    assert a["rtx-5060-ti-16gb"].bf16_flops == pytest.approx(209.5e12 * ratio, rel=2e-3)
+    assert a["rtx-5060-ti-16gb"].fp8_flops == pytest.approx(419.2e12 * ratio, rel=2e-3)
+    assert a["rtx-5060-ti-16gb"].fp4_flops == pytest.approx(1676e12 * ratio, rel=2e-3)
+    assert a["gaudi-3"].bf16_flops == a["gaudi-3"].fp8_flops == 1835e12
+
+
+def test_geforce_fp8_is_the_fp32_accumulate_figure():
+    # RTX Blackwell whitepaper: FP8 with FP16 accumulate 838/1,676 (dense/sparse), with FP32
+    # accumulate 419/838. Inference engines accumulate FP8 GEMMs in FP32: the catalog keeps 419.2
+    # and says so in the row's notes and fp8_flops source.
+    r = accelerators()["rtx-5090"]
+    assert r.fp8_flops == 419.2e12 == 838.4e12 / 2  # half the FP16-accumulate rate
+    assert "FP32 Accumulate 419" in r.source_of("fp8_flops") and "838.4" in r.notes
+    # Ada: FP8 330.3 with FP32 accumulate (660.6 with FP16 accumulate)
+    assert accelerators()["rtx-4090"].fp8_flops == 330.3e12
+
+
+def test_16bit_peak_format_and_unstated_sparsity_are_recorded():
+    accs = accelerators()
+    fp16 = {a.id for a in accs.values() if a.peak_16bit_format == "FP16"}
+    assert fp16 == {"t4", "groq-lpu", "cerebras-wse-3"}  # Turing has no BF16; Groq and Cerebras quote FP16
+    assert {a.id for a in accs.values() if not a.peak_dense_stated} == {"cerebras-wse-3"}
+    bad = VALID.replace("year = 2024", 'year = 2024\npeak_16bit_format = "FP8"')
+    with pytest.raises(CatalogError, match="peak_16bit_format.*BF16, FP16"):
+        load_accelerators(bad)
 
 
 @pytest.mark.parametrize("a", ROWS)
@@ -63,25 +110,64 @@ def test_dense_peaks_rise_as_precision_falls(a):
     assert 2015 <= a.year <= 2026
 
 
-@pytest.mark.parametrize("a", ROWS)
-def test_sram_machines_say_deployments_shard(a):
-    if a.kind == "sram":
-        assert a.memory_type == "SRAM" and a.memory_bytes == a.sram_bytes
-        assert "shard" in a.notes
-    else:
-        assert a.memory_type != "SRAM"
+def test_sram_machines_say_deployments_shard():
+    for a in accelerators().values():
+        if a.kind == "sram":
+            # Their whole memory is on-chip SRAM: the two fields hold one number.
+            assert a.memory_type == "SRAM" and a.memory_bytes == a.on_chip_memory_bytes
+            assert a.l2_bytes is None
+            assert "shard" in a.notes
+    assert {a.id for a in accelerators().values() if a.kind == "sram"} == {"groq-lpu", "cerebras-wse-3"}
+
+
+def test_on_chip_fields_name_what_they_hold():
+    # Issue 8, section 3: one field used to mean L2 on a GPU and all memory on an SRAM machine.
+    accs = accelerators()
+    # H100 whitepaper, table 1: 50 MB L2 (recorded as 50 MiB), 256 KB registers and up to 228 KB
+    # shared memory per SM, 4 tensor cores per SM.
+    h = accs["h100-sxm"]
+    assert (h.l2_bytes, h.register_file_per_unit_bytes, h.shared_memory_per_unit_bytes) == (
+        50 * 2**20, 256 * 2**10, 228 * 2**10)
+    assert h.tensor_cores_per_unit == 4 and h.on_chip_memory_bytes is None
+    # AMD: 4 MB of L2 in each of 8 XCDs, and a 256 MB Infinity Cache behind it (CDNA 3 whitepaper).
+    assert accs["mi300x"].l2_bytes == 8 * 4 * 2**20
+    assert accs["mi300x"].last_level_cache_bytes == 256 * 2**20
+    # Trainium3: 8 NeuronCores x 32 MiB SBUF, software-managed, not a cache.
+    assert accs["trainium3"].on_chip_memory_bytes == 8 * 32 * 2**20 and accs["trainium3"].l2_bytes is None
+    for a in accs.values():
+        if a.kind == "gpu":
+            assert a.on_chip_memory_bytes is None, a.id
+
+
+def test_the_old_field_name_is_refused_with_the_new_names():
+    with pytest.raises(CatalogError, match="sram_bytes is gone|sram_bytes was split") as e:
+        load_accelerators(VALID.replace("year = 2024", "year = 2024\nsram_bytes = 0"))
+    assert "l2_bytes" in str(e.value) and "on_chip_memory_bytes" in str(e.value)
+
+
+@pytest.mark.parametrize("acc_id", list(accelerators()))
+def test_gpu_clock_matches_the_peak(acc_id):
+    # Where the clock is recorded, the dense BF16 peak is a whole number of FLOP per clock per unit:
+    # H100 989.4e12 / (132 x 1.83e9) = 4,096; MI300X 1,307.4e12 / (304 x 2.1e9) = 2,048 (whitepapers).
+    a = accelerators()[acc_id]
+    if a.clock_hz is None:
+        return
+    per_clock = a.bf16_flops / (a.compute_units * a.clock_hz)
+    assert per_clock == pytest.approx(round(per_clock), rel=0.002), (acc_id, per_clock)
+    assert round(per_clock) in (512, 2048, 4096)
+
+
+def test_unpublished_values_are_marked():
+    # An on-chip field left out of a GPU row that has a field source must say it is not published.
+    for a in accelerators().values():
+        for name in ("l2_bytes", "on_chip_memory_bytes"):
+            if getattr(a, name) is None and name in a.sources:
+                assert "not published" in a.source_of(name), (a.id, name)
 
 
 def test_the_sram_machines_are_sram():
     accs = accelerators()
     assert accs["groq-lpu"].kind == accs["cerebras-wse-3"].kind == "sram" and accs["h200"].kind == "gpu"
-
-
-@pytest.mark.parametrize("a", ROWS)
-def test_unpublished_values_are_marked(a):
-    # sram_bytes = 0 means "not published"; such a row must say so in a field source.
-    if a.sram_bytes == 0:
-        assert "not published" in a.source_of("sram_bytes")
 
 
 VALID = """
@@ -98,7 +184,6 @@ bf16_flops = 1e15
 power_watts = 700
 compute_units = 1
 compute_units_name = "SM"
-sram_bytes = 0
 year = 2024
 [chip.sources]
 default = "datasheet"
@@ -118,7 +203,15 @@ def test_valid_row_loads():
         ("bf16_flops = 1e15", 'bf16_flops = "fast"', "bf16_flops"),  # wrong type
         ('kind = "gpu"', 'kind = "fpga"', "kind"),  # not an allowed kind
         ("year = 2024", "year = 2024\nclock = 2", "clock"),  # unknown field
+        ("year = 2024", "year = 2024\nl2_bytes = 0", "l2_bytes"),  # 0 is not "not published"
         ('default = "datasheet"', 'memory_bytes = "x"', "sources.default"),  # no default source
+        ('default = "datasheet"', 'default = ""', "sources.default"),  # an empty source (issue 15)
+        ('default = "datasheet"', 'default = "datasheet"\nyear = " "', "sources.year"),  # blank
+        ('default = "datasheet"', 'default = "datasheet"\nclock = "x"', "sources.clock"),  # no such field
+        # A value far beyond any real chip (issue 15): the row's problem, with the limit named.
+        ("memory_bandwidth = 1e12", "memory_bandwidth = 1e30", "memory_bandwidth' = 1e+30 is outside its "
+         "plausible range 1 to 1e+18 bytes/s (descent.catalog.PLAUSIBLE_ACCELERATOR)"),
+        ("year = 2024", "year = 20240", "year' = 20,240 is outside its plausible range 1,990 to 2,100"),
     ],
 )
 def test_malformed_rows_name_file_row_field(old, new, field):

@@ -7,7 +7,18 @@ import re
 
 import pytest
 
-from descent.catalog import MLA, CatalogError, Model, MoE, SlidingWindow, load_models, model, models
+from descent.catalog import (
+    MLA,
+    CatalogError,
+    ChunkedAttention,
+    LinearAttention,
+    Model,
+    MoE,
+    SlidingWindow,
+    load_models,
+    model,
+    models,
+)
 
 #: Rows that tests and pages name, in catalog order. More rows may be added anywhere; these must stay.
 KNOWN_IDS = [
@@ -23,6 +34,9 @@ KNOWN_IDS = [
     "gpt-oss-120b",
     "deepseek-v3",
     "gemma-3-27b",
+    "llama-4-scout",
+    "kimi-k2",
+    "qwen3-next-80b-a3b",
 ]
 
 #: Every row: the per-row tests below iterate the catalog, so a new row is checked without edits here.
@@ -125,6 +139,32 @@ def test_architecture_shapes_of_the_special_rows():
     assert {"smollm2-135m", "gemma-3-27b"} <= tied and not tied & {"llama-3.1-8b", "deepseek-v3"}
 
 
+def test_late_2026_rows():
+    """Llama 4 Scout, Kimi K2 and Qwen3-Next, spot values from their config.json (row sources)."""
+    scout = model("llama-4-scout")
+    assert scout.chunked == ChunkedAttention(chunk=8192, full_attention_every=4)
+    assert scout.chunked.is_chunked(0) and not scout.chunked.is_chunked(3)  # layer 3 is global
+    assert scout.moe.num_experts == 16 and scout.moe.experts_per_token == 1
+    assert scout.moe.num_shared_experts == 1 and scout.moe.router_scoring == "sigmoid"
+    assert scout.max_context == 10_485_760
+    kimi = model("kimi-k2")
+    assert kimi.mla == model("deepseek-v3").mla and kimi.num_heads == 64
+    assert (kimi.moe.num_experts, kimi.moe.experts_per_token, kimi.moe.first_dense_layers) == (384, 8, 1)
+    nxt = model("qwen3-next-80b-a3b")
+    assert nxt.linear_attention == LinearAttention(
+        num_key_heads=16, num_value_heads=32, key_head_dim=128, value_head_dim=128, conv_kernel=4,
+        full_attention_every=4,
+    )
+    assert nxt.attention_output_gate and nxt.moe.shared_expert_gate
+    # 2 x 16 x 128 (q, k) + 32 x 128 (v) channels of the causal convolution
+    assert nxt.linear_attention.conv_dim == 8192
+    # 32 x 128 x 128 + (4 - 1) x 8,192 values per layer, whatever the context
+    assert nxt.linear_attention.state_elements == 524_288 + 24_576
+    assert model("gemma-3-27b").ffn_gate == "GeGLU" and model("gpt-oss-120b").ffn_gate == "clamped SwiGLU"
+    assert model("llama-3.1-70b").ffn_gate == "SwiGLU"  # the default
+    assert {m.moe.router_scoring for m in models().values() if m.moe} == {"softmax", "sigmoid"}
+
+
 # ---------------------------------------------------------------------------------------------
 # Malformed rows
 # ---------------------------------------------------------------------------------------------
@@ -179,6 +219,32 @@ def test_good_toy_row_loads():
             "unknown field",
         ),
         ('default = "https://example.org/config.json"', 'other = "x"', "sources.default", "required"),
+        ("expert_intermediate_size = 32", 'expert_intermediate_size = 32\nrouter_scoring = "relu"',
+         "moe.router_scoring", "must be one of softmax, sigmoid"),
+        ("max_context = 1024", 'max_context = 1024\nffn_gate = "ReLU"', "ffn_gate", "must be one of SwiGLU"),
+        ("[toy.sources]", "[toy.chunked]\nchunk = 0\n[toy.sources]", "chunked.chunk", "positive"),
+        ("[toy.sources]", "[toy.chunked]\nchunk = 8\nfull_attention_every = 3\n[toy.sources]",
+         "chunked.full_attention_every", "1 to num_layers"),
+        ("[toy.sources]", "[toy.chunked]\nchunk = 8\n[toy.sliding]\nwindow = 8\n[toy.sources]",
+         "'sliding' and 'chunked'", "exclude each other"),
+        ("[toy.sources]",
+         "[toy.linear_attention]\nnum_key_heads = 0\nnum_value_heads = 1\n"
+         "key_head_dim = 4\nvalue_head_dim = 4\nconv_kernel = 4\nfull_attention_every = 2\n[toy.sources]",
+         "linear_attention.num_key_heads", "positive"),
+        # Issue 15: every value needs a non-empty source; a source key names a field.
+        ('default = "https://example.org/config.json"', 'default = ""', "sources.default", "non-empty text"),
+        ('default = "https://example.org/config.json"',
+         'default = "https://example.org/config.json"\nhead_dim = "  "', "sources.head_dim", "non-empty text"),
+        ('default = "https://example.org/config.json"',
+         'default = "https://example.org/config.json"\nhead_dims = "x"', "sources.head_dims", "names no field"),
+        # Issue 15: a value no real model has is the row's problem, named with its limit (10^12
+        # layers used to make the build loop over every layer, for ever).
+        ("num_layers = 2", "num_layers = 1000000000000", "num_layers",
+         "= 1,000,000,000,000 is outside its plausible range 1 to 1,000 layers (descent.catalog.PLAUSIBLE_MODEL)"),
+        ("max_context = 1024", "max_context = 100000000", "max_context", "plausible range 1 to 20,000,000 tokens"),
+        ("num_experts = 4", "num_experts = 4000000", "moe.num_experts", "plausible range 1 to 100,000 experts"),
+        ("params_total_published = 1e5", "params_total_published = 1e20", "params_total_published",
+         "plausible range"),
     ],
 )
 def test_malformed_row_names_file_row_and_field(old, new, field, what):
@@ -193,3 +259,22 @@ def test_malformed_row_names_file_row_and_field(old, new, field, what):
 def test_catalog_error_is_a_value_error():
     with pytest.raises(ValueError):
         load_models("[toy]\nname = 1\n", FILE)
+
+
+def test_the_calculators_accept_every_models_longest_context():
+    """params.CONTEXT.max is a calculator bound, above every row's max_context (Llama 4 Scout's
+    config.json allows 10,485,760 tokens), so each model can be sized at the length it supports."""
+    from descent import params
+
+    longest = max(m.max_context for m in models().values())
+    assert longest == 10_485_760 and longest <= params.CONTEXT.max
+def test_plausible_ranges_hold_every_real_row_and_name_real_fields():
+    """The ranges are wide enough for every catalog row (it loads) and name only real fields."""
+    from descent.catalog import PLAUSIBLE_MODEL
+
+    names = set(_field_names(models()["deepseek-v3"])) | set(_field_names(models()["gemma-3-27b"]))
+    names |= {f"moe.{f.name}" for f in dataclasses.fields(MoE)} | {f"mla.{f.name}" for f in dataclasses.fields(MLA)}
+    names |= {f"sliding.{f.name}" for f in dataclasses.fields(SlidingWindow)}
+    assert set(PLAUSIBLE_MODEL) <= names, set(PLAUSIBLE_MODEL) - names
+    for name, (low, high, _unit) in PLAUSIBLE_MODEL.items():
+        assert 0 <= low < high, name

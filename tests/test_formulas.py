@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import sympy as sp
@@ -53,6 +54,28 @@ def test_sliding_window_caps_the_cache():
     assert v == 536_870_912 == 512 * 2**20
 
 
+def test_hybrid_cache_by_hand():
+    # Qwen3-Next-80B-A3B (config.json: 48 layers, full_attention_interval 4 -> 12 full, 36 linear;
+    # K = 2, d_head = 256; linear: 16 key heads, 32 value heads, d_k = d_v = 128, conv 4), one
+    # sequence, BF16. Full layers: 2 * 12 * 2 * 256 * T values; linear layers: 36 * (32 * 128 * 128
+    # + 3 * (2 * 16 * 128 + 32 * 128)) = 36 * 548,864 = 19,759,104 values at any T.
+    args = dict(L_full=12, K=2, d_head=256, L_lin=36, H_v=32, H_k=16, d_k=128, d_v=128, c=4, B=1, b=2)
+    f = FORMULAS["kv_cache_bytes_hybrid"]
+    assert f.evaluate(T=1, **args) == (12_288 + 19_759_104) * 2
+    assert f.evaluate(T=262_144, **args) == (12_288 * 262_144 + 19_759_104) * 2  # 6.48 GB: 6.44 + 0.04
+    # the state term does not grow: a million tokens minus one token is only the attention part
+    assert f.evaluate(T=1_000_001, **args) - f.evaluate(T=1, **args) == 12_288 * 1_000_000 * 2
+    assert "T" not in str(f.expr.args[0].args[1])  # the linear-layer term has no T
+
+
+def test_chunked_attention_uses_the_window_formula():
+    # Llama 4 Scout: 48 layers, every 4th full (12), 36 chunked with chunk W = 8,192; K = 8, d_head 128.
+    # At T = 32,768: 2 * 8 * 128 * (12 * 32,768 + 36 * 8,192) bytes * 2 = 2,818,572,288 bytes.
+    v = FORMULAS["kv_cache_bytes_sliding"].evaluate(L_full=12, L_slide=36, W=8192, K=8, d_head=128, T=32_768,
+                                                    B=1, b=2)
+    assert v == 2_818_572_288
+
+
 def test_weight_bytes_and_decode_by_hand():
     # MXFP4: 4.25 bits per weight (OCP MX v1.0: 4-bit elements + one 8-bit scale per 32);
     # 1e9 weights * 4.25 / 8 = 531,250,000 bytes.
@@ -73,6 +96,35 @@ def test_every_formula_is_documented():
         assert f.title and f.source and f.symbols
         for s in f.symbols:
             assert s.meaning and s.unit, (f.name, s.symbol)
+
+
+def test_symbols_read_as_prose_with_linked_sources():
+    # Issue 13: "$L$ (count)" read as a tag. Each meaning is a noun phrase with its article, each
+    # unit either reads as words ("in bytes") or is a count the meaning names; every source links.
+    for f in FORMULAS.values():
+        for s in f.symbols:
+            assert re.match(r"(the|a|an|one|component|how) ", s.prose().split(" is ", 1)[1]), (f.name, s.meaning)
+            assert s.unit in formulas.UNIT_PROSE or s.unit in formulas.UNIT_SILENT, (f.name, s.unit)
+        assert re.search(r"\]\(https://", f.source_markdown()), f"{f.name}: the source is not a link"
+        assert "(count)" not in f.where() and "(values)" not in f.where()
+    # A meaning written without its article gets one.
+    assert Sym(sp.Symbol("d"), "d", "head dimension", "values").prose() == "$d$ is the head dimension"
+    assert "[arXiv:2205.14135](https://arxiv.org/abs/2205.14135)" in Formula(
+        "x", "t", Sym(sp.Symbol("y"), "y", "y", "count"), sp.Symbol("d"), (), "Dao et al., arXiv:2205.14135").source_markdown()
+    where = FORMULAS["kv_cache_bytes"].where()
+    assert where.startswith("$L$ is the number of layers; $K$ is the number of key/value heads")
+    assert where.endswith("; and $b$ is the size of one stored number (2 for BF16, 1 for FP8), in bytes")
+
+
+def test_compact_form_first_expanded_form_folded():
+    from descent.site.hooks import formula_markdown
+
+    md = formula_markdown("attention_output", {})
+    compact, full = FORMULAS["attention_output"].compact, FORMULAS["attention_output"].latex()
+    assert md.index(compact) < md.index('??? info "Written out in full') < md.index(full)
+    # A formula without a textbook form shows the sympy one, unfolded.
+    md = formula_markdown("kv_cache_bytes", {})
+    assert FORMULAS["kv_cache_bytes"].latex() in md and "???" not in md
 
 
 def test_evaluate_rejects_unknown_and_missing_symbols():

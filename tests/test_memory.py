@@ -99,9 +99,9 @@ def test_beyond_max_context_is_flagged_not_refused():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"context": 0}, "Context must be 1 to 10,000,000 tokens, got 0"),
-        ({"context": 10_000_001}, "Context must be 1 to 10,000,000 tokens"),
-        ({"context": 1.5}, "Context must be a whole number from 1 to 10,000,000 tokens, got 1.5"),
+        ({"context": 0}, "Context must be 1 to 20,000,000 tokens, got 0"),
+        ({"context": 20_000_001}, "Context must be 1 to 20,000,000 tokens"),
+        ({"context": 1.5}, "Context must be a whole number from 1 to 20,000,000 tokens, got 1.5"),
         ({"batch": 0}, "Batch must be 1 to 100,000 sequences"),
         ({"batch": MAX_BATCH + 1}, "Batch must be 1 to 100,000"),
         ({"weights": "fp5"}, "unknown weight precision 'fp5'; allowed: released, fp32"),

@@ -53,6 +53,12 @@ def features(m: Model) -> frozenset[str]:
         f.add(f"norms_per_layer={m.norms_per_layer}")
     if m.mla is not None:
         f.add("mla")
+    if m.chunked is not None:
+        f.add("chunked")  # Llama 4: chunked local attention on most layers
+    if m.linear_attention is not None:
+        f.add("linear_attention")  # Qwen3-Next: Gated DeltaNet layers between full-attention ones
+    if m.attention_output_gate:
+        f.add("attention_output_gate")
     if m.sliding is not None:
         f.add("sliding" if m.sliding.full_attention_every is None else "sliding.alternating")
     if m.moe is not None:
@@ -78,16 +84,21 @@ VALUE_FIELDS = {
     "vocab_size", "tie_embeddings", "max_context", "moe.num_experts", "moe.experts_per_token",
     "moe.expert_intermediate_size", "moe.shared_expert_intermediate_size", "mla.q_lora_rank",
     "mla.kv_lora_rank", "mla.qk_rope_head_dim", "mla.qk_nope_head_dim", "mla.v_head_dim",
-    "sliding.window", "sliding.full_attention_every",
+    "sliding.window", "sliding.full_attention_every", "chunked.chunk", "chunked.full_attention_every",
+    "linear_attention.num_key_heads", "linear_attention.num_value_heads", "linear_attention.key_head_dim",
+    "linear_attention.value_head_dim", "linear_attention.conv_kernel", "linear_attention.full_attention_every",
 }  # fmt: skip
 NOT_ARCHITECTURE = {
     "id", "name", "hf_repo", "params_total_published", "params_active_published", "params_published_note",
     "sources", "released_by_group",
+    # How the router weighs experts and which activation gates the FFN: no parameters change.
+    "ffn_gate", "moe.router_scoring", "moe.router_normalize",
 }  # fmt: skip
 FEATURE_FIELDS = {
     "attention_bias", "attention_out_bias", "mlp_bias", "qk_norm", "norms_per_layer", "attention_sinks",
     "moe", "mla", "sliding", "moe.num_shared_experts", "moe.first_dense_layers", "moe.router_bias",
     "moe.expert_bias", "moe.router_score_correction_bias", "moe.shared_expert_gate",
+    "chunked", "linear_attention", "attention_output_gate",
 }  # fmt: skip
 
 
@@ -128,6 +139,44 @@ def _arch(config, has, may_have, kwargs):
 
 #: Most specific first; a row is built with the first architecture that covers its features.
 ARCHITECTURES = [
+    # Qwen3-Next: Gated DeltaNet (linear attention) layers with every n-th layer full attention,
+    # a gated attention output, QK-norm, routed + gated shared experts.
+    _arch(
+        "Qwen3NextConfig",
+        {"linear_attention", "moe", "moe.shared_experts"},
+        {"head_dim", "qk_norm", "attention_output_gate", "moe.shared_expert_gate"},
+        lambda m: dict(
+            head_dim=m.head_dim,
+            num_experts=m.moe.num_experts,
+            num_experts_per_tok=m.moe.experts_per_token,
+            moe_intermediate_size=m.moe.expert_intermediate_size,
+            shared_expert_intermediate_size=m.moe.shared_expert_intermediate_size,
+            decoder_sparse_step=1,
+            mlp_only_layers=[],
+            linear_num_key_heads=m.linear_attention.num_key_heads,
+            linear_num_value_heads=m.linear_attention.num_value_heads,
+            linear_key_head_dim=m.linear_attention.key_head_dim,
+            linear_value_head_dim=m.linear_attention.value_head_dim,
+            linear_conv_kernel_dim=m.linear_attention.conv_kernel,
+            full_attention_interval=m.linear_attention.full_attention_every,
+        ),
+    ),
+    # Llama 4 (text): chunked local attention, every n-th layer global without RoPE, routed + shared experts.
+    _arch(
+        "Llama4TextConfig",
+        {"chunked", "moe"},
+        {"moe.shared_experts", "head_dim"},
+        lambda m: dict(
+            intermediate_size=m.moe.expert_intermediate_size,  # Llama 4 names the expert width so
+            intermediate_size_mlp=m.intermediate_size,  # the dense FFN width (unused: every layer MoE)
+            head_dim=m.head_dim,
+            num_local_experts=m.moe.num_experts,
+            num_experts_per_tok=m.moe.experts_per_token,
+            interleave_moe_layer_step=1,
+            attention_chunk_size=m.chunked.chunk,
+            no_rope_layer_interval=m.chunked.full_attention_every,
+        ),
+    ),
     # DeepSeek-V3: MLA attention, shared + routed experts, a per-expert routing bias, dense first layers.
     _arch(
         "DeepseekV3Config",
@@ -232,7 +281,7 @@ def _config(m: Model):
     """The transformers config for catalog model ``m``, from the catalog's values only."""
     arch = architecture(m)
     _, transformers = _hf()
-    return getattr(transformers, arch.config)(**_common(m), **arch.kwargs(m))
+    return getattr(transformers, arch.config)(**{**_common(m), **arch.kwargs(m)})
 
 
 def _causal_lm(config):
@@ -272,9 +321,10 @@ def built(request):
 def test_every_row_field_is_accounted_for():
     """A field added to the catalog's Model (or MoE, MLA, SlidingWindow) must be taken as a value,
     declared irrelevant, or become a feature: otherwise this test would build rows without it."""
-    from descent.catalog import MoE, SlidingWindow
+    from descent.catalog import ChunkedAttention, LinearAttention, MoE, SlidingWindow
 
-    nested = {"moe": MoE, "mla": MLA, "sliding": SlidingWindow}
+    nested = {"moe": MoE, "mla": MLA, "sliding": SlidingWindow, "chunked": ChunkedAttention,
+              "linear_attention": LinearAttention}
     fields = {f.name for f in dataclasses.fields(Model)}
     fields |= {f"{k}.{f.name}" for k, cls in nested.items() for f in dataclasses.fields(cls)}
     assert fields == VALUE_FIELDS | NOT_ARCHITECTURE | FEATURE_FIELDS, fields ^ (
@@ -384,6 +434,12 @@ TOTAL_EXCEPTIONS = {
     # 1,416M + 25,600M from the Gemma 3 report's table 1; the exact embedding is
     # 262,208 * 5,376 = 1,409.6M, 6.4M below the report's 1,416M.
     "gemma-3-27b": 0.01e9,
+    # "109B" for the multimodal release; this row is the text model, 107.77B exactly. The vision
+    # encoder and projector make up the rest: test_llama_4_scout_published_total_includes_vision.
+    "llama-4-scout": 1.3e9,
+    # Card: "1T" (one significant figure); exact 1.026T. The technical report's "1.04 trillion" is
+    # 16.5B above the released weights (see the row's note).
+    "kimi-k2": 0.03e12,
 }
 
 
@@ -425,3 +481,80 @@ def test_active_matches_published(m):
 
 def test_active_conventions_name_moe_rows():
     assert {i for i in ACTIVE_CONVENTION if models()[i].is_moe} == set(ACTIVE_CONVENTION)
+
+
+def test_chunked_layers_match_transformers_layer_types():
+    """Llama 4 Scout: layers 3, 7, 11, ... attend to everything (no RoPE), the rest within their
+    8,192-token chunk: transformers' layer_types say 'chunked_attention' / 'full_attention'."""
+    m = models()["llama-4-scout"]
+    ours = ["chunked_attention" if m.chunked.is_chunked(i) else "full_attention" for i in range(m.num_layers)]
+    cfg = _config(m)
+    assert ours == list(cfg.layer_types)
+    assert cfg.attention_chunk_size == m.chunked.chunk == 8192
+
+
+def test_linear_layers_match_transformers_layer_types():
+    """Qwen3-Next: full_attention_interval = 4, so layers 3, 7, ... are full attention and the
+    other 36 Gated DeltaNet (transformers' layer_types 'linear_attention')."""
+    m = models()["qwen3-next-80b-a3b"]
+    ours = ["linear_attention" if m.linear_attention.is_linear(i) else "full_attention" for i in range(m.num_layers)]
+    assert ours == list(_config(m).layer_types)
+    assert ours.count("linear_attention") == 36
+
+
+def test_linear_attention_state_matches_transformers_cache():
+    """The fixed state a linear-attention layer keeps, against transformers' own cache.
+
+    A scaled-down Qwen3-Next (same head counts and widths as the catalog row, 4 layers, a small
+    vocabulary and FFN) runs a 5-token and a 9-token prompt on the CPU; the recurrent state of each
+    linear layer has H_v x d_k x d_v values at both lengths (it does not grow), and the convolution
+    state has conv_dim channels. transformers keeps conv_kernel inputs per channel; the causal
+    convolution needs only the last conv_kernel - 1 of them, which is what the catalog counts
+    (as vLLM stores it)."""
+    torch, transformers = _hf()
+    m = models()["qwen3-next-80b-a3b"]
+    la = m.linear_attention
+    cfg = transformers.Qwen3NextConfig(
+        vocab_size=64, hidden_size=64, intermediate_size=32, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, moe_intermediate_size=8, shared_expert_intermediate_size=8,
+        num_experts=4, num_experts_per_tok=2, linear_num_key_heads=la.num_key_heads,
+        linear_num_value_heads=la.num_value_heads, linear_key_head_dim=la.key_head_dim,
+        linear_value_head_dim=la.value_head_dim, linear_conv_kernel_dim=la.conv_kernel,
+        full_attention_interval=la.full_attention_every,
+    )
+    torch.manual_seed(0)
+    hf = transformers.Qwen3NextForCausalLM(cfg).eval()
+    sizes = []
+    for tokens in (5, 9):
+        with torch.no_grad():
+            out = hf(torch.arange(tokens)[None, :], use_cache=True)
+        layers = out.past_key_values.layers  # transformers 5: one cache layer per model layer
+        assert [type(x).__name__ for x in layers] == [
+            "LinearAttentionLayer" if la.is_linear(i) else "DynamicLayer" for i in range(4)
+        ]
+        recurrent, conv = layers[0].recurrent_states[0], layers[0].conv_states[0]  # (B, H_v, d_k, d_v), (B, conv_dim, k)
+        assert layers[3].keys.shape[-2] == tokens  # the full-attention layer's cache grows
+        sizes.append(recurrent.numel())
+        assert recurrent.numel() == la.num_value_heads * la.key_head_dim * la.value_head_dim
+        assert conv.shape[-2] == la.conv_dim and conv.shape[-1] == la.conv_kernel
+    assert sizes[0] == sizes[1]  # the same at 5 and at 9 tokens
+    assert la.state_elements == sizes[0] + (la.conv_kernel - 1) * la.conv_dim
+
+
+def test_llama_4_scout_published_total_includes_vision():
+    """The card's 109B is the whole multimodal release: the text model (this row) plus the vision
+    encoder and projector of the same config.json (vision_config: hidden_size 1408,
+    intermediate_size 5632, 34 layers, 16 heads, patch 14, image 336, projector 4096 -> 4096,
+    pixel_shuffle_ratio 0.5). Together: 108.64B, which rounds to 109B."""
+    torch, transformers = _hf()
+    m = models()["llama-4-scout"]
+    text = _config(m)
+    vision = dict(hidden_size=1408, image_size=336, intermediate_size=5632, num_attention_heads=16,
+                  num_hidden_layers=34, patch_size=14, pixel_shuffle_ratio=0.5, projector_input_dim=4096,
+                  projector_output_dim=4096, vision_output_dim=4096)
+    config = transformers.Llama4Config(text_config=text.to_dict(), vision_config=vision)
+    with torch.device("meta"):
+        full = transformers.Llama4ForConditionalGeneration(config)
+    total = sum(p.numel() for p in full.parameters())
+    assert total - param_counts(m).total == 871_932_416  # the vision encoder and projector
+    assert abs(total - m.params_total_published) <= 0.5e9  # "109B"

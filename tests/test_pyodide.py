@@ -244,7 +244,7 @@ def test_widgets_run_in_pyodide(wheel, tmp_path):
     assert res["static"] is True
     # FP8: 2 x 32 x 8 x 128 x 1 B = 65,536 B per token; x 4,096 tokens = 268,435,456 B (by hand).
     assert res["changed"]["ok"] and "268,435,456 bytes" in res["changed"]["html"]
-    assert res["bad"] == {"ok": False, "field": "context", "message": "Context must be 1 to 10,000,000 tokens, got -3"}
+    assert res["bad"] == {"ok": False, "field": "context", "message": "Context must be 1 to 20,000,000 tokens, got -3"}
     assert res["nan"] == {"ok": False, "field": "layers", "message": "Layers must be a number from 1 to 200 layers"}
     assert res["numpy_loaded"] is False
     assert res["import_errors"] == {}, res["import_errors"]

@@ -316,3 +316,11 @@ def test_same_ids_in_pyodide(tmp_path):
     from descent import sampling
 
     assert res["draw"] == sampling.sample([0.0, 1.0, 2.0], temperature=1.0, seed=0)  # same PRNG stream
+
+
+def test_the_tokenizer_is_loaded_once():
+    # Issue 13, speed: the widget asks for it on every keystroke; loading it takes about 0.5 s
+    # in CPython and several seconds in Pyodide, so a second call must not load it again.
+    from descent import tokenizer as tk
+
+    assert tk.smollm2() is tk.smollm2()

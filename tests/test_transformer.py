@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from descent.catalog import model, models
 from descent.transformer import (
     MAX_CONTEXT_TOKENS,
+    attended_tokens,
     attention_flops_per_token,
     beyond_max_context,
     cached_tokens,
@@ -23,8 +24,10 @@ from descent.transformer import (
     kv_cache_elements,
     kv_elements_per_token,
     kv_elements_per_token_per_layer,
+    layer_kind,
     matmul_params_per_token,
     param_counts,
+    state_elements,
 )
 
 BF16_BYTES = 2  # bytes per BF16 value (IEEE-style 16-bit format: 1 sign, 8 exponent, 7 mantissa bits)
@@ -149,7 +152,7 @@ def test_bad_context_raises_value_error_naming_the_range(bad):
         beyond_max_context,
         check_context,
     ):
-        with pytest.raises(ValueError, match=r"Context must be (a whole number from )?1 to 10,000,000 tokens.*131,072"):
+        with pytest.raises(ValueError, match=r"Context must be (a whole number from )?1 to 20,000,000 tokens.*131,072"):
             fn(m, bad)
 
 
@@ -158,7 +161,7 @@ def test_beyond_max_context_is_allowed_but_reported():
     assert not beyond_max_context(m, 131_072)
     assert beyond_max_context(m, 131_073)
     assert kv_cache_elements(m, 1_000_000) == 163_840 * 1_000_000
-    assert kv_cache_elements(m, MAX_CONTEXT_TOKENS) == 163_840 * 10_000_000
+    assert kv_cache_elements(m, MAX_CONTEXT_TOKENS) == 163_840 * 20_000_000
 
 
 @pytest.mark.parametrize("bad", [-1, 80, 1.0, True])
@@ -320,8 +323,9 @@ context_st = st.integers(min_value=1, max_value=2_000_000)
 
 
 def _period(m) -> int:
-    """Layers in one repeat of the sliding/full pattern (1 when all layers are alike)."""
-    return m.sliding.full_attention_every if m.sliding and m.sliding.full_attention_every else 1
+    """Layers in one repeat of the sliding, chunked or linear/full pattern (1 when all layers are alike)."""
+    pattern = m.sliding or m.chunked or m.linear_attention
+    return pattern.full_attention_every if pattern and pattern.full_attention_every else 1
 
 
 @settings(max_examples=60, deadline=None)
@@ -339,16 +343,21 @@ def test_kv_linear_in_layers(m, n, context):
 def test_kv_monotone_in_context(m, a, b):
     lo, hi = sorted((a, b))
     assert kv_cache_elements(m, lo) <= kv_cache_elements(m, hi)
-    # never more than every layer holding every token
-    assert kv_cache_elements(m, hi) <= kv_elements_per_token(m) * hi
-    assert attention_flops_per_token(m, lo) <= attention_flops_per_token(m, hi)
+    # never more than every attention layer holding every token, plus the fixed linear-layer state
+    assert kv_cache_elements(m, hi) <= kv_elements_per_token(m) * hi + state_elements(m)
+    if m.chunked is None:
+        assert attention_flops_per_token(m, lo) <= attention_flops_per_token(m, hi)
+    else:  # a chunked layer's span restarts at each chunk boundary; capped by full-length attention
+        full = dataclasses.replace(m, chunked=None)
+        assert attention_flops_per_token(m, hi) <= attention_flops_per_token(full, hi)
 
 
 @settings(max_examples=40, deadline=None)
 @given(m=model_st, n=st.integers(min_value=4, max_value=200))
 def test_params_affine_in_layers(m, n):
-    # adding one layer past the dense prefix adds the same amount every time
-    step = [param_counts(dataclasses.replace(m, num_layers=k)).total for k in (n, n + 1, n + 2)]
+    # adding one repeat of the layer pattern past the dense prefix adds the same amount every time
+    p = _period(m)
+    step = [param_counts(dataclasses.replace(m, num_layers=k)).total for k in (n, n + p, n + 2 * p)]
     assert step[1] - step[0] == step[2] - step[1] > 0
 
 
@@ -357,3 +366,82 @@ def test_active_never_exceeds_total(m):
     p = param_counts(m)
     assert 0 < p.active <= p.total
     assert (p.active < p.total) == m.is_moe
+
+
+# ---------------------------------------------------------------------------------------------
+# Late-2026 rows: chunked attention (Llama 4 Scout), a hybrid with linear attention (Qwen3-Next),
+# MLA at a trillion parameters (Kimi K2). Shapes from each config.json (catalog sources).
+# ---------------------------------------------------------------------------------------------
+
+
+def test_chunked_layers_hold_at_most_one_chunk():
+    m = model("llama-4-scout")
+    assert [layer_kind(m, i) for i in range(8)] == ["chunked"] * 3 + ["full"] + ["chunked"] * 3 + ["full"]
+    # per token and layer: 2 * 8 KV heads * 128 = 2,048; 48 layers -> 98,304
+    assert kv_elements_per_token(m) == 98_304
+    # up to one chunk every layer holds every token: 98,304 * 8,192 = 805,306,368
+    assert kv_cache_elements(m, 8192) == 805_306_368
+    # at 32,768: 12 full layers hold 32,768 tokens, 36 chunked ones 8,192:
+    # 12 * 2,048 * 32,768 + 36 * 2,048 * 8,192 = 805,306,368 + 603,979,776
+    assert kv_cache_elements(m, 32_768) == 1_409_286_144
+    assert cached_tokens(m, 0, 32_768) == 8192 and cached_tokens(m, 3, 32_768) == 32_768
+
+
+def test_chunked_attention_restarts_at_each_chunk():
+    m = model("llama-4-scout")
+    # token 8,193 opens a new chunk: a chunked layer attends to itself only; token 8,192 to 8,192
+    assert attended_tokens(m, 0, 8193) == 1 and attended_tokens(m, 0, 8192) == 8192
+    assert attended_tokens(m, 3, 8193) == 8193  # the full-attention layer sees everything
+    # per attended token and layer: 2 * 40 heads * (128 + 128) = 20,480 FLOP
+    assert attention_flops_per_token(m, 8193) == 20_480 * (36 * 1 + 12 * 8193)
+    assert attention_flops_per_token(m, 8193) < attention_flops_per_token(m, 8192)
+
+
+def test_hybrid_linear_layers_keep_a_fixed_state():
+    m = model("qwen3-next-80b-a3b")
+    kinds = [layer_kind(m, i) for i in range(m.num_layers)]
+    assert kinds.count("linear") == 36 and kinds[3] == kinds[47] == "full"
+    # only the 12 full-attention layers grow: 12 * 2 * 2 KV heads * 256 = 12,288 values per token
+    assert kv_elements_per_token(m) == 12_288
+    assert kv_elements_per_token_per_layer(m, 0) == 0 and cached_tokens(m, 0, 100_000) == 0
+    # the 36 linear layers keep 32 * 128 * 128 + 3 * 8,192 = 548,864 values each, at any context
+    assert state_elements(m) == 36 * 548_864 == 19_759_104
+    assert kv_cache_elements(m, 1) == 12_288 + 19_759_104
+    assert kv_cache_elements(m, 8192) == 12_288 * 8192 + 19_759_104 == 120_422_400
+    # counted as if all 48 layers cached keys and values, 8,192 tokens would take 4x the growing part
+    naive = 48 * 2 * 2 * 256 * 8192
+    assert naive == 4 * 12_288 * 8192 and kv_cache_elements(m, 8192) < naive
+
+
+def test_hybrid_attention_flops_constant_on_linear_layers():
+    m = model("qwen3-next-80b-a3b")
+    # linear layer: 2 FLOP * 3 passes * 32 value heads * 128 * 128 = 3,145,728 FLOP per token, any context
+    # full layer: 2 * 16 heads * (256 + 256) = 16,384 FLOP per attended token
+    for t in (1, 1000, 262_144):
+        assert attention_flops_per_token(m, t) == 36 * 3_145_728 + 12 * 16_384 * t
+
+
+def test_hybrid_and_gated_parameter_counts():
+    m = model("qwen3-next-80b-a3b")
+    p = param_counts(m)
+    # one linear layer: in_proj_qkvz 2,048 x (2 * 2,048 + 2 * 4,096) = 25,165,824; in_proj_ba
+    # 2,048 x 64 = 131,072; out_proj 4,096 x 2,048 = 8,388,608; conv 8,192 x 4 = 32,768;
+    # dt_bias + A_log 64 -> 33,718,336
+    linear = 33_718_336
+    # one full layer: q 2,048 x 2 * 16 * 256 (query and output gate) = 16,777,216; k, v
+    # 2 * 2,048 x 512 = 2,097,152; o 4,096 x 2,048 = 8,388,608 -> 27,262,976
+    full = 27_262_976
+    assert p.attention == 36 * linear + 12 * full
+    # router 512 x 2,048 plus the shared expert's 2,048-wide gate, 48 layers
+    assert p.router == 48 * (512 * 2048 + 2048)
+    assert p.total == 79_674_391_296  # = transformers' Qwen3NextForCausalLM (tests/test_peer_params.py)
+
+
+def test_kimi_k2_is_deepseek_v3_shaped():
+    m = model("kimi-k2")
+    # MLA: 512 latent + 64 RoPE key per layer and token, 61 layers = 35,136 (as DeepSeek-V3)
+    assert kv_elements_per_token(m) == 35_136 == kv_elements_per_token(model("deepseek-v3"))
+    p = param_counts(m)
+    # routed experts: 60 MoE layers * 384 * 3 * 7,168 * 2,048
+    assert p.experts == 60 * 384 * 3 * 7168 * 2048
+    assert p.total == 1_026_408_232_448  # transformers DeepseekV3ForCausalLM + e_score_correction_bias

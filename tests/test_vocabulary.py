@@ -77,17 +77,17 @@ def test_a_changed_limit_reaches_all_three(monkeypatch):
     widget_msg = w.run("size_it_yourself", {"context": "0"})["message"]
     with pytest.raises(shortcodes.ShortcodeError) as page_err:
         shortcodes.resolve("<!-- descent:value kv_cache_bytes context=0 -->", "p.md")
-    assert widget_msg == "Context must be 1 to 10,000,000 tokens, got 0"
-    assert "context must be a whole number from 1 to 10,000,000 tokens" in str(page_err.value)
+    assert widget_msg == "Context must be 1 to 20,000,000 tokens, got 0"
+    assert "context must be a whole number from 1 to 20,000,000 tokens" in str(page_err.value)
     action = next(a for c, a in _cli_actions() if c == "size" and a.dest == "context")
-    with pytest.raises(argparse.ArgumentTypeError, match="^Context must be 1 to 10,000,000 tokens, got 0$"):
+    with pytest.raises(argparse.ArgumentTypeError, match="^Context must be 1 to 20,000,000 tokens, got 0$"):
         action.type("0")
 
 
 def test_core_checks_use_the_declaration():
     from descent import hardware, transformer
 
-    assert transformer.MAX_CONTEXT_TOKENS == params.CONTEXT.max == 10_000_000
+    assert transformer.MAX_CONTEXT_TOKENS == params.CONTEXT.max == 20_000_000
     assert hardware.MAX_BATCH == params.BATCH.max == 100_000
     with pytest.raises(params.ParamError, match="Batch must be a whole number"):
         hardware.check_batch(True)  # a bool is not a batch of 1
@@ -95,7 +95,7 @@ def test_core_checks_use_the_declaration():
 
 def test_derived_parameters_only_narrow():
     with pytest.raises(ValueError, match="outside its declaration"):
-        params.check_derived(params.CONTEXT.but(max=20_000_000))
+        params.check_derived(params.CONTEXT.but(max=40_000_000))
     with pytest.raises(ValueError, match="not in its declaration"):
         params.check_derived(params.KV.but(choices=[("fp9", "FP9")], default="fp9"))
     with pytest.raises(ValueError, match="does not resolve"):

@@ -64,6 +64,11 @@ def test_route_softmax_and_sigmoid_by_hand():
         transformer.route([1, 3, 2, 0], 5)
     with pytest.raises(ValueError, match="scoring must be one of"):
         transformer.route([1, 2], 1, "relu")
+    # without renormalising: the softmax over all four for the chosen two, the sigmoids as they are
+    assert [w for _, w in transformer.route([1, 3, 2, 0], 2, normalize=False)] == pytest.approx([full[1], full[2]])
+    assert [w for _, w in transformer.route([1, 3, 2, 0], 2, "sigmoid", normalize=False)] == pytest.approx([s3, s2])
+    with pytest.raises(ValueError, match="normalize must be true or false"):
+        transformer.route([1, 2], 1, "sigmoid", normalize=1)
 
 
 def test_attend_by_hand():
@@ -140,6 +145,45 @@ def test_stack_calculator_validation():
     assert not r["ok"] and r["field"] == "layers" and "1 to 200" in r["message"]
 
 
+def test_stack_calculator_message_lands_under_the_control_moved():
+    # Issue 13: with 12 heads, d_model 1,000 broke "heads divide d_model" and the message landed
+    # under Query heads. Now it lands under the control the reader touched, in its words, with the
+    # nearest allowed values: multiples of lcm(64, 12) = 192 around 1,000 are 960 and 1,152.
+    r = widgets.run("stack_calculator", {"d_model": 1000 // 64 * 64 + 64}, touched="d_model")  # 1,024
+    assert not r["ok"] and r["field"] == "d_model"
+    assert r["message"] == (
+        "d_model must be a multiple of the query heads (12) so that each head gets a whole share; "
+        "1,024 is not. Nearest allowed: 960 or 1,152."
+    )
+    # The same broken rule, reached by moving the heads: the message is about the heads.
+    r = widgets.run("stack_calculator", {"heads": 7, "kv_heads": 7}, touched="heads")
+    assert r["field"] == "heads" and r["message"].startswith("Query heads must divide d_model (768)")
+    # 768 = 2^8 x 3; multiples of 7 that divide it: none, so no "nearest" is offered.
+    assert "No value of it works" in r["message"]
+    r = widgets.run("stack_calculator", {"kv_heads": 5}, touched="kv_heads")
+    assert r["message"].endswith("Nearest allowed: 4 or 6.")  # divisors of 12 around 5
+
+
+def test_stack_calculator_sliders_step_through_valid_values_only():
+    # d_model: multiples of 64 (its step) from 64 to 32,768 that 12 divides: multiples of 192,
+    # 192 ... 32,640 (170 values). heads: divisors of 768 from 1 to 256 that 12 (the KV heads)
+    # divides: 12, 24, 48, 96, 192. kv_heads: divisors of 12: 1, 2, 3, 4, 6, 12.
+    allowed = widgets.run("stack_calculator", {})["allowed"]
+    assert allowed["d_model"] == list(range(192, 32768 + 1, 192)) and len(allowed["d_model"]) == 170
+    assert allowed["heads"] == [12, 24, 48, 96, 192]
+    assert allowed["kv_heads"] == [1, 2, 3, 4, 6, 12]
+    # Every position of every slider gives a result, never a message (the issue's 34 of 52).
+    for name, values in allowed.items():
+        for x in values:
+            assert widgets.run("stack_calculator", {name: x}, touched=name)["ok"], (name, x)
+    # The pre-rendered slider has as many positions, starting at the default's.
+    html = widgets.render_static("stack_calculator")
+    rng = re.search(r'id="dw-stack_calculator-d_model-range"[^>]*>', html).group(0)
+    assert 'min="0"' in rng and 'max="169"' in rng and 'value="3"' in rng  # 768 = 4 x 192
+    # With 16 KV heads... the kv lists follow the other inputs.
+    assert widgets.run("stack_calculator", {"heads": 16, "kv_heads": 4})["allowed"]["kv_heads"] == [1, 2, 4, 8, 16]
+
+
 # ---- qkv_example --------------------------------------------------------------------------------
 
 
@@ -187,11 +231,26 @@ def test_moe_router_counts_equal_param_counts(model):
     # exactly the model's k experts are coloured as chosen
     assert t.count("chosen") - t.count("not chosen") >= m.moe.experts_per_token
     assert len(re.findall(r'<td class="descent-cell is-used"', r["html"])) == m.moe.experts_per_token
-    # the published active count is one of the two conventions, to its published precision
-    # (gpt-oss and DeepSeek-V3 leave the input embedding table out; Mixtral and Qwen3 include it)
+    # the published active count is one of three conventions, to its published precision
+    # (gpt-oss, DeepSeek-V3 and Kimi K2 leave the input embedding table out; Mixtral, Qwen3-235B
+    # and Llama 4 include it; Qwen3-Next leaves out the embedding table and the output head)
     pub = m.params_active_published
-    assert f"Published active count: {format_count(pub)}" in t
-    assert min(abs(p.active - pub), abs(p.active - p.embedding - pub)) / pub < 0.025
+    how, theirs = transformer.published_active_convention(m)
+    assert f"The published {format_count(pub)} {how} ({format_count(theirs)} counted that way)" in t
+    assert how == PUBLISHED_CONVENTION[model]
+
+
+# Which way each publisher counts (worked out in tests/test_peer_params.py, ACTIVE_PUBLISHED).
+PUBLISHED_CONVENTION = {
+    "mixtral-8x7b": "counts the whole embedding table too",
+    "qwen3-235b-a22b": "counts the whole embedding table too",  # 22.19B; without it 21.57B: both "22B"
+    "llama-4-scout": "counts the whole embedding table too",
+    "gpt-oss-20b": "leaves the embedding table out",
+    "gpt-oss-120b": "leaves the embedding table out",
+    "deepseek-v3": "leaves the embedding table out",
+    "kimi-k2": "leaves the embedding table out",
+    "qwen3-next-80b-a3b": "leaves out the embedding table and the output head",
+}
 
 
 def test_moe_router_other_k_recomputed_by_hand():
@@ -204,6 +263,10 @@ def test_moe_router_other_k_recomputed_by_hand():
     assert "recomputed for k = 1" in _text(r)
     r = widgets.run("moe_router", {"model": "mixtral-8x7b", "k": 9})
     assert not r["ok"] and r["field"] == "k" and "0 to 8" in r["message"]
+    # Reached by switching the model, the message is under the model and says what to do.
+    r = widgets.run("moe_router", {"model": "mixtral-8x7b", "k": 9}, touched="model")
+    assert r["field"] == "model" and r["message"].startswith("Mixtral 8x7B has only 8 experts")
+    assert r["allowed"]["k"] == list(range(0, 9))
 
 
 def test_moe_router_weights_and_token_seed():
@@ -216,6 +279,24 @@ def test_moe_router_weights_and_token_seed():
         assert f"Expert {i}" in t and f"weight {w * 100:.1f}%" in t
     a = widgets.run("moe_router", {"token": " Paris"})["html"]
     assert a != widgets.run("moe_router", {})["html"]
+
+
+def test_moe_router_offers_every_catalog_moe_model():
+    assert set(p1.MOE_MODELS) == {i for i, m in catalog.models().items() if m.moe} == set(PUBLISHED_CONVENTION)
+    assert p1.MOE_MODELS[0] == "gpt-oss-120b"
+
+
+def test_moe_router_llama_4_weights_by_the_sigmoid_itself():
+    # Llama 4 Scout: top-1 of 16 with a sigmoid that is not renormalised (transformers Llama4Router),
+    # so the one chosen expert's weight is sigmoid(its logit), not 100%.
+    logits = p1.router_logits("llama-4-scout", " the", 16)
+    (i, w), = transformer.route(logits, 1, "sigmoid", normalize=False)
+    assert w == pytest.approx(1 / (1 + math.exp(-max(logits))))
+    t = _text(widgets.run("moe_router", {"model": "llama-4-scout"}))
+    assert f"weight {w * 100:.1f}%" in t and "not rescaled" in t
+    # Kimi K2's 384 and Qwen3-Next's 512 experts draw 16 to a row
+    html = widgets.run("moe_router", {"model": "qwen3-next-80b-a3b"})["html"]
+    assert html.count("<tr") == 512 // 16
 
 
 def test_moe_router_deepseek_sigmoid_and_shared_expert():

@@ -11,9 +11,18 @@ Architecture assumptions, checked against ``transformers`` on the meta device by
 ``tests/test_peer_params.py`` for every catalog model:
 
 * every FFN (dense, routed expert, shared expert) is gated: three D x F matrices (gate, up, down),
-  as in SwiGLU / GeGLU (Shazeer 2020, "GLU Variants Improve Transformer", eq. 5-6);
+  as in SwiGLU / GeGLU (Shazeer 2020, "GLU Variants Improve Transformer", eq. 5-6; the row's
+  ``ffn_gate`` says which);
 * normalisation is RMSNorm, one weight vector per norm and no bias (Zhang & Sennrich 2019);
-* positions are rotary (RoPE), so there is no position-embedding table.
+* positions are rotary (RoPE) or absent (Llama 4's full-attention layers), so there is no
+  position-embedding table.
+
+**Layer kinds and the cache** (:func:`layer_kind`). A full-attention layer caches a key and a value
+(or MLA's latent) for every token of the context; a sliding-window layer at most ``window`` of them;
+a chunked layer (Llama 4) at most one chunk; a **linear-attention layer** of a hybrid model
+(Qwen3-Next's Gated DeltaNet) caches nothing per token but keeps a fixed-size state per sequence,
+the same at ten tokens as at a million. :func:`kv_cache_elements` counts all of it:
+``sum over attention layers of per-token values x tokens held + the linear layers' fixed state``.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import math
 from dataclasses import dataclass
 
 from descent import params
-from descent.catalog import Model
+from descent.catalog import ROUTER_SCORINGS, Model
 from descent.checks import is_int, is_real
 from descent.units import format_int
 
@@ -30,8 +39,11 @@ __all__ = [
     "FLOP_PER_MAC",
     "GATED_FFN_MATRICES",
     "KV_TENSORS",
+    "LAYER_KINDS",
+    "LINEAR_STATE_MACS",
     "MAX_CONTEXT_TOKENS",
     "ParamCounts",
+    "attended_tokens",
     "attention_flops_per_token",
     "beyond_max_context",
     "cached_tokens",
@@ -40,10 +52,15 @@ __all__ = [
     "kv_cache_elements",
     "kv_elements_per_token",
     "kv_elements_per_token_per_layer",
+    "layer_kind",
     "matmul_params_per_token",
     "param_counts",
+    "published_active_convention",
+    "state_elements",
+    "state_elements_per_layer",
     # Part 1 additions
     "CLASSIC_FFN_MATRICES",
+    "NORM_WEIGHTS",
     "ROUTER_SCORING",
     "StackCount",
     "attend",
@@ -66,6 +83,12 @@ KV_TENSORS = 2
 
 #: Weight matrices of one gated FFN: gate, up and down projections (Shazeer 2020, eq. 5-6).
 GATED_FFN_MATRICES = 3
+
+#: Multiply-accumulates per state element and token in a linear-attention (Gated DeltaNet) layer:
+#: the state times the key (what it recalls), the rank-1 update, the state times the query (the
+#: output); the decay's one multiply per element is left out like softmax's exponentials
+#: (Yang, Kautz & Hatamizadeh 2024, arXiv:2412.06464, section 2, the gated delta rule).
+LINEAR_STATE_MACS = 3
 
 
 @dataclass(frozen=True)
@@ -91,11 +114,14 @@ class ParamCounts:
     Properties:
         total: the sum of every component (``active_experts`` is a share of ``experts``, not
             an extra component).
-        active: parameters used to produce one token, the convention of the Mixtral and
-            DeepSeek-V3 papers: everything except the routed experts a token does not pick,
-            **including the whole embedding table** (although a token reads only one row of it).
-            For a dense model ``active == total``. Code that needs bytes read per decoded token
-            should sum the components itself and decide the embedding rule there.
+        active: parameters used to produce one token, **the site's one convention** (stated on
+            Part 1's page, used by every page, widget and the CLI): everything except the routed
+            experts a token does not pick, **including the whole embedding table** (although a
+            token reads only one row of it), as Mixtral, Qwen3-235B and Llama 4 publish it. For a
+            dense model ``active == total``. Publishers who count otherwise (gpt-oss, DeepSeek-V3,
+            Kimi K2 without the embedding table; Qwen3-Next without the output head too) are
+            matched by :func:`published_active_convention`. Code that needs bytes read per decoded
+            token should sum the components itself and decide the embedding rule there.
     """
 
     embedding: int
@@ -136,8 +162,41 @@ class ParamCounts:
 # ---------------------------------------------------------------------------------------------
 
 
-def _attention_weights_per_layer(m: Model) -> int:
-    """Weight-matrix entries (no biases, no sinks) of one attention layer."""
+#: Layer kinds of :func:`layer_kind`.
+LAYER_KINDS = ("full", "sliding", "chunked", "linear")
+
+
+def layer_kind(model: Model, layer: int) -> str:
+    """How 0-based ``layer`` attends: ``"linear"`` (a linear-attention layer of a hybrid model,
+    fixed-size state, :class:`~descent.catalog.LinearAttention`), ``"sliding"`` (a sliding window),
+    ``"chunked"`` (Llama 4's chunked local attention) or ``"full"`` (every earlier token).
+
+    Raises:
+        ValueError: ``layer`` is not 0 to L - 1.
+    """
+    _check_layer(model, layer)
+    if model.linear_attention is not None and model.linear_attention.is_linear(layer):
+        return "linear"
+    if model.sliding is not None and model.sliding.is_sliding(layer):
+        return "sliding"
+    if model.chunked is not None and model.chunked.is_chunked(layer):
+        return "chunked"
+    return "full"
+
+
+def _linear_weights(m: Model) -> int:
+    """Weight-matrix entries of one linear-attention (Gated DeltaNet) layer: the q/k/v/z input
+    projection, the beta/alpha projection and the output projection (transformers
+    ``Qwen3NextGatedDeltaNet``: in_proj_qkvz, in_proj_ba, out_proj)."""
+    la, D = m.linear_attention, m.hidden_size
+    key, value = la.num_key_heads * la.key_head_dim, la.num_value_heads * la.value_head_dim
+    return D * (2 * key + 2 * value) + D * 2 * la.num_value_heads + value * D
+
+
+def _attention_weights(m: Model, layer: int) -> int:
+    """Weight-matrix entries (no biases, no sinks) of ``layer``'s attention (or linear attention)."""
+    if layer_kind(m, layer) == "linear":
+        return _linear_weights(m)
     D, H = m.hidden_size, m.num_heads
     if m.mla is not None:
         a = m.mla
@@ -150,15 +209,19 @@ def _attention_weights_per_layer(m: Model) -> int:
         kv_up = a.kv_lora_rank * H * (a.qk_nope_head_dim + a.v_head_dim)  # W^UK and W^UV
         o = H * a.v_head_dim * D
         return q + kv_down + kv_up + o
-    q = D * H * m.head_dim
+    q = D * H * m.head_dim * (2 if m.attention_output_gate else 1)  # + the output gate's half
     kv = 2 * D * m.num_kv_heads * m.head_dim
     o = H * m.head_dim * D
     return q + kv + o
 
 
-def _attention_extras_per_layer(m: Model) -> int:
-    """Biases and sinks of one attention layer (not matmul weights)."""
+def _attention_extras(m: Model, layer: int) -> int:
+    """Biases, sinks and other non-matmul parameters of ``layer``'s attention (no norms)."""
     H = m.num_heads
+    if layer_kind(m, layer) == "linear":
+        la = m.linear_attention
+        # the depthwise causal convolution (conv_dim x kernel, no bias), dt_bias and A_log
+        return la.conv_dim * la.conv_kernel + 2 * la.num_value_heads
     n = 0
     if m.mla is not None:
         a = m.mla
@@ -174,8 +237,12 @@ def _attention_extras_per_layer(m: Model) -> int:
     return n
 
 
-def _norms_per_layer(m: Model) -> int:
+def _norms(m: Model, layer: int) -> int:
+    """RMSNorm weights of ``layer``: the per-layer norms, q/k norms, MLA's latent norms, and a
+    linear-attention layer's gated norm of width d_v."""
     n = m.norms_per_layer * m.hidden_size
+    if layer_kind(m, layer) == "linear":
+        return n + m.linear_attention.value_head_dim  # RMSNormGated, shared by the value heads
     if m.qk_norm:
         n += 2 * m.head_dim  # q_norm and k_norm, shared by all heads
     if m.mla is not None:
@@ -207,7 +274,9 @@ def param_counts(model: Model) -> ParamCounts:
         ``sum(p.numel() for p in model.parameters())`` of the matching ``transformers`` CausalLM
         (plus DeepSeek-V3's ``e_score_correction_bias``, which transformers keeps as a buffer).
 
-    Per layer: attention Q (D x H*d_head), K and V (D x K*d_head each), O (H*d_head x D); MLA
+    Per layer: attention Q (D x H*d_head; twice that with an output gate), K and V (D x K*d_head
+    each), O (H*d_head x D); a linear-attention layer as :class:`~descent.catalog.LinearAttention`
+    describes it; MLA
     (DeepSeek-V2 paper, arXiv:2405.04434, section 2.1, eq. 9-13): W^DQ (D x q_lora_rank),
     W^UQ+W^QR (q_lora_rank x H*(d_nope+d_rope)), W^DKV+W^KR (D x (kv_lora_rank+d_rope)),
     W^UK+W^UV (kv_lora_rank x H*(d_nope+d_v)), O (H*d_v x D). FFN: 3*D*F (gated). Norms: RMSNorm
@@ -221,8 +290,8 @@ def param_counts(model: Model) -> ParamCounts:
     D, L = m.hidden_size, m.num_layers
     embedding = m.vocab_size * D
     output_head = 0 if m.tie_embeddings else m.vocab_size * D
-    attention = L * (_attention_weights_per_layer(m) + _attention_extras_per_layer(m))
-    norms = L * _norms_per_layer(m) + D  # + the final norm
+    attention = sum(_attention_weights(m, i) + _attention_extras(m, i) for i in range(L))
+    norms = sum(_norms(m, i) for i in range(L)) + D  # + the final norm
 
     dense_layers, moe_layers = _layer_split(m)
     dense_ffn = dense_layers * _gated_ffn(D, m.intermediate_size, m.mlp_bias)
@@ -238,7 +307,7 @@ def param_counts(model: Model) -> ParamCounts:
         per_router = e.num_experts * D
         per_router += e.num_experts if e.router_bias else 0
         per_router += e.num_experts if e.router_score_correction_bias else 0
-        per_router += D if e.shared_expert_gate else 0
+        per_router += D if e.shared_expert_gate else 0  # Qwen3-Next: Linear(D, 1) on the shared expert
         router = moe_layers * per_router
 
     return ParamCounts(
@@ -252,6 +321,27 @@ def param_counts(model: Model) -> ParamCounts:
         output_head=output_head,
         active_experts=active_experts,
     )
+
+
+def published_active_convention(m: Model) -> tuple[str, int]:
+    """How a MoE model's published active count was counted: of the three conventions publishers use
+    (the whole embedding table counted, as Mixtral, Qwen3-235B and Llama 4 do and this site does;
+    the embedding table left out, as gpt-oss, DeepSeek-V3 and Kimi K2 do; the embedding table and
+    the output head both left out, Qwen3-Next), the one whose exact count is nearest the published
+    figure. Returns (words for the sentence, that exact count).
+
+    Raises:
+        ValueError: a dense model (no published active count).
+    """
+    if m.params_active_published is None:
+        raise ValueError(f"{m.name} has no published active count")
+    p = param_counts(m)
+    ways = [
+        ("counts the whole embedding table too", p.active),
+        ("leaves the embedding table out", p.active - p.embedding),
+        ("leaves out the embedding table and the output head", p.active - p.embedding - p.output_head),
+    ]
+    return min(ways, key=lambda w: abs(w[1] - m.params_active_published))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,9 +382,11 @@ def kv_elements_per_token_per_layer(model: Model, layer: int) -> int:
     * MLA: ``kv_lora_rank + qk_rope_head_dim``: one compressed latent c^KV plus one decoupled
       RoPE key k^R shared by all heads, with no factor 2 and no factor H (DeepSeek-V2 paper,
       arXiv:2405.04434, section 2.1.2-2.1.3, eq. 9-10 and table 1).
+    * a linear-attention layer of a hybrid model: 0. It keeps a fixed-size state instead, which
+      does not grow with the context (:func:`state_elements_per_layer`).
 
-    Every layer caches the same per-token amount in the catalog's models; ``layer`` matters only
-    for how many tokens are held (see :func:`cached_tokens`).
+    Every attention layer caches the same per-token amount in the catalog's models; for them
+    ``layer`` matters only for how many tokens are held (see :func:`cached_tokens`).
 
     Args:
         model: a catalog model.
@@ -303,43 +395,96 @@ def kv_elements_per_token_per_layer(model: Model, layer: int) -> int:
     Raises:
         ValueError: ``layer`` is out of range.
     """
-    _check_layer(model, layer)
+    if layer_kind(model, layer) == "linear":
+        return 0
     if model.mla is not None:
         return model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
     return KV_TENSORS * model.num_kv_heads * model.head_dim
 
 
-def kv_elements_per_token(model: Model) -> int:
-    """Values one token adds to the KV cache, summed over all L layers (elements).
+def state_elements_per_layer(model: Model, layer: int) -> int:
+    """Values ``layer`` keeps per sequence whatever the context (elements): the recurrent state and
+    convolution window of a linear-attention layer (:attr:`descent.catalog.LinearAttention.state_elements`:
+    ``H_v * d_k * d_v + (conv_kernel - 1) * conv_dim``; Gated DeltaNet, arXiv:2412.06464, section 2),
+    0 for an attention layer.
 
-    Ignores sliding windows: this is the per-token cost while the context is shorter than every
-    window. For a whole sequence use :func:`kv_cache_elements`.
+    Raises:
+        ValueError: ``layer`` is out of range.
+    """
+    if layer_kind(model, layer) != "linear":
+        return 0
+    return model.linear_attention.state_elements
+
+
+def state_elements(model: Model) -> int:
+    """The fixed-size part of one sequence's cache, all layers (elements): what the linear-attention
+    layers of a hybrid model keep instead of keys and values. 0 for a model without them.
+
+    Example: Qwen3-Next-80B-A3B: 36 linear layers x (32 x 128 x 128 + 3 x 8,192) = 19,759,104 values
+    (39.5 MB at BF16), the same at 10 tokens and at 262,144.
+    """
+    return sum(state_elements_per_layer(model, i) for i in range(model.num_layers))
+
+
+def kv_elements_per_token(model: Model) -> int:
+    """Values one token adds to the KV cache, summed over the layers whose cache grows (elements).
+
+    Ignores sliding windows and chunks: this is the per-token cost while the context is shorter
+    than every window. Linear-attention layers add nothing per token (their state is fixed; see
+    :func:`state_elements`). For a whole sequence use :func:`kv_cache_elements`.
     Example: Llama 3.1 70B: 2 * 8 * 128 * 80 = 163,840 elements (327,680 bytes at BF16).
     """
     return sum(kv_elements_per_token_per_layer(model, i) for i in range(model.num_layers))
 
 
 def cached_tokens(model: Model, layer: int, context: int) -> int:
-    """Tokens ``layer`` holds in its KV cache at ``context`` tokens: ``min(context, window)`` on a
-    sliding-window layer (Mistral 7B paper, arXiv:2310.06825, section 2, rolling buffer cache),
-    ``context`` otherwise.
+    """Tokens ``layer`` must hold in its KV cache to serve ``context`` tokens.
+
+    * sliding window: ``min(context, window)`` (Mistral 7B paper, arXiv:2310.06825, section 2,
+      rolling buffer cache);
+    * chunked (Llama 4): ``min(context, chunk)``: a chunked layer attends only within the current
+      chunk, so it never needs more than one chunk (it holds ((context - 1) mod chunk) + 1 tokens
+      at exactly ``context``; the memory to reserve is the fullest chunk on the way);
+    * linear attention: 0 (a fixed state instead, :func:`state_elements_per_layer`);
+    * full attention: ``context``.
 
     Raises:
         ValueError: bad ``layer`` or ``context``.
     """
-    _check_layer(model, layer)
+    kind = layer_kind(model, layer)
     check_context(model, context)
-    if model.sliding is not None and model.sliding.is_sliding(layer):
+    if kind == "sliding":
         return min(context, model.sliding.window)
+    if kind == "chunked":
+        return min(context, model.chunked.chunk)
+    if kind == "linear":
+        return 0
     return context
+
+
+def attended_tokens(model: Model, layer: int, context: int) -> int:
+    """Tokens the newest token attends to in ``layer`` at ``context`` tokens (itself included):
+    :func:`cached_tokens`, except on a chunked layer, where only the current chunk counts:
+    ``((context - 1) mod chunk) + 1``. 0 on a linear-attention layer (no attention scores).
+
+    Raises:
+        ValueError: bad ``layer`` or ``context``.
+    """
+    if layer_kind(model, layer) == "chunked":
+        check_context(model, context)
+        return (context - 1) % model.chunked.chunk + 1
+    return cached_tokens(model, layer, context)
 
 
 def kv_cache_elements(model: Model, context: int) -> int:
     """Values in one sequence's KV cache at ``context`` tokens, all layers (elements).
 
-    ``sum over layers l of kv_elements_per_token_per_layer(l) * cached_tokens(l, context)``:
-    sliding-window layers hold at most ``window`` tokens. Multiply by bytes per element (2 at
-    BF16) for bytes; by the batch for a batch.
+    ``sum over layers l of kv_elements_per_token_per_layer(l) * cached_tokens(l, context)``, plus
+    the fixed state of any linear-attention layers (:func:`state_elements`): sliding-window and
+    chunked layers hold at most a window or a chunk of tokens, and a linear-attention layer holds
+    the same state at every context. Multiply by bytes per element (2 at BF16) for bytes; by the
+    batch for a batch. (The state is counted in the KV precision; engines may keep it wider, e.g.
+    vLLM's ``mamba_ssm_cache_dtype``.)
 
     Args:
         model: a catalog model.
@@ -347,13 +492,14 @@ def kv_cache_elements(model: Model, context: int) -> int:
             ``model.max_context``; see :func:`beyond_max_context`).
 
     Raises:
-        ValueError: ``context`` is not an integer from 1 to 10,000,000.
+        ValueError: ``context`` is not a whole number from 1 to :data:`MAX_CONTEXT_TOKENS`.
     """
     check_context(model, context)
-    return sum(
+    growing = sum(
         kv_elements_per_token_per_layer(model, i) * cached_tokens(model, i, context)
         for i in range(model.num_layers)
     )
+    return growing + state_elements(model)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,14 +515,15 @@ def matmul_params_per_token(model: Model) -> int:
     """
     m = model
     D = m.hidden_size
-    n = m.num_layers * _attention_weights_per_layer(m)
+    n = sum(_attention_weights(m, i) for i in range(m.num_layers))
     dense_layers, moe_layers = _layer_split(m)
     n += dense_layers * GATED_FFN_MATRICES * D * m.intermediate_size
     if m.moe is not None:
         e = m.moe
         per_layer = e.experts_per_token * e.expert_intermediate_size
         per_layer += e.num_shared_experts * e.shared_expert_intermediate_size
-        n += moe_layers * (GATED_FFN_MATRICES * D * per_layer + e.num_experts * D + (D if e.shared_expert_gate else 0))
+        n += moe_layers * (GATED_FFN_MATRICES * D * per_layer + e.num_experts * D)
+        n += moe_layers * D if e.shared_expert_gate else 0
     n += m.vocab_size * D
     return n
 
@@ -385,11 +532,16 @@ def attention_flops_per_token(model: Model, context: int) -> int:
     """FLOPs of the attention scores and the weighted sum of values for one new token that
     attends to ``context`` tokens (itself included), all layers (FLOP).
 
-    Per layer: ``2 * H * d_qk * T`` for the scores Q K^T plus ``2 * H * d_v * T`` for the
-    weighted sum of V, with T = :func:`cached_tokens` (capped on sliding layers). d_qk = d_v =
-    d_head, except MLA: d_qk = d_nope + d_rope, d_v = v_head_dim (the unabsorbed form).
-    Source: Hoffmann et al. 2022 ("Chinchilla", arXiv:2203.15556), appendix F, "logits" and
-    "reductions" rows; Kaplan et al. 2020, table 1 folds both into 2 * L * n_ctx * d_attn.
+    Per attention layer: ``2 * H * d_qk * T`` for the scores Q K^T plus ``2 * H * d_v * T`` for
+    the weighted sum of V, with T = :func:`attended_tokens` (capped on sliding layers, the current
+    chunk on chunked ones). d_qk = d_v = d_head, except MLA: d_qk = d_nope + d_rope, d_v =
+    v_head_dim (the unabsorbed form). Source: Hoffmann et al. 2022 ("Chinchilla",
+    arXiv:2203.15556), appendix F, "logits" and "reductions" rows; Kaplan et al. 2020, table 1
+    folds both into 2 * L * n_ctx * d_attn.
+
+    Per linear-attention layer, whatever the context: ``2 * LINEAR_STATE_MACS * H_v * d_k * d_v``
+    (:data:`LINEAR_STATE_MACS` passes over the state: read it with the key, update it, read it
+    with the query; Gated DeltaNet, arXiv:2412.06464, section 2, the recurrent form).
 
     Raises:
         ValueError: bad ``context``.
@@ -402,7 +554,14 @@ def attention_flops_per_token(model: Model, context: int) -> int:
     else:
         d_qk = d_v = m.head_dim
     per_token_key = FLOP_PER_MAC * m.num_heads * (d_qk + d_v)
-    return sum(per_token_key * cached_tokens(m, i, context) for i in range(m.num_layers))
+    total = 0
+    for i in range(m.num_layers):
+        if layer_kind(m, i) == "linear":
+            la = m.linear_attention
+            total += FLOP_PER_MAC * LINEAR_STATE_MACS * la.num_value_heads * la.key_head_dim * la.value_head_dim
+        else:
+            total += per_token_key * attended_tokens(m, i, context)
+    return total
 
 
 def flops_per_token(model: Model, context: int) -> float:
@@ -433,7 +592,7 @@ CLASSIC_FFN_MATRICES = 2
 
 #: Router scoring functions: ``softmax`` (Mixtral, Qwen3-MoE, gpt-oss) and ``sigmoid`` (DeepSeek-V3,
 #: arXiv:2412.19437, section 2.1.2, eq. 15).
-ROUTER_SCORING = ("softmax", "sigmoid")
+ROUTER_SCORING = ROUTER_SCORINGS
 
 
 def _finite_list(values, field: str) -> list[float]:
@@ -507,23 +666,25 @@ def attend(query, keys, values, scale: bool = True) -> dict:
     return {"scores": scores, "scaled": scaled, "weights": weights, "output": output}
 
 
-def route(scores, k: int, scoring: str = "softmax") -> list[tuple[int, float]]:
+def route(scores, k: int, scoring: str = "softmax", normalize: bool = True) -> list[tuple[int, float]]:
     """Top-k expert routing of one token: the experts chosen and their mixing weights.
 
-    ``scoring="softmax"``: the k largest router logits, their weights a softmax over those k
-    (equal to a softmax over all E then renormalised over the k chosen: Mixtral, arXiv:2401.04088,
-    section 2.1, eq. 1 and "TopK"; Qwen3-MoE ``norm_topk_prob``; gpt-oss ``GptOssTopKRouter``).
-    ``scoring="sigmoid"``: each score is ``sigmoid(logit)``; the k largest are chosen and their
-    weights are those sigmoids divided by their sum (DeepSeek-V3, arXiv:2412.19437, section 2.1.2,
-    eq. 13-15). DeepSeek-V3 additionally adds a per-expert balancing bias when choosing, picks
-    within 4 of 8 expert groups, and multiplies the weights by ``routed_scaling_factor`` = 2.5;
-    those are left out here.
+    ``scoring="softmax"``: the k largest router logits; with ``normalize`` their weights are a
+    softmax over those k (equal to a softmax over all E renormalised over the k chosen: Mixtral,
+    arXiv:2401.04088, section 2.1, eq. 1 and "TopK"; Qwen ``norm_topk_prob``; gpt-oss
+    ``GptOssTopKRouter``), without it the softmax over all E of each chosen one.
+    ``scoring="sigmoid"``: each score is ``sigmoid(logit)``; the k largest are chosen; with
+    ``normalize`` their weights are those sigmoids divided by their sum (DeepSeek-V3,
+    arXiv:2412.19437, section 2.1.2, eq. 13-15; Kimi K2), without it the sigmoids themselves
+    (Llama 4, transformers ``Llama4Router``). DeepSeek-V3 additionally adds a per-expert balancing
+    bias when choosing, picks within 4 of 8 expert groups, and multiplies the weights by
+    ``routed_scaling_factor`` = 2.5; those are left out here.
 
     Shapes: scores (E,) -> k pairs ``(expert index, weight)``, largest weight first (ties: lower
-    index first); the weights sum to 1.
+    index first); normalised weights sum to 1.
 
     Raises:
-        ValueError: empty or non-finite scores, k not 1 to E, unknown scoring.
+        ValueError: empty or non-finite scores, k not 1 to E, unknown scoring, normalize not a bool.
     """
     import math
 
@@ -532,13 +693,19 @@ def route(scores, k: int, scoring: str = "softmax") -> list[tuple[int, float]]:
         raise ValueError(f"k (experts per token) must be 1 to {len(s)}, got {k!r}")
     if scoring not in ROUTER_SCORING:
         raise ValueError(f"scoring must be one of {', '.join(ROUTER_SCORING)}, got {scoring!r}")
+    if not isinstance(normalize, bool):
+        raise ValueError(f"normalize must be true or false, got {normalize!r}")
     order = sorted(range(len(s)), key=lambda i: (-s[i], i))[:k]
     if scoring == "softmax":
-        weights = softmax([s[i] for i in order])
+        if normalize:
+            weights = softmax([s[i] for i in order])
+        else:
+            full = softmax(s)
+            weights = [full[i] for i in order]
     else:
         sig = [1.0 / (1.0 + math.exp(-s[i])) if s[i] >= 0 else math.exp(s[i]) / (1.0 + math.exp(s[i]))
                for i in order]
-        total = sum(sig)
+        total = sum(sig) if normalize else 1.0
         weights = [x / total for x in sig]
     return list(zip(order, weights, strict=True))
 
@@ -559,6 +726,7 @@ class StackCount:
     ffn_per_layer: int
     layers: int
     norms_per_layer: int
+    norm: str = "rmsnorm"
 
     @property
     def attention(self) -> int:
@@ -576,8 +744,17 @@ class StackCount:
 
 #: The example layer stack of Part 1's weight counter and its page numbers: GPT-2 small / BERT-base
 #: proportions (Radford et al. 2019, table 2: 12 layers, d_model 768; FFN 4 * d_model as in
-#: Vaswani et al. 2017, section 3.3), classic 2-matrix FFN.
-STACK_EXAMPLE = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ffn": 3072, "gated": False}
+#: Vaswani et al. 2017, section 3.3), classic 2-matrix FFN, LayerNorm with gain and bias (GPT-2's
+#: ``ln_1``/``ln_2``, BERT's ``LayerNorm``; Ba et al. 2016), not the catalog models' RMSNorm.
+STACK_EXAMPLE = {"layers": 12, "d_model": 768, "heads": 12, "kv_heads": 12, "ffn": 3072, "gated": False,
+                 "norm": "layernorm"}
+
+#: Norm kinds of :func:`stack_params` -> weights per number normalised: RMSNorm has a gain
+#: (Zhang & Sennrich 2019, eq. 4), LayerNorm a gain and a bias (Ba et al. 2016, eq. 4).
+NORM_WEIGHTS = {"rmsnorm": 1, "layernorm": 2}
+
+#: Norms per block: one before attention, one before the FFN (pre-norm; Xiong et al. 2020).
+NORMS_PER_BLOCK = 2
 
 #: Keys drawn for :func:`softmax_saturation`: one query against this many keys, entries from a
 #: standard normal (mean 0, variance 1, the assumption of Vaswani et al. 2017, footnote 4).
@@ -624,7 +801,7 @@ def softmax_saturation(d: int) -> dict:
 
 
 def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int, gated: bool,
-                 head_dim: int | None = None) -> StackCount:
+                 head_dim: int | None = None, norm: str = "rmsnorm") -> StackCount:
     """Weights of the attention and FFN matrices of a stack of ``layers`` identical blocks.
 
     Per layer: attention ``D*H*d_head`` (Q) + ``2*D*K*d_head`` (K, V) + ``H*d_head*D`` (O), so
@@ -642,6 +819,8 @@ def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int,
             raise ValueError(f"{name} must be a whole number >= 1, got {val!r}")
     if not isinstance(gated, bool):
         raise ValueError(f"gated must be true or false, got {gated!r}")
+    if norm not in NORM_WEIGHTS:
+        raise ValueError(f"norm must be one of {', '.join(NORM_WEIGHTS)}, got {norm!r}")
     if kv_heads > heads or heads % kv_heads:
         raise ValueError(f"kv_heads must divide heads ({heads}), got {kv_heads}")
     if head_dim is None:
@@ -652,4 +831,4 @@ def stack_params(layers: int, d_model: int, heads: int, kv_heads: int, ffn: int,
         raise ValueError(f"head_dim must be a whole number >= 1, got {head_dim!r}")
     attn = 2 * d_model * heads * head_dim + KV_TENSORS * d_model * kv_heads * head_dim
     ffn_w = (GATED_FFN_MATRICES if gated else CLASSIC_FFN_MATRICES) * d_model * ffn
-    return StackCount(attn, ffn_w, layers, 2 * d_model)
+    return StackCount(attn, ffn_w, layers, NORMS_PER_BLOCK * NORM_WEIGHTS[norm] * d_model, norm)

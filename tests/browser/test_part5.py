@@ -54,7 +54,7 @@ def test_sandbox_live_recomputes_and_keeps_last_good(page, site_dir, server):
     w.locator('.descent-field[data-field="context"] input[type=number]').fill("0")
     page.wait_for_selector(f'{SANDBOX}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
     err = w.locator('.descent-field[data-field="context"] .descent-field__error')
-    assert "Context must be 1 to 10,000,000 tokens" in err.inner_text()
+    assert "Context must be 1 to 20,000,000 tokens" in err.inner_text()
     assert out.inner_text() == good
 
     # A good value again recomputes and clears the message.

@@ -8,7 +8,8 @@ widgets run.
 * ``<!-- descent:table token_splits -->``: how SmolLM2 splits the aside's examples
   (:data:`SPLIT_EXAMPLES`), tokens and counts computed here.
 * ``<!-- descent:value token_split example=... field=tokens|count -->``: one example's split or count.
-* ``<!-- descent:value trace prompt=... field=... -->``: a fact of one prepared prompt's trace.
+* ``<!-- descent:value trace prompt=... field=... -->``: a fact of one prepared prompt's trace (or of
+  the traced model: ``field=model`` its name, ``field=file`` the GGUF file it was read from).
 * ``<!-- descent:table context_windows kv=bf16 -->``: every catalog model's longest context and its
   KV cache for one sequence at that length.
 * ``<!-- descent:table kv_growth model=... kv=bf16 -->``: one model's KV cache at growing contexts.
@@ -20,7 +21,7 @@ from descent import catalog, numerics, tokenizer, transformer
 from descent import params as P
 from descent.recorded import PROMPT, prompt_trace, trace_data
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, md_table
+from descent.site.values import fmt_bytes, md_table, md_text
 from descent.units import format_int, format_percent, visible_whitespace
 
 __all__ = [
@@ -65,6 +66,9 @@ TRACE_FIELDS = (
     "vocab",
     "steps",
     "reply",
+    "model",
+    "file",
+    "stop",
 )
 
 
@@ -131,6 +135,13 @@ def trace_value(prompt: str, field: str) -> str:
         return format_int(trace_data()["model"]["vocab"])
     if field == "steps":
         return format_int(len(p["generation"]["steps"]))
+    if field == "model":
+        return trace_data()["model"]["name"]
+    if field == "file":
+        return f"`{trace_data()['model']['file']}`"
+    if field == "stop":  # how the recorded reply ended
+        return {"stop_token": "the end-of-reply token", "max_new_tokens": "the length limit set for it"}[
+            p["generation"]["stop_reason"]]
     return "“" + " ".join(p["generation"]["text"].split()) + "”"  # reply, line breaks as spaces
 
 
@@ -144,7 +155,7 @@ def context_windows(kv: str) -> str:
     """Every catalog model's longest context (tokens) and one sequence's KV cache filled to it."""
     rows = []
     for m in catalog.models().values():
-        rows.append([m.name, format_int(m.max_context), fmt_bytes(_kv_bytes(m.id, m.max_context, kv), "GiB")])
+        rows.append([md_text(m.name), format_int(m.max_context), fmt_bytes(_kv_bytes(m.id, m.max_context, kv), "GiB")])
     label = numerics.kv_precision(kv).label
     return md_table(
         ["model", "longest context (tokens)", f"KV cache at that length, one sequence ({label})"], rows, "lrr"
@@ -159,4 +170,4 @@ def kv_growth(model: str, kv: str) -> str:
         [format_int(t), fmt_bytes(_kv_bytes(model, t, kv), "GiB")] for t in GROWTH_CONTEXTS if t <= m.max_context
     ]
     label = numerics.kv_precision(kv).label
-    return md_table(["context (tokens)", f"{m.name} KV cache, one sequence ({label})"], rows, "rr")
+    return md_table(["context (tokens)", f"{md_text(m.name)} KV cache, one sequence ({label})"], rows, "rr")

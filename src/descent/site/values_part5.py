@@ -8,7 +8,9 @@ The single numbers of Part 5 (``weights_bytes``, ``total_bytes``, ``kv_cache_byt
 * ``<!-- descent:table decode_speed_across_field model=... weights=... kv=... context=... batch=... -->``:
   one row per catalog accelerator, fastest decode ceiling first, chips that cannot hold the model
   marked "won't fit". The rows are :func:`descent.memory.across_field`'s, the same the page's
-  widget and figure use.
+  widget and figure use, less the machines that hold a model only across many chips
+  (``catalog.SHARDED_KINDS``: Groq, Cerebras), which a sentence under the table names with the
+  number of chips the model needs.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from descent import catalog
 from descent import params as P
 from descent.memory import across_field
 from descent.site.shortcodes import table
-from descent.site.values import fmt_bytes, md_table
+from descent.site.values import fmt_bytes, md_table, md_text, sharded_sentence, split_field
 from descent.units import format_number, format_si
 
 __all__ = ["decode_speed_across_field"]
@@ -27,7 +29,8 @@ __all__ = ["decode_speed_across_field"]
 def decode_speed_across_field(model: str, weights: str, kv: str, context: int, batch: int) -> str:
     """One model on every accelerator: decode ceiling per sequence, fastest first; won't-fit chips marked."""
     rows = []
-    for s in across_field(model, weights, kv, context, batch):
+    shown, left = split_field(across_field(model, weights, kv, context, batch))
+    for s in shown:
         a = catalog.accelerator(s.accelerator)
         speed = format_number(s.decode_tokens_per_s, 3)
         if s.fits:
@@ -37,13 +40,14 @@ def decode_speed_across_field(model: str, weights: str, kv: str, context: int, b
             speed = f"({speed} if it fit)"
         rows.append(
             [
-                a.name,
+                md_text(a.name),
                 f"{fmt_bytes(a.memory_bytes, 'GB')} ({fmt_bytes(a.memory_bytes, 'GiB')})",
                 format_si(a.memory_bandwidth, "B/s", 3, trim=True),
                 speed,
                 fit,
             ]
         )
-    return md_table(
+    out = md_table(
         ["accelerator", "memory", "bandwidth", "tokens/s per sequence (ceiling)", "one chip"], rows, "lrrrl"
     )
+    return out + sharded_sentence(left) + ("\n\n" if left else "")

@@ -3,7 +3,8 @@
 It computes the KV-cache size of a plain GQA transformer from five inputs. The defaults are the
 shape of Llama 3.1 8B from the catalog (its config.json: num_hidden_layers 32,
 num_key_value_heads 8, head_dim 128) in BF16; preset chips (a clickable output) load the shape of
-each catalog model whose every layer caches every token (no MLA, no sliding window), which is
+each catalog model whose every layer caches every token (no MLA, no window or chunk, no
+linear-attention layers), which is
 what this formula describes.
 
     KV bytes per token = 2 (one K and one V vector) x L x K x d_head x bytes per element
@@ -38,9 +39,11 @@ def _gib(n: int) -> str:
 
 
 def preset_models() -> list[catalog.Model]:
-    """Catalog models the plain formula describes: no MLA (compressed latent cache) and no sliding
-    window (layers that keep only the last W tokens), in catalog order."""
-    return [m for m in catalog.models().values() if m.mla is None and m.sliding is None]
+    """Catalog models the plain formula describes: no MLA (compressed latent cache), no sliding
+    window or chunk (layers that keep only the last W tokens) and no linear-attention layers (a
+    fixed state instead of a cache), in catalog order."""
+    return [m for m in catalog.models().values()
+            if m.mla is None and m.sliding is None and m.chunked is None and m.linear_attention is None]
 
 
 _DEFAULT = catalog.model(DEFAULT_MODEL)
@@ -69,13 +72,17 @@ HEAD_DIM = P.declare(P.Param(
         Input(P.KV.but(default="bf16", label="KV precision",
                        choices=[(n, n.upper()) for n in PRECISION_BYTES]), "segmented"),
     ],
+    tries=[
+        ("Double the context.", "The cache doubles: it holds every token's keys and values."),
+        ("Switch to FP8.", "Half the bytes for the same tokens."),
+    ],
 )
 def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, kv: str) -> list[dict]:
     """Views for the KV-cache size of one sequence.
 
     Args:
         layers: L, 1 to 200. kv_heads: K, 1 to 128. head_dim: d_head, one of the offered sizes.
-        context: T tokens, 1 to 10,000,000. kv: a key of :data:`PRECISION_BYTES`.
+        context: T tokens, 1 to 20,000,000. kv: a key of :data:`PRECISION_BYTES`.
 
     Returns:
         A stat for bytes per token (KiB), a stat for the whole cache (GiB) and a bar list of the

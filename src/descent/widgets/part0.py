@@ -16,7 +16,7 @@ Core rule: standard library and core ``descent`` modules only.
 from __future__ import annotations
 
 from descent import params as P
-from descent import recorded
+from descent import recorded, tokenizer
 from descent.recorded import prompt_ids, prompt_trace, trace_data  # noqa: F401  (re-exported for widgets)
 from descent.units import format_int, format_percent, plural, visible_whitespace
 from descent.widgets import FieldError, Input, widget
@@ -30,7 +30,10 @@ __all__ = [
     "SHOWN_CANDIDATES",
     "STEP",
     "context_chips",
+    "case_variant",
+    "describe_guess",
     "find_guess",
+    "guess_spelling",
     "generation_loop",
     "next_token_guess",
     "pct",
@@ -45,7 +48,8 @@ __all__ = [
 GUESS_MAX_CHARS = 40
 #: Candidate rows shown in the bar list (the file holds the top 50).
 SHOWN_CANDIDATES = 10
-#: Highest step index the step control offers (the longest recorded continuation is shorter).
+#: Highest step index the step parameter accepts (the longest recorded continuation is shorter).
+#: The slider itself ends at the chosen prompt's last step: each result carries a ``limits`` view.
 MAX_STEPS = 63
 #: The loop widgets' default step: a few tokens in, so the first chosen tokens show in the context.
 DEFAULT_STEP = 6
@@ -78,9 +82,10 @@ def pct(p: float) -> str:
 def find_guess(guess: str, candidates: list[dict]) -> int | None:
     """Index (0-based rank) of ``guess`` among ``candidates`` (``[{"text", ...}]``), or None.
 
-    A guess matches a token spelled exactly like it or with the leading space most word tokens
-    carry ("Paris" finds " Paris"), whichever ranks higher; failing both, the same text ignoring
-    case and surrounding spaces. An empty guess matches nothing; an all-whitespace guess matches only itself.
+    A guess matches a token spelled exactly like it, or like it with the leading space most word
+    tokens carry ("Paris" finds " Paris"), whichever ranks higher. Case counts: "paris" does not
+    find " Paris" (another token; :func:`case_variant` finds it for a hint). An empty guess
+    matches nothing; an all-whitespace guess matches only itself.
     """
     if not guess:
         return None
@@ -91,11 +96,76 @@ def find_guess(guess: str, candidates: list[dict]) -> int | None:
     for i, t in enumerate(texts):  # most probable first: the better-ranked spelling wins
         if t in keys:
             return i
+    return None
+
+
+def case_variant(guess: str, candidates: list[dict]) -> int | None:
+    """Rank of the best candidate spelled like ``guess`` but for case and surrounding spaces
+    (" Paris" for "paris"), or None: the hint that case and the leading space make another token."""
     folded = guess.strip().casefold()
-    for i, t in enumerate(texts):
-        if t.strip().casefold() == folded:
+    if not folded:
+        return None
+    for i, c in enumerate(candidates):
+        if c["text"].strip().casefold() == folded:
             return i
     return None
+
+
+def guess_spelling(guess: str, candidates: list[dict]) -> str:
+    """The text the guess stands for as the model's next token: of the guess as typed and the
+    guess with a leading space, the better-ranked one among ``candidates``; when neither is there,
+    with a leading space if the guess starts with a letter or digit and the model's top pick starts
+    with a space (the next word follows a space here), else as typed."""
+    if not guess.strip():
+        return guess
+    spaced = " " + guess.lstrip()
+    for c in candidates:  # most probable first
+        if c["text"] in (guess, spaced):
+            return c["text"]
+    top = candidates[0]["text"] if candidates else ""
+    return spaced if top[:1] == " " and guess[:1].isalnum() else guess
+
+
+def describe_guess(guess: str, candidates: list[dict], top: int) -> tuple[str, str, int | None]:
+    """(stat value, note, rank) for a non-empty guess: which token(s) the guess became with
+    SmolLM2's tokenizer, whether that is one of the model's tokens, and where it ranks.
+
+    Case and the leading space matter: "paris" is not " Paris" (the note names the candidate that
+    differs only so, :func:`case_variant`). A guess that is several tokens is ranked by its first
+    piece, the only one the model picks at this step.
+    """
+    spelling = guess_spelling(guess, candidates)
+    pieces = tokenizer.smollm2().tokens_of(spelling)
+    texts = [c["text"] for c in candidates]
+    if not pieces:  # a control character without a vocabulary entry: the tokenizer drops it
+        return "no token", f"'{show(guess)}' has no token in the model's vocabulary: the tokenizer drops it.", None
+    if spelling == guess:
+        became = f"'{show(guess)}'"
+    else:
+        became = f"'{show(guess)}' becomes '{show(spelling)}' (with the leading space a word carries after another word) and"
+    if len(pieces) == 1:
+        tok, tid = pieces[0]
+        note = f"{became} is one token of the model's vocabulary, id {format_int(tid)}."
+    else:
+        tok = pieces[0][0]
+        split = " + ".join(f"'{show(t)}'" for t, _ in pieces)
+        note = (
+            f"{became} is not one token of the model's vocabulary: it splits into {split}, so the model "
+            f"would write it in {plural(len(pieces), 'step')}. It is ranked by its first piece, '{show(tok)}', "
+            f"the only one chosen at this step."
+        )
+    rank = texts.index(tok) if tok in texts else None
+    if rank is not None:
+        note += f" Probability {pct(candidates[rank]['probability'])}."
+    near = case_variant(guess, candidates)
+    if near is not None and near != rank:
+        note += (
+            f" The model's list has '{show(texts[near])}' at #{near + 1}: case and the leading space "
+            f"make that a different token."
+        )
+    if rank is None:
+        return f"not in the top {top}", note, None
+    return f"#{rank + 1}" + (" (first piece)" if len(pieces) > 1 else ""), note, rank
 
 
 def token_chip(t: dict, cls: str = "", title: str = "") -> dict:
@@ -117,7 +187,9 @@ def prompt_input(default: str) -> Input:
 
 
 def step_input(default: int) -> Input:
-    """The step slider of the loop widgets: 0 to :data:`MAX_STEPS`, with the previous/next buttons."""
+    """The step slider of the loop widgets, with the previous/next buttons. It accepts 0 to
+    :data:`MAX_STEPS`; the control's own end is the chosen prompt's last step (a ``limits`` view
+    in every result, applied to the pre-rendered form and, in the browser, on each result)."""
     return Input(STEP.but(default=default), "range")
 
 
@@ -143,6 +215,11 @@ def prompt_record(prompt: str) -> dict:
         prompt_input("capital"),
         Input(GUESS, "text"),
     ],
+    tries=[
+        ("Guess Paris, then paris.", "Case matters: a capital P and a small p are different tokens with different odds."),
+        ("Pick a prompt with no single answer.", "The probability spreads over many tokens instead of one."),
+        ("Guess a long or rare word.", "It may not be one token at all: the model would need several steps to write it."),
+    ],
 )
 def next_token_guess(prompt: str, guess: str) -> list[dict]:
     """Views: the prompt as token chips, the guess's rank, the top candidates, the greedy pick.
@@ -162,27 +239,13 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
     p = prompt_record(prompt)
     top = trace_data()["top"]
     cands = p["next"]
-    rank = find_guess(guess, cands)
+    rank = None
     out = []
     if not guess:
         out.append(v.stat("Your guess", "none", note="Type a word above to see where it ranks."))
-    elif rank is None:
-        out.append(
-            v.stat(
-                "Your guess",
-                f"not in the top {top}",
-                note=f"{show(guess)} is not among the {top} tokens the model rates most likely.",
-            )
-        )
     else:
-        c = cands[rank]
-        out.append(
-            v.stat(
-                "Your guess",
-                f"#{rank + 1}",
-                note=f"{show(c['text'])} has probability {pct(c['probability'])}.",
-            )
-        )
+        value, note, rank = describe_guess(guess, cands, top)
+        out.append(v.stat("Your guess", value, note=note))
     first = cands[0]
     out.append(
         v.stat(
@@ -230,8 +293,8 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
 def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
     """(views common to both loop widgets, the step record shown); notes the last step if beyond it."""
     steps = p["generation"]["steps"]
-    out: list[dict] = []
     last = len(steps) - 1
+    out: list[dict] = [v.limits(step={"max": last})]  # the slider ends at this reply's last step
     if step > last:
         out.append(
             v.note(
@@ -289,6 +352,11 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
     inputs=[
         prompt_input("story"),
         step_input(DEFAULT_STEP),
+    ],
+    tries=[
+        ("Press next step a few times.", "The token chosen at one step is part of what the model reads at the next."),
+        ("Choose the chat question.", "Most of what the model reads is the chat template, not the question."),
+        ("Look for a step where the top token is far from sure.", "Greedy decoding takes it anyway: nothing checks the facts."),
     ],
 )
 def generation_loop(prompt: str, step: int) -> list[dict]:

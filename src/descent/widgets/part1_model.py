@@ -27,7 +27,7 @@ from descent import params as P
 from descent.recorded import embedding_data  # noqa: F401  (re-exported)
 from descent.recorded import trace_data as _recorded
 from descent.units import format_count, format_fixed, format_int, format_percent, visible_whitespace
-from descent.widgets import FieldError, Input, model_options, part0, widget
+from descent.widgets import Constraint, FieldError, Input, model_options, part0, widget
 from descent.widgets import views as v
 
 __all__ = [
@@ -86,6 +86,11 @@ ANALOGY = P.declare(P.Param("analogy", "Analogy", "choice", "0", choices=_analog
         Input(WORD, "select"),
         Input(ANALOGY, "select"),
     ],
+    tries=[
+        ("Pick a number word, then a colour.", "Its nearest rows are words of the same kind: the table has learnt groups."),
+        ("Pick a country.", "Its capital and related words sit close by."),
+        ("Try each analogy.", "The expected word is often near the top but rarely first once the input words are set aside."),
+    ],
 )
 def embedding_neighbours(word: str, analogy: str) -> list[dict]:
     data = embedding_data()
@@ -132,6 +137,41 @@ def embedding_neighbours(word: str, analogy: str) -> list[dict]:
 #: Defaults: the core's example stack (:data:`descent.transformer.STACK_EXAMPLE`).
 STACK_DEFAULTS = transformer.STACK_EXAMPLE
 
+#: The normalisation of the stack: GPT-2 and BERT use LayerNorm, the catalog's models RMSNorm.
+NORM = P.declare(P.Param(
+    "norm", "Normalisation", "choice", STACK_DEFAULTS["norm"], key="stack_norm",
+    choices=[("layernorm", "LayerNorm (gain and bias: GPT-2, BERT)"), ("rmsnorm", "RMSNorm (gain only: Llama, Qwen...)")],
+    help="Norm weights are counted beside the total, not in it.",
+))
+
+
+#: The stack's rules between inputs: each query head gets a whole share of d_model, and the query
+#: heads split evenly into key/value groups (GQA; Ainslie et al. 2023, section 2). Declared once:
+#: the sliders step through the values they allow and a broken rule is reported under the control
+#: the reader moved.
+STACK_RULES = (
+    Constraint(
+        ("d_model", "heads"),
+        ok=lambda d_model, heads: d_model % heads == 0,
+        messages={
+            "d_model": lambda d_model, heads: f"d_model must be a multiple of the query heads ({format_int(heads)}) "
+            f"so that each head gets a whole share; {format_int(d_model)} is not.",
+            "heads": lambda d_model, heads: f"Query heads must divide d_model ({format_int(d_model)}) so that each "
+            f"head gets a whole share; {format_int(heads)} does not.",
+        },
+    ),
+    Constraint(
+        ("heads", "kv_heads"),
+        ok=lambda heads, kv_heads: heads % kv_heads == 0,
+        messages={
+            "heads": lambda heads, kv_heads: f"Query heads must be a multiple of the key/value heads "
+            f"({format_int(kv_heads)}), so each key/value head serves the same number; {format_int(heads)} is not.",
+            "kv_heads": lambda heads, kv_heads: f"Key/value heads must divide the query heads ({format_int(heads)}), "
+            f"so each serves the same number of them; {format_int(kv_heads)} does not.",
+        },
+    ),
+)
+
 
 @widget(
     "stack_calculator",
@@ -145,18 +185,18 @@ STACK_DEFAULTS = transformer.STACK_EXAMPLE
         Input(P.KV_HEADS.but(default=STACK_DEFAULTS["kv_heads"]), "range"),
         Input(P.FFN.but(default=STACK_DEFAULTS["ffn"]), "range"),
         Input(P.GATED.but(default=STACK_DEFAULTS["gated"]), "toggle"),
+        Input(NORM, "select"),
+    ],
+    constraints=STACK_RULES,
+    tries=[
+        ("Double the layers.", "Every count doubles: the blocks are identical, so weights grow in step with depth."),
+        ("Double d_model.", "The total roughly quadruples: every matrix is d_model wide on at least one side."),
+        ("Lower the key/value heads to 1 (MQA).", "Only the K and V row shrinks; Q, O and the FFN stay the same."),
+        ("Turn on the gated FFN.", "The feed-forward share grows by half: three matrices instead of two."),
     ],
 )
-def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]:
-    if kv_heads > heads or heads % kv_heads:
-        raise FieldError("kv_heads", f"Key/value heads must divide the query heads ({heads}), got {kv_heads}")
-    if d_model % heads:
-        raise FieldError(
-            "heads",
-            f"Query heads must divide d_model ({format_int(d_model)}) so each head has "
-            f"d_model / heads values, got {heads}",
-        )
-    s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated)
+def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated, norm) -> list[dict]:
+    s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated, norm=norm)
     head_dim = d_model // heads
     share = s.ffn / s.total
     return [
@@ -173,7 +213,9 @@ def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated) -> list[dict]
                 ["Q and O", "2 × d_model × heads × d_head", 2 * d_model * heads * head_dim],
                 ["K and V", "2 × d_model × KV heads × d_head", 2 * d_model * kv_heads * head_dim],
                 ["FFN", f"{3 if gated else 2} × d_model × FFN width", s.ffn_per_layer],
-                ["RMSNorm (not in the total)", "2 × d_model", s.norms_per_layer],
+                ["LayerNorm, gain and bias (not in the total)", "2 × 2 × d_model", s.norms_per_layer]
+                if norm == "layernorm"
+                else ["RMSNorm, gain only (not in the total)", "2 × d_model", s.norms_per_layer],
             ],
             caption=f"Where the count comes from (d_head = d_model / heads = {format_int(head_dim)})",
             numeric=[False, False, True],
@@ -229,6 +271,11 @@ TRACE_HEAD = P.declare(P.Param("head", "Head", "int", 1, key="trace_head", min=1
         Input(part0.PROMPT.but(choices=_prompt_options, default=_prompt_options()[0][0]), "select"),
         Input(TRACE_LAYER, "range"),
         Input(TRACE_HEAD, "range"),
+    ],
+    tries=[
+        ("Step through the heads of one layer.", "Many park most of their weight on the first token; a few look at the previous one."),
+        ("Go to a late layer.", "Some heads pick out a content word, such as the country in the capital question."),
+        ("Watch the spread.", "Near 1 the head looks at one token; a large spread means it averages many."),
     ],
 )
 def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
@@ -334,6 +381,11 @@ QKV_DIVIDE = P.declare(P.Param("divide", "Divide by the square root of d", "bool
         Input(QKV_SCALE, "range"),
         Input(QKV_DIVIDE, "toggle"),
     ],
+    tries=[
+        ("Raise the multiplier.", "The scores grow and the softmax sharpens until one token takes nearly all the weight."),
+        ("Turn off the division.", "The same sharpening comes sooner: dividing keeps the scores in a range where softmax stays soft."),
+        ("Pick 'two keys match equally'.", "The two matching tokens share the weight, and the output is a blend of their values."),
+    ],
 )
 def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
     p = QKV_PRESETS[preset]
@@ -372,12 +424,11 @@ def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
 # moe_router
 # ---------------------------------------------------------------------------------------------
 
-#: The catalog's MoE models, default first.
-MOE_MODELS = ("gpt-oss-120b", "gpt-oss-20b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3")
+#: The widget's default model.
+MOE_DEFAULT = "gpt-oss-120b"
 
-#: Models whose router scores experts with a sigmoid instead of a softmax (DeepSeek-V3 Technical
-#: Report, arXiv:2412.19437, section 2.1.2, eq. 15); the others use a softmax over the top k.
-SIGMOID_ROUTERS = frozenset({"deepseek-v3"})
+#: The catalog's MoE models, default first, then catalog order.
+MOE_MODELS = (MOE_DEFAULT, *(i for i, m in catalog.models().items() if m.moe is not None and i != MOE_DEFAULT))
 
 #: Example tokens; each seeds the illustrative router logits.
 ROUTER_TOKENS = (" the", " Paris", " 7", "def", " because")
@@ -398,8 +449,11 @@ ROUTER_LOGIT_STD = 1.5
 #: Experts shown in the bar list: the chosen ones, or at least this many of the highest scores.
 ROUTER_BARS_MIN = 12
 
-#: Experts per row of the grid.
+#: Experts per row of the grid; :data:`GRID_COLUMNS_WIDE` when a layer has more than
+#: :data:`GRID_WIDE_FROM` experts (Kimi K2's 384, Qwen3-Next's 512), so the grid stays short.
 GRID_COLUMNS = 8
+GRID_COLUMNS_WIDE = 16
+GRID_WIDE_FROM = 256
 
 
 def router_logits(model_id: str, token: str, experts: int) -> list[float]:
@@ -410,6 +464,26 @@ def router_logits(model_id: str, token: str, experts: int) -> list[float]:
     """
     rng = random.Random(zlib.crc32(f"{model_id}|{token}".encode()))
     return [rng.gauss(0.0, ROUTER_LOGIT_STD) for _ in range(experts)]
+
+
+def _experts(model: str) -> int:
+    return catalog.model(model).moe.num_experts
+
+
+#: k can be at most the model's number of experts (0 picks the model's own k).
+ROUTER_RULES = (
+    Constraint(
+        ("model", "k"),
+        ok=lambda model, k: k <= _experts(model),
+        messages={
+            "model": lambda model, k: f"{catalog.model(model).name} has only {format_int(_experts(model))} experts, "
+            f"fewer than the {format_int(k)} experts per token set below: lower k to at most "
+            f"{format_int(_experts(model))} first, or set it to 0 for the model's own.",
+            "k": lambda model, k: f"Experts per token must be 0 to {format_int(_experts(model))} for "
+            f"{catalog.model(model).name} ({format_int(_experts(model))} experts), got {format_int(k)}.",
+        },
+    ),
+)
 
 
 @widget(
@@ -425,6 +499,13 @@ def router_logits(model_id: str, token: str, experts: int) -> list[float]:
         Input(ROUTER_TOKEN, "select"),
         Input(ROUTER_K, "range"),
     ],
+    constraints=ROUTER_RULES,
+    tries=[
+        ("Raise k.", "More experts light up and the active count grows, while the total stays put: "
+         "every expert is stored whether or not it runs."),
+        ("Switch to Mixtral 8x7B.", "Only eight experts, two per token: a quarter of the expert weights run."),
+        ("Pick another token.", "Different experts win; the counts do not change, because they depend on k, not on the token."),
+    ],
 )
 def moe_router(model: str, token: str, k: int) -> list[dict]:
     m = catalog.model(model)
@@ -432,9 +513,9 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
     if k > E:
         raise FieldError("k", f"Experts per token must be 0 to {E} for {m.name} ({E} experts), got {k}")
     k = k or own_k
-    scoring = "sigmoid" if model in SIGMOID_ROUTERS else "softmax"
+    scoring = m.moe.router_scoring  # catalog: config.json scoring_func (softmax unless stated)
     logits = router_logits(model, token, E)
-    chosen = dict(transformer.route(logits, k, scoring))
+    chosen = dict(transformer.route(logits, k, scoring, m.moe.router_normalize))
     if scoring == "softmax":
         scores = transformer.softmax(logits)
         score_name = "softmax over all experts"
@@ -456,28 +537,29 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         )
         for i in order
     ]
+    cols = GRID_COLUMNS_WIDE if E > GRID_WIDE_FROM else GRID_COLUMNS
     grid = [
         [
             v.cell(
                 "is-used" if i in chosen else "is-free",
                 title=f"Expert {i}: score {format_fixed(scores[i], 3)}, " + ("chosen" if i in chosen else "not chosen"),
             )
-            for i in range(r, min(r + GRID_COLUMNS, E))
+            for i in range(r, min(r + cols, E))
         ]
-        for r in range(0, E, GRID_COLUMNS)
+        for r in range(0, E, cols)
     ]
     if len(grid[-1]) != len(grid[0]):  # pad the last row (E not a multiple of the row width)
         grid[-1] += [v.cell("", title="no expert") for _ in range(len(grid[0]) - len(grid[-1]))]
     share = counts.active / counts.total
     notes = []
     if k == own_k and m.params_active_published:
-        no_embed = counts.active - counts.embedding
+        how, theirs = transformer.published_active_convention(m)
         notes.append(
             v.note(
-                f"{m.name} routes each token to {own_k} of {E} experts. Published active count: "
-                f"{format_count(m.params_active_published)}; computed here: {format_count(counts.active)} "
-                f"counting the whole input embedding table, {format_count(no_embed)} without it "
-                f"(a token reads one row of it, and publishers differ on whether to count it)."
+                f"{m.name} routes each token to {own_k} of {E} experts. Active here means every "
+                f"parameter except the experts a token does not use, the whole input embedding table "
+                f"included (a token reads one row of it): {format_count(counts.active)}. The published "
+                f"{format_count(m.params_active_published)} {how} ({format_count(theirs)} counted that way)."
             )
         )
     elif k != own_k:
@@ -490,10 +572,13 @@ def moe_router(model: str, token: str, k: int) -> list[dict]:
         notes.append(
             v.note(
                 f"Every token also runs {m.moe.num_shared_experts} shared expert(s) in each "
-                f"MoE layer, counted as active; the router scores with a sigmoid and the "
-                f"weights are the chosen sigmoids divided by their sum."
+                f"MoE layer, counted as active."
             )
         )
+    if scoring == "sigmoid":
+        how = ("the chosen experts' weights are their sigmoids divided by their sum" if m.moe.router_normalize
+               else "each chosen expert is weighted by its own sigmoid, not rescaled to add up to 1")
+        notes.append(v.note(f"{m.name}'s router scores each expert with a sigmoid; {how}."))
     return [
         v.stat("Total parameters", format_count(counts.total), note=f"{format_int(counts.total)}"),
         v.stat("Active per token", format_count(counts.active), note=f"{format_int(counts.active)}"),

@@ -117,7 +117,14 @@ def classify(text: str) -> list[tuple[str, int, str]]:
     description="Type anything: it is split with SmolLM2's real vocabulary and merge rules, the same "
     "ones the model was trained with. Each chip is one token, with its id underneath.",
     inputs=[
-        Input(TEXT, "text"),
+        Input(TEXT, "text", cut=True),
+    ],
+    tries=[
+        ("Type a long, rare word.", "It breaks into several pieces, while common words are one token each."),
+        ("Type a number such as 1234567.", "Every digit is its own token: this model never merges digits."),
+        ("Type a word with and without a space before it, or with a capital.",
+         "Each spelling is a different token with a different id."),
+        ("Paste a sentence in another language or some code.", "It needs more tokens per character than English prose."),
     ],
 )
 def tokenizer_widget(text: str) -> list[dict]:
@@ -169,6 +176,12 @@ def tokenizer_widget(text: str) -> list[dict]:
               "range"),
         Input(P.SEED.but(default=1, max=MAX_SEED, help="The same seed and settings always draw the same token."),
               "number"),
+    ],
+    tries=[
+        ("Set the temperature to 0.", "Only the top token is left: the draw is the same whatever the seed."),
+        ("Raise the temperature to 2.", "The odds flatten and unlikely tokens get a real chance."),
+        ("Set top-k to 1, then top-p to 0.5.", "Both cut the tail: top-k keeps a fixed count, top-p as many as the odds need."),
+        ("Change the seed.", "Another draw from the same odds: a different token now and then, never one that was cut."),
     ],
 )
 def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, seed: int) -> list[dict]:
@@ -254,10 +267,15 @@ def loop_work(prompt_tokens: int, steps: int) -> list[tuple[int, int, int, int]]
     "autoregression",
     title="The loop, and the work it repeats",
     description="Each step appends one token and reads the whole text again. Without a cache the "
-    "layers redo every earlier token at each step; with a KV cache they only process the new one.",
+    "layers redo every earlier token at each step; with a KV cache the weights process only the new "
+    "one, but its attention still reads the cached keys and values of every earlier token.",
     inputs=[
         prompt_input("chat"),
         step_input(10),
+    ],
+    tries=[
+        ("Step forward a few tokens.", "Without a cache the work per step grows with the text; with one it stays at one token."),
+        ("Go to the last step.", "The total without a cache has grown far past the one with it: the gap widens every step."),
     ],
 )
 def autoregression(prompt: str, step: int) -> list[dict]:
@@ -269,7 +287,9 @@ def autoregression(prompt: str, step: int) -> list[dict]:
 
     Returns:
         the views of ``generation_loop`` for that step, then stats of tokens processed this step
-        and so far, with and without a KV cache (:func:`loop_work`), and a bar list comparing the totals.
+        and so far, with and without a KV cache (:func:`loop_work`), the tokens whose keys and
+        values this step's attention reads (all of them, cache or not), and a bar list comparing
+        the totals.
 
     Raises:
         FieldError: unknown prompt (field ``prompt``).
@@ -278,9 +298,17 @@ def autoregression(prompt: str, step: int) -> list[dict]:
     views, s = _step_views(p, step)
     n = s["step"]
     w, nc, cw, cn = loop_work(len(p["tokens"]), n + 1)[-1]
+    layers = trace_data()["model"]["layers"]
     views += [
         v.stat("This step, with a KV cache", w, "tokens"),
         v.stat("This step, without a cache", nc, "tokens"),
+        v.stat(
+            "Keys and values its attention reads",
+            nc,
+            "tokens",
+            note=f"in each of the {layers} layers, with the cache too: the cache spares the weights' "
+            f"work on old tokens, not the reading of their keys and values",
+        ),
         v.bar_list(
             [
                 v.bar("With a KV cache", cw, display=plural(cw, "token")),

@@ -4,7 +4,10 @@ A widget's compute function returns a list of views (plain dicts with a ``"kind"
 renderers below turn them into accessible HTML. The same renderers run at build time (the
 pre-rendered default result) and in the browser's Pyodide worker; the JavaScript never builds a
 view itself. Every piece of text is escaped with :func:`html.escape`, except the ``svg`` view's
-markup, which must come from descent's own code.
+markup, which must come from descent's own code; and every piece of text shows Unicode's
+bidirectional control characters as ``[U+202E]`` (:func:`visible_controls`), so text a reader
+typed (a guess, a prompt, a token) stays the reader's and cannot reverse the site's sentence
+around it.
 
 Accessibility: every bar carries its value as text (the bar itself is ``aria-hidden``); tables
 and grids have captions; the grid's cells carry their meaning as text (``title`` plus a
@@ -16,7 +19,11 @@ widget's form controls and recomputes (a bit you can flip, a token you can pick,
 values go through the same validation as typed input.
 
 Kinds: ``stat``, ``bar_list``, ``stacked_bar``, ``table``, ``chips``, ``cell_grid``, ``note``,
-``svg``, ``kv``. Bad view data raises ``ValueError`` naming the view and the field.
+``svg``, ``kv``, ``stream`` (a reply replayed at a rate by ``stream.js``; the full text without
+JS), and ``limits``, which shows nothing: it narrows a number input's range to what the
+current result allows (the step slider of a 23-step reply ends at step 22), in the pre-rendered
+form and, through ``data-limits``, in the browser. Bad view data raises ``ValueError`` naming the
+view and the field.
 
 Core rule: standard library only.
 """
@@ -40,8 +47,28 @@ _CLASS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 BAR_FULL_PERCENT = 100.0
 
 
+#: Unicode's explicit bidirectional formatting characters (UAX #9, "Unicode Bidirectional
+#: Algorithm", section 2: embeddings, overrides, isolates and the implicit marks ALM, LRM, RLM).
+#: Invisible, and they reorder what follows them: a guess holding U+202E RIGHT-TO-LEFT OVERRIDE
+#: would reverse the site's own sentence after it. Every text a view renders shows them instead.
+BIDI_CONTROLS = {
+    "\u061c": "ALM", "\u200e": "LRM", "\u200f": "RLM",
+    "\u202a": "LRE", "\u202b": "RLE", "\u202c": "PDF", "\u202d": "LRO", "\u202e": "RLO",
+    "\u2066": "LRI", "\u2067": "RLI", "\u2068": "FSI", "\u2069": "PDI",
+}
+_BIDI_TABLE = str.maketrans({c: f"[U+{ord(c):04X}]" for c in BIDI_CONTROLS})
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with each bidirectional control character written as its code point, visibly
+    (``"\u202eabc"`` -> ``"[U+202E]abc"``): text the reader typed keeps its letters and cannot
+    reorder the sentence around it."""
+    return text.translate(_BIDI_TABLE)
+
+
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    """Escaped text for HTML content or a quoted attribute; bidi controls shown (:func:`visible_controls`)."""
+    return html.escape(visible_controls(str(x)), quote=True)
 
 
 def _cls(value: Any, view: str) -> str:
@@ -212,6 +239,31 @@ def svg(markup: str, alt: str) -> dict:
 def kv(items: Sequence[tuple[str, Any]], *, caption: str = "") -> dict:
     """A definition list of (term, value) pairs."""
     return {"kind": "kv", "items": [list(x) for x in items], "caption": caption}
+
+
+def stream(tokens: Sequence[str], tokens_per_s: float, delay_s: float = 0.0, *, caption: str = "") -> dict:
+    """A reply written out token by token at ``tokens_per_s`` (tokens/s, > 0) after ``delay_s``
+    seconds (>= 0, the time to first token). The whole text is in the page;
+    ``docs/assets/descent/stream.js`` replays it from ``data-stream`` when JS runs."""
+    return {"kind": "stream", "tokens": [str(t) for t in tokens], "rate": tokens_per_s, "delay": delay_s,
+            "caption": caption}
+
+
+def limits(**fields: dict[str, float]) -> dict:
+    """Narrow number inputs to this result: ``limits(step={"max": 22})``. Each value is a dict with
+    ``min`` and/or ``max`` inside the input's declared range (the declaration still validates what a
+    reader types; this only sets the control's ends). Renders as a hidden element."""
+    return {"kind": "limits", "fields": {k: dict(v) for k, v in fields.items()}}
+
+
+def limits_of(views: Iterable[dict]) -> dict[str, dict[str, float]]:
+    """The merged ``limits`` views of a result, by input name (empty when there are none)."""
+    out: dict[str, dict[str, float]] = {}
+    for v in views:
+        if isinstance(v, dict) and v.get("kind") == "limits":
+            for name, lim in v["fields"].items():
+                out.setdefault(name, {}).update(lim)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,8 +478,10 @@ def render_cell_grid(v: dict) -> str:
         for c, m in v.get("legend") or []
     )
     legend_html = f'<ul class="descent-grid__legend">{legend}</ul>' if legend else ""
+    # The grid may be wider than the page (it scrolls): focusable, so a keyboard can scroll it too.
     return (
-        f'<div class="descent-grid"><table>{_caption(v["caption"], "caption")}{head}'
+        f'<div class="descent-grid" tabindex="0" role="group" aria-label="{_e(v["caption"])}"><table>'
+        f'{_caption(v["caption"], "caption")}{head}'
         f'<tbody>{"".join(body)}</tbody></table>{legend_html}</div>'
     )
 
@@ -456,6 +510,31 @@ def render_kv(v: dict) -> str:
     return f'<div class="descent-kv">{_caption(v.get("caption") or "")}<dl>{items}</dl></div>'
 
 
+def render_stream(v: dict) -> str:
+    tokens = v["tokens"]
+    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+        raise ValueError("stream: tokens must be a non-empty list of strings")
+    rate = _finite(v["rate"], "stream", "rate", positive=True)
+    delay = _finite(v.get("delay", 0.0), "stream", "delay", nonneg=True)
+    data = _e(json.dumps({"tokens": tokens, "rate": rate, "delay": delay}))
+    return (f'<figure class="descent-stream">{_caption(v.get("caption") or "", "figcaption")}'
+            f'<output class="descent-stream__text" data-stream="{data}" aria-live="off">'
+            f'{_e("".join(tokens))}</output></figure>')
+
+
+def render_limits(v: dict) -> str:
+    fields = v["fields"]
+    if not isinstance(fields, dict) or not fields:
+        raise ValueError("limits: fields must name at least one input")
+    clean: dict[str, dict[str, float]] = {}
+    for name, lim in fields.items():
+        if not isinstance(lim, dict) or not lim or set(lim) - {"min", "max"}:
+            raise ValueError(f"limits: {name!r} must be a dict of min and/or max")
+        vals = {k: _finite(x, "limits", f"{name}.{k}") for k, x in lim.items()}
+        clean[str(name)] = {k: int(x) if x.is_integer() else x for k, x in vals.items()}
+    return f'<div class="descent-limits" hidden data-limits="{_e(json.dumps(clean, sort_keys=True))}"></div>'
+
+
 RENDERERS: dict[str, Callable[[dict], str]] = {
     "stat": render_stat,
     "bar_list": render_bar_list,
@@ -466,6 +545,8 @@ RENDERERS: dict[str, Callable[[dict], str]] = {
     "note": render_note,
     "svg": render_svg,
     "kv": render_kv,
+    "limits": render_limits,
+    "stream": render_stream,
 }
 
 

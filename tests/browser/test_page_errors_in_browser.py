@@ -1,0 +1,95 @@
+"""Issue 8, section 3 in a real browser: the step slider follows the chosen reply, the stack
+calculator's norm choice, the autoregression widget's attention stat, the MoE router on the new
+models; axe finds nothing on the changed widgets. Screenshots of the changed pages in light, dark
+and phone width land in the pytest temporary folder for a person to look at. The ``page`` fixture
+fails a test if any request left 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import RECOMPUTE_TIMEOUT_MS, go_live, is_local, page_url, stat_number
+
+from descent.widgets.part0 import prompt_trace
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+P0, P1 = "part-0-the-prompt", "part-1-the-transformer"
+LOOP = '.descent-widget[data-widget="generation_loop"]'
+AUTO = '.descent-widget[data-widget="autoregression"]'
+STACK = '.descent-widget[data-widget="stack_calculator"]'
+MOE = '.descent-widget[data-widget="moe_router"]'
+
+
+def _last(prompt: str) -> str:
+    return str(len(prompt_trace(prompt)["generation"]["steps"]) - 1)
+
+
+def test_step_slider_follows_the_chosen_reply(page, site_dir, server):
+    w = go_live(page, page_url(site_dir, server, P0), LOOP)
+    step = w.locator('.descent-field[data-field="step"]')
+    number, slider = step.locator("input[type=number]"), step.locator("input[type=range]")
+    assert slider.get_attribute("max") == _last("story") == "23"  # pre-rendered for the default reply
+    w.locator('.descent-field[data-field="prompt"] select').select_option("chat")
+    expect(slider).to_have_attribute("max", _last("chat"), timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(number).to_have_attribute("max", _last("chat"))
+    number.fill("40")
+    expect(stat_number(page, LOOP, "Token chosen")).to_have_text(
+        prompt_trace("chat")["generation"]["steps"][40]["token"]["text"].replace(" ", "\u2423"),
+        timeout=RECOMPUTE_TIMEOUT_MS)
+    # back to the 24-step story: the slider ends at 23 and the value moves to that end; the note says so
+    w.locator('.descent-field[data-field="prompt"] select').select_option("story")
+    expect(slider).to_have_attribute("max", "23", timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(number).to_have_value("23")
+    expect(w).to_contain_text("This continuation has only 24 steps (0 to 23); showing the last one.")
+    assert all(is_local(u) for u in page.descent_requests)
+
+
+def test_autoregression_says_attention_reads_the_cache(page, site_dir, server):
+    w = go_live(page, page_url(site_dir, server, P1), AUTO, check_static=False)
+    w.locator('.descent-field[data-field="step"] input[type=number]').fill("20")
+    prompt = len(prompt_trace("chat")["tokens"])
+    expect(stat_number(page, AUTO, "Keys and values its attention reads")).to_have_text(
+        str(prompt + 20), timeout=RECOMPUTE_TIMEOUT_MS)
+    expect(stat_number(page, AUTO, "This step, with a KV cache")).to_have_text("1")
+
+
+def test_stack_norm_and_moe_router_new_models(page, site_dir, server):
+    w = go_live(page, page_url(site_dir, server, P1), STACK, check_static=False)
+    expect(w).to_contain_text("LayerNorm, gain and bias (not in the total)")
+    w.locator('.descent-field[data-field="norm"] select').select_option("rmsnorm")
+    expect(w).to_contain_text("RMSNorm, gain only (not in the total)", timeout=RECOMPUTE_TIMEOUT_MS)
+    m = page.locator(MOE)
+    m.scroll_into_view_if_needed()
+    m.locator('.descent-field[data-field="model"] select').select_option("qwen3-next-80b-a3b")
+    expect(m).to_contain_text("leaves out the embedding table and the output head", timeout=RECOMPUTE_TIMEOUT_MS)
+    assert m.locator("td.descent-cell.is-used").count() == 10
+    m.locator('.descent-field[data-field="model"] select').select_option("llama-4-scout")
+    expect(m).to_contain_text("not rescaled to add up to 1", timeout=RECOMPUTE_TIMEOUT_MS)
+
+
+def test_changed_widgets_have_no_axe_violations(page, site_dir, server):
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    for name, roots in ((P0, (LOOP,)), (P1, (STACK, MOE, AUTO))):
+        page.goto(page_url(site_dir, server, name))
+        for root in roots:
+            page.locator(root).scroll_into_view_if_needed()
+            results = axe_mod.Axe().run(page, context=root)
+            assert not results.response["violations"], results.generate_report()
+
+
+def test_screenshots_of_the_changed_pages(make_page, site_dir, server, tmp_path_factory):
+    """Light, dark and phone-width screenshots of the pages this change touched."""
+    out = Path(tmp_path_factory.getbasetemp()) / "screens-page-errors"
+    out.mkdir(exist_ok=True)
+    pages = (P0, P1, "part-5-the-whole-descent", "reference/accelerators", "reference/models", "part-4-hardware")
+    for theme, args in (("light", {}), ("dark", {"color_scheme": "dark"}),
+                        ("phone", {"viewport": {"width": 390, "height": 844}})):
+        pg = make_page(**args)
+        for part in pages:
+            pg.goto(page_url(site_dir, server, part))
+            pg.screenshot(path=str(out / f"{part.replace('/', '-')}-{theme}.png"), full_page=True)
+    print(out)
+    assert len(list(out.glob("*.png"))) == 3 * len(pages)
