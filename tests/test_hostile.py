@@ -111,6 +111,18 @@ def assert_finite_text(text: str, where: str, echoed: tuple[str, ...] = ()) -> N
 # -- widgets -----------------------------------------------------------------------------------
 
 WIDGETS = w.names()
+#: Widgets whose property runs take more than a few seconds (a simulator, or every chip x model per
+#: example): their cases of the two per-example tests below carry the slow marker, so `nox -s fast`
+#: leaves them out; `nox -s tests` (and the Pyodide run) still take them.
+SLOW_WIDGETS = {"batching", "decode_across_field", "prefill_decode", "price_it_out"}
+
+
+def _widget_cases() -> list:
+    return [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_WIDGETS else n for n in WIDGETS]
+
+
+def test_slow_widgets_are_widgets():
+    assert SLOW_WIDGETS <= set(WIDGETS)
 
 
 def test_widgets_are_discovered():
@@ -208,7 +220,7 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
         assert all(i.name in msg for i in widget.inputs), res
 
 
-@pytest.mark.parametrize("name", WIDGETS)
+@pytest.mark.parametrize("name", _widget_cases())
 @SETTINGS
 @given(data=st.data())
 def test_widget_hostile_inputs(name, data):
@@ -218,7 +230,7 @@ def test_widget_hostile_inputs(name, data):
     check_widget_result(widget, inputs, w.run(name, inputs, touched))
 
 
-@pytest.mark.parametrize("name", WIDGETS)
+@pytest.mark.parametrize("name", _widget_cases())
 @settings(deadline=None, max_examples=50)
 @given(data=st.data())
 def test_widget_valid_inputs_give_finite_results(name, data):
