@@ -54,10 +54,11 @@ HOST_ONLY = {"test_contributing", "test_core_in_pyodide", "test_hfconfig_data", 
              "test_trace_cli"}
 #: What Pyodide leaves out: transformers (peer tests) and processes (tests that start Node).
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-m", "not (peer or pyodide)", "--color=no"]
-#: The least numbers of tests that must pass inside Pyodide (2026-12-01: 635 passed, 82 of them
-#: property tests; 5 skipped). A drop means modules or property tests stopped being picked up.
-MIN_PASSED = 580
-MIN_PROPERTY_PASSED = 75
+#: The least numbers of tests that must pass inside Pyodide (2026-12-01, with Parts 2-5: 1,030
+#: passed, 175 of them property tests; about 150 s of CPU). A drop means modules or property tests
+#: stopped being picked up.
+MIN_PASSED = 950
+MIN_PROPERTY_PASSED = 160
 
 
 def _load(name: str, path: Path):
@@ -293,7 +294,7 @@ def test_core_tests_pass_in_pyodide(tmp_path):
         [NODE, str(RUNNER), str(PYODIDE), str(tmp_path / "spec.json")],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1800,  # about 150 s of CPU; a machine shared with other jobs can take several times that
         env={"PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
