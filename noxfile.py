@@ -134,10 +134,11 @@ def fast(session: nox.Session) -> None:
     """Unit and property tests only: no site build, no browser, no Node, no transformers (under a minute).
 
     Installs the `unit` extra (no torch, transformers or playwright); tests/browser is not collected,
-    since its modules import playwright. Extra arguments go to pytest (`nox -s fast -- -x`).
+    since its modules import playwright. Runs on every core (pytest-xdist, `-n auto`). Extra arguments
+    go to pytest (`nox -s fast -- -x`; `-- -n 0` runs in one process).
     """
     _install(session, "unit")
-    session.run("pytest", "-m", FAST_DESELECT, "--ignore=tests/browser", *session.posargs)
+    session.run("pytest", "-n", "auto", "-m", FAST_DESELECT, "--ignore=tests/browser", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -7,7 +7,8 @@ folder, once, with ``site_url`` naming ``server_port`` (the port tests/browser's
 on: Material's instant navigation only intercepts links listed in sitemap.xml, and it rewrites
 their scheme and host but not the port), and every test that needs built HTML shares it.
 
-Markers (registered in pyproject.toml): ``site`` is added here to every test that uses ``site_dir``;
+Markers (registered in pyproject.toml): ``site`` is added here to every test that uses ``site_dir``
+or calls ``build_site``;
 ``browser`` by tests/browser/conftest.py; ``peer``, ``pyodide`` and ``slow`` are written on the tests.
 """
 
@@ -26,9 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def pytest_collection_modifyitems(config, items):
     """Every test that uses the built site (the ``site_dir`` fixture, directly or through another
-    fixture) is marked ``site``, so ``-m "not site"`` (``nox -s fast``) never builds it."""
+    fixture) or calls ``build_site`` itself is marked ``site``, so ``-m "not site"`` (``nox -s fast``)
+    never runs mkdocs."""
     for item in items:
-        if "site_dir" in getattr(item, "fixturenames", ()):
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        if "site_dir" in getattr(item, "fixturenames", ()) or (code and "build_site" in code.co_names):
             item.add_marker(pytest.mark.site)
 
 

@@ -12,8 +12,9 @@ from descent import catalog, formulas
 from descent.formulas import FORMULAS, Formula, Sym
 
 #: Checks that take more than a few seconds (decode_step_seconds evaluates sympy on every model x
-#: accelerator pair: about 6 s of CPU here): marked slow, so `nox -s fast` leaves them out.
-SLOW = {"decode_step_seconds"}
+#: accelerator pair, about 6 s of CPU here; swiglu_ffn expands a sum): marked slow, so `nox -s fast`
+#: leaves them out.
+SLOW = {"decode_step_seconds", "swiglu_ffn"}
 
 
 def test_slow_names_are_formulas():

@@ -111,6 +111,18 @@ def assert_finite_text(text: str, where: str, echoed: tuple[str, ...] = ()) -> N
 # -- widgets -----------------------------------------------------------------------------------
 
 WIDGETS = w.names()
+#: Widgets whose property runs take more than a few seconds (a simulator, or every chip x model per
+#: example): their cases of the two per-example tests below carry the slow marker, so `nox -s fast`
+#: leaves them out; `nox -s tests` (and the Pyodide run) still take them.
+SLOW_WIDGETS = {"batching", "decode_across_field", "prefill_decode", "price_it_out"}
+
+
+def _widget_cases() -> list:
+    return [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_WIDGETS else n for n in WIDGETS]
+
+
+def test_slow_widgets_are_widgets():
+    assert SLOW_WIDGETS <= set(WIDGETS)
 
 
 def test_widgets_are_discovered():
@@ -208,7 +220,7 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
         assert all(i.name in msg for i in widget.inputs), res
 
 
-@pytest.mark.parametrize("name", WIDGETS)
+@pytest.mark.parametrize("name", _widget_cases())
 @SETTINGS
 @given(data=st.data())
 def test_widget_hostile_inputs(name, data):
@@ -218,7 +230,7 @@ def test_widget_hostile_inputs(name, data):
     check_widget_result(widget, inputs, w.run(name, inputs, touched))
 
 
-@pytest.mark.parametrize("name", WIDGETS)
+@pytest.mark.parametrize("name", _widget_cases())
 @settings(deadline=None, max_examples=50)
 @given(data=st.data())
 def test_widget_valid_inputs_give_finite_results(name, data):
@@ -422,13 +434,12 @@ def test_widget_huge_integer_is_a_range_error():
 BIDI_TEXT = "\u202eParis\u2067x\u202b\u202ay\u200f\u200e\u061c\u2068z\u202d"
 
 
-#: The widgets with a text input (the others have nothing to type bidi controls into). Chosen at
-#: collection, not skipped: inside Pyodide the only allowed skips are build-side tests.
-TEXT_WIDGETS = [name for name in WIDGETS if any(inp.kind == "text" for inp in w.get(name).inputs)]
+#: The widgets with a text input (the others are not skipped one by one: they are not cases).
+TEXT_WIDGETS = [n for n in WIDGETS if any(inp.kind == "text" for inp in w.get(n).inputs)]
 
 
-def test_some_widgets_take_text():
-    assert {"next_token_guess", "tokenizer"} <= set(TEXT_WIDGETS), TEXT_WIDGETS
+def test_the_text_widgets_are_found():
+    assert {"next_token_guess", "tokenizer"} <= set(TEXT_WIDGETS)
 
 
 @pytest.mark.parametrize("name", TEXT_WIDGETS)
@@ -436,7 +447,7 @@ def test_reader_text_cannot_reverse_the_sentence(name):
     # Issue 15: a guess holding U+202E RIGHT-TO-LEFT OVERRIDE reversed the site's own sentence after
     # it. Every text input of every widget gets bidi controls; the HTML shows them as [U+202E].
     widget = w.get(name)
-    for inp in (inp for inp in widget.inputs if inp.kind == "text"):
+    for inp in (i for i in widget.inputs if i.kind == "text"):
         res = w.run(name, {inp.name: BIDI_TEXT[: inp.max_length]})
         check_widget_result(widget, {inp.name: BIDI_TEXT}, res)  # no raw bidi control, ok or not
 

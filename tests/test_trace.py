@@ -206,6 +206,7 @@ def test_generate_checks_the_context_before_computing(monkeypatch):
         next(forward.generate(list(range(10)), 7, model=tiny))
 
 
+@pytest.mark.slow
 def test_greedy_and_seeded_generation(model):
     ids = tokenizer.encode("Once upon a time")
     greedy = [s.token for s in forward.generate(ids, 6)]
@@ -260,6 +261,7 @@ def test_trace_record(trace_cache):
     assert 0 < t["entropy_bits"] < math.log2(49152)
 
 
+@pytest.mark.slow
 def test_chat_trace_stops_at_im_end(trace_cache):
     t = record.trace("Say hi.", chat=True, max_new_tokens=64)
     assert t["text"].endswith("<|im_start|>assistant\n")

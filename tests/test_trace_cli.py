@@ -43,6 +43,7 @@ def test_generate_greedy(capsys):
     assert out.startswith(" Paris")
 
 
+@pytest.mark.slow
 def test_generate_seeded_repeats(capsys):
     args = ("generate", "Once upon a time", "--max-tokens", "6", "--temperature", "0.9", "--top-p", "0.9")
     _, a, _ = run(capsys, *args, "--seed", "5")
@@ -135,9 +136,12 @@ def _bad_gguf(kind: str) -> bytes:
         ("three bytes", "not a GGUF file"),
         ("header only", "more than a 24-byte file can hold"),
         ("truncated metadata", "more than a 1000-byte file can hold"),
-        ("truncated tensors", "damaged or truncated, the GGUF parser stops (ValueError: cannot reshape"),
+        pytest.param(  # these two are made from the real file's first 2 MB and parsed: 5 to 7 s each here
+            "truncated tensors", "damaged or truncated, the GGUF parser stops (ValueError: cannot reshape",
+            marks=pytest.mark.slow,
+        ),
         ("absurd counts", "the header claims 4611686018427387904 tensors"),
-        ("counts off by a few", "damaged or truncated"),
+        pytest.param("counts off by a few", "damaged or truncated", marks=pytest.mark.slow),
         ("version 9", "GGUF version 9; this reader knows versions 2 and 3"),
         ("no metadata", "GGUF metadata lacks general.architecture"),
     ],

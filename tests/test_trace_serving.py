@@ -68,6 +68,7 @@ def test_lookup_draft():
     assert speculative.lookup_draft([1, 2, 3], 3, 4) == []
 
 
+@pytest.mark.slow  # SmolLM2 generates twice per prompt: about 8 s each
 @pytest.mark.parametrize("prompt", [measure.SETTINGS["speculative_prompt"], "Write one sentence about the sea."])
 def test_prompt_lookup_equals_greedy_token_for_token(model, tok, prompt):
     ids = tok.encode(tok.apply_chat_template([{"role": "user", "content": prompt}]))
@@ -78,6 +79,7 @@ def test_prompt_lookup_equals_greedy_token_for_token(model, tok, prompt):
     assert 0 <= spec["accepted"] <= spec["drafted"]
 
 
+@pytest.mark.slow
 def test_copying_task_accepts_most_drafts(model, tok):
     ids = tok.encode(tok.apply_chat_template([{"role": "user", "content": measure.SETTINGS["speculative_prompt"]}]))
     spec = speculative.speculative_greedy(ids, 64, stop_ids(), model)
@@ -99,6 +101,7 @@ def test_pattern_matcher():
             constrained.Pattern(bad)
 
 
+@pytest.mark.slow
 def test_constrained_generation_obeys_the_pattern(model, tok):
     s = measure.SETTINGS
     ids = tok.encode(tok.apply_chat_template([{"role": "user", "content": s["constrained_prompt"]}]))

@@ -29,6 +29,7 @@ def test_committed_weights_json_equals_a_fresh_export():
     assert committed == fresh, "weights.json is stale: run python -m descent.trace.weights"
 
 
+@pytest.mark.slow
 def test_raw_blocks_equal_the_dequantized_file():
     # Our reading of the Q4_1 bytes (d * q + m) equals gguf's own dequantization of the same rows.
     from gguf.quants import dequantize
