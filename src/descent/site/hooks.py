@@ -14,7 +14,8 @@ What each event does:
   Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
 * ``on_post_build``: writes the figures drawn for this build; patches the vendored iframe-worker
   shim so offline search runs under the policy (:func:`descent.site.csp.patch_iframe_worker`); then calls
-  ``descent.site.runtime.on_post_build(config)`` (the Pyodide runtime) when that module exists.
+  ``descent.site.runtime.on_post_build(config)`` (the Pyodide runtime) when that module exists, and
+  ``descent.site.wllama.on_post_build(config)`` (the engine and the model file for the reader's browser).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
 from descent import formulas, widgets
-from descent.site import csp, katex, runtime, shortcodes, values
+from descent.site import csp, katex, runtime, shortcodes, values, wllama
 from descent.site.figures import FigureBuilder, FigureError, figure_html
 
 __all__ = ["on_config", "on_files", "on_page_markdown", "on_page_content", "on_post_page", "on_post_template",
@@ -225,6 +226,10 @@ def on_post_build(config: Any) -> None:
     _state.figures.write(Path(config.site_dir))
     csp.patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
     runtime.on_post_build(config)
+    try:
+        wllama.on_post_build(config)
+    except (RuntimeError, FileNotFoundError, ValueError) as e:
+        raise PluginError(str(e)) from None
 
 
 def on_shutdown() -> None:
