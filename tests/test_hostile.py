@@ -160,7 +160,10 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
     assert isinstance(res, dict) and isinstance(res.get("ok"), bool), res
     json.dumps(res, allow_nan=False)  # the worker sends it as strict JSON
     if res["ok"]:
-        assert set(res) == {"ok", "html"} and isinstance(res["html"], str) and res["html"]
+        # A live widget (it can compute with the model in the reader's browser) says which one it used.
+        assert set(res) == {"ok", "html"} | ({"engine"} if widget.live else set()), res
+        assert isinstance(res["html"], str) and res["html"]
+        assert res.get("engine", "trace") in ("trace", "browser"), res
         texts = tuple(v for k, v in inputs.items() if k in widget._by_name and widget.input(k).kind == "text")
         assert_finite_text(res["html"], f"widget {widget.name} with {inputs!r:.300}", texts)
         return

@@ -114,9 +114,22 @@ class EngineError(ValueError):
     """The engine's answer is malformed or disagrees with the descent tokenizer (the message says how)."""
 
 
+def _plain(x):
+    """``x`` with every whole float written as an int: JavaScript has one number type, so a request's
+    ``1.0`` comes back from the page as ``1`` (JSON.stringify), and must still find its answer."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, Mapping):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
 def request_key(request: Mapping) -> str:
-    """The canonical text of a request (sorted keys, no spaces): how answers are looked up, here and in llm.js."""
-    return json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """The canonical text of a request (sorted keys, no spaces, whole floats as ints): how answers are
+    looked up, whether the request was made here or came back through the page's JavaScript."""
+    return json.dumps(_plain(request), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 class Answers:

@@ -354,8 +354,9 @@ HEX_BYTES = "descent-hex-bytes"
 codecs.register_error(HEX_BYTES, _hex_bytes)
 
 
+@functools.lru_cache(maxsize=1)
 def smollm2() -> Tokenizer:
-    """SmolLM2-135M-Instruct's tokenizer, loaded once from the package data (about 0.5 s)."""
+    """SmolLM2-135M-Instruct's tokenizer, loaded once from the package data (about 0.5 s) and then shared."""
     raw = resources.files("descent").joinpath("data", DATA_FILE).read_bytes()
     data = json.loads(gzip.decompress(raw).decode("utf-8"))
     meta = {k: v for k, v in data.items() if k not in ("tokens", "merges")}

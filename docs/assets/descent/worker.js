@@ -1,10 +1,13 @@
 // descent widget worker (module Web Worker): runs the descent Python package in Pyodide.
 //
 // Protocol (postMessage):
-//   main -> worker  {id, widget, inputs}      inputs: {name: raw value (string | number | boolean)}
+//   main -> worker  {id, widget, inputs, answers?}  inputs: {name: raw value (string | number | boolean)};
+//                   answers: what the in-browser model has computed for this widget (llm.js), absent
+//                   while the model is not loaded (descent.widgets.run: "live" widgets)
 //   worker -> main  {type: "ready", ms}      once Pyodide and the wheel are loaded
 //                   {type: "failed", message} when start-up failed (the page keeps its static values)
-//                   {type: "result", id, ok: true, html} | {type: "result", id, ok: false, field, message}
+//                   {type: "result", id, ok: true, html, engine?} | {type: "result", id, ok: true, need}
+//                   | {type: "result", id, ok: false, field, message}
 //
 // Every URL is resolved relative to this module, so the site works under any base path, and
 // nothing is fetched from another origin: Pyodide's core and its memory snapshot are vendored in
@@ -59,9 +62,11 @@ async function start() {
 }
 
 function handle(msg) {
-  const { id, widget, inputs } = msg;
+  const { id, widget, inputs, answers } = msg;
   try {
-    const out = JSON.parse(runJson(widget, JSON.stringify(inputs ?? {})));
+    // Pyodide turns a JS null into JsNull, not None: leave the argument out when there are no answers.
+    const json = JSON.stringify(inputs ?? {});
+    const out = JSON.parse(answers === undefined ? runJson(widget, json) : runJson(widget, json, JSON.stringify(answers)));
     self.postMessage({ type: "result", id, ...out });
   } catch (err) {
     // A bug in a compute function (not bad input: that comes back ok:false from Python).

@@ -28,6 +28,16 @@ Every input is a parameter declared once in :mod:`descent.params` (type, unit, r
 label, help, validation), or narrowed from one with ``Param.but``; the Input only picks the
 control. An input only one widget has is declared next to it with ``P.declare(P.Param(...))``.
 
+**The model in the reader's browser.** A widget declared with ``live=True`` shows the real model's
+numbers and can take them from the engine the reader may load in the browser
+(:mod:`descent.engine`). Its compute function receives one more keyword, ``live``: ``None`` while
+the model is not loaded (the widget shows the build's traces; ``data-engine="trace"`` on its root),
+else a :class:`descent.engine.Answers` it asks through ``engine.next_tokens`` and the like. An
+answer not there yet raises :class:`descent.engine.EngineNeeded`; :func:`run` then returns
+``{"ok": True, "need": request}`` instead of HTML, the page has the engine compute it, and calls
+:func:`run` again with the answer added (``answers``). The HTML of a live widget comes with
+``"engine": "trace"`` or ``"browser"``, which widgets.js puts on the root's ``data-engine``.
+
 A widget module placed in this package (any ``descent/widgets/<name>.py`` other than ``views``
 and names starting with ``_``) is imported, and so registered, the first time a widget is
 looked up.
@@ -45,7 +55,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from descent import catalog
+from descent import catalog, engine
 from descent.params import Param, ParamError
 from descent.widgets import views as _views
 
@@ -206,6 +216,7 @@ class Widget:
     ``compute(**values)`` receives every input, validated and typed, and returns a list of
     views (plain dicts built with :mod:`descent.widgets.views`). It may raise
     :class:`FieldError` for a constraint between inputs (e.g. "KV heads must divide query heads").
+    With ``live`` it also receives ``live`` (see the module docstring).
     """
 
     name: str
@@ -213,6 +224,7 @@ class Widget:
     inputs: tuple[Input, ...]
     compute: Callable[..., list[dict]]
     description: str = ""
+    live: bool = False
     _by_name: dict[str, Input] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -245,9 +257,12 @@ REGISTRY: dict[str, Widget] = {}
 
 
 def widget(
-    name: str, *, title: str, inputs: Iterable[Input], description: str = ""
+    name: str, *, title: str, inputs: Iterable[Input], description: str = "", live: bool = False
 ) -> Callable[[Callable[..., list[dict]]], Callable[..., list[dict]]]:
     """Decorator: declare ``fn`` as the compute function of widget ``name`` and register it.
+
+    ``live``: ``fn`` takes ``live=`` too and can compute with the model in the reader's browser
+    (module docstring).
 
     Raises:
         ValueError: a widget of that name is already registered, or the name is not a
@@ -259,7 +274,7 @@ def widget(
             raise ValueError(f"widget name must be a lowercase identifier, got {name!r}")
         if name in REGISTRY and REGISTRY[name].compute is not fn:
             raise ValueError(f"widget {name!r} is already registered")
-        REGISTRY[name] = Widget(name, title, tuple(inputs), fn, description)
+        REGISTRY[name] = Widget(name, title, tuple(inputs), fn, description, live)
         return fn
 
     return deco
@@ -318,35 +333,56 @@ def coerce(w: Widget, raw: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
+def _compute(w: Widget, values: dict[str, Any], live: engine.Answers | None = None) -> list[dict]:
+    return w.compute(**values, live=live) if w.live else w.compute(**values)
+
+
 def _compute_html(w: Widget, values: dict[str, Any]) -> str:
-    return _views.render_all(w.compute(**values))
+    return _views.render_all(_compute(w, values))
 
 
-def run(name: str, inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def run(name: str, inputs: Mapping[str, Any] | None = None, answers: Any = None) -> dict[str, Any]:
     """Validate ``inputs``, run widget ``name`` and render its output region.
 
-    Returns ``{"ok": True, "html": str}`` or ``{"ok": False, "field": str | None,
-    "message": str}``. Never raises for bad input: an unknown widget, an unknown input, a bad
-    value, or a :class:`FieldError`/``ValueError`` raised by the compute function all come back
-    as ``ok: False`` (``field`` is ``None`` when no single input is to blame).
+    ``answers``: for a ``live`` widget while the model is loaded in the reader's browser, what its
+    engine has answered so far (``[{"request", "answer"}]``, :class:`descent.engine.Answers`);
+    ``None`` (the model is not loaded) shows the build's traces. Other widgets ignore it.
+
+    Returns ``{"ok": True, "html": str}`` (plus ``"engine": "trace" | "browser"`` for a live
+    widget), ``{"ok": True, "need": request}`` when a live widget needs the engine to compute
+    ``request`` first, or ``{"ok": False, "field": str | None, "message": str}``. Never raises for
+    bad input: an unknown widget, an unknown input, a bad value, a malformed engine answer, or a
+    :class:`FieldError`/``ValueError`` raised by the compute function all come back as ``ok:
+    False`` (``field`` is ``None`` when no single input is to blame).
     """
     try:
         w = get(name)
         values = coerce(w, inputs if inputs is not None else {})
-        return {"ok": True, "html": _compute_html(w, values)}
+        live = engine.Answers(answers) if (w.live and answers is not None) else None
+        try:
+            out: dict[str, Any] = {"ok": True, "html": _views.render_all(_compute(w, values, live))}
+        except engine.EngineNeeded as need:
+            return {"ok": True, "need": need.request}
+        if w.live:
+            out["engine"] = "trace" if live is None else "browser"
+        return out
     except FieldError as exc:
         return {"ok": False, "field": exc.field, "message": exc.message}
     except ValueError as exc:
         return {"ok": False, "field": None, "message": str(exc)}
 
 
-def run_json(name: str, inputs_json: str) -> str:
-    """:func:`run` with JSON in and out: the worker's entry point (no proxies cross the boundary)."""
+def run_json(name: str, inputs_json: str, answers_json: str | None = None) -> str:
+    """:func:`run` with JSON in and out: the worker's entry point (no proxies cross the boundary).
+
+    ``answers_json``: the engine's answers as JSON text, or ``None`` when the model is not loaded.
+    """
     try:
         inputs = json.loads(inputs_json)
+        answers = None if answers_json is None else json.loads(answers_json)
     except (TypeError, ValueError) as exc:
         return json.dumps({"ok": False, "field": None, "message": f"inputs are not valid JSON: {exc}"})
-    return json.dumps(run(name, inputs))
+    return json.dumps(run(name, inputs, answers))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -489,14 +525,15 @@ def render_static(name: str, **args: Any) -> str:
     try:
         w = get(name)
         values = coerce(w, args)
-        result = w.compute(**values)
+        result = _compute(w, values)
         out = _views.render_all(result)
     except FieldError as exc:
         raise ValueError(f"descent:widget {name}: {exc.message}") from None
     prefix = _prefix(name, args, instance)
     desc = f'<p class="descent-widget__desc">{_attr(w.description)}</p>' if w.description else ""
+    engine_attr = ' data-engine="trace"' if w.live else ""
     return (
-        f'<div class="descent-widget" data-widget="{_attr(name)}" data-state="static" id="{prefix}">'
+        f'<div class="descent-widget" data-widget="{_attr(name)}" data-state="static"{engine_attr} id="{prefix}">'
         f'<div class="descent-widget__title" role="heading" aria-level="3">{_attr(w.title)}</div>'
         f"{desc}{render_form(w, values, prefix, _views.limits_of(result))}"
         f'<p class="descent-widget__status" role="status">{_attr(STATIC_STATUS_ARGS if args else STATIC_STATUS)}</p>'
