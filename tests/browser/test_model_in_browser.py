@@ -208,7 +208,7 @@ def test_axe_with_the_model_loaded(loaded):
 
 
 def load_from_storage(page) -> dict:
-    """Press the page's load button for a model already in Cache Storage; the state once ready."""
+    """Press the page's load button (the model in Cache Storage, or downloaded); the state once loaded."""
     panel = page.locator(PANEL)
     panel.scroll_into_view_if_needed()
     page.wait_for_selector(f'{PANEL}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
@@ -311,3 +311,42 @@ def test_from_disk_the_button_says_why_it_cannot_load(make_page, site_dir):
     expect(page.locator(f"{PANEL} [data-action-message]")).to_contain_text("Open this page from a web server")
     assert page.locator(GUESS).get_attribute("data-engine") == "trace"
     assert not [u for u in page.descent_requests if "assets/models" in u or "wllama" in u]
+
+
+def test_cross_origin_isolated_page_loads_the_model(make_page, site_dir):
+    """A host that sends COOP/COEP makes the page cross-origin isolated: the worker may use threads
+    (half the cores, at most the manifest's 4; one on a 2-core machine) and the model still loads
+    under COEP's require-corp (every file is same-origin)."""
+    import functools
+    import http.server
+    import threading
+
+    class Isolating(http.server.SimpleHTTPRequestHandler):
+        extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm"}
+
+        def end_headers(self):
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+            super().end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Isolating, directory=str(site_dir)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        page = make_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/{page_path(site_dir, 'part-0-the-prompt')}")
+        assert page.evaluate("() => crossOriginIsolated")
+        state = load_from_storage(page)  # a new context: this downloads, then loads
+        assert state["phase"] == "ready", state
+        cores = page.evaluate("() => navigator.hardwareConcurrency")
+        assert state["info"]["threads"] == max(1, min(4, cores // 2))
+        guess = page.locator(GUESS)
+        guess.scroll_into_view_if_needed()
+        page.wait_for_selector(f'{GUESS}[data-engine="browser"][data-state="live"]', timeout=ENGINE_TIMEOUT_MS)
+        labels = guess.locator(".descent-bar__label").all_inner_texts()[:5]
+        assert labels == [f"#{k + 1} {part0.show(c['text'])}" for k, c in enumerate(prompt_trace("capital")["next"][:5])]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
