@@ -350,3 +350,22 @@ def test_cross_origin_isolated_page_loads_the_model(make_page, site_dir):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_a_damaged_copy_in_storage_is_downloaded_again(page, site_dir, server):
+    """A part in Cache Storage whose size or SHA-256 is not the manifest's is replaced, not loaded."""
+    page.goto(server + page_path(site_dir, "part-0-the-prompt"))
+    part = model_file()["parts"][0]["name"]
+    page.evaluate("""async (name) => {
+        const cache = await caches.open('descent-model');
+        await cache.put(new URL('assets/models/' + name, location.href).href, new Response('not a model'));
+    }""", part)
+    seen = len(page.descent_requests)
+    state = load_from_storage(page)
+    assert state["phase"] == "ready" and state["info"]["from_cache"] is False, state
+    assert any(u.endswith(part) for u in page.descent_requests[seen:])
+    size = page.evaluate("""async (name) => {
+        const hit = await (await caches.open('descent-model')).match(new URL('assets/models/' + name, location.href).href);
+        return hit ? (await hit.blob()).size : -1;
+    }""", part)
+    assert size == model_file()["parts"][0]["bytes"]

@@ -58,9 +58,18 @@ function progress(stage, loaded, total, force) {
   self.postMessage({ type: "progress", stage, loaded, total });
 }
 
+// The SHA-256 of a part, or null where the browser offers no hashing (crypto.subtle exists only in
+// secure contexts: https or localhost); the size is then the only check.
 async function sha256(blob) {
+  if (!self.crypto || !crypto.subtle) return null;
   const digest = await crypto.subtle.digest("SHA-256", await blob.arrayBuffer());
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function intact(blob, part) {
+  if (blob.size !== part.bytes) return false;
+  const hash = await sha256(blob);
+  return hash === null || hash === part.sha256;
 }
 
 async function download(url, part, onBytes) {
@@ -78,7 +87,7 @@ async function download(url, part, onBytes) {
   }
   if (n !== part.bytes) throw new Error(`${part.name}: received ${n} bytes, the site's manifest says ${part.bytes}`);
   const blob = new Blob(chunks, { type: "application/octet-stream" });
-  if ((await sha256(blob)) !== part.sha256) throw new Error(`${part.name}: its SHA-256 does not match the site's manifest`);
+  if (!(await intact(blob, part))) throw new Error(`${part.name}: its SHA-256 does not match the site's manifest`);
   return blob;
 }
 
@@ -106,7 +115,7 @@ async function load() {
     const hit = cache && (await cache.match(url));
     if (hit) {
       blob = await hit.blob();
-      if (blob.size !== part.bytes || (await sha256(blob)) !== part.sha256) {
+      if (!(await intact(blob, part))) {
         await cache.delete(url); // a stale or damaged copy: download it again
         blob = null;
       }
