@@ -6,8 +6,10 @@ browser assets from package.json + package-lock.json (npm ci), chromium from Deb
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -52,8 +54,10 @@ def _chromium(session: nox.Session) -> None:
     session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
 
 
-def _build_site(session: nox.Session) -> None:
+def _build_site(session: nox.Session, site_url: str | None = None) -> None:
     env = {"SOURCE_DATE_EPOCH": _source_date_epoch()}
+    if site_url:  # Material's instant navigation needs site_url to name the serving origin
+        env["DESCENT_SITE_URL"] = site_url
     session.run("mkdocs", "build", "--strict", env=env)
 
 
@@ -77,11 +81,36 @@ def build(session: nox.Session) -> None:
     _build_site(session)
 
 
+#: Where ``nox -s serve`` listens unless given ``-- --port N`` (mkdocs.yml's default site_url).
+SERVE_PORT = 8000
+
+
+def _port_busy(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 @nox.session(python=PYTHON)
 def serve(session: nox.Session) -> None:
-    """Build the site, then serve it at http://127.0.0.1:8000 (Ctrl-C to stop)."""
-    build(session)
-    session.run("python", "-m", "http.server", "8000", "--bind", "127.0.0.1", "--directory", "site")
+    """Build the site, then serve it at http://127.0.0.1:8000 with its security headers and its own
+    404 page (`nox -s serve -- --port 8001` for another port; Ctrl-C to stop)."""
+    parser = argparse.ArgumentParser(prog="nox -s serve --")
+    parser.add_argument("--port", type=int, default=SERVE_PORT, help=f"port on 127.0.0.1 (default {SERVE_PORT})")
+    args = parser.parse_args(session.posargs)
+    if not 1 <= args.port <= 65535:
+        session.error(f"--port must be 1 to 65535, got {args.port}")
+    if _port_busy(args.port):  # say so before a build that would be for nothing
+        session.error(f"port {args.port} on 127.0.0.1 is busy: another program (perhaps another serve) is "
+                      f"listening there. Stop it, or pick a free port: nox -s serve -- --port {args.port + 1}")
+    _install(session, "build")
+    _npm(session)
+    _build_site(session, site_url=f"http://127.0.0.1:{args.port}/")
+    # http.server plus the Content-Security-Policy headers a host should send (descent.site.serve).
+    try:
+        session.run("python", "-m", "descent.site.serve", "--directory", "site", "--port", str(args.port))
+    except KeyboardInterrupt:  # Ctrl-C ends the session quietly, as a success
+        session.log("Stopped.")
 
 
 @nox.session(python=PYTHON)

@@ -41,13 +41,21 @@ BASE_HEIGHT_IN = 1.0
 LABEL_HEADROOM = 40
 
 
-def make(theme):
+#: Below this width (inches) the chips' names go above their bars instead of beside them.
+NARROW_IN = 5
+#: Row height on a phone: a name line above each bar.
+ROW_HEIGHT_NARROW_IN = 0.5
+
+
+def make(theme, width=None):
     from descent import plotting
 
+    width = width or plotting.FIGSIZE[0]
+    narrow = width < NARROW_IN
     rows = [s for s in across_field(**FIELD_DEFAULTS)  # no SRAM machines (they serve across many chips)
             if catalog.accelerator(s.accelerator).single_chip_comparable][::-1]  # fastest on top
     fig, ax = plotting.new_figure(
-        theme, figsize=(plotting.FIGSIZE[0], BASE_HEIGHT_IN + ROW_HEIGHT_IN * len(rows))
+        theme, figsize=(width, BASE_HEIGHT_IN + (ROW_HEIGHT_NARROW_IN if narrow else ROW_HEIGHT_IN) * len(rows))
     )
     fits_color, grey = theme.color(0), theme.grid
     ys = list(range(len(rows)))
@@ -71,20 +79,29 @@ def make(theme):
             fontsize=8,
             color=theme.fg if s.fits else theme.muted,
         )
-    ax.set_yticks(ys, [catalog.accelerator(s.accelerator).name for s in rows])
-    for label, s in zip(ax.get_yticklabels(), rows, strict=True):
-        if not s.fits:
-            label.set_color(theme.muted)
+    names = [catalog.accelerator(s.accelerator).name for s in rows]
     ax.set_xscale("log")
     ax.set_xlim(min(speeds) / 2, max(speeds) * LABEL_HEADROOM)
-    ax.set_xlabel("decode ceiling, tokens/s per sequence (log scale)")
+    if narrow:  # names above the bars, so the bars get the whole width
+        ax.set_yticks(ys, [""] * len(ys))
+        ax.tick_params(axis="y", length=0)
+        for y, name, s in zip(ys, names, rows, strict=True):
+            ax.annotate(name, (0, y + 0.32), xycoords=("axes fraction", "data"), va="bottom", fontsize=8,
+                        color=theme.fg if s.fits else theme.muted)
+        ax.set_ylim(-0.6, len(rows) - 0.1)
+    else:
+        ax.set_yticks(ys, names)
+        for label, s in zip(ax.get_yticklabels(), rows, strict=True):
+            if not s.fits:
+                label.set_color(theme.muted)
+    ax.set_xlabel("tokens/s per sequence (log scale)" if narrow else "decode ceiling, tokens/s per sequence (log scale)")
     ax.grid(axis="y", visible=False)
-    ax.legend(
-        handles=[
-            Patch(color=fits_color, label="fits on one chip"),
-            Patch(facecolor=grey, edgecolor=theme.muted, label="won't fit (ceiling if it did)"),
-        ],
-        loc="lower right",
-        fontsize=8,
-    )
+    handles = [
+        Patch(color=fits_color, label="fits on one chip"),
+        Patch(facecolor=grey, edgecolor=theme.muted, label="won't fit (ceiling if it did)"),
+    ]
+    if narrow:
+        fig.legend(handles=handles, loc="outside lower center", fontsize=8)
+    else:
+        ax.legend(handles=handles, loc="lower right", fontsize=8)
     return fig

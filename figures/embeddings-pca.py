@@ -32,8 +32,12 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 #: to hold every word except the numbers, colours and size/quality adjectives).
 ZOOM_X = (-1.5, 0.25)
 ZOOM_Y = (-0.45, 0.6)
-#: Figure size, inches (wider than the default: two panels).
-FIGSIZE = (9.6, 4.6)
+#: Height of each panel per inch of width: the two panels are stacked, so each gets the whole width
+#: (taller on a phone, where the labels are relatively larger).
+PANEL_ASPECT = 0.62
+PANEL_ASPECT_NARROW = 0.85
+#: Below this width (inches) the figure is the phone version.
+NARROW_IN = 5
 
 
 def _panel(ax, theme, zoom: bool):
@@ -64,11 +68,15 @@ def _panel(ax, theme, zoom: bool):
     ax.set_xlabel(f"component 1 ({_EX[0] * PERCENT:.1f}% of variance)")
 
 
-def make(theme):
-    fig, _ = plotting.new_figure(theme, figsize=FIGSIZE)
+def make(theme, width=plotting.FIGSIZE[0]):
+    """Two panels, one above the other (side by side they left each word label a few pixels tall
+    on a phone): all words, then the crowded middle enlarged. ``width``: inches."""
+    narrow = width < NARROW_IN
+    fig, _ = plotting.new_figure(theme, figsize=(width, 2 * (PANEL_ASPECT_NARROW if narrow else PANEL_ASPECT) * width + 0.8))
     fig.clf()
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
+    left, right = fig.subplots(2, 1)
     _panel(left, theme, zoom=False)
+    left.set_xmargin(0.15)  # room for the labels of the rightmost words
     left.add_patch(
         Rectangle(
             (ZOOM_X[0], ZOOM_Y[0]),
@@ -81,10 +89,12 @@ def make(theme):
         )
     )
     left.set_ylabel(f"component 2 ({_EX[1] * PERCENT:.1f}% of variance)")
-    left.set_title("all words (dashed box: zoomed on the right)", fontsize=8, color=theme.fg)
-    left.legend(fontsize=6.5, loc="lower left", ncols=2)
+    left.set_title("all words (dashed box: enlarged below)", fontsize=8, color=theme.fg)
+    handles, labels = left.get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=6.5, loc="outside lower center", ncols=3 if narrow else 4)
     _panel(right, theme, zoom=True)
     right.set_xlim(*ZOOM_X)
     right.set_ylim(*ZOOM_Y)
+    right.set_ylabel(f"component 2 ({_EX[1] * PERCENT:.1f}% of variance)")
     right.set_title("the crowded middle, enlarged", fontsize=8, color=theme.fg)
     return fig

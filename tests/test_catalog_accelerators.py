@@ -110,25 +110,64 @@ def test_dense_peaks_rise_as_precision_falls(a):
     assert 2015 <= a.year <= 2026
 
 
-@pytest.mark.parametrize("a", ROWS)
-def test_sram_machines_say_deployments_shard(a):
-    if a.kind == "sram":
-        assert a.memory_type == "SRAM" and a.memory_bytes == a.sram_bytes
-        assert "shard" in a.notes
-    else:
-        assert a.memory_type != "SRAM"
+def test_sram_machines_say_deployments_shard():
+    for a in accelerators().values():
+        if a.kind == "sram":
+            # Their whole memory is on-chip SRAM: the two fields hold one number.
+            assert a.memory_type == "SRAM" and a.memory_bytes == a.on_chip_memory_bytes
+            assert a.l2_bytes is None
+            assert "shard" in a.notes
+    assert {a.id for a in accelerators().values() if a.kind == "sram"} == {"groq-lpu", "cerebras-wse-3"}
+
+
+def test_on_chip_fields_name_what_they_hold():
+    # Issue 8, section 3: one field used to mean L2 on a GPU and all memory on an SRAM machine.
+    accs = accelerators()
+    # H100 whitepaper, table 1: 50 MB L2 (recorded as 50 MiB), 256 KB registers and up to 228 KB
+    # shared memory per SM, 4 tensor cores per SM.
+    h = accs["h100-sxm"]
+    assert (h.l2_bytes, h.register_file_per_unit_bytes, h.shared_memory_per_unit_bytes) == (
+        50 * 2**20, 256 * 2**10, 228 * 2**10)
+    assert h.tensor_cores_per_unit == 4 and h.on_chip_memory_bytes is None
+    # AMD: 4 MB of L2 in each of 8 XCDs, and a 256 MB Infinity Cache behind it (CDNA 3 whitepaper).
+    assert accs["mi300x"].l2_bytes == 8 * 4 * 2**20
+    assert accs["mi300x"].last_level_cache_bytes == 256 * 2**20
+    # Trainium3: 8 NeuronCores x 32 MiB SBUF, software-managed, not a cache.
+    assert accs["trainium3"].on_chip_memory_bytes == 8 * 32 * 2**20 and accs["trainium3"].l2_bytes is None
+    for a in accs.values():
+        if a.kind == "gpu":
+            assert a.on_chip_memory_bytes is None, a.id
+
+
+def test_the_old_field_name_is_refused_with_the_new_names():
+    with pytest.raises(CatalogError, match="sram_bytes is gone|sram_bytes was split") as e:
+        load_accelerators(VALID.replace("year = 2024", "year = 2024\nsram_bytes = 0"))
+    assert "l2_bytes" in str(e.value) and "on_chip_memory_bytes" in str(e.value)
+
+
+@pytest.mark.parametrize("acc_id", list(accelerators()))
+def test_gpu_clock_matches_the_peak(acc_id):
+    # Where the clock is recorded, the dense BF16 peak is a whole number of FLOP per clock per unit:
+    # H100 989.4e12 / (132 x 1.83e9) = 4,096; MI300X 1,307.4e12 / (304 x 2.1e9) = 2,048 (whitepapers).
+    a = accelerators()[acc_id]
+    if a.clock_hz is None:
+        return
+    per_clock = a.bf16_flops / (a.compute_units * a.clock_hz)
+    assert per_clock == pytest.approx(round(per_clock), rel=0.002), (acc_id, per_clock)
+    assert round(per_clock) in (512, 2048, 4096)
+
+
+def test_unpublished_values_are_marked():
+    # An on-chip field left out of a GPU row that has a field source must say it is not published.
+    for a in accelerators().values():
+        for name in ("l2_bytes", "on_chip_memory_bytes"):
+            if getattr(a, name) is None and name in a.sources:
+                assert "not published" in a.source_of(name), (a.id, name)
 
 
 def test_the_sram_machines_are_sram():
     accs = accelerators()
     assert accs["groq-lpu"].kind == accs["cerebras-wse-3"].kind == "sram" and accs["h200"].kind == "gpu"
-
-
-@pytest.mark.parametrize("a", ROWS)
-def test_unpublished_values_are_marked(a):
-    # sram_bytes = 0 means "not published"; such a row must say so in a field source.
-    if a.sram_bytes == 0:
-        assert "not published" in a.source_of("sram_bytes")
 
 
 VALID = """
@@ -145,7 +184,6 @@ bf16_flops = 1e15
 power_watts = 700
 compute_units = 1
 compute_units_name = "SM"
-sram_bytes = 0
 year = 2024
 [chip.sources]
 default = "datasheet"
@@ -165,7 +203,15 @@ def test_valid_row_loads():
         ("bf16_flops = 1e15", 'bf16_flops = "fast"', "bf16_flops"),  # wrong type
         ('kind = "gpu"', 'kind = "fpga"', "kind"),  # not an allowed kind
         ("year = 2024", "year = 2024\nclock = 2", "clock"),  # unknown field
+        ("year = 2024", "year = 2024\nl2_bytes = 0", "l2_bytes"),  # 0 is not "not published"
         ('default = "datasheet"', 'memory_bytes = "x"', "sources.default"),  # no default source
+        ('default = "datasheet"', 'default = ""', "sources.default"),  # an empty source (issue 15)
+        ('default = "datasheet"', 'default = "datasheet"\nyear = " "', "sources.year"),  # blank
+        ('default = "datasheet"', 'default = "datasheet"\nclock = "x"', "sources.clock"),  # no such field
+        # A value far beyond any real chip (issue 15): the row's problem, with the limit named.
+        ("memory_bandwidth = 1e12", "memory_bandwidth = 1e30", "memory_bandwidth' = 1e+30 is outside its "
+         "plausible range 1 to 1e+18 bytes/s (descent.catalog.PLAUSIBLE_ACCELERATOR)"),
+        ("year = 2024", "year = 20240", "year' = 20,240 is outside its plausible range 1,990 to 2,100"),
     ],
 )
 def test_malformed_rows_name_file_row_field(old, new, field):

@@ -231,6 +231,20 @@ def test_good_toy_row_loads():
          "[toy.linear_attention]\nnum_key_heads = 0\nnum_value_heads = 1\n"
          "key_head_dim = 4\nvalue_head_dim = 4\nconv_kernel = 4\nfull_attention_every = 2\n[toy.sources]",
          "linear_attention.num_key_heads", "positive"),
+        # Issue 15: every value needs a non-empty source; a source key names a field.
+        ('default = "https://example.org/config.json"', 'default = ""', "sources.default", "non-empty text"),
+        ('default = "https://example.org/config.json"',
+         'default = "https://example.org/config.json"\nhead_dim = "  "', "sources.head_dim", "non-empty text"),
+        ('default = "https://example.org/config.json"',
+         'default = "https://example.org/config.json"\nhead_dims = "x"', "sources.head_dims", "names no field"),
+        # Issue 15: a value no real model has is the row's problem, named with its limit (10^12
+        # layers used to make the build loop over every layer, for ever).
+        ("num_layers = 2", "num_layers = 1000000000000", "num_layers",
+         "= 1,000,000,000,000 is outside its plausible range 1 to 1,000 layers (descent.catalog.PLAUSIBLE_MODEL)"),
+        ("max_context = 1024", "max_context = 100000000", "max_context", "plausible range 1 to 20,000,000 tokens"),
+        ("num_experts = 4", "num_experts = 4000000", "moe.num_experts", "plausible range 1 to 100,000 experts"),
+        ("params_total_published = 1e5", "params_total_published = 1e20", "params_total_published",
+         "plausible range"),
     ],
 )
 def test_malformed_row_names_file_row_and_field(old, new, field, what):
@@ -254,3 +268,13 @@ def test_the_calculators_accept_every_models_longest_context():
 
     longest = max(m.max_context for m in models().values())
     assert longest == 10_485_760 and longest <= params.CONTEXT.max
+def test_plausible_ranges_hold_every_real_row_and_name_real_fields():
+    """The ranges are wide enough for every catalog row (it loads) and name only real fields."""
+    from descent.catalog import PLAUSIBLE_MODEL
+
+    names = set(_field_names(models()["deepseek-v3"])) | set(_field_names(models()["gemma-3-27b"]))
+    names |= {f"moe.{f.name}" for f in dataclasses.fields(MoE)} | {f"mla.{f.name}" for f in dataclasses.fields(MLA)}
+    names |= {f"sliding.{f.name}" for f in dataclasses.fields(SlidingWindow)}
+    assert set(PLAUSIBLE_MODEL) <= names, set(PLAUSIBLE_MODEL) - names
+    for name, (low, high, _unit) in PLAUSIBLE_MODEL.items():
+        assert 0 <= low < high, name

@@ -91,6 +91,23 @@ def test_bad_context_exits_2(capsys, context):
     assert "Context must be" in one_error_line(err)
 
 
+# Issue 15: "1" and 5,000 zeros was `internal error: OverflowError` (int() refuses strings over
+# 4,300 digits, and the fallback float was infinity). Every spelling of a huge number is now the
+# parameter's own range message, through descent.params (the same path as widgets and shortcodes).
+@pytest.mark.parametrize("context", ["1" + "0" * 5000, "1" + "0" * 4300, "1" + "0" * 20, "-" + "9" * 5000,
+                                     "1" + "0" * 5000 + "k", "1e5000", "0" * 40 + "1" + "0" * 8])
+def test_huge_context_is_one_line_from_the_parameter(capsys, context):
+    from descent import params as P
+
+    rc, out, err = run(capsys, "size", "llama-3.1-8b", "-a", "h200", "--context", context)
+    assert rc == 2 and out == ""
+    line = one_error_line(err)
+    assert "Context must be" in line and "internal error" not in line
+    assert len(line) < 200  # the value is shortened, not printed whole
+    with pytest.raises(P.ParamError, match="^Context must be"):
+        P.CONTEXT.parse(context)
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -34,7 +34,7 @@ def test_errors_are_json_under_json(capsys):
     code, out, err = run(capsys, "size", "-c", "0", "--json")
     assert code == 2 and err == ""
     assert json.loads(out) == {"error": "descent size: error: argument --context/-c: Context must be 1 to "
-                                        "10,000,000 tokens, got 0", "exit_status": 2}
+                                        "20,000,000 tokens, got 0", "exit_status": 2}
 
 
 def test_version(capsys):

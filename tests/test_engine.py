@@ -194,9 +194,9 @@ def test_answers_must_be_pairs():
 
 def test_live_widget_asks_then_renders_the_engines_numbers():
     request, answer = next_answer("capital")
-    r = w.run("next_token_guess", {**P("capital"), "guess": "Paris"}, [])
+    r = w.run("next_token_guess", {**P("capital"), "guess": "Paris"}, answers=[])
     assert r == {"ok": True, "need": request}
-    r = w.run("next_token_guess", {**P("capital"), "guess": "Paris"}, [{"request": request, "answer": answer}])
+    r = w.run("next_token_guess", {**P("capital"), "guess": "Paris"}, answers=[{"request": request, "answer": answer}])
     assert r["ok"] and r["engine"] == "browser"
     assert _stat(r["html"], "Your guess") == "#1"
     assert "Computed just now in your browser" in _text(r["html"])
@@ -207,18 +207,18 @@ def test_live_widget_asks_then_renders_the_engines_numbers():
 
 def test_any_prompt_once_the_model_is_loaded():
     text = "My dog likes to eat"
-    r = w.run("next_token_guess", {"prompt": text}, [])
+    r = w.run("next_token_guess", {"prompt": text}, answers=[])
     assert r["need"]["text"] == text and r["need"]["tokens"] == len(TOK.encode(text))
     r = w.run("next_token_guess", {"prompt": text})  # without the model: only recorded prompts
     assert not r["ok"] and r["field"] == "prompt" and "load the model" in r["message"]
     # As a chat message, the model reads SmolLM2's chat template around the text.
-    r = w.run("next_token_guess", {"prompt": text, "chat": True}, [])
+    r = w.run("next_token_guess", {"prompt": text, "chat": True}, answers=[])
     assert r["need"]["text"] == TOK.apply_chat_template([{"role": "user", "content": text}])
 
 
 def test_widget_reports_a_bad_answer_as_an_error():
     request, answer = next_answer("capital")
-    r = w.run("sampling", P("capital"), [{"request": request, "answer": _bad(answer, prompt_tokens=9)}])
+    r = w.run("sampling", P("capital"), answers=[{"request": request, "answer": _bad(answer, prompt_tokens=9)}])
     assert r["ok"] is False and r["field"] is None and "tokenizers disagree" in r["message"]
 
 
@@ -227,23 +227,23 @@ def test_generation_loop_from_the_engine_keeps_its_full_range():
     request, answer = loop_answer("story", 16)
     assert answer["finish"] == "length" and len(answer["steps"]) == 16
     pair = [{"request": request, "answer": answer}]
-    r = w.run("generation_loop", {**P("story"), "step": 15}, pair)
+    r = w.run("generation_loop", {**P("story"), "step": 15}, answers=pair)
     assert r["engine"] == "browser"
     assert '{&quot;step&quot;: {&quot;max&quot;: 63}}' in r["html"]
     assert re.findall(r'data-set="\{&quot;step&quot;: &quot;(\d+)&quot;\}"', r["html"]) == ["14", "16"]
     # Step 16 needs the next chunk.
-    r = w.run("generation_loop", {**P("story"), "step": 16}, pair)
+    r = w.run("generation_loop", {**P("story"), "step": 16}, answers=pair)
     assert r["need"]["steps"] == 32
 
 
 def test_autoregression_draws_only_with_the_model():
     r = w.run("autoregression", {**P("chat"), "temperature": 0.8})
     assert not r["ok"] and r["field"] == "temperature" and "greedy" in r["message"]
-    r = w.run("autoregression", {**P("chat"), "temperature": 0.8, "top_k": 40, "top_p": 0.9, "seed": 5}, [])
+    r = w.run("autoregression", {**P("chat"), "temperature": 0.8, "top_k": 40, "top_p": 0.9, "seed": 5}, answers=[])
     assert r["need"]["sampling"] == {"temperature": 0.8, "top_k": 40, "top_p": 0.9, "seed": 5}
     request, answer = loop_answer("chat", 11, r["need"]["sampling"])
     r = w.run("autoregression", {**P("chat"), "temperature": 0.8, "top_k": 40, "top_p": 0.9, "seed": 5},
-              [{"request": request, "answer": answer}])
+              answers=[{"request": request, "answer": answer}])
     assert r["engine"] == "browser" and "with seed 5" in _text(r["html"])
     assert "drawn at random" in _text(r["html"])
 
@@ -265,9 +265,9 @@ def test_panel_before_loading_states_the_download():
 
 
 def test_panel_after_loading_shows_the_browsers_speed():
-    r = w.run("model_in_browser", {}, [])
+    r = w.run("model_in_browser", {}, answers=[])
     assert r["need"]["kind"] == "speed" and r["need"]["steps"] == engine.SPEED_DECODE_STEPS
-    r = w.run("model_in_browser", {}, [{"request": r["need"], "answer": SPEED}])
+    r = w.run("model_in_browser", {}, answers=[{"request": r["need"], "answer": SPEED}])
     assert r["engine"] == "browser"
     assert _stat(r["html"], "Prefill in your browser") == "200"
     assert _stat(r["html"], "Decode in your browser") == "40.0"
@@ -281,8 +281,8 @@ def test_panel_after_loading_shows_the_browsers_speed():
     ("prompt_tokens", 7, "read the timed text as 7 tokens, the descent tokenizer as 52"),
 ])
 def test_panel_refuses_an_impossible_speed(key, value, message):
-    need = w.run("model_in_browser", {}, [])["need"]
-    r = w.run("model_in_browser", {}, [{"request": need, "answer": {**SPEED, key: value}}])
+    need = w.run("model_in_browser", {}, answers=[])["need"]
+    r = w.run("model_in_browser", {}, answers=[{"request": need, "answer": {**SPEED, key: value}}])
     assert r["ok"] is False and message in r["message"]
 
 
@@ -302,9 +302,9 @@ _json = st.recursive(
 def test_hostile_answers_never_crash(name, answers, real, answer):
     inputs = {"model_in_browser": {}}.get(name, P("capital"))
     if real:  # a well-formed request with a hostile answer
-        need = w.run(name, inputs, [])["need"]
+        need = w.run(name, inputs, answers=[])["need"]
         answers = [{"request": need, "answer": answer}]
-    res = json.loads(w.run_json(name, json.dumps(inputs), json.dumps(answers)))
+    res = json.loads(w.run_json(name, json.dumps(inputs), "", json.dumps(answers)))
     assert isinstance(res["ok"], bool)
     if not res["ok"]:
         assert isinstance(res["message"], str) and res["message"] and "\n" not in res["message"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from descent import plotting
-from descent.site.figures import FigureBuilder, FigureError, figure_html, load_recipe, render
+from descent.site.figures import FigureBuilder, FigureError, draw_figure, figure_html, load_recipe, render
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPES = sorted(p for p in (ROOT / "figures").glob("*.py") if not p.name.startswith("_"))
@@ -51,16 +51,18 @@ def test_builder_caches_and_redraws_when_the_recipe_changes(tmp_path):
     )
     cache = tmp_path / "cache"
     first = FigureBuilder(figs, cache).svgs("demo")
-    assert sorted(p.name.split("-")[1] for p in cache.glob("demo-*.svg")) == ["dark", "light"]
+    assert sorted(p.name.rsplit("-", 1)[0] for p in cache.glob("demo-*.svg")) == [
+        "demo-dark", "demo-dark-narrow", "demo-light", "demo-light-narrow"]
     again = FigureBuilder(figs, cache)
     assert again.svgs("demo") == first  # served from the cache
     recipe.write_text(recipe.read_text().replace("[0, 1]]", "[1, 0]]").replace("[0, 1], [0, 1]", "[0, 1], [1, 0]"))
     changed = FigureBuilder(figs, cache).svgs("demo")
     assert changed["light"] != first["light"]
-    assert len(list(cache.glob("demo-light-*.svg"))) == 1  # the stale entry is replaced
+    assert len(list(cache.glob("demo-light-*.svg"))) == 2  # the stale entries are replaced (wide + narrow)
     out = tmp_path / "site"
     written = again.write(out)
-    assert sorted(p.name for p in written) == ["demo-dark.svg", "demo-light.svg"]
+    assert sorted(p.name for p in written) == [
+        "demo-dark-narrow.svg", "demo-dark.svg", "demo-light-narrow.svg", "demo-light.svg"]
 
 
 def test_unknown_and_malformed_recipes(tmp_path):
@@ -79,9 +81,39 @@ def test_unknown_and_malformed_recipes(tmp_path):
         render(load_recipe(bad), "light")
 
 
+def test_figure_html_picks_the_phone_version_on_narrow_screens():
+    html = figure_html("kv", "alt text here", "caption", "../", 691, 384, narrow=(384, 326))
+    assert html.count("<picture>") == 2
+    assert (f'<source media="(max-width: {plotting.NARROW_BELOW_PX - 1}px)" '
+            'srcset="../figures/kv-light-narrow.svg" width="384" height="326">') in html
+    assert 'src="../figures/kv-dark.svg#only-dark"' in html
+
+
 def test_figure_html_has_light_dark_alt_and_caption():
     html = figure_html("kv", 'A "quoted" alt', "Cap <b>", "../", 600, 300)
     assert '<img src="../figures/kv-light.svg#only-light" alt="A &quot;quoted&quot; alt"' in html
     assert '<img src="../figures/kv-dark.svg#only-dark"' in html
     assert 'width="600" height="300"' in html
     assert "<figcaption>Cap &lt;b&gt;</figcaption>" in html
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("narrow", [False, True], ids=["wide", "narrow"])
+def test_every_label_shows_at_least_11_px(path, narrow):
+    # Issue 13: at 390 px the labels were about 5 px. The phone figure is drawn for a 358 px column
+    # (390 px less Material's margins) and the wide one for the narrowest column it is shown in
+    # (640 px); every text must show at MIN_TEXT_PX or more there.
+    recipe = load_recipe(path)
+    column = plotting.NARROW_COLUMN_PX if narrow else plotting.WIDE_COLUMN_PX
+    with plotting.style(plotting.THEMES["light"]):
+        fig = draw_figure(recipe, "light", narrow)
+        small = [(t, round(px, 1)) for t, px in plotting.text_px(fig, column) if px < plotting.MIN_TEXT_PX - 1e-9]
+    assert not small, f"{path.stem}: texts under {plotting.MIN_TEXT_PX} px: {small[:5]}"
+    if narrow:
+        assert fig.get_figwidth() == plotting.NARROW_FIGSIZE[0]
+
+
+def test_min_font_by_hand():
+    # A 4 in figure shown 358 px wide: 1 pt = 358 / (72 x 4) = 1.243 px, so 11 px needs 8.85 pt.
+    assert plotting.min_font_pt(4.0, 358) == pytest.approx(11 * 72 * 4 / 358)
+    assert 8.84 < plotting.min_font_pt(4.0, 358) < 8.86

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import sympy as sp
@@ -95,6 +96,35 @@ def test_every_formula_is_documented():
         assert f.title and f.source and f.symbols
         for s in f.symbols:
             assert s.meaning and s.unit, (f.name, s.symbol)
+
+
+def test_symbols_read_as_prose_with_linked_sources():
+    # Issue 13: "$L$ (count)" read as a tag. Each meaning is a noun phrase with its article, each
+    # unit either reads as words ("in bytes") or is a count the meaning names; every source links.
+    for f in FORMULAS.values():
+        for s in f.symbols:
+            assert re.match(r"(the|a|an|one|component|how) ", s.prose().split(" is ", 1)[1]), (f.name, s.meaning)
+            assert s.unit in formulas.UNIT_PROSE or s.unit in formulas.UNIT_SILENT, (f.name, s.unit)
+        assert re.search(r"\]\(https://", f.source_markdown()), f"{f.name}: the source is not a link"
+        assert "(count)" not in f.where() and "(values)" not in f.where()
+    # A meaning written without its article gets one.
+    assert Sym(sp.Symbol("d"), "d", "head dimension", "values").prose() == "$d$ is the head dimension"
+    assert "[arXiv:2205.14135](https://arxiv.org/abs/2205.14135)" in Formula(
+        "x", "t", Sym(sp.Symbol("y"), "y", "y", "count"), sp.Symbol("d"), (), "Dao et al., arXiv:2205.14135").source_markdown()
+    where = FORMULAS["kv_cache_bytes"].where()
+    assert where.startswith("$L$ is the number of layers; $K$ is the number of key/value heads")
+    assert where.endswith("; and $b$ is the size of one stored number (2 for BF16, 1 for FP8), in bytes")
+
+
+def test_compact_form_first_expanded_form_folded():
+    from descent.site.hooks import formula_markdown
+
+    md = formula_markdown("attention_output", {})
+    compact, full = FORMULAS["attention_output"].compact, FORMULAS["attention_output"].latex()
+    assert md.index(compact) < md.index('??? info "Written out in full') < md.index(full)
+    # A formula without a textbook form shows the sympy one, unfolded.
+    md = formula_markdown("kv_cache_bytes", {})
+    assert FORMULAS["kv_cache_bytes"].latex() in md and "???" not in md
 
 
 def test_evaluate_rejects_unknown_and_missing_symbols():

@@ -36,8 +36,17 @@ def read(path: Path) -> Model:
     return hfconfig.read_config(path.read_text(encoding="utf-8"), source=path.name)
 
 
+#: Catalog rows without a config.json here yet, each with the reason (a known gap, listed so it
+#: cannot grow silently): the reader does not know these layer patterns yet.
+NO_CONFIG_YET = {
+    "llama-4-scout": "model_type llama4: chunked local attention is not read by descent.hfconfig yet",
+    "qwen3-next-80b-a3b": "model_type qwen3_next: linear-attention layers are not read by descent.hfconfig yet",
+}
+
+
 def test_every_catalog_model_has_its_config_and_a_source():
-    assert sorted(CATALOG_FILES) == sorted(models())
+    assert set(NO_CONFIG_YET) <= set(models()) and not set(NO_CONFIG_YET) & set(CATALOG_FILES)
+    assert sorted(CATALOG_FILES) == sorted(set(models()) - set(NO_CONFIG_YET))
     for key in [*CATALOG_FILES, *(f"other/{k}" for k in OTHER_FILES)]:
         src = SOURCES[key]
         assert src["url"].startswith("https://huggingface.co/") and src["url"].endswith("/config.json"), key
@@ -145,9 +154,11 @@ PUBLISHED = {
     "phi-3-mini-4k-instruct": (3.8e9, 0.05e9, None),
     # Model card: 32.8B parameters, 31.2B non-embedding (exact: 32.762B and 31.206B).
     "qwen3-32b": (32.8e9, 0.05e9, None),
-    # Model card: 1 trillion total, 32 billion activated (1.026T and 31.7B without the embedding).
-    "kimi-k2-instruct": (1e12, 0.05e12, (32e9, 0.5e9, "without_embedding")),
 }
+
+
+def test_every_other_release_has_its_published_counts():
+    assert set(PUBLISHED) == set(OTHER_FILES)
 
 
 @pytest.mark.parametrize("name", list(OTHER_FILES))

@@ -156,9 +156,22 @@ def widget_inputs(draw, widget: w.Widget, hostile: bool) -> dict:
 ALLOWED_WORDS = ("must", "allowed", "at least", "at most", "one of", "enter ", "type ", "choose ", "pick ")
 
 
+#: Unicode's bidirectional controls (UAX #9): never raw in a widget's HTML or message (issue 15).
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
     assert isinstance(res, dict) and isinstance(res.get("ok"), bool), res
     json.dumps(res, allow_nan=False)  # the worker sends it as strict JSON
+    # A constrained slider's allowed values (issue 13): each a value its own declaration accepts.
+    allowed = res.pop("allowed", {})
+    assert isinstance(allowed, dict)
+    for name, values in allowed.items():
+        inp = widget.input(name)
+        assert inp.kind == "range" and any(name in c.inputs for c in widget.constraints), (name, res)
+        assert all(inp.coerce(x) == x for x in values), (name, values)
+    text = res.get("html") if res["ok"] else res.get("message")
+    assert not BIDI.search(str(text)), f"widget {widget.name}: a raw bidi control in {text!r:.300}"
     if res["ok"]:
         # A live widget (it can compute with the model in the reader's browser) says which one it used.
         assert set(res) == {"ok", "html"} | ({"engine"} if widget.live else set()), res
@@ -204,7 +217,8 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
 def test_widget_hostile_inputs(name, data):
     widget = w.get(name)
     inputs = data.draw(widget_inputs(widget, hostile=True))
-    check_widget_result(widget, inputs, w.run(name, inputs))
+    touched = data.draw(st.sampled_from([None, "", "nope", *(i.name for i in widget.inputs)]))
+    check_widget_result(widget, inputs, w.run(name, inputs, touched))
 
 
 @pytest.mark.parametrize("name", WIDGETS)
@@ -404,3 +418,27 @@ def test_widget_huge_integer_is_a_range_error():
     res = w.run("kv_demo", {"layers": 10**400})
     assert res["ok"] is False and res["field"] == "layers"
     assert res["message"].startswith("Layers must be 1 to 200 layers, got 1000")
+
+
+#: Text with every kind of bidi control: an override left open (the issue's case), an isolate,
+#: embeddings, marks (UAX #9, section 2).
+BIDI_TEXT = "\u202eParis\u2067x\u202b\u202ay\u200f\u200e\u061c\u2068z\u202d"
+
+
+@pytest.mark.parametrize("name", WIDGETS)
+def test_reader_text_cannot_reverse_the_sentence(name):
+    # Issue 15: a guess holding U+202E RIGHT-TO-LEFT OVERRIDE reversed the site's own sentence after
+    # it. Every text input of every widget gets bidi controls; the HTML shows them as [U+202E].
+    widget = w.get(name)
+    texts = [inp for inp in widget.inputs if inp.kind == "text"]
+    if not texts:
+        pytest.skip(f"{name} takes no text")
+    for inp in texts:
+        res = w.run(name, {inp.name: BIDI_TEXT[: inp.max_length]})
+        check_widget_result(widget, {inp.name: BIDI_TEXT}, res)  # no raw bidi control, ok or not
+
+
+def test_the_guess_with_an_override_is_shown_as_typed():
+    # The issue's case: the guess is echoed in the sentence "... is not among the 50 tokens ...".
+    res = w.run("next_token_guess", {"guess": "\u202eParis"})
+    assert res["ok"] and "[U+202E]Paris" in res["html"] and "\u202e" not in res["html"]

@@ -155,3 +155,7 @@ def test_two_clean_builds_are_byte_identical(tmp_path):
     # The fixed date reached the sitemap (a build-time date would be today's).
     sitemap = (tmp_path / "A" / "sitemap.xml").read_text()
     assert "<lastmod>2023-11-14</lastmod>" in sitemap or "<lastmod>" not in sitemap
+    # A copy without .git: every page is dated from SOURCE_DATE_EPOCH (the descent hook turns the
+    # git-revision-date plugin off), not from the clock (issue 13).
+    page = (tmp_path / "A" / "part-0-the-prompt.html").read_text(encoding="utf-8")
+    assert 'git-revision-date-localized-plugin-date" title="November 14, 2023 22:13:20 UTC">November 14, 2023<' in page

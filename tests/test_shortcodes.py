@@ -40,9 +40,9 @@ def test_kv_bytes_per_token_value():
 
 def test_unknown_name_names_page_shortcode_and_allowed():
     with pytest.raises(ShortcodeError) as e:
-        resolve("<!-- descent:value kv_bytes_per_tokens model=llama-3.1-70b -->", "part-3.md")
+        resolve("Intro.\n\nText <!-- descent:value kv_bytes_per_tokens model=llama-3.1-70b -->", "part-3.md")
     msg = str(e.value)
-    assert msg.startswith("part-3.md: shortcode '<!-- descent:value kv_bytes_per_tokens")
+    assert msg.startswith("part-3.md:3: shortcode '<!-- descent:value kv_bytes_per_tokens")  # page and line
     assert "unknown value 'kv_bytes_per_tokens'" in msg
     assert "allowed:" in msg and "kv_bytes_per_token," in msg
 
@@ -102,8 +102,45 @@ def test_shortcodes_in_code_are_left_alone():
 
 
 def test_plain_html_comments_are_not_shortcodes():
-    md = "<!-- a normal comment --> text"
-    assert resolve(md) == md
+    for md in ("<!-- a normal comment --> text", "<!-- TODO: table of chips later -->", "<!-- note: figure 2 -->",
+               "The descent: value by value."):
+        assert resolve(md) == md
+
+
+# Issue 15: a shortcode with a mistyped prefix passed silently and its number was missing from the
+# page (a comment is invisible). Every near miss now fails, naming the page's line.
+@pytest.mark.parametrize(
+    ("md", "line", "quoted"),
+    [
+        ("a\n\nb <!-- descnet:value params_total -->", 3, "<!-- descnet:value"),
+        ("x\n<!-- Descent:table models -->", 2, "<!-- Descent:table"),
+        ("<!-- desc:figure roofline -->", 1, "<!-- desc:figure"),
+        ("<!-- foo-bar:formula x -->", 1, "<!-- foo-bar:formula"),
+        ("<!-- descent value params_total -->", 1, "<!-- descent"),  # the colon is missing
+        ("<!-- descent : value params_total -->", 1, "<!-- descent"),
+        ("\n\n\n<!-- descent:value kv_bytes_per_token\nmore text", 4, "<!-- descent:value"),  # never closed
+        ("ok <!-- descent:value count what=models -->\ndescent:widget kv_demo -->", 2, "descent:widget"),  # no <!--
+        ("<!- descent:value params_total -->", 1, "<!- descent"),
+    ],
+)
+def test_near_misses_fail_naming_the_line(md, line, quoted):
+    with pytest.raises(ShortcodeError) as e:
+        resolve(md, "part-2.md")
+    msg = str(e.value)
+    assert msg.startswith(f"part-2.md:{line}: "), msg
+    assert repr(quoted) in msg or quoted in msg, msg
+    assert "write <!-- descent:KIND NAME key=value -->" in msg
+
+
+def test_near_misses_inside_code_are_left_alone():
+    md = "Write `<!-- descnet:value x -->` to see the error, or:\n\n```\n<!-- Descent:table x -->\n```\n"
+    assert resolve(md, "p.md") == md
+
+
+def test_line_numbers_count_from_the_file_not_the_front_matter():
+    md = "\n# T\n\n<!-- descent:value nope -->\n"
+    with pytest.raises(ShortcodeError, match=r"^p.md:8: shortcode"):
+        resolve(md, "p.md", first_line=5)  # four lines of front matter cut by MkDocs
 
 
 def test_table_shortcode_gives_a_markdown_table():
@@ -126,7 +163,7 @@ def test_handlers_for_other_kinds_and_their_errors():
         return "<figure/>"
 
     assert resolve("<!-- descent:figure ok -->", "p.md", {"figure": fig}) == "<figure/>"
-    with pytest.raises(ShortcodeError, match=r"p.md: shortcode .*: unknown figure 'bad'; allowed: ok"):
+    with pytest.raises(ShortcodeError, match=r"p.md:1: shortcode .*: unknown figure 'bad'; allowed: ok"):
         resolve("<!-- descent:figure bad -->", "p.md", {"figure": fig})
     with pytest.raises(ShortcodeError, match="widget shortcodes are not available here"):
         resolve("<!-- descent:widget kv_demo -->", "p.md")
@@ -180,7 +217,7 @@ def test_formatting_helpers():
 
 def _mini_project(tmp_path: Path, page_text: str) -> Path:
     """A one-page MkDocs project using the real hooks, node_modules and figures."""
-    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs").mkdir(parents=True)
     (tmp_path / "docs" / "index.md").write_text(page_text)
     for name in ("node_modules", "figures"):
         os.symlink(ROOT / name, tmp_path / name)
@@ -201,7 +238,39 @@ def test_a_bad_shortcode_fails_mkdocs_build(tmp_path):
     proc = build_site(tmp_path / "out", cfg)
     assert proc.returncode != 0
     log = proc.stdout + proc.stderr
-    assert "index.md: shortcode" in log and "model='gpt-5' is not allowed" in log
+    assert "index.md:3: shortcode" in log and "model='gpt-5' is not allowed" in log
+
+
+def test_a_mistyped_prefix_fails_mkdocs_build_naming_the_line(tmp_path):
+    # A YAML front matter block (3 lines) is cut by MkDocs before the hook sees the page: the line
+    # is still the file's own (line 6).
+    cfg = _mini_project(tmp_path, "---\ntitle: T\n---\n# T\n\nIt holds <!-- descnet:value kv_bytes_per_token --> per token.\n")
+    proc = build_site(tmp_path / "out", cfg)
+    assert proc.returncode != 0
+    log = proc.stdout + proc.stderr
+    assert "index.md:6: '<!-- descnet:value' looks like a shortcode but is not one" in log, log[-2000:]
+
+
+def test_a_bad_catalog_row_fails_the_build_in_one_line(tmp_path, monkeypatch):
+    # Issue 15: a catalog error ended a 40-line traceback (the widgets read the catalog as they are
+    # imported, while MkDocs loads the hooks). Now: one line naming file, row, field and what is allowed.
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "descent", src / "descent", ignore=shutil.ignore_patterns("__pycache__"))
+    toml = src / "descent" / "catalog" / "models.toml"
+    text = toml.read_text(encoding="utf-8")
+    assert text.count("\nnum_layers = 80\n") == 1  # llama-3.1-70b
+    toml.write_text(text.replace("\nnum_layers = 80\n", "\nnum_layers = 1000000000000\n"), encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(src))
+    cfg = _mini_project(tmp_path / "project", "# T\n")
+    proc = build_site(tmp_path / "out", cfg)
+    assert proc.returncode != 0
+    log = (proc.stdout + proc.stderr).strip()
+    assert "Traceback" not in log, log[-3000:]
+    assert log.splitlines()[-1] == (
+        "Error: the catalog: descent/catalog/models.toml: [llama-3.1-70b]: field 'num_layers' = "
+        "1,000,000,000,000 is outside its plausible range 1 to 1,000 layers (descent.catalog.PLAUSIBLE_MODEL); "
+        "fix the row, or widen the range there with the source of a real value beyond it"
+    ), log[-3000:]
 
 
 @pytest.mark.site

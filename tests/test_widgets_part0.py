@@ -33,12 +33,37 @@ def test_find_guess():
     cands = [{"text": " Paris"}, {"text": " the"}, {"text": "Paris"}, {"text": "."}]
     assert part0.find_guess("Paris", cands) == 0  # " Paris" ranks above "Paris"
     assert part0.find_guess(" the", cands) == 1
-    assert part0.find_guess("THE", cands) == 1  # case and spaces ignored as a last resort
+    assert part0.find_guess("THE", cands) is None  # case makes another token (issue 13)
+    assert part0.case_variant("THE", cands) == 1  # ... which the hint names
     assert part0.find_guess(".", cands) == 3
     assert part0.find_guess("Lyon", cands) is None
     assert part0.find_guess("  ", cands) is None
     assert part0.find_guess(" ", [{"text": "x"}, {"text": " "}]) == 1  # a space is a token too
     assert part0.find_guess("", cands) is None
+
+
+def test_guess_says_which_token_it_became_and_that_case_matters():
+    # Issue 13: "paris" used to score as " Paris". SmolLM2's tokenizer (the reference tokenizer
+    # agrees, tests/test_tokenizer.py) has " Paris" = id 7042, one token, and splits " paris" into
+    # " par" (1280) + "is" (271); the capital prompt's top pick is " Paris" (traces.json).
+    cands = part0.prompt_trace("capital")["next"]
+    value, note, rank = part0.describe_guess("Paris", cands, 50)
+    assert (value, rank) == ("#1", 0)
+    assert "'Paris' becomes '␣Paris'" in note and "one token of the model's vocabulary, id 7,042" in note
+    value, note, rank = part0.describe_guess("paris", cands, 50)
+    assert rank != 0 and value != "#1"
+    assert "splits into '␣par' + 'is'" in note and "2 steps" in note
+    assert "The model's list has '␣Paris' at #1: case and the leading space make that a different token" in note
+    # Typed with its space, nothing is added.
+    value, note, _ = part0.describe_guess(" Paris", cands, 50)
+    assert note.startswith("'␣Paris' is one token") and value == "#1"
+    # Punctuation gets no space added.
+    assert part0.guess_spelling(".", cands) == "."
+
+
+def test_guess_widget_output_names_the_token():
+    html = run("next_token_guess", {**P("capital"), "guess": "paris"})["html"]
+    assert "␣par" in html and "different token" in html
 
 
 @pytest.mark.parametrize("prompt", ["capital", "arithmetic", "chat", "story", "uncertain"])

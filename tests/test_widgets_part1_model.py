@@ -145,6 +145,45 @@ def test_stack_calculator_validation():
     assert not r["ok"] and r["field"] == "layers" and "1 to 200" in r["message"]
 
 
+def test_stack_calculator_message_lands_under_the_control_moved():
+    # Issue 13: with 12 heads, d_model 1,000 broke "heads divide d_model" and the message landed
+    # under Query heads. Now it lands under the control the reader touched, in its words, with the
+    # nearest allowed values: multiples of lcm(64, 12) = 192 around 1,000 are 960 and 1,152.
+    r = widgets.run("stack_calculator", {"d_model": 1000 // 64 * 64 + 64}, touched="d_model")  # 1,024
+    assert not r["ok"] and r["field"] == "d_model"
+    assert r["message"] == (
+        "d_model must be a multiple of the query heads (12) so that each head gets a whole share; "
+        "1,024 is not. Nearest allowed: 960 or 1,152."
+    )
+    # The same broken rule, reached by moving the heads: the message is about the heads.
+    r = widgets.run("stack_calculator", {"heads": 7, "kv_heads": 7}, touched="heads")
+    assert r["field"] == "heads" and r["message"].startswith("Query heads must divide d_model (768)")
+    # 768 = 2^8 x 3; multiples of 7 that divide it: none, so no "nearest" is offered.
+    assert "No value of it works" in r["message"]
+    r = widgets.run("stack_calculator", {"kv_heads": 5}, touched="kv_heads")
+    assert r["message"].endswith("Nearest allowed: 4 or 6.")  # divisors of 12 around 5
+
+
+def test_stack_calculator_sliders_step_through_valid_values_only():
+    # d_model: multiples of 64 (its step) from 64 to 32,768 that 12 divides: multiples of 192,
+    # 192 ... 32,640 (170 values). heads: divisors of 768 from 1 to 256 that 12 (the KV heads)
+    # divides: 12, 24, 48, 96, 192. kv_heads: divisors of 12: 1, 2, 3, 4, 6, 12.
+    allowed = widgets.run("stack_calculator", {})["allowed"]
+    assert allowed["d_model"] == list(range(192, 32768 + 1, 192)) and len(allowed["d_model"]) == 170
+    assert allowed["heads"] == [12, 24, 48, 96, 192]
+    assert allowed["kv_heads"] == [1, 2, 3, 4, 6, 12]
+    # Every position of every slider gives a result, never a message (the issue's 34 of 52).
+    for name, values in allowed.items():
+        for x in values:
+            assert widgets.run("stack_calculator", {name: x}, touched=name)["ok"], (name, x)
+    # The pre-rendered slider has as many positions, starting at the default's.
+    html = widgets.render_static("stack_calculator")
+    rng = re.search(r'id="dw-stack_calculator-d_model-range"[^>]*>', html).group(0)
+    assert 'min="0"' in rng and 'max="169"' in rng and 'value="3"' in rng  # 768 = 4 x 192
+    # With 16 KV heads... the kv lists follow the other inputs.
+    assert widgets.run("stack_calculator", {"heads": 16, "kv_heads": 4})["allowed"]["kv_heads"] == [1, 2, 4, 8, 16]
+
+
 # ---- qkv_example --------------------------------------------------------------------------------
 
 
@@ -224,6 +263,10 @@ def test_moe_router_other_k_recomputed_by_hand():
     assert "recomputed for k = 1" in _text(r)
     r = widgets.run("moe_router", {"model": "mixtral-8x7b", "k": 9})
     assert not r["ok"] and r["field"] == "k" and "0 to 8" in r["message"]
+    # Reached by switching the model, the message is under the model and says what to do.
+    r = widgets.run("moe_router", {"model": "mixtral-8x7b", "k": 9}, touched="model")
+    assert r["field"] == "model" and r["message"].startswith("Mixtral 8x7B has only 8 experts")
+    assert r["allowed"]["k"] == list(range(0, 9))
 
 
 def test_moe_router_weights_and_token_seed():

@@ -216,8 +216,10 @@ def test_wont_fit_rows_are_chips_below_the_need(model, weights, context):
     greyed = re.findall(
         r'<li class="descent-bar descent-bar--greyed[^"]*"><span class="descent-bar__label">([^<]+)<', out
     )
-    assert {html.unescape(g) for g in greyed} == {catalog.accelerator(i).name for i in expected}
-    assert out.count("won&#x27;t fit") == len(expected)
+    # ... among the chips that serve on their own (the SRAM machines are named under the bars instead)
+    shown = {i for i in expected if catalog.accelerator(i).single_chip_comparable}
+    assert {html.unescape(g) for g in greyed} == {catalog.accelerator(i).name for i in shown}
+    assert out.count("won&#x27;t fit") == len(shown)
 
 
 def test_field_known_case_by_hand():

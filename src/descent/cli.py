@@ -4,6 +4,8 @@
                  [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
     descent models [--json]
     descent accelerators [--json]
+    descent float FORMAT VALUE [--json]
+    descent quant FORMAT [--json]
 
 Bad input (an unknown id, a context out of range, a malformed option) prints ONE line on stderr
 that names what is allowed, and exits with status 2; no traceback is ever printed.
@@ -29,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from descent import custom, hfconfig, transformer
+from descent import custom, floats, gguf_types, hardware_cli, hfconfig, serving_cli, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
 from descent.memory import size
@@ -222,6 +224,38 @@ def _cmd_cost(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_dials(args: argparse.Namespace) -> int:
+    from descent import dials
+    from descent.units import format_time
+
+    d = dials.server_dials(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch,
+                           args.tp, args.price, args.link)
+    out = {
+        "model": args.model, "accelerator": args.accelerator, "weights": args.weights, "kv": args.kv,
+        "context": args.context, "batch": args.batch, "tp": args.tp, "price": args.price, "link": args.link,
+        "ttft_s": d.ttft_s, "tokens_per_s_per_user": d.tokens_per_s_per_user,
+        "tokens_per_s_total": d.tokens_per_s_total, "usd_per_million_tokens": d.usd_per_million_tokens,
+        "free_bytes": d.free_bytes, "fits": d.fits, "bound": d.bound,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    rows = [
+        ("first token", f"{format_time(d.ttft_s)} for a prompt of {plural(args.context, 'token')}"),
+        ("per user", f"{format_number(d.tokens_per_s_per_user, 4)} tokens/s ({d.bound}-bound, "
+                     f"{format_time(d.comm_s)} of each step in all-reduces)"),
+        ("whole server", f"{format_number(d.tokens_per_s_total, 4)} tokens/s for {plural(args.batch, 'conversation')}"),
+        ("price", f"${format_number(d.usd_per_million_tokens, 3)} per million tokens at "
+                  f"{format_int(args.tp)} x ${format_number(args.price, 3, trim=True)} per accelerator-hour"),
+        ("spare memory", f"{format_bytes(d.free_bytes)} per accelerator"
+                         + ("" if d.fits else " (does not fit: the speeds are what it would do if it did)")),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     out = []
     for m in models().values():
@@ -267,6 +301,67 @@ def _cmd_accelerators(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_float(args: argparse.Namespace) -> int:
+    """``descent float FORMAT VALUE``: the code, the nearest representable value and the error."""
+    f = floats.get(args.format)
+    kind, x = floats.parse_value(f, args.value)
+    if kind == "code":
+        code, value, error, overflow = int(x), f.decode(int(x)), 0.0, False
+    else:
+        r = f.round(float(x))
+        code, value, error, overflow = r.code, r.value, r.error, r.overflow
+    finite = value == value and abs(value) != float("inf")
+    out = {
+        "format": f.name,
+        "bits": f.bit_string(code),
+        "nearest": value if finite else None,
+        "error": error if finite else None,
+        "kind": f.kind(code),
+        "overflow": overflow,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    rows = [
+        ("format", f"{f.label} ({f.bits} bits: {'1 sign, ' if f.signed else ''}{f.exponent_bits} exponent, "
+                   f"{f.mantissa_bits} mantissa)"),
+        ("bits", f.bit_string(code, " ") + f"  (0x{hex(code)[2:].upper()})"),
+        ("nearest", floats.value_text(value) + f"  ({out['kind']})"),
+        ("error", "overflow: beyond the largest finite value" if overflow else
+         (floats.value_text(error) if finite else "none")),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def _cmd_quant(args: argparse.Namespace) -> int:
+    """``descent quant FORMAT``: block size, bits per weight (scales included) and layout."""
+    info = gguf_types.decode_name(args.format)
+    b = info.block
+    out = {
+        "format": info.name,
+        "block_size": b.block_size,
+        "bits_per_weight": b.bits_per_weight,
+        "layout": b.layout(),
+        "block_type": b.name,
+        "block_bytes": b.block_bytes,
+        "published_file_bits_per_weight": info.published_bpw,
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{info.name}: {b.name} blocks of {format_int(b.block_size)} weights, {format_int(b.block_bytes)} bytes "
+          f"= {format_number(b.bits_per_weight, 5, trim=True)} bits per weight ({b.formula})")
+    for fld in b.fields:
+        print(f"  {fld.name:<9} {format_int(fld.count):>5} x {fld.bits:>2} bits  {fld.meaning}")
+    if info.published_bpw is not None:
+        print(f"file average published for Llama-3.1-8B: {format_number(info.published_bpw, 5, trim=True)} "
+              f"bits per weight ({gguf_types.MIX_SOURCE})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``descent`` parser with its subcommands; ``args.func(args)`` runs the chosen one."""
     parser = _Parser(prog=PROG, description="How an LLM answers you: the inference arithmetic.")
@@ -294,6 +389,13 @@ def build_parser() -> argparse.ArgumentParser:
         P.add_argument(p, param)
     p.set_defaults(func=_cmd_cost)
 
+    p = sub.add_parser("dials", help="a model on N accelerators with tensor parallelism: first token, speed, cost")
+    P.add_argument(p, P.MODEL, positional=True, metavar="MODEL")
+    for param in (P.ACCELERATOR.but(default="h100-sxm"), P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.TP.but(default=8),
+                  P.PRICE, P.LINK, P.JSON.but(help="print one JSON object")):
+        P.add_argument(p, param)
+    p.set_defaults(func=_cmd_dials)
+
     p = sub.add_parser("models", help="list the catalog's models")
     P.add_argument(p, P.JSON.but(help="print a JSON list"))
     p.set_defaults(func=_cmd_models)
@@ -302,7 +404,20 @@ def build_parser() -> argparse.ArgumentParser:
     P.add_argument(p, P.JSON.but(help="print a JSON list"))
     p.set_defaults(func=_cmd_accelerators)
 
+    p = sub.add_parser("float", help="a number in a floating-point format: bits, nearest value, error")
+    P.add_argument(p, floats.FLOAT_FORMAT.but(help="the format"), positional=True, metavar="FORMAT")
+    P.add_argument(p, floats.FLOAT_VALUE, positional=True, metavar="VALUE")
+    P.add_argument(p, P.JSON.but(help="print one JSON object"))
+    p.set_defaults(func=_cmd_float)
+
+    p = sub.add_parser("quant", help="a GGUF or MX quantization type: block size, bits per weight, layout")
+    P.add_argument(p, gguf_types.QUANT_FORMAT, positional=True, metavar="FORMAT")
+    P.add_argument(p, P.JSON.but(help="print one JSON object"))
+    p.set_defaults(func=_cmd_quant)
+
     trace_cli.add_subcommands(sub)
+    hardware_cli.add_subcommands(sub)  # roofline, parallel (Part 4)
+    serving_cli.add_subcommands(sub)
     return parser
 
 

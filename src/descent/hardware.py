@@ -131,7 +131,7 @@ def check_inputs(
 
     Checks, in this order: the model (or its catalog id), the weight choice (:func:`check_weights`),
     the KV-cache precision (``numerics.KV_PRECISIONS``), ``context`` (``transformer.check_context``:
-    1 to 10,000,000 tokens) and ``batch`` (:func:`check_batch`). Shared by
+    1 to 20,000,000 tokens) and ``batch`` (:func:`check_batch`). Shared by
     :func:`decode_step_bytes` and :func:`descent.memory.size`.
 
     Raises:
@@ -193,7 +193,7 @@ def decode_step_bytes(
         model: model or its catalog id.
         weights: weight precision name (``numerics.PRECISIONS``).
         kv: KV-cache precision name (``numerics.KV_PRECISIONS``).
-        context: tokens already in each sequence's KV cache, 1 to 10,000,000.
+        context: tokens already in each sequence's KV cache, 1 to 20,000,000.
         batch: B, sequences decoded together, 1 to ``MAX_BATCH``.
         moe_routing: ``"uniform"`` (expected expert coverage at batch B) or ``"active"`` (k of E).
 

@@ -531,8 +531,9 @@ def _gemma(r: _Reader, *, pattern: int, qk_norm: bool) -> dict[str, Any]:
     out = _attention(r)
     bias = r.bool("attention_bias", False)
     # Gemma2/3DecoderLayer: input, post-attention, pre-feedforward and post-feedforward RMSNorm.
+    # hidden_activation gelu_pytorch_tanh: a GELU-gated FFN (GeGLU), not SwiGLU.
     return {**out, "attention_bias": bias, "attention_out_bias": bias, "norms_per_layer": 4, "qk_norm": qk_norm,
-            "sliding": _sliding_from_layer_types(r, out["num_layers"], pattern)}
+            "ffn_gate": "GeGLU", "sliding": _sliding_from_layer_types(r, out["num_layers"], pattern)}
 
 
 def _gpt_oss(r: _Reader) -> dict[str, Any]:
@@ -546,6 +547,7 @@ def _gpt_oss(r: _Reader) -> dict[str, Any]:
     moe = MoE(e, k, out["intermediate_size"], router_bias=True, expert_bias=True)  # GptOssTopKRouter.bias, GptOssExperts biases
     return {
         **out,
+        "ffn_gate": "clamped SwiGLU",  # GptOssExperts: the gate and up values are clamped (limit 7.0)
         "attention_bias": bias,
         "attention_out_bias": bias,
         "attention_sinks": True,  # GptOssAttention.sinks: one learned logit per head
@@ -597,6 +599,10 @@ def _deepseek(r: _Reader, *, correction_bias: bool) -> dict[str, Any]:
         first_dense_layers=dense,
         # DeepseekV3TopkRouter.e_score_correction_bias: one per expert, stored in the checkpoint.
         router_score_correction_bias=correction_bias,
+        # scoring_func: DeepSeek-V3 and Kimi K2 score experts with a sigmoid (DeepSeek-V2: softmax);
+        # norm_topk_prob: the chosen weights are divided by their sum.
+        router_scoring="sigmoid" if r.data.get("scoring_func", "softmax") == "sigmoid" else "softmax",
+        router_normalize=bool(r.data.get("norm_topk_prob", True)),
     )
     out["moe"] = _check_moe(r, moe, "n_routed_experts", "num_experts_per_tok")
     return out

@@ -38,7 +38,7 @@ from descent.hardware import (
     resolve_model,
 )
 from descent.numerics import BITS_PER_BYTE
-from descent.units import format_count, format_percent
+from descent.units import format_bytes, format_count, format_int, format_percent
 
 __all__ = ["RUNTIME_ALLOWANCE", "RUNTIME_PERCENT", "Sizing", "across_field", "fits_in", "moe_line", "size"]
 
@@ -159,7 +159,7 @@ def size(
         weights: ``released`` (the published checkpoint's precision per group), a GGUF mix
             (``q4_k_m`` ...), or one precision for every weight (``numerics.PRECISIONS``).
         kv: KV-cache precision (``numerics.KV_PRECISIONS``).
-        context: tokens per sequence, 1 to 10,000,000 (beyond the model's max_context is allowed
+        context: tokens per sequence, 1 to 20,000,000 (beyond the model's max_context is allowed
             and flagged in ``beyond_max_context``).
         batch: sequences, 1 to ``hardware.MAX_BATCH`` (100,000).
         runtime_percent: memory kept back for the runtime, percent of capacity (0 to 50).
@@ -255,7 +255,7 @@ def across_field(
     Args:
         model: catalog model id. weights: weight precision (``numerics.PRECISIONS``).
         kv: KV-cache precision (``numerics.KV_PRECISIONS``). context: tokens per sequence, 1 to
-        10,000,000. batch: sequences, 1 to ``hardware.MAX_BATCH``.
+        20,000,000. batch: sequences, 1 to ``hardware.MAX_BATCH``.
 
     Returns:
         ``[Sizing, ...]`` sorted by ``decode_tokens_per_s`` (tokens/s per sequence), descending;
@@ -268,3 +268,27 @@ def across_field(
     """
     rows = [size(model, a, weights, kv, context, batch) for a in catalog.accelerators()]
     return sorted(rows, key=lambda s: -s.decode_tokens_per_s)
+
+
+def split_field(rows: list[Sizing]) -> tuple[list[Sizing], list[Sizing]]:
+    """(rows a one-chip comparison shows, rows it leaves out): the second are the machines that are
+    not ``Accelerator.single_chip_comparable`` (weights in on-chip SRAM, a model spread over many
+    chips), for which a one-chip ceiling "if it fit" is no serving speed. Order is kept."""
+    shown = [s for s in rows if catalog.accelerator(s.accelerator).single_chip_comparable]
+    left = [s for s in rows if not catalog.accelerator(s.accelerator).single_chip_comparable]
+    return shown, left
+
+
+def sharded_sentence(left: list[Sizing]) -> str:
+    """One sentence naming the left-out machines, each with its memory per chip and the fewest such
+    chips whose memory holds the model (``Sizing.accelerators_needed``), or "" when none."""
+    if not left:
+        return ""
+    parts = []
+    for s in left:
+        a = catalog.accelerator(s.accelerator)
+        unit = "GB" if a.memory_bytes >= 10**9 else "MB"
+        parts.append(f"{a.name.split(' (')[0]} ({format_bytes(a.memory_bytes, unit, 4, trim=True)} per chip: at least "
+                     f"{format_int(s.accelerators_needed)} {'chip' if s.accelerators_needed == 1 else 'chips'})")
+    return ("Not in the comparison: " + " and ".join(parts) + ". These machines keep the weights in "
+            "on-chip memory and serve a model spread over many chips, so a one-chip speed would mean nothing.")

@@ -307,6 +307,11 @@ class Param:
             if not text:
                 raise ParamError(self.name, f"{self.label} is empty: enter a number from "
                                  f"{format_limit(self.min)} to {format_limit(self.max)}")
+            digits = text.lstrip("+-").lstrip("0")
+            if self.type == "int" and digits.isdigit() and len(digits) > len(str(max(-self.min, self.max))):
+                # More digits than either bound: out of range, and int() refuses strings over
+                # 4,300 digits (sys.get_int_max_str_digits), which must not reach the reader.
+                raise ParamError(self.name, self._range_message(_show(raw)))
             try:
                 x = int(text) if self.type == "int" and text.lstrip("+-").isdigit() else float(text)
             except ValueError:
@@ -656,4 +661,160 @@ PUE = declare(Param(
     "pue", "Data-centre overhead (PUE)", "float", 1.56, min=1.0, max=3.0, step=0.01,
     help="Power usage effectiveness: total facility power over IT power. 1.56 is the industry average "
     "in the Uptime Institute's 2024 survey; large cloud operators report about 1.1.",
+))
+
+# Part 4 (hardware): the step of a roofline, tiles and element formats, attention's sequence, and
+# how a model is split over chips. Choices that name core constants read them when first needed.
+
+
+def _link_choices() -> list[tuple[str, str]]:
+    from descent import parallel
+
+    return [(x.id, x.label) for x in parallel.LINKS.values()]
+
+
+def _element_choices() -> list[tuple[str, str]]:
+    from descent import tiling
+
+    return [(n, f"{n.upper()} ({format_limit(b)} byte{'' if b == 1 else 's'})") for n, b in tiling.ELEMENT_BYTES.items()]
+
+
+PHASE = declare(Param(
+    "phase", "Phase", "choice", "decode", choices=[("decode", "decode"), ("prefill", "prefill")],
+    help="decode: each sequence gets one new token; prefill: each reads its whole prompt (context tokens) at once.",
+))
+TILE = declare(Param(
+    "tile", "Tile edge", "choice", 64, choices=[(t, f"{t} x {t}") for t in (16, 32, 64, 128, 256)],
+    help="Rows and columns of the output tile one group of cores computes at a time.",
+))
+ELEMENT = declare(Param(
+    "element", "Element format", "choice", "fp16", choices=_element_choices,
+    help="Width of each number the tensor cores multiply.",
+))
+SEQ_LEN = declare(Param(
+    "seq_len", "Sequence length", "int", 2048, unit="tokens", min=1, max=10_000_000,
+    help="N: tokens whose queries attend to each other (a prompt in prefill).",
+))
+TP = declare(Param(
+    "tp", "Tensor parallel", "int", 1, unit="devices", min=1, max=4096,
+    help="Devices that share every weight matrix, each holding a slice of it.",
+))
+PP = declare(Param(
+    "pp", "Pipeline parallel", "int", 1, unit="stages", min=1, max=4096,
+    help="Devices that each hold a consecutive range of the layers.",
+))
+EP = declare(Param(
+    "ep", "Expert parallel", "int", 1, unit="devices", min=1, max=4096,
+    help="Devices the routed experts of a mixture of experts are spread over (1 for a dense model).",
+))
+MICROBATCHES = declare(Param(
+    "microbatches", "Micro-batches", "int", 1, min=1, max=100_000,
+    help="Groups of sequences in flight through the pipeline at once (at most the batch).",
+))
+LINK = declare(Param(
+    "link", "Link", "choice", "nvlink4", choices=_link_choices,
+    help="The wire between devices: NVLink inside a server or rack, InfiniBand or PCIe between them.",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 3 (serving software): requests and their lengths, the batching simulator, prefix caching,
+# paged KV blocks, speculative decoding, the price of a GPU. The core is descent.serving.
+# ---------------------------------------------------------------------------------------------
+
+PROMPT_TOKENS = declare(Param(
+    "prompt_tokens", "Prompt", "int", 1024, unit="tokens", min=1, max=1_000_000,
+    help="Tokens of one request's prompt: system prompt, the conversation so far and the question.",
+))
+OUTPUT_TOKENS = declare(Param(
+    "output_tokens", "Reply", "int", 256, unit="tokens", min=1, max=100_000,
+    help="Tokens the model writes for one request.",
+))
+POLICY = declare(Param(
+    "policy", "Batching", "choice", "continuous", choices=[("static", "static"), ("continuous", "continuous")],
+    help="static: a batch runs until its longest reply ends; continuous: a free slot is refilled at the next step.",
+))
+REQUESTS = declare(Param(
+    "requests", "Requests", "int", 200, unit="requests", min=1, max=5_000,
+    help="Requests in the simulated trace.",
+))
+ARRIVAL_RATE = declare(Param(
+    "rate", "Arrival rate", "float", 4.0, unit="requests/s", min=0.01, max=10_000.0, step=0.01,
+    help="Mean requests per second; the gaps between arrivals are random (a Poisson process).",
+))
+PROMPT_MEAN = declare(Param(
+    "prompt_mean", "Mean prompt", "int", 1000, unit="tokens", min=1, max=100_000,
+    help="Mean prompt length of the trace; each prompt is drawn around it.",
+))
+OUTPUT_MEAN = declare(Param(
+    "output_mean", "Mean reply", "int", 250, unit="tokens", min=1, max=10_000,
+    help="Mean reply length of the trace; each reply is drawn around it.",
+))
+CHUNK = declare(Param(
+    "chunk", "Chunked prefill budget", "int", 0, unit="tokens", min=0, max=65_536,
+    help="Most tokens one step may process; long prompts are cut to fit. 0: every prompt in one step.",
+))
+TTFT_TARGET = declare(Param(
+    "ttft_target", "TTFT target", "float", 1.0, unit="s", min=0.001, max=3600.0, step=0.001,
+    help="A request meets its target when its first token comes within this time.",
+))
+ITL_TARGET = declare(Param(
+    "itl_target", "ITL target", "float", 0.05, unit="s", min=0.0001, max=60.0, step=0.0001,
+    help="... and when its mean gap between tokens stays within this time.",
+))
+THINKING_TOKENS = declare(Param(
+    "thinking_tokens", "Hidden thinking", "int", 2000, unit="tokens", min=0, max=1_000_000,
+    help="Tokens a reasoning model writes before the first token the reader sees.",
+))
+PREFIX_TOKENS = declare(Param(
+    "prefix_tokens", "Shared prefix", "int", 2000, unit="tokens", min=0, max=1_000_000,
+    help="Tokens at the start of every prompt that are the same (a system prompt, tool definitions).",
+))
+HIT_RATE = declare(Param(
+    "hit_rate", "Hit rate", "float", 0.8, min=0.0, max=1.0, step=0.01,
+    help="Share of requests that find their shared prefix still in the cache.",
+))
+TURNS = declare(Param(
+    "turns", "Turns", "int", 10, unit="turns", min=1, max=200,
+    help="Question-and-answer rounds in one chat.",
+))
+BLOCK_SIZE = declare(Param(
+    "block_size", "Block size", "int", 16, unit="tokens", min=1, max=1024,
+    help="Tokens per KV-cache block (vLLM's default is 16).",
+))
+ALLOCATOR = declare(Param(
+    "allocator", "KV allocator", "choice", "paged", choices=[("contiguous", "contiguous"), ("paged", "paged")],
+    help="contiguous: one reserved run per request, room for its longest reply; paged: blocks on demand.",
+))
+RESERVE_TOKENS = declare(Param(
+    "reserve_tokens", "Reply limit (max_tokens)", "int", 512, unit="tokens", min=1, max=100_000,
+    help="The longest reply a request allows; a contiguous allocator reserves room for all of it.",
+))
+SAMPLES = declare(Param(
+    "samples", "Parallel samples", "int", 4, unit="samples", min=1, max=256,
+    help="Replies drawn from one prompt (n in an API request).",
+))
+ACCEPTANCE = declare(Param(
+    "acceptance", "Acceptance rate", "float", 0.8, min=0.0, max=1.0, step=0.01,
+    help="a: the chance that the target model accepts each drafted token.",
+))
+DRAFT_LENGTH = declare(Param(
+    "draft_length", "Draft length", "int", 4, unit="tokens", min=1, max=64,
+    help="k: tokens the draft proposes before the target checks them.",
+))
+DRAFT_COST = declare(Param(
+    "draft_cost", "Draft cost", "float", 0.05, min=0.0, max=10.0, step=0.01,
+    help="c: the time of one draft step divided by the time of one target step.",
+))
+GPU_PRICE = declare(Param(
+    "gpu_price", "GPU price", "float", 3.0, unit="$ per hour", min=0.01, max=1000.0, step=0.01,
+    help="What one accelerator costs per hour, rented or paid off.",
+))
+API_PRICE = declare(Param(
+    "api_price", "API price", "float", 1.0, unit="$ per million tokens", min=0.001, max=1000.0, step=0.001,
+    help="What a hosted API charges per million output tokens.",
+))
+UTILIZATION = declare(Param(
+    "utilization", "Utilization", "float", 0.5, min=0.001, max=1.0, step=0.001,
+    help="Share of the hours the accelerator spends serving at full load.",
 ))

@@ -41,6 +41,48 @@ SVG_HASHSALT = "descent"
 #: Default figure size, inches (at 100 dpi: 720 x 400 px before CSS scales it to the column).
 FIGSIZE = (7.2, 4.0)
 
+#: The phone version of every figure (``<picture>`` picks it below :data:`NARROW_BELOW_PX`): inches.
+NARROW_FIGSIZE = (4.0, 3.4)
+
+#: Smallest text a reader should have to read, CSS px (issue 13: labels were about 5 px at 390 px).
+MIN_TEXT_PX = 11
+#: The page column the wide figure must stay legible in: Material's content column is at least this
+#: wide from :data:`NARROW_BELOW_PX` up (about 686 px at 1280, 640 px at 672).
+WIDE_COLUMN_PX = 640
+#: The phone column the narrow figure must stay legible in: 390 px wide, less Material's margins.
+NARROW_COLUMN_PX = 358
+#: Viewports narrower than this get the narrow figure.
+NARROW_BELOW_PX = 672
+#: Points per inch; an SVG from matplotlib is sized in pt, and CSS has 96 px per inch.
+PT_PER_IN = 72
+
+
+def min_font_pt(fig_width_in: float, column_px: float) -> float:
+    """The smallest font size, pt, that shows at :data:`MIN_TEXT_PX` or more when a figure
+    ``fig_width_in`` inches wide is scaled to ``column_px`` CSS px: s pt is drawn at
+    s x column / (72 x width) px."""
+    return MIN_TEXT_PX * PT_PER_IN * fig_width_in / column_px
+
+
+def text_px(fig: Figure, column_px: float) -> list[tuple[str, float]]:
+    """``[(text, displayed size in CSS px)]`` for every visible, non-empty text of ``fig`` when it is
+    scaled to ``column_px`` (what tests/test_figures.py checks against :data:`MIN_TEXT_PX`)."""
+    from matplotlib.text import Text
+
+    scale = column_px / (PT_PER_IN * fig.get_figwidth())
+    return [(t.get_text(), t.get_fontsize() * scale) for t in fig.findobj(Text) if t.get_text().strip() and t.get_visible()]
+
+
+def enforce_min_font(fig: Figure, column_px: float) -> None:
+    """Raise every text of ``fig`` to at least :func:`min_font_pt` for that column (recipes set
+    sizes for the wide figure; the phone figure gets the same texts, legible)."""
+    from matplotlib.text import Text
+
+    least = min_font_pt(fig.get_figwidth(), column_px)
+    for t in fig.findobj(Text):
+        if t.get_fontsize() < least:
+            t.set_fontsize(least)
+
 
 @dataclass(frozen=True)
 class Theme:

@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from descent import params as P
-from descent.units import format_bytes, format_count, format_int, format_number, format_percent, format_si
+from descent.units import (
+    format_bytes,
+    format_count,
+    format_int,
+    format_number,
+    format_percent,
+    format_si,
+    format_time,
+)
 
 __all__ = ["KINDS", "QUANTITIES", "Quantity", "get", "quantity"]
 
@@ -38,7 +46,10 @@ KINDS = {
     "flop": "FLOP",
     "usd": "USD",
     "joules": "J",
-    "ratio": "x",
+    "flop_per_byte": "FLOP/byte",
+    "seconds": "s",
+    "ratio": "times",
+    "number": "",
 }
 
 #: The formatting parameters a page may add, by kind.
@@ -53,7 +64,10 @@ FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
     "flop": (P.SIG,),
     "usd": (P.SIG,),
     "joules": (P.SIG,),
+    "flop_per_byte": (P.SIG,),
+    "seconds": (P.SIG,),
     "ratio": (P.SIG,),
+    "number": (P.SIG,),
 }
 
 
@@ -124,9 +138,17 @@ class Quantity:
             return f"${format_number(x, sig, trim=False)}"
         if k == "joules":
             return format_si(x, "J", sig, trim=True)
+        if k == "flop":
+            return format_si(x, "FLOP", sig, trim=True)
+        if k == "flop_per_byte":
+            return f"{format_number(x, sig, trim=True)} FLOP/byte"
+        if k == "seconds":
+            return format_time(x, sig)
         if k == "ratio":
-            return f"{format_number(x, sig, trim=True)}x"
-        return format_si(x, KINDS[k], sig, trim=True)
+            return f"{format_number(x, sig, trim=True)} times"
+        if k == "number":
+            return format_number(x, sig, trim=True)
+        return format_si(x, "FLOP/s", sig, trim=True)
 
 
 #: Every quantity, by name.
@@ -288,14 +310,6 @@ def flops_per_decode_step(**kw: Any) -> float:
     return _sizing(**kw).flops_per_decode_step
 
 
-@quantity("peak_flops", "Dense peak", "flop_per_s", P.MODEL, P.ACCELERATOR, P.WEIGHTS)
-def peak_flops(model: str, accelerator: str, weights: str) -> float:
-    """The chip's dense peak in the precision the model's matmuls run in (descent.hardware)."""
-    from descent import hardware
-
-    return hardware.peak_flops(accelerator, hardware.compute_precision(model, accelerator, weights))
-
-
 @quantity("decode_compute_tokens_per_s_total", "Compute roof in total", "tokens_per_s", *_SIZING_PARAMS)
 def decode_compute_tokens_per_s_total(**kw: Any) -> float:
     """Dense peak FLOP/s / FLOPs per token: the most tokens/s over the batch the arithmetic allows."""
@@ -430,3 +444,121 @@ def input_output_ratio_at_max_batch(model: str, accelerator: str, weights: str, 
 
     b = max(1, economics.max_batch(model, accelerator, weights, kv, context))
     return economics.input_output_ratio(model, accelerator, weights, kv, context, b)
+# Part 4's quantities (roofline, tiles, attention traffic, parallelism) live in their own module;
+# importing it registers them here, before any page or widget reads QUANTITIES.
+from descent import quantities_part4  # noqa: E402,F401,I001
+# ---------------------------------------------------------------------------------------------
+# Part 3 (serving software): timing, the batching simulator, speculative decoding, the price of a
+# token. The arithmetic is descent.serving's.
+# ---------------------------------------------------------------------------------------------
+
+#: The simulator's slots: the most sequences one step decodes (an engine's max batch size).
+SLOTS = P.BATCH.but(label="Slots", default=32, max=4096,
+                    help="The most sequences one step may hold (a serving engine's max batch size).")
+_SERVER = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV)
+_TRACE = (P.POLICY, P.REQUESTS, P.ARRIVAL_RATE, P.PROMPT_MEAN, P.OUTPUT_MEAN, SLOTS, P.CHUNK, P.SEED)
+_SIMULATION = (*_SERVER, *_TRACE)
+
+
+@quantity("prefill_s", "Prefill (TTFT with no queue)", "seconds", *_SERVER, P.PROMPT_TOKENS)
+def prefill_s(model: str, accelerator: str, weights: str, kv: str, prompt_tokens: int) -> float:
+    """Time of the one step that reads a whole prompt: the larger of its FLOPs over the dense peak and its bytes over the bandwidth."""
+    from descent import serving
+
+    return serving.prefill(serving.server(model, accelerator, weights, kv), prompt_tokens).seconds
+
+
+@quantity("itl_s", "Time per output token", "seconds", *_SERVER, P.CONTEXT, P.BATCH)
+def itl_s(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int) -> float:
+    """Time of one decode step of the batch at this context: the inter-token latency each sequence sees (descent.serving)."""
+    from descent import serving
+
+    return serving.decode_step(serving.server(model, accelerator, weights, kv), batch, context).seconds
+
+
+@quantity("reasoning_wait_s", "Hidden thinking before the first visible token", "seconds",
+          *_SERVER, P.CONTEXT, P.BATCH, P.THINKING_TOKENS)
+def reasoning_wait_s(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int,
+                     thinking_tokens: int) -> float:
+    """Hidden thinking tokens x the time per output token: what a reasoning model adds before its first visible token."""
+    return thinking_tokens * itl_s(model=model, accelerator=accelerator, weights=weights, kv=kv,
+                                   context=context, batch=batch)
+
+
+def _metrics(ttft_target: float = P.TTFT_TARGET.default, itl_target: float = P.ITL_TARGET.default, **kw: Any) -> Any:
+    from descent import serving
+
+    return serving.metrics(serving.run(**kw), ttft_target, itl_target)
+
+
+def _simulated(name: str, label: str, kind: str, doc: str, *extra: P.Param) -> None:
+    def func(**kw: Any) -> float:
+        return getattr(_metrics(**kw), name)
+
+    func.__doc__ = doc
+    quantity(name, label, kind, *_SIMULATION, *extra)(func)
+
+
+_simulated("throughput_tokens_per_s", "Throughput", "tokens_per_s",
+           "Output tokens per second over the whole simulated trace (descent.serving.simulate).")
+_simulated("latency_p50_s", "Median latency", "seconds",
+           "Median time from a request's arrival to its last token, in the simulated trace.")
+_simulated("latency_p99_s", "99th-percentile latency", "seconds",
+           "99th percentile of the time from arrival to last token, in the simulated trace.")
+_simulated("ttft_p50_s", "Median TTFT", "seconds", "Median time to first token (queueing included), simulated.")
+_simulated("ttft_p99_s", "99th-percentile TTFT", "seconds", "99th percentile of the time to first token, simulated.")
+_simulated("itl_p50_s", "Median ITL", "seconds", "Median gap between two tokens of one reply, simulated.")
+_simulated("itl_p99_s", "99th-percentile ITL", "seconds", "99th percentile of the gaps between tokens, simulated.")
+_simulated("slot_utilization", "Slot use", "fraction",
+           "Share of slot time spent serving a request while the server runs (descent.serving.metrics).")
+_simulated("goodput_tokens_per_s", "Goodput", "tokens_per_s",
+           "Output tokens per second from requests that met both latency targets, simulated.",
+           P.TTFT_TARGET, P.ITL_TARGET)
+
+
+@quantity("expected_tokens", "Tokens per target pass", "number", P.ACCEPTANCE, P.DRAFT_LENGTH, P.DRAFT_COST)
+def expected_tokens(acceptance: float, draft_length: int, draft_cost: float) -> float:
+    """Expected tokens one target pass yields with speculative decoding, (1 - a^(k+1)) / (1 - a) (Leviathan et al. 2023, eq. 1)."""
+    from descent import serving
+
+    return serving.speculative(acceptance, draft_length, draft_cost).expected_tokens
+
+
+@quantity("speedup", "Speedup", "number", P.ACCEPTANCE, P.DRAFT_LENGTH, P.DRAFT_COST)
+def speedup(acceptance: float, draft_length: int, draft_cost: float) -> float:
+    """Speculative decoding's walltime speedup, E / (1 + k c) (Leviathan et al. 2023, theorem 3.8)."""
+    from descent import serving
+
+    return serving.speculative(acceptance, draft_length, draft_cost).speedup
+
+
+_STEADY = (*_SERVER, SLOTS, P.PROMPT_TOKENS, P.OUTPUT_TOKENS)
+
+
+@quantity("steady_tokens_per_s", "Output tokens/s at full load", "tokens_per_s", *_STEADY)
+def steady_tokens_per_s(model: str, accelerator: str, weights: str, kv: str, batch: int, prompt_tokens: int,
+                        output_tokens: int) -> float:
+    """Output tokens/s of one accelerator kept full: every prompt's prefill plus the batch's decode steps (descent.serving)."""
+    from descent import serving
+
+    return serving.steady_throughput(serving.server(model, accelerator, weights, kv), batch, prompt_tokens,
+                                     output_tokens)
+
+
+@quantity("cost_per_million_usd", "Self-hosted cost per million tokens", "usd", *_STEADY, P.GPU_PRICE, P.UTILIZATION)
+def cost_per_million_usd(gpu_price: float, utilization: float, **kw: Any) -> float:
+    """Dollars per million output tokens: GPU price per hour / (3600 x tokens/s at full load x utilization) x 1e6."""
+    from descent import serving
+
+    return serving.cost_per_million(gpu_price, steady_tokens_per_s(**kw), utilization)
+
+
+@quantity("break_even_utilization", "Break-even utilization", "fraction", *_STEADY, P.GPU_PRICE, P.API_PRICE)
+def break_even_utilization(gpu_price: float, api_price: float, **kw: Any) -> float:
+    """Utilization at which the accelerator costs what the API charges per million tokens (above 1: never)."""
+    from descent import serving
+
+    return serving.break_even_utilization(api_price, gpu_price, steady_tokens_per_s(**kw))
+
+
+from descent import quantities_part5  # noqa: E402,F401,I001

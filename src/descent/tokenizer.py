@@ -344,7 +344,6 @@ class Tokenizer:
 CHAT_ROLES = ("system", "user", "assistant")
 
 
-@functools.lru_cache(maxsize=1)
 def _hex_bytes(err: UnicodeDecodeError) -> tuple[str, int]:
     return "".join(f"<0x{b:02X}>" for b in err.object[err.start:err.end]), err.end
 
@@ -356,7 +355,8 @@ codecs.register_error(HEX_BYTES, _hex_bytes)
 
 @functools.lru_cache(maxsize=1)
 def smollm2() -> Tokenizer:
-    """SmolLM2-135M-Instruct's tokenizer, loaded once from the package data (about 0.5 s) and then shared."""
+    """SmolLM2-135M-Instruct's tokenizer, loaded once from the package data (about 0.5 s; every
+    later call returns the same object: the tokenizer widget calls it on each keystroke)."""
     raw = resources.files("descent").joinpath("data", DATA_FILE).read_bytes()
     data = json.loads(gzip.decompress(raw).decode("utf-8"))
     meta = {k: v for k, v in data.items() if k not in ("tokens", "merges")}

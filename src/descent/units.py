@@ -414,6 +414,8 @@ def parse_count(text: str) -> int:
     if not m:
         raise ValueError(f"count must be a whole number, optionally with k, M or B, got {text!r}")
     value = float(m.group(1).replace("_", "").replace(",", "")) * _COUNT_SUFFIX[m.group(2)]
+    if not math.isfinite(value):  # thousands of digits overflow a float
+        raise ValueError(f"count must be a whole number below 1e308, got {len(text):,} characters")
     if value != int(value):
         raise ValueError(f"count must be a whole number, got {text!r} = {value}")
     return int(value)

@@ -198,7 +198,7 @@ def _released_table() -> dict[str, ReleasedMap]:
         if unknown:
             raise ValueError(f"released.toml [{mid}]: unknown keys {sorted(unknown)}; allowed: default, note, "
                              f"source, {', '.join(GROUPS)}")
-        if not row.get("source"):
+        if not isinstance(row.get("source"), str) or not row["source"].strip():
             raise ValueError(f"released.toml [{mid}]: every row needs a non-empty source")
         out[mid] = ReleasedMap(mid, by_group, row.get("note", ""), row["source"])
     return out

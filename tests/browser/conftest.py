@@ -2,9 +2,11 @@
 
 * ``site_dir`` and ``server_port``: from tests/conftest.py, shared with the other tests (one
   ``mkdocs build --strict`` per session, or ``$DESCENT_SITE_DIR`` when set: nox builds the site first).
-* ``server``: ``python -m http.server`` on 127.0.0.1 and ``server_port`` (a site built by the
-  session names it in ``site_url`` so instant navigation works), serving ``site_dir``;
-  the fixture's value is the base URL (``http://127.0.0.1:PORT/``).
+* ``server``: ``python -m descent.site.serve`` (``http.server`` plus the site's header policies:
+  the widget worker's script carries the worker's Content-Security-Policy, as on a host that
+  sends headers) on 127.0.0.1 and ``server_port`` (a site built by the session names it in
+  ``site_url`` so instant navigation works), serving ``site_dir``; the fixture's value is the
+  base URL (``http://127.0.0.1:PORT/``).
 * ``browser``: Debian's chromium (``/usr/bin/chromium``; ``playwright install`` cannot download
   here) through ``playwright.sync_api``.
 * ``page``: a fresh context and page. Every request of the context (page and workers) is
@@ -65,8 +67,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
 
 
-#: Folders of docs/ that hold no pages (theme overrides, assets).
-NOT_PAGES = {"overrides", "assets"}
+#: Folders of docs/ that hold no pages (theme overrides, assets, snippets such as the glossary).
+NOT_PAGES = {"overrides", "assets", "includes"}
 
 
 def page_paths() -> list[str]:
@@ -103,7 +105,8 @@ def pytest_generate_tests(metafunc):
 def server(site_dir, server_port) -> Iterator[str]:
     port = server_port
     proc = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(site_dir)],
+        [sys.executable, "-m", "descent.site.serve", "--port", str(port), "--bind", "127.0.0.1",
+         "--directory", str(site_dir)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}/"
@@ -115,7 +118,7 @@ def server(site_dir, server_port) -> Iterator[str]:
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                pytest.fail(f"http.server on {base} did not start")
+                pytest.fail(f"descent.site.serve on {base} did not start")
             time.sleep(0.1)
     try:
         yield base

@@ -210,7 +210,7 @@ _SCHEME_JS = """() => {
       src: i.getAttribute('src'),
       shown: getComputedStyle(i).display !== 'none',
       loaded: i.complete && i.naturalWidth > 0,
-      light_shown: [...i.parentElement.querySelectorAll('img[src*="#only-light"]')]
+      light_shown: [...(i.closest('figure') || i.parentElement).querySelectorAll('img[src*="#only-light"]')]
         .some(l => getComputedStyle(l).display !== 'none'),
     })),
   };

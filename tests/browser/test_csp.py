@@ -8,25 +8,27 @@
 * In the browser, the suite's pages record every ``securitypolicyviolation`` event and CSP console
   message (conftest.py) and fail on any: test_all_pages.py (every page, widgets live, instant
   navigation) and test_offline_file.py (every page from ``file://``) are the wide checks.
-* Served with the same policy as an HTTP header on every response, the widget worker (which a
-  ``<meta>`` policy does not reach) gets it too: Pyodide starts and the widgets go live, so the
-  policy is all it needs (no ``blob:`` worker, no ``eval``); without ``'wasm-unsafe-eval'`` it
-  cannot compile its WebAssembly and the widget reports that it stayed static (negative control).
+* The page's policy has no ``'wasm-unsafe-eval'`` (the page compiles no WebAssembly) and has
+  ``form-action 'none'``.
+* Served by ``descent.site.serve`` (the site's header policies: the widget worker, which a
+  ``<meta>`` policy does not reach, gets ``csp.WORKER_DIRECTIVES`` on its script), Pyodide starts
+  and the widgets go live, so that policy is all the worker needs (no ``blob:`` worker, no
+  ``eval``); without ``'wasm-unsafe-eval'`` in it the worker cannot compile its WebAssembly and
+  the widget stays static (negative control). test_worker_policy.py shows what the worker is
+  refused.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import html.parser
-import http.server
 import threading
 from collections.abc import Iterator
 
 import pytest
 
-from descent.site import csp
+from descent.site import csp, serve
 
 LIVE_TIMEOUT_MS = 90_000
 #: A page with a widget (the runtime's demo; docs/contributing.md must keep it).
@@ -97,7 +99,9 @@ def test_every_page_has_a_policy_that_allows_exactly_its_inline_scripts(site_pag
     assert set(d) == {name for name, _ in csp.DIRECTIVES}
     script_src = d["script-src"]
     assert "'unsafe-inline'" not in script_src and "'unsafe-eval'" not in script_src
-    hashes = set(script_src[2:])
+    assert "'wasm-unsafe-eval'" not in script_src  # only the worker compiles WebAssembly
+    assert d["form-action"] == ["'none'"]
+    hashes = set(script_src[len(dict(csp.DIRECTIVES)["script-src"].split()):])
     assert p.inline, f"{site_page}: no inline script found (Material has some)"
     missing = [s[:80] for s in p.inline if _sha(s) not in hashes]
     assert not missing, f"{site_page}: inline scripts not allowed by hash: {missing}"
@@ -125,7 +129,7 @@ def test_inject_puts_the_policy_after_charset_and_hashes_only_executed_scripts()
     assert csp.inline_script_hashes(page) == [
         ALERT_HASH
     ]  # JSON data block and src script skipped, deduplicated
-    assert f"script-src 'self' 'wasm-unsafe-eval' {ALERT_HASH} " in out
+    assert f"script-src 'self' {ALERT_HASH} " in out
     assert csp.inject(out) == out  # idempotent: the old meta is replaced, not doubled
 
 
@@ -145,40 +149,19 @@ def test_iframe_worker_patch_is_exact_and_refuses_another_version(site_dir):
         csp.patch_iframe_worker("window.IFrameWorker=class{}")
 
 
-# --- the policy as an HTTP header (reaches the worker) -------------------------------------------
-
-
-def _serve_with_header(directory, policy: str) -> tuple[http.server.ThreadingHTTPServer, str]:
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def end_headers(self):
-            self.send_header("Content-Security-Policy", policy)
-            super().end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Handler, directory=str(directory))
-    )
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv, f"http://127.0.0.1:{srv.server_address[1]}/"
+# --- the header policies (reach the worker) ---------------------------------------------------
 
 
 @pytest.fixture
-def header_policy(site_dir) -> str:
-    p = _Head()
-    p.feed((site_dir / WIDGET_PAGE).read_text(encoding="utf-8"))
-    return p.policies[0]
-
-
-@pytest.fixture
-def serve_with(site_dir) -> Iterator:
+def serve_site(site_dir) -> Iterator:
+    """Start ``descent.site.serve`` on a free loopback port; returns the base URL."""
     servers = []
 
-    def start(policy: str) -> str:
-        srv, base = _serve_with_header(site_dir, policy)
+    def start() -> str:
+        srv = serve.make_server(str(site_dir), 0)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
         servers.append(srv)
-        return base
+        return f"http://127.0.0.1:{srv.server_address[1]}/"
 
     yield start
     for srv in servers:
@@ -186,8 +169,8 @@ def serve_with(site_dir) -> Iterator:
         srv.server_close()
 
 
-def test_widgets_go_live_with_the_policy_as_a_header_on_every_response(header_policy, serve_with, make_page):
-    base = serve_with(header_policy)
+def test_widgets_go_live_with_the_header_policies(serve_site, make_page):
+    base = serve_site()
     page = make_page()
     page.goto(base + WIDGET_PAGE)
     w = page.locator(".descent-widget[data-widget]").first
@@ -198,10 +181,12 @@ def test_widgets_go_live_with_the_policy_as_a_header_on_every_response(header_po
     # make_page's teardown fails the test on any CSP violation, in the page or the worker.
 
 
-def test_without_wasm_unsafe_eval_pyodide_cannot_start(header_policy, serve_with, make_page):
-    """Negative control: the header check above can fail. Drop 'wasm-unsafe-eval' and the worker
-    cannot compile Pyodide's WebAssembly (a CSP violation is recorded) and no widget goes live."""
-    base = serve_with(header_policy.replace(" 'wasm-unsafe-eval'", ""))
+def test_without_wasm_unsafe_eval_pyodide_cannot_start(serve_site, make_page, monkeypatch):
+    """Negative control: the worker's policy is in force. Drop 'wasm-unsafe-eval' from it and the
+    worker cannot compile Pyodide's WebAssembly (a CSP violation is recorded) and no widget goes live."""
+    worker = tuple((k, v.replace(" 'wasm-unsafe-eval'", "")) for k, v in csp.WORKER_DIRECTIVES)
+    monkeypatch.setattr(csp, "WORKER_DIRECTIVES", worker)  # the server thread reads it per request
+    base = serve_site()
     page = make_page()
     try:
         page.goto(base + WIDGET_PAGE)

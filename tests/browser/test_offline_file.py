@@ -51,6 +51,9 @@ def test_page_from_disk_is_complete_and_static(site_page, site_dir, make_page):
         assert all(word in status for word in STATIC_WORDS), f"{name}: status says {status!r}"
         out = w.locator(".descent-widget__output")
         assert out.inner_text().strip(), f"{name}: no pre-rendered result"
+        # Issue 13: every control is disabled from file:, so none can disagree with the results.
+        enabled = w.locator("input:enabled, select:enabled, textarea:enabled, button:enabled").count()
+        assert enabled == 0, f"{name}: {enabled} controls still enabled from file://"
     images = page.evaluate(
         """() => [...document.querySelectorAll('.md-content img')]
             .filter(i => getComputedStyle(i).display !== 'none')

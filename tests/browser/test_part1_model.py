@@ -6,6 +6,7 @@ plus screenshots of Part 1 in light, dark and phone width for a human to look at
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 from pathlib import Path
@@ -53,6 +54,37 @@ def test_attention_fan_changes_with_layer_and_head(page, site_dir, server):
     assert all(is_local(u) for u in page.descent_requests), [
         u for u in page.descent_requests if not is_local(u)
     ]
+
+
+def test_stack_sliders_offer_valid_values_and_errors_land_where_touched(page, site_dir, server):
+    # Issue 13: with 12 heads, 34 of 52 d_model slider positions showed "Query heads must divide
+    # d_model", under Query heads. Now every slider position is a valid stack, and a typed value
+    # that breaks the rule is reported under the box the reader typed in.
+    w = go_live(page, page_url(site_dir, server, PAGE), STACK)
+    d_range = w.locator('.descent-field[data-field="d_model"] input[type=range]')
+    d_num = w.locator('.descent-field[data-field="d_model"] input[type=number]')
+    allowed = run("stack_calculator", {})["allowed"]["d_model"]
+    for _ in range(3):  # three steps right: 768 -> 960 -> 1,152 -> 1,344 (multiples of 192)
+        d_range.press("ArrowRight")
+    expect(d_num).to_have_value(str(allowed[allowed.index(768) + 3]), timeout=RECOMPUTE_TIMEOUT_MS)
+    page.wait_for_selector(f'{STACK}[data-state="live"]', timeout=RECOMPUTE_TIMEOUT_MS)
+    assert int(d_num.input_value()) % 12 == 0
+    # Typing 1,000: the message is under d_model, about d_model, with the nearest allowed values.
+    d_num.fill("1000")
+    page.wait_for_selector(f'{STACK}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
+    err = w.locator('.descent-field[data-field="d_model"] .descent-field__error')
+    expect(err).to_have_text(re.compile(r"^d_model must be a multiple of the query heads \(12\).*Nearest allowed: 960 or 1,152\.$"))
+    assert w.locator('.descent-field[data-field="heads"] .descent-field__error').inner_text() == ""
+    # Back to a valid width; then the heads slider offers only divisors of it (that 12 KV heads divide).
+    d_num.fill("768")
+    page.wait_for_selector(f'{STACK}[data-state="live"]', timeout=RECOMPUTE_TIMEOUT_MS)
+    h_range = w.locator('.descent-field[data-field="heads"] input[type=range]')
+    assert json.loads(h_range.get_attribute("data-values")) == [12, 24, 48, 96, 192]
+    h_range.press("ArrowRight")
+    expect(w.locator('.descent-field[data-field="heads"] input[type=number]')).to_have_value("24")
+    page.wait_for_selector(f'{STACK}[data-state="live"]', timeout=RECOMPUTE_TIMEOUT_MS)
+    # The "Try this" list is there, from the declaration.
+    assert w.locator(".descent-widget__tries li").count() >= 3
 
 
 def test_router_changes_with_the_model(page, site_dir, server):

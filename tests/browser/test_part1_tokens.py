@@ -36,6 +36,16 @@ def test_tokenizer_live(page, site_dir, server):
     assert all(is_local(u) for u in page.descent_requests)
 
 
+def test_tokenizer_says_when_a_long_paste_is_cut(page, site_dir, server):
+    # Issue 13: a 20,000-character paste was cut to 2,000 by the text box without a word.
+    w = go_live(page, page_url(site_dir, server, PAGE), TOKENIZER, check_static=False)
+    w.locator("textarea").fill("word " * 4000)
+    expect(w.locator(".descent-note--warn")).to_contain_text(
+        "only the first 2,000 of its 20,000 characters are used", timeout=RECOMPUTE_TIMEOUT_MS
+    )
+    assert len(w.locator("textarea").input_value()) == 20_000  # the box kept the whole paste
+
+
 def test_sampling_live(page, site_dir, server):
     w = go_live(page, page_url(site_dir, server, PAGE), SAMPLING, check_static=False)
     logits = [c["logit"] for c in prompt_trace("story")["next"]]

@@ -188,12 +188,18 @@ def test_file_url_stays_static_with_message(page, site_dir):
     w = page.locator(WIDGET)
     expect(page.locator(f"{WIDGET} .descent-widget__status")).to_contain_text("Static copy")
     w.scroll_into_view_if_needed()
-    _set_number(page, "context", "4096")
+    # Issue 13: the controls are disabled, so none can show a value the results do not match, and
+    # one plain sentence (no backticks, no developer command) says how to make them live.
+    for c in w.locator("input, select, textarea").all():
+        expect(c).to_be_disabled()
     page.wait_for_timeout(500)
     assert w.get_attribute("data-state") == "static"
-    assert w.locator(".descent-widget__status").inner_text() == (
-        "Static copy: open this page from a web server (e.g. `nox -s serve`) to make the calculators live."
+    status = w.locator(".descent-widget__status").inner_text()
+    assert status == (
+        "Static copy: these results were computed when the site was built. Open the page from a web "
+        "address (the published site or a local web server) rather than from a file to change the inputs."
     )
+    assert "`" not in status and "nox" not in status
     assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
     assert not [u for u in page.descent_requests if "/pyodide/" in u or "worker.js" in u]
     assert page.descent_console_errors == []

@@ -16,7 +16,9 @@
 // against the manifest's SHA-256 whenever they are read. One thread unless the page is
 // cross-origin isolated (a static host without COOP/COEP headers gives no SharedArrayBuffer).
 // wllama runs llama.cpp in a worker of its own, made from a Blob inside this worker; the page's
-// Content-Security-Policy (worker-src 'self') only sees this worker.
+// Content-Security-Policy (worker-src 'self') only sees this worker. A host that sends headers gives
+// this file descent.site.csp.MODEL_WORKER_DIRECTIVES (blob: scripts and workers, WebAssembly, the
+// site's own files); without headers, the fetch guard below keeps it on the site.
 
 import { Wllama } from "../vendor/wllama/index.js";
 

@@ -5,10 +5,16 @@
 // to worker.js, which runs descent.widgets.run_json in Pyodide, and puts the returned HTML in the
 // output region. Root attribute data-state: static | loading | live | error.
 //
-// The worker starts lazily (first widget scrolled into view or touched, and not before the page's
-// load event and an idle moment), once per visit: with
+// The worker starts lazily, as soon as a widget is on screen or touched (one animation frame later,
+// so the page paints first; it no longer waits for the load event and an idle moment, which cost
+// over a second before the first live result), once per visit: with
 // Material's instant navigation this module stays loaded and document$ tells us about new pages.
-// Under file: nothing starts; the page keeps its precomputed values and says how to go live.
+// Under file: nothing starts; the page keeps its precomputed values, its controls are disabled (a
+// control that changes nothing would mislead) and one sentence says how to make them live.
+//
+// Constrained sliders (descent.widgets.Constraint) carry data-values: position i is that value.
+// Every result brings the allowed values for the current inputs ("allowed"), and every request
+// names the control the reader touched, so a broken rule is reported under that control.
 //
 // Live widgets (root attribute data-engine: trace | browser) can compute with the real model once the
 // reader has loaded it (llm.js, window.descentLLM): their inputs then go to Python with the engine's
@@ -29,7 +35,7 @@ const SCRIPT_URL =
 const WORKER_URL = new URL("worker.js", SCRIPT_URL);
 
 const MSG = {
-  file: "Static copy: open this page from a web server (e.g. `nox -s serve`) to make the calculators live.",
+  file: "Static copy: these results were computed when the site was built. Open the page from a web address (the published site or a local web server) rather than from a file to change the inputs.",
   loading: "Loading: starting Python in your browser (Pyodide, once per visit); the results shown are precomputed.",
   live: "Live: computed in your browser by the descent Python package.",
   liveModel: "Live: computed in your browser by the model (llama.cpp) and the descent Python package.",
@@ -55,16 +61,9 @@ function setState(st, state, message) {
 function ensureWorker() {
   if (workerState !== "idle") return;
   workerState = "loading";
-  afterLoad(startWorker);
-}
-
-// Pyodide's download and compile (~13 MB, seconds of CPU) wait for the page's load event and then
-// for an idle main thread (at most IDLE_WAIT_MS), so they do not compete with the first paint.
-const IDLE_WAIT_MS = 500;
-function afterLoad(fn) {
-  const idle = () => (window.requestIdleCallback ? requestIdleCallback(fn, { timeout: IDLE_WAIT_MS }) : setTimeout(fn, 0));
-  if (document.readyState === "complete") idle();
-  else window.addEventListener("load", idle, { once: true });
+  // Pyodide's download and compile run in the worker, off the main thread; starting them one frame
+  // after a widget comes on screen lets the page paint first without waiting for its load event.
+  requestAnimationFrame(() => setTimeout(startWorker, 0));
 }
 
 function startWorker() {
@@ -88,7 +87,15 @@ function fail(why) {
   if (worker) worker.terminate();
   worker = null;
   pending.clear();
-  for (const st of live()) if (st.active) setState(st, "static", MSG.failed(why));
+  for (const st of live()) if (st.active) freeze(st, MSG.failed(why));
+}
+
+// A widget that cannot recompute: its controls are disabled, so none can show a value the results
+// below do not match.
+function freeze(st, message) {
+  for (const c of st.form.querySelectorAll("input, select, textarea, button")) c.disabled = true;
+  for (const b of st.out.querySelectorAll("button[data-set]")) b.disabled = true;
+  setState(st, "static", message);
 }
 
 function live() {
@@ -105,6 +112,8 @@ function onWorkerMessage(event) {
   const msg = event.data || {};
   if (msg.type === "ready") {
     workerState = "ready";
+    // For nox -s bench (tools/bench.py): how long each start-up step took in the worker.
+    window.descentRuntime = { readyMs: msg.ms, timings: msg.timings || {} };
     for (const st of live()) if (st.active) send(st);
   } else if (msg.type === "failed") {
     fail(msg.message || "unknown error");
@@ -112,6 +121,7 @@ function onWorkerMessage(event) {
     const st = pending.get(msg.id);
     pending.delete(msg.id);
     if (!st || msg.id !== st.latest || !st.root.isConnected) return; // stale reply
+    if (msg.allowed) applyAllowed(st, msg.allowed);
     if (msg.ok && msg.need) askModel(st, msg.need);
     else if (msg.ok) showResult(st, msg.html, msg.engine);
     else showError(st, msg.field, msg.message);
@@ -182,6 +192,30 @@ function showError(st, field, message) {
   }
 }
 
+// A constrained slider steps through the allowed values only: its positions are 0..n-1 and
+// data-values holds the values. Python sends the new lists after every change.
+function applyAllowed(st, allowed) {
+  for (const [name, values] of Object.entries(allowed)) {
+    const f = st.form.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
+    const range = f && f.querySelector(".descent-field__range[data-values]");
+    if (!range || !Array.isArray(values)) continue;
+    const text = JSON.stringify(values);
+    if (range.dataset.values === text) continue;
+    range.dataset.values = text;
+    range.max = String(Math.max(values.length - 1, 0));
+    range.disabled = values.length < 2;
+    numberToSlider(f.querySelector(".descent-field__number"), range);
+  }
+}
+
+function sliderValues(range) {
+  try {
+    return JSON.parse(range.dataset.values);
+  } catch {
+    return null;
+  }
+}
+
 // Write a value into a field's control(s), as if the reader had typed or picked it.
 function setField(st, name, value) {
   const f = st.form.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
@@ -221,6 +255,7 @@ function onOutputClick(st, ev) {
     return;
   }
   for (const [name, value] of Object.entries(values)) setField(st, name, String(value));
+  st.touched = Object.keys(values)[0] || "";
   applyWhen(st);
   schedule(st);
 }
@@ -286,7 +321,7 @@ function post(st) {
   const id = nextId++;
   st.latest = id;
   pending.set(id, st);
-  const msg = { id, widget: st.name, inputs: st.inputs };
+  const msg = { id, widget: st.name, inputs: st.inputs, touched: st.touched || "" };
   if (modelReady(st)) msg.answers = st.answers;
   worker.postMessage(msg);
 }
@@ -347,7 +382,7 @@ function activate(st) {
   st.active = true;
   if (st.observer) st.observer.disconnect();
   if (workerState === "failed") {
-    setState(st, "static", MSG.failed(failReason));
+    freeze(st, MSG.failed(failReason));
     return;
   }
   ensureWorker();
@@ -364,6 +399,14 @@ function decimalsOf(step) {
 }
 
 function sliderToNumber(range, num) {
+  const values = range.dataset.values ? sliderValues(range) : null;
+  if (values && values.length) {
+    const v = values[Math.min(values.length - 1, Math.max(0, Math.round(Number(range.value))))];
+    num.value = String(v);
+    const unit = range.getAttribute("aria-valuetext")?.split(" ").slice(1).join(" ");
+    range.setAttribute("aria-valuetext", unit ? `${v} ${unit}` : String(v));
+    return;
+  }
   let v = Number(range.value);
   const min = Number(num.min), max = Number(num.max), step = Number(num.step);
   if (range.dataset.log) v = Number(Math.pow(10, v).toPrecision(3));
@@ -380,7 +423,17 @@ function sliderToNumber(range, num) {
 function numberToSlider(num, range) {
   const v = Number(num.value.replace(/[,_]/g, ""));
   if (num.value.trim() === "" || !Number.isFinite(v) || v < Number(num.min) || v > Number(num.max)) return;
-  if (range.dataset.log) {
+  const values = range.dataset.values ? sliderValues(range) : null;
+  if (values) {
+    // The nearest allowed position; a typed value that is not allowed gets its message from Python.
+    let best = 0;
+    values.forEach((x, i) => {
+      if (Math.abs(x - v) < Math.abs(values[best] - v)) best = i;
+    });
+    range.value = String(best);
+    const unit = range.getAttribute("aria-valuetext")?.split(" ").slice(1).join(" ");
+    range.setAttribute("aria-valuetext", unit ? `${num.value} ${unit}` : num.value);
+  } else if (range.dataset.log) {
     if (v <= 0) return;
     range.value = String(Math.log10(v));
     const unit = range.getAttribute("aria-valuetext")?.split(" ").slice(1).join(" ");
@@ -396,15 +449,22 @@ function bind(root) {
   const out = root.querySelector(".descent-widget__output");
   const status = root.querySelector(".descent-widget__status");
   if (!form || !out || !status) return;
-  const st = { root, form, out, status, name: root.dataset.widget, active: false, latest: 0, raf: 0, observer: null };
+  const st = { root, form, out, status, name: root.dataset.widget, active: false, latest: 0, raf: 0, observer: null, touched: "" };
   widgets.set(root, st);
   form.addEventListener("submit", (ev) => ev.preventDefault());
 
   applyWhen(st); // a browser may restore form values on reload: show the fields they call for
   if (isFile()) {
-    setState(st, "static", MSG.file);
+    freeze(st, MSG.file);
     return;
   }
+  // The control the reader changed last: a broken rule between inputs is reported under it.
+  const touch = (ev) => {
+    const f = ev.target.closest && ev.target.closest(".descent-field");
+    if (f) st.touched = f.dataset.field;
+  };
+  form.addEventListener("input", touch, true);
+  form.addEventListener("change", touch, true);
 
   for (const pair of form.querySelectorAll(".descent-field__pair")) {
     const range = pair.querySelector(".descent-field__range");
@@ -441,7 +501,7 @@ function bind(root) {
   } else {
     activate(st);
   }
-  if (workerState === "failed") setState(st, "static", MSG.failed(failReason));
+  if (workerState === "failed") freeze(st, MSG.failed(failReason));
 }
 
 function bindAll() {

@@ -1,23 +1,121 @@
 // descent widget worker (module Web Worker): runs the descent Python package in Pyodide.
 //
 // Protocol (postMessage):
-//   main -> worker  {id, widget, inputs, answers?}  inputs: {name: raw value (string | number | boolean)};
-//                   answers: what the in-browser model has computed for this widget (llm.js), absent
-//                   while the model is not loaded (descent.widgets.run: "live" widgets)
-//   worker -> main  {type: "ready", ms}      once Pyodide and the wheel are loaded
+//   main -> worker  {id, widget, inputs, touched, answers?}   inputs: {name: raw value (string | number | boolean)};
+//                                                   touched: the input the reader changed ("" if none);
+//                                                   answers: what the model in the browser has computed
+//                                                   for this widget (llm.js), absent while it is not
+//                                                   loaded (descent.widgets.run: "live" widgets)
+//   worker -> main  {type: "ready", ms, timings}   once Pyodide and the wheel are loaded (timings: ms
+//                                                   spent on each start-up step, for nox -s bench)
 //                   {type: "failed", message} when start-up failed (the page keeps its static values)
-//                   {type: "result", id, ok: true, html, engine?} | {type: "result", id, ok: true, need}
-//                   | {type: "result", id, ok: false, field, message}
+//                   {type: "result", id, ok: true, html, allowed, engine?} | {type: "result", id, ok: false, field, message, allowed}
+//                   | {type: "result", id, ok: true, need}: a live widget needs the model to compute `need` first
+//                   allowed: {slider name: [values it may step through now]} (constrained sliders only)
 //
 // Every URL is resolved relative to this module, so the site works under any base path, and
 // nothing is fetched from another origin: Pyodide's core and its memory snapshot are vendored in
 // ../pyodide/ and the wheel in ./wheels/ (all written by descent.site.runtime.on_post_build).
+//
+// The network guard below runs first, before Pyodide or any Python exists (this module has no
+// static import, so nothing is evaluated before it). A page's <meta> policy does not reach a worker,
+// and a host without headers (GitHub Pages) sends none (descent.site.csp): so the worker itself
+// refuses to reach beyond the site's own origin. fetch, XMLHttpRequest, WebSocket, EventSource,
+// WebTransport, importScripts, Cache.add/addAll and nested workers check their URL; setTimeout and
+// setInterval refuse a string (an eval). The wrappers cannot be reassigned. What a script cannot
+// wrap, only the header policy stops: a dynamic import() of another origin (a language form, not a
+// function), eval and new Function.
+
+(() => {
+  "use strict";
+  const origin = self.location.origin;
+  const refusal = (what, url) =>
+    `descent worker: ${what} ${url} refused: only this site's own files (${origin}) may be reached`;
+  const allowed = (url) => {
+    try {
+      return new URL(String(url), self.location.href).origin === origin;
+    } catch {
+      return false; // an unparseable URL is not the site's
+    }
+  };
+  const urlOf = (input) => (typeof Request !== "undefined" && input instanceof Request ? input.url : input);
+  const fix = (target, name, value) =>
+    Object.defineProperty(target, name, { value, writable: false, configurable: false, enumerable: false });
+
+  const realFetch = self.fetch;
+  fix(self, "fetch", function fetch(input, init) {
+    const url = urlOf(input);
+    if (!allowed(url)) return Promise.reject(new TypeError(refusal("fetch of", url)));
+    return realFetch.call(self, input, init);
+  });
+
+  if (self.XMLHttpRequest) {
+    const realOpen = self.XMLHttpRequest.prototype.open;
+    fix(self.XMLHttpRequest.prototype, "open", function open(method, url, ...rest) {
+      if (!allowed(url)) throw new DOMException(refusal("XMLHttpRequest to", url), "SecurityError");
+      return realOpen.call(this, method, url, ...rest);
+    });
+  }
+
+  // Constructors that open a connection (or start a script) from their first argument.
+  for (const name of ["WebSocket", "EventSource", "WebTransport"]) {
+    const Real = self[name];
+    if (typeof Real !== "function") continue;
+    fix(self, name, new Proxy(Real, {
+      construct(target, args, newTarget) {
+        if (!allowed(args[0])) throw new DOMException(refusal(`${name} to`, args[0]), "SecurityError");
+        return Reflect.construct(target, args, newTarget);
+      },
+    }));
+  }
+  // A nested worker would run without this guard: none is needed, so none may start.
+  for (const name of ["Worker", "SharedWorker"]) {
+    if (typeof self[name] !== "function") continue;
+    fix(self, name, new Proxy(self[name], {
+      construct(_target, args) {
+        throw new DOMException(refusal(`a nested ${name} from`, args[0]), "SecurityError");
+      },
+    }));
+  }
+
+  if (typeof self.importScripts === "function") {
+    const realImport = self.importScripts;
+    fix(self, "importScripts", function importScripts(...urls) {
+      for (const url of urls) {
+        if (!allowed(url)) throw new DOMException(refusal("importScripts of", url), "SecurityError");
+      }
+      return realImport.apply(self, urls); // a module worker's own importScripts then throws its TypeError
+    });
+  }
+
+  if (self.Cache) {
+    for (const method of ["add", "addAll"]) {
+      const real = self.Cache.prototype[method];
+      fix(self.Cache.prototype, method, function (requests) {
+        for (const r of method === "add" ? [requests] : Array.from(requests)) {
+          if (!allowed(urlOf(r))) return Promise.reject(new TypeError(refusal(`Cache.${method} of`, urlOf(r))));
+        }
+        return real.call(this, requests);
+      });
+    }
+  }
+
+  for (const name of ["setTimeout", "setInterval"]) {
+    const real = self[name];
+    fix(self, name, function (handler, ...rest) {
+      if (typeof handler !== "function") throw new TypeError(`descent worker: ${name} with a string (an eval) refused`);
+      return real.call(self, handler, ...rest);
+    });
+  }
+})();
 
 const PYODIDE_URL = new URL("../pyodide/", import.meta.url);
 const WHEELS_URL = new URL("wheels/", import.meta.url);
 
 let runJson = null;
+let widgetNames = [];
 const queue = [];
+const timings = {};
 
 // The manifest names the wheel (its hash in the query defeats stale caches).
 async function fetchWheel() {
@@ -35,39 +133,83 @@ async function fetchSnapshot() {
 
 async function start() {
   const t0 = performance.now();
-  // The wheel downloads while Pyodide boots (the boot is CPU-bound: wasm compile + interpreter start).
+  const lap = (name, since) => (timings[name] = Math.round(performance.now() - since));
+  // Everything the start-up downloads is requested at once: the wheel and the memory snapshot
+  // download while pyodide.mjs is imported and Pyodide compiles (the boot is CPU-bound).
   const wheel = fetchWheel();
   wheel.catch(() => {}); // reported by the await below, not as an unhandled rejection
+  const snapshot = fetchSnapshot();
+  snapshot.catch(() => {}); // a failed fetch is handled below, not an unhandled rejection
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
+  lap("import_pyodide_mjs", t0);
   const config = {
     indexURL: PYODIDE_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
     lockFileURL: new URL("pyodide-lock.json", PYODIDE_URL).href,
   };
   let pyodide;
+  let t = performance.now();
   try {
     // A booted interpreter's memory, saved at build time (descent.site.runtime.make_snapshot):
     // restoring it skips Python's start-up, about half of the time to the first result.
-    const snapshot = fetchSnapshot();
-    snapshot.catch(() => {}); // a failed fetch is handled below, not an unhandled rejection
     pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
+    lap("boot_from_snapshot", t);
   } catch (err) {
     console.warn(`descent: starting Pyodide from its snapshot failed (${err}); starting it afresh`);
+    t = performance.now();
     pyodide = await loadPyodide(config);
+    lap("boot_without_snapshot", t);
   }
+  t = performance.now();
   pyodide.unpackArchive(await wheel, "wheel");
+  lap("wheel", t);
+  t = performance.now();
   const mod = pyodide.pyimport("descent.widgets");
   runJson = mod.run_json;
+  widgetNames = JSON.parse(pyodide.runPython("import json, descent.widgets as w; json.dumps(w.names())"));
+  lap("import_descent", t);
   return performance.now() - t0;
 }
 
+// After the first results, every widget is run once with its defaults while the worker is idle,
+// so the data a widget loads on first use (the tokenizer, the recorded traces, the embeddings) is
+// in memory before the reader reaches it: a widget on the next page answers at once. One widget
+// per turn of the event loop, so a reader's request waits for at most one of them.
+// Warming starts after the first request is answered (the page's own widgets come first), or
+// WARM_AFTER_READY_MS after start-up if none comes.
+const WARM_AFTER_FIRST_MS = 300;
+const WARM_AFTER_READY_MS = 3000;
+let warmStarted = false;
+function startWarming(delay) {
+  if (warmStarted) return;
+  warmStarted = true;
+  setTimeout(warmNext, delay);
+}
+
+function warmNext() {
+  if (!widgetNames.length) return;
+  if (queue.length) {
+    setTimeout(warmNext, 50);
+    return;
+  }
+  const name = widgetNames.shift();
+  try {
+    runJson(name, "{}", "");
+  } catch {
+    // a widget that fails with its defaults reports it when the reader uses it
+  }
+  setTimeout(warmNext, 0);
+}
+
 function handle(msg) {
-  const { id, widget, inputs, answers } = msg;
+  const { id, widget, inputs, touched, answers } = msg;
   try {
     // Pyodide turns a JS null into JsNull, not None: leave the argument out when there are no answers.
-    const json = JSON.stringify(inputs ?? {});
-    const out = JSON.parse(answers === undefined ? runJson(widget, json) : runJson(widget, json, JSON.stringify(answers)));
+    const args = [widget, JSON.stringify(inputs ?? {}), String(touched ?? "")];
+    if (answers !== undefined) args.push(JSON.stringify(answers));
+    const out = JSON.parse(runJson(...args));
     self.postMessage({ type: "result", id, ...out });
+    startWarming(WARM_AFTER_FIRST_MS);
   } catch (err) {
     // A bug in a compute function (not bad input: that comes back ok:false from Python).
     self.postMessage({ type: "result", id, ok: false, field: null, message: `Internal error: ${String(err).split("\n").slice(-2).join(" ")}` });
@@ -81,8 +223,9 @@ self.onmessage = (event) => {
 
 start().then(
   (ms) => {
-    self.postMessage({ type: "ready", ms: Math.round(ms) });
+    self.postMessage({ type: "ready", ms: Math.round(ms), timings });
     while (queue.length) handle(queue.shift());
+    setTimeout(() => startWarming(0), WARM_AFTER_READY_MS);
   },
   (err) => {
     self.postMessage({ type: "failed", message: String(err && err.message ? err.message : err) });

@@ -30,6 +30,7 @@ from importlib import resources
 from typing import Any
 
 from descent.checks import is_int, is_real
+from descent.units import format_limit
 
 __all__ = [
     "Accelerator",
@@ -334,7 +335,7 @@ class Accelerator:
         kind: ``"gpu"``, ``"tpu"``, ``"asic"`` (Trainium), ``"soc"`` (Apple) or ``"sram"``
             (Groq LPU, Cerebras WSE-3: weights live in on-chip SRAM).
         memory_bytes: capacity of the main memory holding weights and KV cache, bytes (for SRAM
-            machines: the on-chip SRAM of one chip).
+            machines: the on-chip SRAM of one chip, the same number as ``on_chip_memory_bytes``).
         memory_marketed: the vendor's own label, e.g. ``"80 GB"``.
         memory_marketed_unit_is_gib: True when the vendor's "GB" is really GiB (H100's 80 GB of
             HBM3 is 80 GiB); the ``memory_bytes`` field already holds the true byte count.
@@ -349,7 +350,22 @@ class Accelerator:
         power_watts: board (or module/system) power, W.
         compute_units: SMs, CUs, cores: whatever the vendor counts (``compute_units_name``).
         compute_units_name: what ``compute_units`` counts (``"SM"``, ``"CU"``, ``"TensorCore"``...).
-        sram_bytes: on-chip SRAM (L2/L1/shared or the chip's SRAM), bytes.
+        l2_bytes: the GPU's L2 cache, whole chip, bytes: a hardware-managed cache every SM/CU
+            shares, between the SMs and HBM. None: not published, or the chip has none (TPUs,
+            Trainium and the SRAM machines manage their on-chip memory in software instead).
+        last_level_cache_bytes: a memory-side cache behind L2 (AMD's Infinity Cache), bytes, or
+            None where the chip has none.
+        on_chip_memory_bytes: software-managed on-chip SRAM that holds operands and results (not a
+            cache): Groq's and Cerebras's whole memory, Trainium's SBUF, a TPU's VMEM; bytes, or
+            None where not published or not applicable (GPUs: see ``shared_memory_per_unit_bytes``).
+        tensor_cores_per_unit: matrix-multiply units per compute unit (NVIDIA tensor cores per SM,
+            AMD matrix cores per CU), or None.
+        register_file_per_unit_bytes: register file of one SM/CU, bytes, or None.
+        shared_memory_per_unit_bytes: the most shared memory (NVIDIA) or LDS (AMD) one SM/CU
+            can give a kernel, bytes: the programmer-managed scratchpad tiles are loaded into.
+        shared_memory_bytes_per_clock: bytes one SM/CU's shared memory delivers per clock
+            (NVIDIA: 32 banks x 4 bytes), or None.
+        clock_hz: the boost clock the datasheet's peaks are given at, Hz, or None.
         scale_up_bandwidth: per-chip scale-up link bandwidth (NVLink, Infinity Fabric, ICI),
             bytes/s, both directions added, or None.
         scale_up_name: the link's name.
@@ -377,7 +393,6 @@ class Accelerator:
     power_watts: float
     compute_units: int
     compute_units_name: str
-    sram_bytes: int
     year: int
     fp8_flops: float | None = None
     fp4_flops: float | None = None
@@ -385,6 +400,14 @@ class Accelerator:
     scale_up_name: str = ""
     peak_16bit_format: str = "BF16"
     peak_dense_stated: bool = True
+    l2_bytes: int | None = None
+    last_level_cache_bytes: int | None = None
+    on_chip_memory_bytes: int | None = None
+    tensor_cores_per_unit: int | None = None
+    register_file_per_unit_bytes: int | None = None
+    shared_memory_per_unit_bytes: int | None = None
+    shared_memory_bytes_per_clock: int | None = None
+    clock_hz: float | None = None
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
@@ -418,6 +441,15 @@ class Accelerator:
         return "; ".join(parts)
 
 
+#: Fields that were renamed, with what to write instead (a row still using the old name is refused
+#: with this message rather than a bare "unknown field").
+RENAMED_FIELDS = {
+    "sram_bytes": "sram_bytes was split by what it holds: l2_bytes (a GPU's L2 cache), "
+    "last_level_cache_bytes (AMD's Infinity Cache) or on_chip_memory_bytes (software-managed SRAM: "
+    "Groq, Cerebras, Trainium's SBUF)",
+}
+
+
 ACCELERATOR_KINDS = ("gpu", "tpu", "asic", "soc", "sram")
 
 #: Accelerator kinds whose chips hold a catalog model only across many of them (weights in on-chip
@@ -427,6 +459,62 @@ SHARDED_KINDS = ("sram",)
 
 #: The 16-bit formats an accelerator's ``bf16_flops`` may be for.
 PEAK_16BIT_FORMATS = ("BF16", "FP16")
+
+#: Plausible ranges of the models' numeric fields, inclusive: ``field: (low, high, unit)``. A value
+#: outside is a typo in the row (an extra three zeros, a byte count in the wrong unit), reported
+#: as the row's problem before anything computes with it (a row with 10^12 layers made the build
+#: loop for ever). The high ends sit well above the largest published models (2025: 126 layers,
+#: D = 16,384, F = 53,248, V = 262,208, 10M tokens of context, about 1T parameters); a real model
+#: beyond one is a reason to widen it here, with its source. Fields not listed are only checked
+#: to be non-negative.
+PLAUSIBLE_MODEL: dict[str, tuple[float, float, str]] = {
+    "hidden_size": (1, 131_072, ""),
+    "num_layers": (1, 1_000, "layers"),
+    "num_heads": (1, 4_096, "heads"),
+    "num_kv_heads": (1, 4_096, "heads"),
+    "head_dim": (1, 4_096, ""),
+    "intermediate_size": (0, 1_048_576, ""),
+    "vocab_size": (1, 10_000_000, "tokens"),
+    "max_context": (1, 20_000_000, "tokens"),  # the same limit as descent.params.CONTEXT
+    "params_total_published": (1, 1e14, "parameters"),
+    "params_active_published": (1, 1e14, "parameters"),
+    "norms_per_layer": (0, 16, ""),
+    "moe.num_experts": (1, 100_000, "experts"),
+    "moe.experts_per_token": (1, 1_000, "experts"),
+    "moe.expert_intermediate_size": (1, 1_048_576, ""),
+    "moe.num_shared_experts": (0, 1_000, "experts"),
+    "moe.shared_expert_intermediate_size": (0, 1_048_576, ""),
+    "moe.first_dense_layers": (0, 1_000, "layers"),
+    "mla.q_lora_rank": (0, 1_048_576, ""),
+    "mla.kv_lora_rank": (1, 1_048_576, ""),
+    "mla.qk_rope_head_dim": (0, 4_096, ""),
+    "mla.qk_nope_head_dim": (0, 4_096, ""),
+    "mla.v_head_dim": (1, 4_096, ""),
+    "sliding.window": (1, 20_000_000, "tokens"),
+    "sliding.full_attention_every": (1, 1_000, "layers"),
+}
+#: Plausible ranges of the accelerators' numeric fields (see :data:`PLAUSIBLE_MODEL`); the high
+#: ends sit above the largest published parts (2025: 512 GiB of memory, Cerebras WSE-3's 21 PB/s
+#: and 125 PFLOP/s, 23 kW, 900,000 cores, 44 GB of SRAM).
+PLAUSIBLE_ACCELERATOR: dict[str, tuple[float, float, str]] = {
+    "memory_bytes": (1, 1e15, "bytes"),
+    "memory_bandwidth": (1, 1e18, "bytes/s"),
+    "bf16_flops": (1, 1e19, "FLOP/s"),
+    "fp8_flops": (1, 1e19, "FLOP/s"),
+    "fp4_flops": (1, 1e19, "FLOP/s"),
+    "power_watts": (1, 1e6, "W"),
+    "compute_units": (1, 10_000_000, ""),
+    "l2_bytes": (1, 1e13, "bytes"),
+    "last_level_cache_bytes": (1, 1e13, "bytes"),
+    "on_chip_memory_bytes": (1, 1e13, "bytes"),
+    "scale_up_bandwidth": (1, 1e16, "bytes/s"),
+    "year": (1990, 2100, ""),
+}
+#: Optional accelerator fields that, when given, must be positive (None means "not published").
+_OPTIONAL_POSITIVE = (
+    "l2_bytes", "last_level_cache_bytes", "on_chip_memory_bytes", "tensor_cores_per_unit",
+    "register_file_per_unit_bytes", "shared_memory_per_unit_bytes", "shared_memory_bytes_per_clock", "clock_hz",
+)
 
 
 def _source_of(sources: dict[str, str], name: str) -> str:
@@ -473,6 +561,9 @@ def _check_type(value: Any, annotation: str) -> bool:
 def _build(cls: type, row: dict[str, Any], where: str, file: str) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(row) - set(fields))
+    renamed = [u for u in unknown if u in RENAMED_FIELDS]
+    if renamed and cls is Accelerator:
+        raise CatalogError(f"{file}: {where}: field {renamed[0]!r} is gone: {RENAMED_FIELDS[renamed[0]]}")
     if unknown:
         raise CatalogError(
             f"{file}: {where}: unknown field {unknown[0]!r}; allowed: {', '.join(sorted(fields))}"
@@ -500,12 +591,46 @@ def _build(cls: type, row: dict[str, Any], where: str, file: str) -> Any:
     return cls(**kwargs)
 
 
+def _check_plausible(item: Any, ranges: dict[str, tuple[float, float, str]], where: str, table: str) -> None:
+    """Every numeric field named in ``ranges`` (dotted for nested tables) within its range."""
+    for name, (low, high, unit) in ranges.items():
+        value: Any = item
+        for part in name.split("."):
+            value = getattr(value, part, None)
+        if value is None or isinstance(value, bool) or not is_real(value):
+            continue
+        if not low <= value <= high:
+            raise CatalogError(
+                f"{where}: field {name!r} = {format_limit(value)} is outside its plausible range {format_limit(low)} to "
+                f"{format_limit(high)}{' ' + unit if unit else ''} (descent.catalog.{table}); fix the row, "
+                "or widen the range there with the source of a real value beyond it"
+            )
+
+
+def _check_sources(item: Any, where: str) -> None:
+    """``sources`` maps 'default' or a field name (dotted for nested ones) to non-empty text."""
+    if "default" not in item.sources:
+        raise CatalogError(f"{where}: field 'sources.default' is required (where the values come from)")
+    names = {f.name for f in dataclasses.fields(item)} - {"sources"}
+    for name, cls in _NESTED.items():
+        if name in names:
+            names |= {f"{name}.{f.name}" for f in dataclasses.fields(cls)}
+    for key, text in item.sources.items():
+        if key != "default" and key not in names:
+            raise CatalogError(f"{where}: field 'sources.{key}' names no field of the row; allowed: default, "
+                               "or a field name (dotted for a nested one, e.g. moe.num_experts)")
+        if not isinstance(text, str) or not text.strip():
+            raise CatalogError(f"{where}: field 'sources.{key}' must be non-empty text saying where the value "
+                               f"comes from (a URL, a datasheet, a worked derivation), got {text!r}")
+
+
 def _validate_model(m: Model, file: str) -> None:
     where = f"{file}: [{m.id}]"
     positive = ["hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "vocab_size", "max_context"]
     for name in positive:
         if getattr(m, name) <= 0:
             raise CatalogError(f"{where}: field {name!r} must be a positive integer, got {getattr(m, name)}")
+    _check_plausible(m, PLAUSIBLE_MODEL, where, "PLAUSIBLE_MODEL")
     if m.num_heads % m.num_kv_heads:
         raise CatalogError(
             f"{where}: field 'num_kv_heads' ({m.num_kv_heads}) must divide num_heads ({m.num_heads})"
@@ -534,8 +659,7 @@ def _validate_model(m: Model, file: str) -> None:
         for f in ("num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim", "conv_kernel"):
             if getattr(la, f) < 1:
                 raise CatalogError(f"{where}: field 'linear_attention.{f}' must be a positive integer, got {getattr(la, f)}")
-    if "default" not in m.sources:
-        raise CatalogError(f"{where}: field 'sources.default' is required (where the values come from)")
+    _check_sources(m, where)
 
 
 def _validate_accelerator(a: Accelerator, file: str) -> None:
@@ -549,8 +673,12 @@ def _validate_accelerator(a: Accelerator, file: str) -> None:
         raise CatalogError(
             f"{where}: field 'peak_16bit_format' must be one of {', '.join(PEAK_16BIT_FORMATS)}, got {a.peak_16bit_format!r}"
         )
-    if "default" not in a.sources:
-        raise CatalogError(f"{where}: field 'sources.default' is required (where the values come from)")
+    _check_plausible(a, PLAUSIBLE_ACCELERATOR, where, "PLAUSIBLE_ACCELERATOR")
+    _check_sources(a, where)
+    for name in _OPTIONAL_POSITIVE:
+        if getattr(a, name) is not None and not getattr(a, name) > 0:
+            raise CatalogError(f"{where}: field {name!r} must be positive, or left out when not published; "
+                               f"got {getattr(a, name)}")
 
 
 def _load(text: str, file: str, cls: type, validate) -> dict[str, Any]:
@@ -585,13 +713,13 @@ def _read(name: str) -> str:
 @cache
 def models() -> dict[str, Model]:
     """Every catalog model by id, in file order."""
-    return load_models(_read("models.toml"))
+    return load_models(_read("models.toml"), "descent/catalog/models.toml")
 
 
 @cache
 def accelerators() -> dict[str, Accelerator]:
     """Every catalog accelerator by id, in file order."""
-    return load_accelerators(_read("accelerators.toml"))
+    return load_accelerators(_read("accelerators.toml"), "descent/catalog/accelerators.toml")
 
 
 def model(model_id: str) -> Model:

@@ -9,21 +9,41 @@ must govern (a policy delivered by ``<meta>`` only applies to the elements after
 The policy (CSP Level 3, https://www.w3.org/TR/CSP3/):
 
 * ``default-src 'self'``: anything not named below comes from the site's own origin only.
-* ``script-src 'self' 'wasm-unsafe-eval' 'sha256-...'``: the site's own script files, the page's
-  own inline scripts by hash, and WebAssembly compilation, which Pyodide needs
-  (``WebAssembly.instantiate`` is blocked without ``'wasm-unsafe-eval'``; CSP3 section 6.1.14).
-  No ``'unsafe-eval'``: the vendored Pyodide and Material run without ``eval``/``new Function``
-  (tests/browser/test_csp.py records every violation while the widgets go live).
+* ``script-src 'self' 'sha256-...'``: the site's own script files and the page's own inline
+  scripts by hash. No ``'unsafe-eval'``: Material runs without ``eval``/``new Function``
+  (tests/browser/test_csp.py records every violation while the widgets go live). No
+  ``'wasm-unsafe-eval'`` either: the page compiles no WebAssembly; Pyodide runs in the widget
+  worker, whose own policy (:data:`WORKER_DIRECTIVES`) allows it.
 * ``worker-src 'self'``: the widget worker (``assets/descent/worker.js``) and Material's search
   worker are same-origin files; no ``blob:`` worker is made.
 * ``connect-src 'self'``: Pyodide's core, its lock file, the descent wheel, the search index.
 * ``img-src 'self' data:``, ``font-src 'self' data:``: figures, KaTeX fonts, Material's inline icons.
 * ``style-src 'self' 'unsafe-inline'``: widget bars size themselves with ``style="width:..%"``
   and Material sets inline styles from script.
-* ``object-src 'none'``, ``base-uri 'self'``.
+* ``object-src 'none'``, ``base-uri 'self'``, ``form-action 'none'`` (the widgets' forms are
+  never submitted: the browser computes in place; no other page has a form that sends anything).
 
 ``frame-ancestors``, ``report-uri`` and ``sandbox`` are ignored in a ``<meta>`` policy (CSP3
-section 3.3), so they are not used; a host that can send headers may add them there.
+section 3.3), so they are not used there.
+
+**The worker's policy.** A ``<meta>`` policy does not reach a Web Worker: a worker created from a
+URL gets the policy of its own script's HTTP response (CSP3 section 4.2.1, "initialize a global
+object's CSP list"), and with none it runs unrestricted. Hosts that send headers give
+``assets/descent/worker.js`` :data:`WORKER_DIRECTIVES` (:func:`header_policy`): its own files,
+Pyodide's WebAssembly, no string eval, no connection to another origin, no dynamic ``import()``
+from another origin. :mod:`descent.site.serve` (``nox -s serve``, the browser tests' server) sends
+it; :func:`headers_file` writes a ``_headers`` file into the built site for hosts that read one
+(Netlify, Cloudflare Pages). A host that sends no headers (GitHub Pages, a plain file server) still
+gets the worker's own guard (``worker.js``: fetch, XMLHttpRequest, WebSocket, EventSource,
+importScripts, nested workers and string timers refused beyond the site's origin), but not what
+only a policy can stop: ``eval``/``new Function`` and a dynamic ``import()`` of another origin.
+The model's worker (``assets/descent/llm-worker.js``, the real model in the reader's browser:
+:mod:`descent.site.wllama`) gets :data:`MODEL_WORKER_DIRECTIVES`: the engine (wllama) runs
+llama.cpp in a worker it makes from a Blob, whose script and thread workers are ``blob:`` URLs it
+creates itself; everything fetched is the site's. Without headers it guards its own ``fetch``.
+
+HTML pages get :data:`PAGE_HEADER_DIRECTIVES` as a header: only what a ``<meta>`` cannot carry
+(``frame-ancestors``) and restrictions that need no hash; scripts stay governed by the meta.
 """
 
 from __future__ import annotations
@@ -34,7 +54,15 @@ import re
 
 __all__ = [
     "DIRECTIVES",
+    "HEADERS_FILE",
     "IFRAME_WORKER_BOOT",
+    "MODEL_WORKER_DIRECTIVES",
+    "MODEL_WORKER_SCRIPTS",
+    "PAGE_HEADER_DIRECTIVES",
+    "WORKER_DIRECTIVES",
+    "WORKER_SCRIPTS",
+    "header_policy",
+    "headers_file",
     "inline_script_hashes",
     "policy",
     "inject",
@@ -46,7 +74,7 @@ __all__ = [
 #: The policy's fixed directives, in order; ``script-src`` gets the page's hashes appended.
 DIRECTIVES: tuple[tuple[str, str], ...] = (
     ("default-src", "'self'"),
-    ("script-src", "'self' 'wasm-unsafe-eval'"),
+    ("script-src", "'self'"),
     ("worker-src", "'self'"),
     ("connect-src", "'self'"),
     ("img-src", "'self' data:"),
@@ -54,7 +82,84 @@ DIRECTIVES: tuple[tuple[str, str], ...] = (
     ("font-src", "'self' data:"),
     ("object-src", "'none'"),
     ("base-uri", "'self'"),
+    ("form-action", "'none'"),
 )
+
+#: The widget worker's policy, sent as an HTTP header on its script (see the module docstring):
+#: Pyodide's core, lock file and wheel are same-origin files (``'self'``), it compiles WebAssembly
+#: (``'wasm-unsafe-eval'``, CSP3 section 6.1.14) and needs no string eval; it starts no worker.
+WORKER_DIRECTIVES: tuple[tuple[str, str], ...] = (
+    ("default-src", "'self'"),
+    ("script-src", "'self' 'wasm-unsafe-eval'"),
+    ("connect-src", "'self'"),
+    ("worker-src", "'none'"),
+)
+
+#: The model worker's policy (``assets/descent/llm-worker.js``): its own files and WebAssembly like
+#: the widget worker's, plus ``blob:`` scripts and workers, the only way wllama 3.8.1 starts its
+#: engine (``createWorker`` in its ``utils.ts`` makes the worker from a Blob of its code).
+MODEL_WORKER_DIRECTIVES: tuple[tuple[str, str], ...] = (
+    ("default-src", "'self'"),
+    ("script-src", "'self' 'wasm-unsafe-eval' blob:"),
+    ("connect-src", "'self'"),
+    ("worker-src", "blob:"),
+)
+#: The header policy of every other response (HTML pages): only directives that need no per-page
+#: hash, so it adds to the page's ``<meta>`` policy (both are enforced, CSP3 section 8.1) without
+#: loosening or contradicting it; ``frame-ancestors`` works only here.
+PAGE_HEADER_DIRECTIVES: tuple[tuple[str, str], ...] = (
+    ("object-src", "'none'"),
+    ("base-uri", "'self'"),
+    ("form-action", "'none'"),
+    ("frame-ancestors", "'self'"),
+)
+
+#: Site paths of the worker scripts that get :data:`WORKER_DIRECTIVES`.
+WORKER_SCRIPTS = ("assets/descent/worker.js",)
+
+#: Site paths of the model's worker scripts that get :data:`MODEL_WORKER_DIRECTIVES`.
+MODEL_WORKER_SCRIPTS = ("assets/descent/llm-worker.js",)
+#: The file :func:`headers_file` writes at the site's root (Netlify and Cloudflare Pages read it).
+HEADERS_FILE = "_headers"
+
+
+def _join(directives: tuple[tuple[str, str], ...]) -> str:
+    return "; ".join(f"{name} {value}" for name, value in directives)
+
+
+def header_policy(site_path: str) -> str:
+    """The ``Content-Security-Policy`` header value for the file at ``site_path`` (relative to the
+    site's root, e.g. ``"assets/descent/worker.js"``, ``"index.html"``): the worker's policy for a
+    worker script, :data:`PAGE_HEADER_DIRECTIVES` for anything else."""
+    path = site_path.split("?", 1)[0].split("#", 1)[0].lstrip("/")
+    if path in MODEL_WORKER_SCRIPTS:
+        return _join(MODEL_WORKER_DIRECTIVES)
+    return _join(WORKER_DIRECTIVES if path in WORKER_SCRIPTS else PAGE_HEADER_DIRECTIVES)
+
+
+def headers_file(base_path: str = "/") -> str:
+    """The ``_headers`` file for a site served under ``base_path`` (the path of ``site_url``).
+
+    Format of Netlify and Cloudflare Pages: a path pattern, then indented ``Name: value`` lines.
+    Every path gets the page header policy and ``X-Content-Type-Options: nosniff``; the worker
+    scripts get the worker policy too. Both rules match a worker script: Cloudflare Pages joins the
+    two values with a comma, which is two policies, both enforced (CSP3 section 8.1), and Netlify
+    serves the more specific rule's value; either way the worker is held to its own policy (the
+    page header's directives do not govern anything a worker does).
+    """
+    base = "/" + base_path.strip("/") + "/" if base_path.strip("/") else "/"
+    lines = [
+        "# Security headers for hosts that read a _headers file (Netlify, Cloudflare Pages).",
+        "# Written by descent.site.csp.headers_file: edit that, not this file.",
+        f"{base}*",
+        f"  Content-Security-Policy: {_join(PAGE_HEADER_DIRECTIVES)}",
+        "  X-Content-Type-Options: nosniff",
+    ]
+    for script in WORKER_SCRIPTS:
+        lines += [f"{base}{script}", f"  Content-Security-Policy: {_join(WORKER_DIRECTIVES)}"]
+    for script in MODEL_WORKER_SCRIPTS:
+        lines += [f"{base}{script}", f"  Content-Security-Policy: {_join(MODEL_WORKER_DIRECTIVES)}"]
+    return "\n".join(lines) + "\n"
 
 #: Under ``file:`` Material's offline plugin runs its search worker in an iframe through the
 #: vendored iframe-worker shim (npm ``iframe-worker`` 1.0.4, ``shim/index.js``). The shim writes an
@@ -131,7 +236,7 @@ def _sha256(text: str) -> str:
 
 
 def policy(html: str) -> str:
-    """The Content-Security-Policy string for one page (see the module docstring).
+    """The Content-Security-Policy string for one page's ``<meta>`` (see the module docstring).
 
     ``script-src`` lists the page's inline-script hashes, then the hash of :data:`IFRAME_WORKER_BOOT`.
     """

@@ -4,7 +4,18 @@ A recipe is ``figures/<id>.py`` defining:
 
 * ``ALT``: the alt text (what the figure shows, for a reader who cannot see it);
 * ``CAPTION``: the caption (Markdown-free text);
-* either ``draw(ax, theme)`` (draw on a ready Axes) or ``make(theme) -> Figure``.
+* either ``draw(ax, theme)`` (draw on a ready Axes) or ``make(theme) -> Figure``; a ``make`` that
+  takes ``width`` (inches) is called with the wide and the phone width and lays itself out for it;
+* optionally ``CACHE_KEY``: a string naming data the recipe reads from outside the package (a
+  measurement of the build machine), added to the drawn SVG's cache key.
+* optionally ``INPUTS() -> str``: a fingerprint of data the recipe reads from outside the package
+  (a measurement taken at build), added to the cache key so the figure is redrawn when it changes.
+
+Each figure is drawn twice per theme: wide (the recipe's size) and narrow, for phones
+(:data:`descent.plotting.NARROW_FIGSIZE`; a ``make`` without ``width`` is narrowed to that width).
+In both, every text is raised to the size that shows at least 11 px in the column it is shown in
+(:func:`descent.plotting.enforce_min_font`), and the page's ``<picture>`` picks the narrow one
+below :data:`descent.plotting.NARROW_BELOW_PX`.
 
 ``theme`` is a :class:`descent.plotting.Theme`. The numbers come from ``descent``; a recipe never
 types one in. Drawn SVGs are cached under ``.cache/descent/figures/`` keyed by a hash of the
@@ -17,7 +28,9 @@ from __future__ import annotations
 import hashlib
 import html
 import importlib.util
+import inspect
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -43,6 +56,8 @@ class Recipe:
     draw: Callable | None
     make: Callable | None
     source: str
+    cache_key: str = ""
+    inputs: Callable[[], str] | None = None
 
 
 def load_recipe(path: Path) -> Recipe:
@@ -63,7 +78,14 @@ def load_recipe(path: Path) -> Recipe:
             raise FigureError(f"{path}: {name} must be a non-empty string")
     if (draw is None) == (make is None):
         raise FigureError(f"{path}: define exactly one of draw(ax, theme) or make(theme) -> Figure")
-    return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"))
+    cache_key = getattr(mod, "CACHE_KEY", "")
+    if not isinstance(cache_key, str):
+        raise FigureError(f"{path}: CACHE_KEY must be a string")
+    inputs = getattr(mod, "INPUTS", None)
+    if inputs is not None and not callable(inputs):
+        raise FigureError(f"{path}: INPUTS must be a function returning a string")
+    return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"),
+                  cache_key, inputs)
 
 
 @cache
@@ -78,21 +100,112 @@ def package_fingerprint() -> str:
     return h.hexdigest()
 
 
-def render(recipe: Recipe, theme_name: str) -> bytes:
-    """Draw ``recipe`` in one theme and return deterministic SVG bytes."""
+def draw_figure(recipe: Recipe, theme_name: str, narrow: bool = False):
+    """Draw ``recipe`` in one theme, wide or narrow (call inside :func:`descent.plotting.style`),
+    with every text raised to the legible minimum for its column. Returns the matplotlib Figure."""
     from descent import plotting
 
     theme = plotting.THEMES[theme_name]
-    with plotting.style(theme):
+    width = plotting.NARROW_FIGSIZE[0] if narrow else plotting.FIGSIZE[0]
+    if recipe.make is not None:
+        if "width" in inspect.signature(recipe.make).parameters:
+            fig = recipe.make(theme, width=width)
+        else:
+            fig = recipe.make(theme)
+            if narrow:
+                fig.set_size_inches(width, fig.get_figheight())
+    else:
+        fig, ax = plotting.new_figure(theme, plotting.NARROW_FIGSIZE if narrow else plotting.FIGSIZE)
+        recipe.draw(ax, theme)
+    if narrow:
+        _fit_narrow(fig)
+    plotting.enforce_min_font(fig, plotting.NARROW_COLUMN_PX if narrow else plotting.WIDE_COLUMN_PX)
+    return fig
+
+
+#: On a phone figure, a legend with an entry longer than this (characters) takes one column.
+NARROW_LEGEND_CHARS = 22
+#: On a phone figure, a y tick label longer than this (characters) goes above its bar.
+NARROW_TICK_CHARS = 14
+#: There: the share of a bar's height it keeps, how far (in bar heights) it moves down to leave
+#: room for the name, and how much taller (inches) the figure gets per bar.
+NARROW_BAR_SHARE, NARROW_BAR_SHIFT, NARROW_ROW_EXTRA_IN = 0.5, 0.2, 0.12
+#: With names wrapped instead (grouped bars): inches per name (two lines of text), plus the axis.
+NARROW_WRAPPED_ROW_IN, NARROW_AXIS_IN = 0.32, 1.4
+
+
+def _fit_narrow(fig) -> None:
+    """Phone layout for any recipe: a legend inside the axes moves below the figure (on a narrow
+    figure it would cover the data) and axis labels, titles and annotations wrap instead of running
+    off the edge."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        fig.set_layout_engine("constrained")  # what makes room for a legend "outside" the axes
+    handles, labels, size = [], [], None
+    for ax in fig.axes:  # every axes' legend becomes one legend below the figure (same names once)
+        leg = ax.get_legend()
+        if leg is not None:
+            for h, t in zip(leg.legend_handles, leg.get_texts(), strict=False):
+                if t.get_text() not in labels:
+                    handles.append(h)
+                    labels.append(t.get_text())
+                    size = size or t.get_fontsize()
+            leg.remove()
+    if handles:
+        wide = any(len(lbl) > NARROW_LEGEND_CHARS for lbl in labels)
+        fig.legend(handles, labels, loc="outside lower center", ncols=1 if wide else 2, fontsize=size)
+    for ax in fig.axes:
+        for text in (ax.xaxis.label, ax.yaxis.label, ax.title, *ax.texts):
+            text.set_wrap(True)
+        labels = ax.get_yticklabels()
+        names = [t.get_text() for t in labels]
+        if any(len(n) > NARROW_TICK_CHARS and not n.startswith("$") for n in names):  # not a $10^{3}$ tick
+            _names_above_bars(fig, ax, labels)
+
+
+def _names_above_bars(fig, ax, labels) -> None:
+    """Long category names beside a horizontal bar chart would squeeze the bars to nothing on a
+    phone: thinner bars, each name on a line above its bar, a taller figure. Without bars the
+    names are wrapped onto more lines instead."""
+    from matplotlib.patches import Rectangle
+
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_x() == 0 and p.get_height() < 1]
+    if len(bars) != len(labels):  # no bars, or several per name (grouped): wrap the names instead
+        ax.set_yticks(ax.get_yticks(), [textwrap.fill(t.get_text(), NARROW_TICK_CHARS) for t in labels])
+        fig.set_figheight(max(fig.get_figheight(), len(labels) * NARROW_WRAPPED_ROW_IN + NARROW_AXIS_IN))
+        return
+    from matplotlib.text import Annotation
+
+    h = bars[0].get_height()
+    for b in bars:
+        centre = b.get_y() + b.get_height() / 2
+        b.set_height(b.get_height() * NARROW_BAR_SHARE)
+        b.set_y(centre - b.get_height() / 2 - h * NARROW_BAR_SHIFT)
+    for a in ax.texts:  # the values written beside the bars move down with them
+        if isinstance(a, Annotation) and a.xycoords == "data":
+            a.xy = (a.xy[0], a.xy[1] - h * NARROW_BAR_SHIFT)
+    top_gap = bars[0].get_height() / 2 - bars[0].get_height() / NARROW_BAR_SHARE * NARROW_BAR_SHIFT
+    for y, t in zip(ax.get_yticks(), labels, strict=False):
+        ax.annotate(t.get_text(), (0, y + top_gap), xycoords=("axes fraction", "data"), va="bottom",
+                    fontsize=t.get_fontsize(), color=t.get_color(), wrap=True)
+    ax.set_yticks(ax.get_yticks(), [""] * len(labels))
+    ax.tick_params(axis="y", length=0)
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(min(lo, hi), max(lo, hi) + 0.3)
+    fig.set_figheight(fig.get_figheight() + len(labels) * NARROW_ROW_EXTRA_IN)
+
+
+def render(recipe: Recipe, theme_name: str, narrow: bool = False) -> bytes:
+    """Draw ``recipe`` in one theme (wide, or ``narrow`` for phones) and return deterministic SVG bytes."""
+    from descent import plotting
+
+    with plotting.style(plotting.THEMES[theme_name]):
         try:
-            if recipe.make is not None:
-                fig = recipe.make(theme)
-            else:
-                fig, ax = plotting.new_figure(theme)
-                recipe.draw(ax, theme)
-            return plotting.svg_bytes(fig)
+            return plotting.svg_bytes(draw_figure(recipe, theme_name, narrow))
         except Exception as e:  # a recipe bug must name the recipe
-            raise FigureError(f"figures/{recipe.id}.py ({theme_name}): {type(e).__name__}: {e}") from e
+            raise FigureError(f"figures/{recipe.id}.py ({theme_name}{', narrow' if narrow else ''}): "
+                              f"{type(e).__name__}: {e}") from e
 
 
 class FigureBuilder:
@@ -104,6 +217,8 @@ class FigureBuilder:
     """
 
     THEMES = ("light", "dark")
+    #: The files drawn per figure: ``<id>-<key>.svg``.
+    KEYS = ("light", "dark", "light-narrow", "dark-narrow")
 
     def __init__(self, figures_dir: Path, cache_dir: Path | None = None):
         self.figures_dir = Path(figures_dir)
@@ -125,28 +240,34 @@ class FigureBuilder:
         from descent import plotting
 
         h = hashlib.sha256(recipe.source.encode())
+        h.update(recipe.cache_key.encode())
         h.update(Path(plotting.__file__).read_bytes())
         h.update(package_fingerprint().encode())
+        if recipe.inputs is not None:
+            h.update(recipe.inputs().encode())
         return h.hexdigest()[:20]
 
     def svgs(self, fig_id: str) -> dict[str, bytes]:
-        """``{"light": svg, "dark": svg}`` for a figure, drawn at most once per builder."""
+        """``{"light": svg, "dark": svg, "light-narrow": svg, "dark-narrow": svg}`` for a figure,
+        drawn at most once per builder."""
         if fig_id in self.drawn:
             return self.drawn[fig_id]
         recipe = self.recipe(fig_id)
         key = self._key(recipe)
         out = {}
-        for theme in self.THEMES:
-            cached = self.cache_dir / f"{fig_id}-{theme}-{key}.svg" if self.cache_dir else None
+        for variant in self.KEYS:
+            theme, narrow = variant.split("-")[0], variant.endswith("-narrow")
+            cached = self.cache_dir / f"{fig_id}-{variant}-{key}.svg" if self.cache_dir else None
             if cached is not None and cached.exists():
-                out[theme] = cached.read_bytes()
+                out[variant] = cached.read_bytes()
                 continue
-            out[theme] = render(recipe, theme)
+            out[variant] = render(recipe, theme, narrow)
             if cached is not None:
                 cached.parent.mkdir(parents=True, exist_ok=True)
-                for old in cached.parent.glob(f"{fig_id}-{theme}-*.svg"):
-                    old.unlink()
-                cached.write_bytes(out[theme])
+                for old in cached.parent.glob(f"{fig_id}-{variant}-*.svg"):
+                    if old.name[len(f"{fig_id}-{variant}-"):].count("-") == 0:  # not light-narrow's
+                        old.unlink()
+                cached.write_bytes(out[variant])
         self.drawn[fig_id] = out
         return out
 
@@ -162,16 +283,25 @@ class FigureBuilder:
         return written
 
 
-def figure_html(fig_id: str, alt: str, caption: str, prefix: str, width: int = 720, height: int = 400) -> str:
-    """The page HTML: one ``<figure>`` with a light and a dark ``<img>`` and a caption.
+def figure_html(fig_id: str, alt: str, caption: str, prefix: str, width: int = 720, height: int = 400,
+                narrow: tuple[int, int] | None = None) -> str:
+    """The page HTML: one ``<figure>`` with a light and a dark ``<picture>`` and a caption.
 
     ``prefix`` is the relative path from the page to the site root (``""``, ``"../"``...);
-    ``width`` and ``height`` (CSS px) reserve the space so the page does not jump as it loads.
+    ``width`` and ``height`` (CSS px) reserve the space so the page does not jump as it loads, and
+    ``narrow`` gives the phone version's size: below :data:`descent.plotting.NARROW_BELOW_PX` the
+    ``<picture>`` shows ``<id>-<theme>-narrow.svg``, whose labels stay legible on a phone.
     Material shows an image whose URL ends in ``#only-light`` / ``#only-dark`` only in that scheme.
     """
+    from descent.plotting import NARROW_BELOW_PX
+
     a, c = html.escape(alt, quote=True), html.escape(caption)
-    imgs = "".join(
-        f'<img src="{prefix}figures/{fig_id}-{t}.svg#only-{t}" alt="{a}" width="{width}" height="{height}">'
-        for t in FigureBuilder.THEMES
-    )
-    return f'\n\n<figure class="descent-figure" id="figure-{fig_id}">{imgs}<figcaption>{c}</figcaption></figure>\n\n'
+    pics = []
+    for t in FigureBuilder.THEMES:
+        src = ""
+        if narrow is not None:
+            src = (f'<source media="(max-width: {NARROW_BELOW_PX - 1}px)" srcset="{prefix}figures/{fig_id}-{t}-narrow.svg" '
+                   f'width="{narrow[0]}" height="{narrow[1]}">')
+        pics.append(f'<picture>{src}<img src="{prefix}figures/{fig_id}-{t}.svg#only-{t}" alt="{a}" '
+                    f'width="{width}" height="{height}"></picture>')
+    return f'\n\n<figure class="descent-figure" id="figure-{fig_id}">{"".join(pics)}<figcaption>{c}</figcaption></figure>\n\n'

@@ -3,7 +3,10 @@
 What each event does:
 
 * ``on_config``: finds the project root, ``node_modules`` and ``figures/``; sets up the KaTeX
-  renderer (one node process, kept across ``mkdocs serve`` rebuilds) and the figure builder.
+  renderer (one node process, kept across ``mkdocs serve`` rebuilds) and the figure builder. It
+  runs before the plugins' (priority 100): outside a git work tree (a copy of the files, a
+  tarball) it turns the git-revision-date-localized plugin off, and ``on_page_markdown`` dates
+  every page from ``SOURCE_DATE_EPOCH`` instead (:func:`page_dates_from_git`, :func:`fallback_date`).
 * ``on_files``: adds the vendored browser assets to the site as generated files: KaTeX's CSS and
   fonts (``assets/katex/``) and the iframe-worker shim (``assets/vendor/iframe-worker/shim.js``)
   that ``extra.polyfills`` points at for Material's offline plugin.
@@ -13,23 +16,34 @@ What each event does:
   script, stylesheet, image or frame would load from another origin; last, adds the page's
   Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
 * ``on_post_build``: writes the figures drawn for this build; patches the vendored iframe-worker
-  shim so offline search runs under the policy (:func:`descent.site.csp.patch_iframe_worker`); then calls
+  shim so offline search runs under the policy (:func:`descent.site.csp.patch_iframe_worker`);
+  writes ``_headers`` (the worker's header policy, :func:`descent.site.csp.headers_file`); then calls
   ``descent.site.runtime.on_post_build(config)`` (the Pyodide runtime) when that module exists, and
   ``descent.site.wllama.on_post_build(config)`` (the engine and the model file for the reader's browser).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
-from descent import formulas, widgets
-from descent.site import csp, katex, runtime, shortcodes, values, wllama
-from descent.site.figures import FigureBuilder, FigureError, figure_html
+from descent import catalog
+from descent.catalog import CatalogError
+
+try:  # the widgets and the page values read the catalog as they load: a bad row is one line
+    from descent import formulas, widgets
+    from descent.site import csp, glossary, katex, runtime, shortcodes, values, wllama
+    from descent.site.figures import FigureBuilder, FigureError, figure_html
+except CatalogError as e:
+    raise PluginError(f"the catalog: {e}") from None
 
 __all__ = ["on_config", "on_files", "on_page_markdown", "on_page_content", "on_post_page", "on_post_template",
            "on_post_build"]
@@ -45,6 +59,8 @@ class _State:
     node_modules: Path
     figures: FigureBuilder
     renderer: katex.Renderer
+    #: The "last updated" date (Material's page.meta key) for every page when git cannot say, or "".
+    fallback_date: str = ""
 
 
 _state = _State()
@@ -54,7 +70,52 @@ def _root(config: Any) -> Path:
     return Path(config.config_file_path).resolve().parent
 
 
+#: The plugin that dates each page from its last commit (mkdocs.yml ``plugins``).
+GIT_DATES_PLUGIN = "git-revision-date-localized"
+#: The page.meta key Material's template reads for "Last update" (partials/source-file.html).
+DATE_META = "git_revision_date_localized"
+
+
+def page_dates_from_git(root: Path) -> bool:
+    """True when ``root`` is inside a git work tree with at least one commit (the plugin can date
+    pages from their last commit); False for a copy without ``.git``, or without git installed."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=root, capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0
+
+
+def fallback_date(plugin: Any, environ: Any = os.environ) -> str:
+    """The date every page shows when git cannot date it: ``SOURCE_DATE_EPOCH`` (the build's fixed
+    date, so the output stays byte-reproducible), in the plugin's own format and markup; "" (no
+    date shown) when it is unset, rather than the clock's time.
+
+    Raises:
+        PluginError: ``SOURCE_DATE_EPOCH`` is not a whole number of seconds.
+    """
+    raw = environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not raw:
+        return ""
+    if not raw.isdigit():
+        raise PluginError(f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got {raw!r}")
+    from mkdocs_git_revision_date_localized_plugin.util import Util
+
+    cfg = plugin.config
+    util = Util(config=cfg, mkdocs_dir=str(_state.root))
+    formats = util.get_date_formats_for_timestamp(int(raw), locale=cfg.get("locale") or "en", add_spans=True)
+    return formats[cfg.get("type") or "date"]
+
+
+@event_priority(100)  # before the plugins: the git-dates plugin must be off before its own on_config
 def on_config(config: Any) -> Any:
+    try:  # every row, before any page computes with one
+        catalog.models()
+        catalog.accelerators()
+    except CatalogError as e:
+        raise PluginError(f"the catalog: {e}") from None
     root = _root(config)
     _state.root = root
     _state.node_modules = root / "node_modules"
@@ -63,9 +124,17 @@ def on_config(config: Any) -> Any:
         _renderers[_state.node_modules] = katex.Renderer(_state.node_modules)
     _state.renderer = _renderers[_state.node_modules]
     values.FIGURES_DIR[:] = [root / "figures"]
+    glossary.SOURCE[:] = [Path(config.docs_dir)]
     polyfills = config.extra.get("polyfills") or []
     if SHIM_PATH not in polyfills:
         raise PluginError(f"mkdocs.yml: extra.polyfills must list {SHIM_PATH!r} (the vendored iframe-worker shim)")
+    _state.fallback_date = ""
+    dates = config.plugins.get(GIT_DATES_PLUGIN)
+    if dates is not None and dates.config.get("enabled") and not page_dates_from_git(root):
+        dates.config["enabled"] = False
+        if not dates.config.get("locale"):
+            dates.config["locale"] = config.theme.get("language") or "en"
+        _state.fallback_date = fallback_date(dates)
     return config
 
 
@@ -99,6 +168,12 @@ _SVG_SIZE = re.compile(rb'<svg[^>]*?width="([\d.]+)pt"[^>]*?height="([\d.]+)pt"'
 PX_PER_PT = 96 / 72
 
 
+def _svg_px(svg: bytes) -> tuple[int, int]:
+    """An SVG's width and height in CSS px (matplotlib sizes it in pt)."""
+    m = _SVG_SIZE.search(svg)
+    return (round(float(m.group(1)) * PX_PER_PT), round(float(m.group(2)) * PX_PER_PT)) if m else (720, 400)
+
+
 def _figure_handler(page: Any):
     def handle(name: str, args: dict[str, str]) -> str:
         if args:
@@ -108,15 +183,19 @@ def _figure_handler(page: Any):
             svgs = _state.figures.svgs(name)
         except FigureError as e:
             raise ValueError(str(e)) from None
-        m = _SVG_SIZE.search(svgs["light"])
-        w, h = (round(float(m.group(1)) * PX_PER_PT), round(float(m.group(2)) * PX_PER_PT)) if m else (720, 400)
-        return figure_html(name, recipe.alt, recipe.caption, _prefix(page), w, h)
+        w, h = _svg_px(svgs["light"])
+        return figure_html(name, recipe.alt, recipe.caption, _prefix(page), w, h, narrow=_svg_px(svgs["light-narrow"]))
 
     return handle
 
 
 def formula_markdown(name: str, args: dict[str, str]) -> str:
-    """Display math for ``descent.formulas.FORMULAS[name]`` plus a 'where' line and its source."""
+    """Display math for ``descent.formulas.FORMULAS[name]``, then its symbols as prose and its source.
+
+    A formula with a textbook form (``Formula.compact``) shows that first and folds the sympy form
+    (the one checked against the code) under "Written out in full"; the others show the sympy form.
+    The "where" line reads as prose: "$L$, the number of layers; ...".
+    """
 
     legend = args.pop("legend", "yes")
     if args:
@@ -124,10 +203,15 @@ def formula_markdown(name: str, args: dict[str, str]) -> str:
     if legend not in ("yes", "no"):
         raise ValueError(f"legend={legend!r} is not allowed; legend must be one of yes, no")
     f = formulas.formula(name)
-    out = f"\n\n$$\n{f.latex()}\n$$\n\n"
+    out = f"\n\n$$\n{f.compact or f.latex()}\n$$\n\n"
     if legend == "yes":
-        where = "; ".join(f"${s.tex}$ {s.meaning} ({s.unit})" for s in f.symbols)
-        out += f"where {where}. {f.note} *Source: {f.source}.*\n{{: .descent-formula-where }}\n\n"
+        out += f"where {f.where()}. {f.note} *Source: {f.source_markdown()}.*\n{{: .descent-formula-where }}\n\n"
+    if f.compact:
+        full = f"$$\n{f.latex()}\n$$".replace("\n", "\n    ")
+        out += (
+            '??? info "Written out in full (the form the tests check against the code)"\n\n'
+            f"    {full}\n\n"
+        )
     return out
 
 
@@ -140,10 +224,24 @@ def widget_html(name: str, args: dict[str, str]) -> str:
     return f"\n\n{html}\n\n"
 
 
+def _first_line(markdown: str, page: Any) -> int:
+    """The line of the page's file where ``markdown`` starts: MkDocs has cut a YAML front matter."""
+    try:
+        source = page.file.content_string
+    except (OSError, UnicodeDecodeError):
+        return 1
+    body, src = markdown.rstrip("\n"), source.rstrip("\n")
+    if body and src.endswith(body):
+        return 1 + src[: len(src) - len(body)].count("\n")
+    return 1
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    if _state.fallback_date and DATE_META not in page.meta:
+        page.meta[DATE_META] = _state.fallback_date
     handlers = {"figure": _figure_handler(page), "formula": formula_markdown, "widget": widget_html}
     try:
-        return shortcodes.resolve(markdown, page.file.src_uri, handlers)
+        return shortcodes.resolve(markdown, page.file.src_uri, handlers, first_line=_first_line(markdown, page))
     except shortcodes.ShortcodeError as e:
         raise PluginError(str(e)) from None
 
@@ -225,6 +323,9 @@ def on_post_template(output_content: str, template_name: str, config: Any) -> st
 def on_post_build(config: Any) -> None:
     _state.figures.write(Path(config.site_dir))
     csp.patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
+    # Security headers for hosts that read a _headers file: the worker's policy lives there.
+    base = urlsplit(config.site_url or "/").path or "/"
+    (Path(config.site_dir) / csp.HEADERS_FILE).write_text(csp.headers_file(base), encoding="utf-8")
     runtime.on_post_build(config)
     try:
         wllama.on_post_build(config)

@@ -18,8 +18,12 @@ Values and tables are registered with decorators, each declaring its arguments (
     def model_field(model: str, field: str) -> str: ...
 
 Anything wrong -- an unknown kind or name, an unknown, missing, repeated or invalid argument --
-raises :class:`ShortcodeError` whose message names the page, quotes the shortcode, says what is
-wrong and lists what is allowed. The site hook turns it into a failed build.
+raises :class:`ShortcodeError` whose message names the page and the line (``part-3.md:42:``),
+quotes the shortcode, says what is wrong and lists what is allowed. The site hook turns it into a
+failed build. So does a *near miss*, which would otherwise vanish from the page silently (a comment
+is invisible): a mistyped prefix (``<!-- descnet:value ...``, ``<!-- Descent:table ...``, any
+``<!-- X:KIND`` with KIND one of :data:`KINDS`), ``descent`` without its colon, or a
+``descent:KIND`` outside a closed comment (``<!--`` or ``-->`` missing).
 
 Shortcodes inside fenced code blocks and inline code spans are left alone, so a page can show one.
 This module imports only the standard library; it is build-side only (``descent.site``).
@@ -60,6 +64,15 @@ _SHORTCODE = re.compile(r"<!--\s*descent:(?P<body>.*?)-->", re.DOTALL)
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[^\n]*\n.*?^(?P=indent)(?P=fence)[ \t]*$",
                     re.DOTALL | re.MULTILINE)
 _INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+#: Near misses (see the module docstring): each match outside code and outside a real shortcode
+#: fails the build.
+_KIND_WORDS = "|".join(KINDS)
+_NEAR_MISS = re.compile(
+    rf"<!-{{1,3}}\s*[\w.-]+:(?:{_KIND_WORDS})\b"  # <!-- X:KIND, any prefix X
+    r"|<!-{1,3}\s*descent\b"  # <!-- descent, with or without its colon
+    rf"|\bdescent:(?:{_KIND_WORDS})\b",  # descent:KIND outside a closed comment
+    re.IGNORECASE,
+)
 
 
 class ShortcodeError(ValueError):
@@ -218,6 +231,11 @@ def _protected_spans(markdown: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _line(markdown: str, pos: int, first_line: int) -> int:
+    """1-based line number in the page's file of character ``pos`` of ``markdown``."""
+    return first_line + markdown.count("\n", 0, pos)
+
+
 def _parse(text: str, body: str, page: str) -> tuple[str, str, dict[str, str]]:
     def fail(problem: str) -> ShortcodeError:
         return ShortcodeError(f"{page}: shortcode {text.strip()!r}: {problem}")
@@ -247,15 +265,31 @@ def _parse(text: str, body: str, page: str) -> tuple[str, str, dict[str, str]]:
     return kind, name, args
 
 
-def find_shortcodes(markdown: str, page: str = "<page>") -> list[Shortcode]:
-    """Every shortcode outside code, in order. Raises ShortcodeError on a malformed one."""
+def find_shortcodes(markdown: str, page: str = "<page>", first_line: int = 1) -> list[Shortcode]:
+    """Every shortcode outside code, in order.
+
+    ``first_line``: the line of the page's file where ``markdown`` starts (after front matter).
+
+    Raises:
+        ShortcodeError: a malformed shortcode or a near miss, naming ``page:line``.
+    """
     spans = _protected_spans(markdown)
     found = []
     for m in _SHORTCODE.finditer(markdown):
         if any(a <= m.start() < b for a, b in spans):
             continue
-        kind, name, args = _parse(m.group(0), m.group("body"), page)
+        where = f"{page}:{_line(markdown, m.start(), first_line)}"
+        kind, name, args = _parse(m.group(0), m.group("body"), where)
         found.append(Shortcode(m.start(), m.end(), m.group(0), kind, name, args))
+    real = spans + [(sc.start, sc.end) for sc in found]
+    for m in _NEAR_MISS.finditer(markdown):
+        if any(a <= m.start() < b for a, b in real):
+            continue
+        where = f"{page}:{_line(markdown, m.start(), first_line)}"
+        raise ShortcodeError(
+            f"{where}: {m.group(0)!r} looks like a shortcode but is not one (a mistyped prefix, a missing colon "
+            f"or an unclosed comment), so nothing would be computed there; write <!-- descent:KIND NAME key=value --> (KIND one of {', '.join(KINDS)}), closed by -->"
+        )
     return found
 
 
@@ -287,12 +321,15 @@ def _registered(kind: str) -> Handler:
     return handle
 
 
-def resolve(markdown: str, page: str = "<page>", handlers: dict[str, Handler] | None = None) -> str:
+def resolve(markdown: str, page: str = "<page>", handlers: dict[str, Handler] | None = None,
+            first_line: int = 1) -> str:
     """Replace every shortcode in ``markdown`` with its content.
 
     Args:
         markdown: the page source.
         page: the page's path, used in error messages (``"part-4-hardware.md"``).
+        first_line: the line of the page's file where ``markdown`` starts (1, or the line after
+            a YAML front matter block), so messages name the file's own line numbers.
         handlers: ``{kind: handler(name, raw_args) -> str}`` for ``figure``, ``formula`` and
             ``widget`` (the site hook supplies them); ``value`` and ``table`` use the registries.
             A handler raises ValueError (or KeyError) for a bad name or argument.
@@ -309,23 +346,25 @@ def resolve(markdown: str, page: str = "<page>", handlers: dict[str, Handler] | 
     last = 0
     token = _PAGE.set(page)
     try:
-        return _resolve(markdown, page, all_handlers, out, last)
+        return _resolve(markdown, page, all_handlers, out, last, first_line)
     finally:
         _PAGE.reset(token)
 
 
-def _resolve(markdown: str, page: str, all_handlers: dict[str, Handler], out: list[str], last: int) -> str:
-    for sc in find_shortcodes(markdown, page):
+def _resolve(markdown: str, page: str, all_handlers: dict[str, Handler], out: list[str], last: int,
+             first_line: int) -> str:
+    for sc in find_shortcodes(markdown, page, first_line):
+        where = f"{page}:{_line(markdown, sc.start, first_line)}"
         handler = all_handlers.get(sc.kind)
         if handler is None:
-            raise ShortcodeError(f"{page}: shortcode {sc.text.strip()!r}: {sc.kind} shortcodes are not available here")
+            raise ShortcodeError(f"{where}: shortcode {sc.text.strip()!r}: {sc.kind} shortcodes are not available here")
         try:
             replacement = handler(sc.name, sc.args)
         except ShortcodeError:
             raise
         except (ValueError, KeyError) as e:
             msg = e.args[0] if e.args else str(e)
-            raise ShortcodeError(f"{page}: shortcode {sc.text.strip()!r}: {msg}") from e
+            raise ShortcodeError(f"{where}: shortcode {sc.text.strip()!r}: {msg}") from e
         out.append(markdown[last:sc.start])
         # A multi-line replacement (a table) for a shortcode indented on its own line, e.g. inside
         # an admonition, keeps that indentation on every line so it stays inside the block.

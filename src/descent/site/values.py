@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import urllib.parse
 from typing import Any
 
-from descent import catalog, numerics, transformer
+from descent import catalog, memory, numerics, transformer
 from descent import params as P
 from descent import quantities as Q
 from descent.memory import Sizing, size
@@ -40,25 +41,66 @@ def fmt_num(x: float, sig: int = 3) -> str:
     return format_number(x, sig, trim=True)
 
 
-def _md_cell(x: Any) -> str:
-    return str(x).replace("|", "\\|").replace("\n", " ")
+#: Characters with a meaning in the site's Markdown (Python-Markdown: escapes, code, emphasis,
+#: links; tables: |; attr_list: {...}; arithmatex: $...$) or in HTML (<, &), written as numeric
+#: character references by :func:`md_text`. (No extension that reads ~ ^ = + : is enabled.)
+_MD_SPECIAL = re.compile(r"[\\`*_{}\[\]<>|$&]")
 
 
-def md_table(header: list[str], rows: list[list[Any]], align: str | None = None) -> str:
-    """A Markdown table, surrounded by blank lines. ``align``: one char per column, ``l`` or ``r``."""
+def md_text(text: Any) -> str:
+    """``text`` as literal Markdown: every character that Markdown, a table, an attribute list,
+    arithmatex or HTML would read as markup is a character reference (``<`` is ``&#60;``), so the
+    reader sees exactly the text. For text from the catalog (names, notes, sources), which is data,
+    never markup. Line breaks become spaces."""
+    return _MD_SPECIAL.sub(lambda m: f"&#{ord(m.group(0))};", " ".join(str(text).split("\n")))
+
+
+#: Backtick code spans inside a table cell (left as they are: a character reference there is literal).
+_CELL_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
+def _md_cell(x: Any, html: bool = False) -> str:
+    text = str(x).replace("|", "\\|").replace("\n", " ")
+    if html:
+        return text
+    # No raw HTML in a cell, whatever the cell's text came from: < and > outside code spans are
+    # written as references (the reader sees them; the browser never parses a tag).
+    out, last = [], 0
+    for m in _CELL_CODE.finditer(text):
+        out.append(text[last:m.start()].replace("<", "&lt;").replace(">", "&gt;"))
+        out.append(m.group(0))
+        last = m.end()
+    out.append(text[last:].replace("<", "&lt;").replace(">", "&gt;"))
+    return "".join(out)
+
+
+def md_table(header: list[str], rows: list[list[Any]], align: str | None = None, *, html: bool = False) -> str:
+    """A Markdown table, surrounded by blank lines. ``align``: one char per column, ``l`` or ``r``.
+
+    Cells are Markdown (links, code spans), but never raw HTML: ``<`` and ``>`` outside code spans
+    are escaped, unless ``html`` (for a table whose every cell is written by descent's own code).
+    Text from the catalog should still go through :func:`md_text`, which also neutralises Markdown.
+    """
     align = align or "l" * len(header)
     rule = ["---:" if a == "r" else "---" for a in align]
-    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |", "| " + " | ".join(rule) + " |"]
-    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    lines = ["| " + " | ".join(_md_cell(h, html) for h in header) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(_md_cell(c, html) for c in row) + " |" for row in rows]
     return "\n\n" + "\n".join(lines) + "\n\n"
 
 
-_URL = re.compile(r"https?://[^\s;,)\]]+[^\s;,)\].]")
+_URL = re.compile(r"https?://[^\s;,()\[\]<>\"'`\\|]+[^\s;,()\[\]<>\"'`\\|.]")
 
 
 def md_link_source(src: str) -> str:
-    """A source string as Markdown: every URL in it becomes a link, the rest stays text."""
-    return _URL.sub(lambda m: f"[{m.group(0).split('://', 1)[1]}]({m.group(0)})", src)
+    """A source string as Markdown: every URL in it becomes a link, the rest stays text (escaped
+    with :func:`md_text`: a source is data from the catalog)."""
+    out, last = [], 0
+    for m in _URL.finditer(src):
+        out.append(md_text(src[last:m.start()]))
+        out.append(f"[{md_text(m.group(0).split('://', 1)[1])}]({m.group(0)})")
+        last = m.end()
+    out.append(md_text(src[last:]))
+    return "".join(out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,19 +135,29 @@ def _accelerator_field_names() -> list[str]:
     return [f.name for f in dataclasses.fields(catalog.Accelerator) if f.name != "sources"]
 
 
-_ACC_BYTES = {"memory_bytes", "sram_bytes"}
+_ACC_BYTES = {"memory_bytes", "l2_bytes", "last_level_cache_bytes", "on_chip_memory_bytes",
+              "register_file_per_unit_bytes", "shared_memory_per_unit_bytes"}
 _ACC_RATES = {"memory_bandwidth": "B/s", "scale_up_bandwidth": "B/s", "bf16_flops": "FLOP/s",
-              "fp8_flops": "FLOP/s", "fp4_flops": "FLOP/s"}
+              "fp8_flops": "FLOP/s", "fp4_flops": "FLOP/s", "clock_hz": "Hz"}
+
+
+#: Accelerator fields whose None means "not published or not applicable" (the source says which).
+_ACC_INTERNALS = {"l2_bytes", "last_level_cache_bytes", "on_chip_memory_bytes", "tensor_cores_per_unit",
+                  "register_file_per_unit_bytes", "shared_memory_per_unit_bytes",
+                  "shared_memory_bytes_per_clock", "clock_hz"}
 
 
 def format_field(name: str, v: Any) -> str:
-    """A catalog field's value as text, with its unit (bytes fields in GB and GiB)."""
+    """A catalog field's value as text, with its unit (bytes fields in GB and GiB, on-chip ones in
+    MB and MiB)."""
     leaf = name.split(".")[-1]
     if v is None:
-        return "none"
+        return "not recorded" if leaf in _ACC_INTERNALS else "none"
     if isinstance(v, bool):
         return "yes" if v else "no"
     if leaf in _ACC_BYTES:
+        if v < 1e9:  # on-chip sizes read best in MB and MiB (or KB and KiB)
+            return f"{format_int(v)} bytes ({fmt_bytes(v, 'auto', 4)}, {fmt_bytes(v, 'auto-binary', 4)})"
         return f"{format_int(v)} bytes ({fmt_bytes(v, 'GB', 4)}, {fmt_bytes(v, 'GiB', 4)})"
     if leaf in _ACC_RATES:
         return format_si(v, _ACC_RATES[leaf], 4, trim=True)
@@ -121,7 +173,7 @@ def format_field(name: str, v: Any) -> str:
         return fmt_num(v, 4)
     if v == "":
         return "—"
-    return str(v)
+    return md_text(v)
 
 
 def _get(obj: Any, dotted: str) -> Any:
@@ -224,7 +276,7 @@ def models_table() -> str:
     rows = []
     for m in catalog.models().values():
         moe = f"{m.moe.experts_per_token} of {m.moe.num_experts}" if m.moe else "dense"
-        rows.append([f"[{m.name}]({link_to(MODELS_PAGE, m.id)})", m.num_layers, format_int(m.hidden_size), m.num_heads,
+        rows.append([f"[{md_text(m.name)}]({link_to(MODELS_PAGE, m.id)})", m.num_layers, format_int(m.hidden_size), m.num_heads,
                      m.num_kv_heads, m.head_dim, attention_kind(m), moe, format_int(m.max_context),
                      format_count(m.params_total_published, "auto", 4)])
     return md_table(["model", "L", "D", "H", "K", "d_head", "attention", "experts", "context", "published size"],
@@ -236,8 +288,15 @@ MODELS_PAGE = "reference/models.md"
 ACCELERATORS_PAGE = "reference/accelerators.md"
 
 
+def _source_cell(item: Any, name: str, v: Any) -> str:
+    # An optional internals field left out has no value to source (unless the row says why it is left out).
+    if v is None and name in _ACC_INTERNALS and name not in item.sources:
+        return "—"
+    return md_link_source(item.source_of(name))
+
+
 def _details(item: Any, fields: list[tuple[str, Any]]) -> str:
-    rows = [[f"`{n}`", format_field(n, v), md_link_source(item.source_of(n))] for n, v in fields]
+    rows = [[f"`{n}`", format_field(n, v), _source_cell(item, n, v)] for n, v in fields]
     return md_table(["field", "value", "source"], rows)
 
 
@@ -258,8 +317,8 @@ def model_details(model: str) -> str:
     items = catalog.models().values() if model == "all" else [catalog.model(model)]
     out = []
     for m in items:
-        out.append(f"\n\n### {m.name} {{#{m.id}}}\n\nCatalog id `{m.id}`, from "
-                   f"[{m.hf_repo}](https://huggingface.co/{m.hf_repo}).")
+        out.append(f"\n\n### {md_text(m.name)} {{#{m.id}}}\n\nCatalog id `{m.id}`, from "
+                   f"[{md_text(m.hf_repo)}](https://huggingface.co/{urllib.parse.quote(m.hf_repo, safe='/')}).")
         out.append(_details(m, [(n, v) for n, v in flat_fields(m) if n not in ("id", "name")]))
         out.append(_exact_counts(m))
     return "".join(out)
@@ -285,16 +344,16 @@ def memory_cell(a: catalog.Accelerator) -> str:
     """Memory as the vendor means it and in true bytes: "80 GiB HBM3 (85.9 GB)" when the vendor's
     "GB" is GiB (``memory_marketed_unit_is_gib``), else "44 GB SRAM"."""
     if a.memory_marketed_unit_is_gib:
-        return f"{fmt_bytes(a.memory_bytes, 'GiB', 4)} {a.memory_type} ({fmt_bytes(a.memory_bytes, 'GB', 4)})"
+        return f"{fmt_bytes(a.memory_bytes, 'GiB', 4)} {md_text(a.memory_type)} ({fmt_bytes(a.memory_bytes, 'GB', 4)})"
     unit = "GB" if a.memory_bytes >= BYTE_UNITS["GB"] else "MB"
-    return f"{fmt_bytes(a.memory_bytes, unit, 4)} {a.memory_type}"
+    return f"{fmt_bytes(a.memory_bytes, unit, 4)} {md_text(a.memory_type)}"
 
 
 def peak_16bit_cell(a: catalog.Accelerator) -> str:
     """``bf16_flops`` for a "16-bit dense" column (BF16 unless marked): the FLOP/s, then in brackets
     what a dense BF16 vendor peak would not need (FP16; not stated to be dense; estimate; derived)."""
     text = format_si(a.bf16_flops, "FLOP/s", 4, trim=True)
-    return f"{text} ({a.peak_16bit_caveat})" if a.peak_16bit_caveat else text
+    return f"{text} ({md_text(a.peak_16bit_caveat)})" if a.peak_16bit_caveat else text
 
 
 @table("accelerators")
@@ -305,8 +364,8 @@ def accelerators_table() -> str:
     for a in catalog.accelerators().values():
         fp8 = format_si(a.fp8_flops, "FLOP/s", 4, trim=True) if a.fp8_flops else "none"
         if a.fp8_flops and a.provenance("fp8_flops"):
-            fp8 += f" ({a.provenance('fp8_flops')})"
-        rows.append([f"[{a.name}]({link_to(ACCELERATORS_PAGE, a.id)})", a.kind, memory_cell(a),
+            fp8 += f" ({md_text(a.provenance('fp8_flops'))})"
+        rows.append([f"[{md_text(a.name)}]({link_to(ACCELERATORS_PAGE, a.id)})", md_text(a.kind), memory_cell(a),
                      format_si(a.memory_bandwidth, "B/s", 4, trim=True), peak_16bit_cell(a), fp8,
                      f"{fmt_num(a.power_watts, 4)} W", str(a.year)])
     return md_table(["accelerator", "kind", "memory", "bandwidth", "16-bit dense", "FP8 dense",
@@ -319,7 +378,7 @@ def accelerator_details(accelerator: str) -> str:
     items = catalog.accelerators().values() if accelerator == "all" else [catalog.accelerator(accelerator)]
     out = []
     for a in items:
-        out.append(f"\n\n### {a.name} {{#{a.id}}}\n\nCatalog id `{a.id}`.")
+        out.append(f"\n\n### {md_text(a.name)} {{#{a.id}}}\n\nCatalog id `{a.id}`.")
         out.append(_details(a, [(n, getattr(a, n)) for n in _accelerator_field_names() if n not in ("id", "name")]))
     return "".join(out)
 
@@ -330,33 +389,19 @@ def kv_bytes_per_token_table(kv: str, unit: str) -> str:
     rows = []
     for m in catalog.models().values():
         n = transformer.kv_elements_per_token(m)
-        rows.append([m.name, attention_kind(m), format_int(n),
+        rows.append([md_text(m.name), attention_kind(m), format_int(n),
                      fmt_bytes(n * numerics.kv_precision(kv).bytes_per_weight, unit)])
     return md_table(["model", "attention", "elements per token", f"bytes per token ({kv})"], rows, "llrr")
 
 
 def split_field(rows: list[Sizing]) -> tuple[list[Sizing], list[Sizing]]:
-    """(rows a one-chip comparison shows, rows it leaves out): the second are the machines that are
-    not ``Accelerator.single_chip_comparable`` (weights in on-chip SRAM, a model spread over many
-    chips), for which a one-chip ceiling "if it fit" is no serving speed. Order is kept."""
-    shown = [s for s in rows if catalog.accelerator(s.accelerator).single_chip_comparable]
-    left = [s for s in rows if not catalog.accelerator(s.accelerator).single_chip_comparable]
-    return shown, left
+    """(rows a one-chip comparison shows, rows it leaves out): :func:`descent.memory.split_field`."""
+    return memory.split_field(rows)
 
 
 def sharded_sentence(left: list[Sizing]) -> str:
-    """One sentence naming the left-out machines, each with its memory per chip and the fewest such
-    chips whose memory holds the model (``Sizing.accelerators_needed``), or "" when none."""
-    if not left:
-        return ""
-    parts = []
-    for s in left:
-        a = catalog.accelerator(s.accelerator)
-        unit = "GB" if a.memory_bytes >= 10**9 else "MB"
-        parts.append(f"{a.name.split(' (')[0]} ({fmt_bytes(a.memory_bytes, unit, 4)} per chip: at least "
-                     f"{format_int(s.accelerators_needed)} {'chip' if s.accelerators_needed == 1 else 'chips'})")
-    return ("Not in the comparison: " + " and ".join(parts) + ". These machines keep the weights in "
-            "on-chip memory and serve a model spread over many chips, so a one-chip speed would mean nothing.")
+    """:func:`descent.memory.sharded_sentence` as Markdown text (catalog names escaped)."""
+    return md_text(memory.sharded_sentence(left))
 
 
 @table("decode_ceilings", P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
@@ -367,7 +412,7 @@ def decode_ceilings_table(model: str, weights: str, kv: str, context: int, batch
     shown, left = split_field([size(model, a.id, weights, kv, context, batch) for a in catalog.accelerators().values()])
     for s_ in shown:
         a = catalog.accelerator(s_.accelerator)
-        row = [a.name, fmt_bytes(a.memory_bytes, "GB"), format_si(a.memory_bandwidth, "B/s", 3, trim=True),
+        row = [md_text(a.name), fmt_bytes(a.memory_bytes, "GB"), format_si(a.memory_bandwidth, "B/s", 3, trim=True),
                fmt_bytes(s_.bytes_per_decode_step, "GB"), fmt_num(s_.decode_tokens_per_s), "yes" if s_.fits else "no"]
         rows.append((s_.decode_tokens_per_s, row))
     rows.sort(key=lambda r: -r[0])
@@ -387,7 +432,7 @@ def shortcodes_table() -> str:
     for kind, names in (("formula", _formula_names()), ("figure", figure_ids()), ("widget", _widget_names())):
         for name in names:
             rows.append([kind, f"`{name}`", _describe_other(kind, name), "none" if kind != "widget" else "see the widget"])
-    return md_table(["kind", "name", "what it gives", "arguments (name=default)"], rows)
+    return md_table(["kind", "name", "what it gives", "arguments (name=default)"], rows, html=True)  # <br>: ours
 
 
 # Filled in by the site hook (on_config) with the project's figures/ folder.
@@ -424,5 +469,8 @@ from descent.site import (  # noqa: E402,F401,I001
     values_engine,
     values_part01,
     values_part1,
+    values_part2,
+    values_part3,
+    values_part4,
     values_part5,
 )

@@ -21,7 +21,7 @@ from descent import catalog, numerics, tokenizer, transformer
 from descent import params as P
 from descent.recorded import PROMPT, prompt_trace, trace_data
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, md_table
+from descent.site.values import fmt_bytes, md_table, md_text
 from descent.units import format_int, format_percent, visible_whitespace
 
 __all__ = [
@@ -155,7 +155,7 @@ def context_windows(kv: str) -> str:
     """Every catalog model's longest context (tokens) and one sequence's KV cache filled to it."""
     rows = []
     for m in catalog.models().values():
-        rows.append([m.name, format_int(m.max_context), fmt_bytes(_kv_bytes(m.id, m.max_context, kv), "GiB")])
+        rows.append([md_text(m.name), format_int(m.max_context), fmt_bytes(_kv_bytes(m.id, m.max_context, kv), "GiB")])
     label = numerics.kv_precision(kv).label
     return md_table(
         ["model", "longest context (tokens)", f"KV cache at that length, one sequence ({label})"], rows, "lrr"
@@ -170,4 +170,4 @@ def kv_growth(model: str, kv: str) -> str:
         [format_int(t), fmt_bytes(_kv_bytes(model, t, kv), "GiB")] for t in GROWTH_CONTEXTS if t <= m.max_context
     ]
     label = numerics.kv_precision(kv).label
-    return md_table(["context (tokens)", f"{m.name} KV cache, one sequence ({label})"], rows, "rr")
+    return md_table(["context (tokens)", f"{md_text(m.name)} KV cache, one sequence ({label})"], rows, "rr")

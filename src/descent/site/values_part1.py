@@ -18,7 +18,7 @@ from descent import catalog, numerics, transformer
 from descent import params as P
 from descent.recorded import embedding_data
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, fmt_num, md_table
+from descent.site.values import fmt_bytes, fmt_num, md_table, md_text
 from descent.units import format_count, format_int, format_number, format_percent
 
 __all__ = ["embedding_fact", "gqa_savings", "part1_stacks", "softmax_saturation", "stack_count"]
@@ -126,7 +126,7 @@ def part1_stacks() -> str:
         layers_w = p.attention + p.dense_ffn + p.experts + p.shared_experts + p.router
         rows.append(
             [
-                m.name,
+                md_text(m.name),
                 m.num_layers,
                 format_int(m.hidden_size),
                 m.num_heads,
@@ -173,7 +173,7 @@ def gqa_savings(kv: str) -> str:
         kind = "MHA" if m.num_kv_heads == m.num_heads else ("MQA" if m.num_kv_heads == 1 else "GQA")
         rows.append(
             [
-                m.name,
+                md_text(m.name),
                 m.num_heads,
                 m.num_kv_heads,
                 kind,

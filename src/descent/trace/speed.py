@@ -7,7 +7,7 @@ NumPy forward pass (:func:`descent.trace.forward.forward`, float32 weights dequa
 GGUF, one BLAS thread): the same tokens, another engine and another machine.
 
 Timings are the fastest of :data:`REPEATS` runs (other jobs on a shared machine only slow a run
-down) and carry where and when they were taken (:func:`machine`). :func:`build_speed` caches the
+down) and carry where and when they were taken (:func:`descent.trace.measure.machine`, Part 3's). :func:`build_speed` caches the
 result in ``cache_dir()/speed/`` under a key of the GGUF's SHA-256 and :data:`SPEED_VERSION`, so
 later builds read a file; bump the version when the measuring code changes.
 """
@@ -18,7 +18,6 @@ import datetime
 import hashlib
 import json
 import os
-import platform
 import tempfile
 import time
 
@@ -28,27 +27,14 @@ from descent import engine, tokenizer
 from descent.trace.blas import use_one_thread
 from descent.trace.forward import KVCache, forward
 from descent.trace.gguf_reader import cache_dir, load_model
+from descent.trace.measure import machine
 
-__all__ = ["REPEATS", "SPEED_VERSION", "build_speed", "machine", "measure"]
+__all__ = ["REPEATS", "SPEED_VERSION", "build_speed", "measure"]
 
 #: Bump when what is measured, or how, changes: cached measurements are then taken again.
 SPEED_VERSION = 1
 #: Runs of each measurement; the fastest is kept.
 REPEATS = 3
-
-
-def machine() -> dict:
-    """Where a measurement runs: CPU model, logical cores, OS, load average, Python and NumPy versions."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return {"cpu": cpu, "cores": os.cpu_count(), "system": f"{platform.system()} {platform.machine()}",
-            "load_average": None if load is None else round(load, 2), "python": platform.python_version(),
-            "numpy": np.__version__, "blas_threads": 1}
 
 
 def measure() -> dict:

@@ -28,6 +28,14 @@ Every input is a parameter declared once in :mod:`descent.params` (type, unit, r
 label, help, validation), or narrowed from one with ``Param.but``; the Input only picks the
 control. An input only one widget has is declared next to it with ``P.declare(P.Param(...))``.
 
+Inputs that constrain each other (the query heads must divide d_model) are declared once as a
+:class:`Constraint` on the widget. The runtime then (1) steps every slider taking part through the
+values the other inputs allow, recomputed after each change (``allowed`` in :func:`run`'s result),
+and (2) puts a broken rule's message under the control the reader touched (``touched``), in words
+about that control, with the nearest allowed values.
+
+Every widget declares ``tries``: what to try and what to notice, shown as a short list under it.
+
 **The model in the reader's browser.** A widget declared with ``live=True`` shows the real model's
 numbers and can take them from the engine the reader may load in the browser
 (:mod:`descent.engine`). Its compute function receives one more keyword, ``live``: ``None`` while
@@ -57,15 +65,19 @@ from typing import Any
 
 from descent import catalog, engine
 from descent.params import Param, ParamError
+from descent.units import format_int
 from descent.widgets import views as _views
 
 __all__ = [
+    "Constraint",
     "FieldError",
     "Input",
     "KINDS",
     "REGISTRY",
     "STATIC_STATUS",
     "STATIC_STATUS_ARGS",
+    "allowed_values",
+    "check_constraints",
     "Widget",
     "coerce",
     "get",
@@ -73,6 +85,7 @@ __all__ = [
     "names",
     "render_form",
     "render_static",
+    "render_tries",
     "run",
     "run_json",
     "widget",
@@ -96,6 +109,13 @@ STATIC_STATUS_ARGS = (
     "Static: these are the precomputed results for the values shown. "
     "With JavaScript on, the inputs recompute them in your browser."
 )
+
+#: Most positions a constrained slider enumerates; a longer range keeps its plain slider (a broken
+#: rule is still reported under the touched control).
+MAX_SLIDER_POSITIONS = 4096
+
+#: Allowed values named in a constraint message: the nearest below and the nearest above.
+NEAREST_SHOWN = 2
 
 #: Step of a log-scale slider, in decades (0.01 decade = a factor of 10**0.01, about 2.3 %): fine
 #: enough for dragging, and arrow keys still move in small steps (Page Up/Down in larger ones).
@@ -138,6 +158,9 @@ class Input:
             segmented for a choice, range or number for a number, toggle for a bool, text).
         log: for ``range``: the slider moves on a log10 scale (``min`` must be > 0); the number
             box always shows the real value.
+        cut: for ``text``: a longer text is cut to the parameter's ``max_length`` and the output
+            starts with a note saying so (a pasted page of text), instead of an error. The control
+            then has no ``maxlength``, so the browser does not cut the paste silently first.
         when: ``(input, value)``: the control shows only while that other input (a select or
             segmented choice of the same widget) holds ``value`` (the sandbox's config.json box
             while the model is "custom"). A hidden input is not sent: it keeps its default.
@@ -151,6 +174,7 @@ class Input:
     param: Param
     kind: str
     log: bool = False
+    cut: bool = False
     when: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
@@ -169,6 +193,8 @@ class Input:
             raise ValueError(f"input {p.name!r}: a {self.kind} cannot show a {p.type} parameter")
         if self.log and (self.kind != "range" or p.min <= 0):
             raise ValueError(f"input {p.name!r}: a log-scale slider needs kind 'range' and min > 0")
+        if self.cut and self.kind != "text":
+            raise ValueError(f"input {p.name!r}: cut=True is for text inputs")
         if p.required:
             raise ValueError(f"input {p.name!r}: a widget input needs a default (Param.but(default=...))")
         # The default must pass the same validation a reader's value does (catalog choices are
@@ -201,12 +227,73 @@ class Input:
         return self.param.type == "int"
 
     def coerce(self, raw: Any) -> Any:
-        """Validate and convert one raw value (:meth:`descent.params.Param.parse`).
+        """Validate and convert one raw value (:meth:`descent.params.Param.parse`); with ``cut``, a
+        text longer than ``max_length`` is first cut to it (:meth:`cut_note` says so).
 
         Raises:
             FieldError: naming this input, with the allowed values or range.
         """
+        if self.cut and isinstance(raw, str) and len(raw) > self.max_length:
+            raw = raw[: self.max_length]
         return self.param.parse(raw)
+
+    def cut_note(self, raw: Any) -> str:
+        """For a ``cut`` text input: the sentence saying a text was cut, or "" when it was not."""
+        if not (self.cut and isinstance(raw, str) and len(raw) > self.max_length):
+            return ""
+        return (
+            f"{self.label}: only the first {format_int(self.max_length)} of its {format_int(len(raw))} characters "
+            f"are used here; the rest is left out."
+        )
+
+    def positions(self) -> list[Any] | None:
+        """Every value a linear ``range`` slider can take (min, min + step, ... max), or None for
+        another control, a log slider or more than :data:`MAX_SLIDER_POSITIONS` positions."""
+        if self.kind != "range" or self.log:
+            return None
+        n = math.floor((self.max - self.min) / self.step + 1e-9) + 1
+        if n > MAX_SLIDER_POSITIONS:
+            return None
+        if self.integer:
+            return list(range(self.min, self.min + n * self.step, self.step))
+        return [self.param.parse(repr(round(self.min + i * self.step, 12))) for i in range(n)]
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A rule between inputs of one widget, declared once (``widget(..., constraints=[...])``).
+
+    Args:
+        inputs: the names of the inputs the rule involves (at least two).
+        ok: ``ok(**values)`` -> bool, called with those inputs' typed values as keywords.
+        messages: for each input in ``inputs``, ``message(**values)`` -> the sentence shown under
+            that control when the rule fails and the reader touched it, in words about that
+            control ("d_model must be a multiple of the query heads (12), got 1,000").
+
+    The runtime adds the nearest allowed values of the blamed input when it is a slider or a
+    number box, and steps every slider in ``inputs`` through the allowed values only.
+
+    Raises:
+        ValueError: fewer than two inputs, or a message missing for one of them.
+    """
+
+    inputs: tuple[str, ...]
+    ok: Callable[..., bool]
+    messages: Mapping[str, Callable[..., str]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        if len(self.inputs) < 2 or len(set(self.inputs)) != len(self.inputs):
+            raise ValueError(f"a Constraint needs two or more distinct inputs, got {self.inputs}")
+        missing = [n for n in self.inputs if n not in self.messages]
+        if missing or set(self.messages) - set(self.inputs):
+            raise ValueError(f"Constraint {self.inputs}: give one message per input, missing {missing}")
+
+    def holds(self, values: Mapping[str, Any]) -> bool:
+        return bool(self.ok(**{n: values[n] for n in self.inputs}))
+
+    def message(self, name: str, values: Mapping[str, Any]) -> str:
+        return self.messages[name](**{n: values[n] for n in self.inputs})
 
 
 @dataclass(frozen=True)
@@ -214,8 +301,9 @@ class Widget:
     """A registered widget: name, title, inputs, the compute function and a description.
 
     ``compute(**values)`` receives every input, validated and typed, and returns a list of
-    views (plain dicts built with :mod:`descent.widgets.views`). It may raise
-    :class:`FieldError` for a constraint between inputs (e.g. "KV heads must divide query heads").
+    views (plain dicts built with :mod:`descent.widgets.views`). A rule between inputs is a
+    :class:`Constraint` (checked before ``compute``); ``compute`` may still raise
+    :class:`FieldError` for anything else. ``tries`` is ``[(what to try, what to notice), ...]``.
     With ``live`` it also receives ``live`` (see the module docstring).
     """
 
@@ -224,15 +312,26 @@ class Widget:
     inputs: tuple[Input, ...]
     compute: Callable[..., list[dict]]
     description: str = ""
+    constraints: tuple[Constraint, ...] = ()
+    tries: tuple[tuple[str, str], ...] = ()
     live: bool = False
     _by_name: dict[str, Input] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "constraints", tuple(self.constraints))
+        object.__setattr__(self, "tries", tuple((str(a), str(b)) for a, b in self.tries))
         names_ = [i.name for i in self.inputs]
         if len(set(names_)) != len(names_):
             raise ValueError(f"widget {self.name!r}: input names must be unique, got {names_}")
         self._by_name.update({i.name: i for i in self.inputs})
+        for c in self.constraints:
+            unknown = [n for n in c.inputs if n not in self._by_name]
+            if unknown:
+                raise ValueError(f"widget {self.name!r}: a constraint names unknown inputs {unknown}")
+        for a, b in self.tries:
+            if not (a.strip() and b.strip()):
+                raise ValueError(f"widget {self.name!r}: each try is (what to try, what to notice), both non-empty")
         for i in self.inputs:
             if i.when is None:
                 continue
@@ -257,12 +356,21 @@ REGISTRY: dict[str, Widget] = {}
 
 
 def widget(
-    name: str, *, title: str, inputs: Iterable[Input], description: str = "", live: bool = False
+    name: str,
+    *,
+    title: str,
+    inputs: Iterable[Input],
+    description: str = "",
+    constraints: Iterable[Constraint] = (),
+    tries: Iterable[tuple[str, str]] = (),
+    live: bool = False,
 ) -> Callable[[Callable[..., list[dict]]], Callable[..., list[dict]]]:
     """Decorator: declare ``fn`` as the compute function of widget ``name`` and register it.
 
-    ``live``: ``fn`` takes ``live=`` too and can compute with the model in the reader's browser
-    (module docstring).
+    ``constraints``: rules between inputs (:class:`Constraint`). ``tries``: what to try and what to
+    notice, ``[("Set the heads to 16.", "The attention weights stay the same: ..."), ...]``, shown
+    as a short list under the widget (every widget has some: a test checks). ``live``: ``fn``
+    takes ``live=`` too and can compute with the model in the reader's browser (module docstring).
 
     Raises:
         ValueError: a widget of that name is already registered, or the name is not a
@@ -274,7 +382,7 @@ def widget(
             raise ValueError(f"widget name must be a lowercase identifier, got {name!r}")
         if name in REGISTRY and REGISTRY[name].compute is not fn:
             raise ValueError(f"widget {name!r} is already registered")
-        REGISTRY[name] = Widget(name, title, tuple(inputs), fn, description, live)
+        REGISTRY[name] = Widget(name, title, tuple(inputs), fn, description, tuple(constraints), tuple(tries), live)
         return fn
 
     return deco
@@ -333,56 +441,138 @@ def coerce(w: Widget, raw: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
+def allowed_values(w: Widget, values: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """For each linear slider that takes part in a :class:`Constraint`: the positions the other
+    inputs' current ``values`` allow, in order (the slider steps through these only).
+
+    Sliders with more than :data:`MAX_SLIDER_POSITIONS` positions, log sliders and other controls
+    are left out (they keep their plain range).
+    """
+    out: dict[str, list[Any]] = {}
+    for inp in w.inputs:
+        rules = [c for c in w.constraints if inp.name in c.inputs]
+        if not rules:
+            continue
+        positions = inp.positions()
+        if positions is None:
+            continue
+        trial = dict(values)
+        ok = []
+        for x in positions:
+            trial[inp.name] = x
+            if all(c.holds(trial) for c in rules):
+                ok.append(x)
+        out[inp.name] = ok
+    return out
+
+
+def _nearest(w: Widget, values: Mapping[str, Any], name: str) -> str:
+    """" Nearest allowed: 8 or 12." for a slider or number box, else ""."""
+    inp = w._by_name[name]
+    rules = [c for c in w.constraints if name in c.inputs]
+    positions = inp.positions() if inp.kind == "range" else None
+    if positions is None and inp.kind == "number" and inp.integer and (inp.max - inp.min) / inp.step < MAX_SLIDER_POSITIONS:
+        positions = list(range(inp.min, inp.max + 1, inp.step))
+    if positions is None:
+        return ""
+    trial, ok = dict(values), []
+    for x in positions:
+        trial[name] = x
+        if all(c.holds(trial) for c in rules):
+            ok.append(x)
+    if not ok:
+        return " No value of it works with the other inputs as they are: change one of them first."
+    here = values[name]
+    below = [x for x in ok if x < here][-1:]
+    above = [x for x in ok if x > here][:1]
+    shown = [_views.fmt(x) for x in below + above][:NEAREST_SHOWN]
+    return f" Nearest allowed: {' or '.join(shown)}." if shown else ""
+
+
+def check_constraints(w: Widget, values: Mapping[str, Any], touched: str | None = None) -> None:
+    """Raise for the first broken :class:`Constraint` of ``w``, under the input the reader
+    ``touched`` when the rule involves it (else under the rule's last input: list the input a
+    reader is likelier to set wrong last, as in ``("model", "k")``).
+
+    Raises:
+        FieldError: naming the blamed input, with that input's message and its nearest allowed values.
+    """
+    for c in w.constraints:
+        if c.holds(values):
+            continue
+        blame = touched if touched in c.inputs else c.inputs[-1]
+        raise FieldError(blame, c.message(blame, values) + _nearest(w, values, blame))
+
+
+def _cut_notes(w: Widget, raw: Mapping[str, Any]) -> list[dict]:
+    """A warning note for each ``cut`` text input whose raw text was longer than it takes."""
+    return [_views.note(n, "warn") for n in (w._by_name[k].cut_note(v) for k, v in raw.items()) if n]
+
+
 def _compute(w: Widget, values: dict[str, Any], live: engine.Answers | None = None) -> list[dict]:
     return w.compute(**values, live=live) if w.live else w.compute(**values)
 
 
-def _compute_html(w: Widget, values: dict[str, Any]) -> str:
-    return _views.render_all(_compute(w, values))
+def _compute_html(w: Widget, values: dict[str, Any], notes: list[dict] | None = None,
+                  live: engine.Answers | None = None) -> str:
+    result = _compute(w, values, live)
+    return _views.render_all([*(notes or []), *result])
 
 
-def run(name: str, inputs: Mapping[str, Any] | None = None, answers: Any = None) -> dict[str, Any]:
+def run(name: str, inputs: Mapping[str, Any] | None = None, touched: str | None = None,
+        answers: Any = None) -> dict[str, Any]:
     """Validate ``inputs``, run widget ``name`` and render its output region.
+
+    ``touched`` names the input the reader just changed: a broken :class:`Constraint` involving it
+    is reported under it (the reader moved d_model, so the message is about d_model).
 
     ``answers``: for a ``live`` widget while the model is loaded in the reader's browser, what its
     engine has answered so far (``[{"request", "answer"}]``, :class:`descent.engine.Answers`);
-    ``None`` (the model is not loaded) shows the build's traces. Other widgets ignore it.
+    ``None`` (the model is not loaded) shows the build's traces. Other widgets ignore it. A live
+    widget's HTML comes with ``"engine": "trace" | "browser"``; when it needs the engine to compute
+    ``request`` first, the result is ``{"ok": True, "need": request}`` (a malformed answer is an
+    ``ok: False`` like bad input).
 
-    Returns ``{"ok": True, "html": str}`` (plus ``"engine": "trace" | "browser"`` for a live
-    widget), ``{"ok": True, "need": request}`` when a live widget needs the engine to compute
-    ``request`` first, or ``{"ok": False, "field": str | None, "message": str}``. Never raises for
-    bad input: an unknown widget, an unknown input, a bad value, a malformed engine answer, or a
-    :class:`FieldError`/``ValueError`` raised by the compute function all come back as ``ok:
-    False`` (``field`` is ``None`` when no single input is to blame).
+    Returns ``{"ok": True, "html": str}`` or ``{"ok": False, "field": str | None, "message": str}``,
+    plus ``"allowed"`` for a widget with constrained sliders: each such slider's values allowed
+    now (:func:`allowed_values`; absent when the inputs did not parse). Never raises for bad
+    input: an unknown widget, an unknown input, a bad value, a broken constraint, or a
+    :class:`FieldError`/``ValueError`` raised by the compute function all come back as
+    ``ok: False`` (``field`` is ``None`` when no single input is to blame).
     """
+    extra: dict[str, Any] = {}
     try:
         w = get(name)
-        values = coerce(w, inputs if inputs is not None else {})
+        raw = inputs if inputs is not None else {}
+        values = coerce(w, raw)
+        allowed = allowed_values(w, values)
+        if allowed:
+            extra["allowed"] = allowed
+        check_constraints(w, values, touched if isinstance(touched, str) else None)
         live = engine.Answers(answers) if (w.live and answers is not None) else None
         try:
-            out: dict[str, Any] = {"ok": True, "html": _views.render_all(_compute(w, values, live))}
+            html_ = _compute_html(w, values, _cut_notes(w, raw), live)
         except engine.EngineNeeded as need:
             return {"ok": True, "need": need.request}
         if w.live:
-            out["engine"] = "trace" if live is None else "browser"
-        return out
+            extra["engine"] = "trace" if live is None else "browser"
+        return {"ok": True, "html": html_, **extra}
     except FieldError as exc:
-        return {"ok": False, "field": exc.field, "message": exc.message}
+        return {"ok": False, "field": exc.field, "message": exc.message, **extra}
     except ValueError as exc:
-        return {"ok": False, "field": None, "message": str(exc)}
+        return {"ok": False, "field": None, "message": str(exc), **extra}
 
 
-def run_json(name: str, inputs_json: str, answers_json: str | None = None) -> str:
+def run_json(name: str, inputs_json: str, touched: str | None = None, answers_json: str | None = None) -> str:
     """:func:`run` with JSON in and out: the worker's entry point (no proxies cross the boundary).
-
-    ``answers_json``: the engine's answers as JSON text, or ``None`` when the model is not loaded.
-    """
+    ``touched``: the input the reader changed, or None/"" when none. ``answers_json``: the
+    in-browser engine's answers as JSON text, or None while the model is not loaded."""
     try:
         inputs = json.loads(inputs_json)
         answers = None if answers_json is None else json.loads(answers_json)
     except (TypeError, ValueError) as exc:
         return json.dumps({"ok": False, "field": None, "message": f"inputs are not valid JSON: {exc}"})
-    return json.dumps(run(name, inputs, answers))
+    return json.dumps(run(name, inputs, touched or None, answers))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,7 +598,7 @@ LONG_TEXT_CHARS, LONG_TEXT_ROWS = 1000, 12
 
 
 def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any] | None = None,
-                  limit: Mapping[str, float] | None = None) -> str:
+                  limit: Mapping[str, float] | None = None, allowed: list[Any] | None = None) -> str:
     fid = f"{prefix}-{inp.name}"
     lo, hi = (limit or {}).get("min", inp.min), (limit or {}).get("max", inp.max)
     help_id, err_id = f"{fid}-help", f"{fid}-error"
@@ -441,6 +631,16 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
                     f'min="{llo!r}" max="{lhi!r}" step="{LOG_SLIDER_STEP_DECADES!r}" value="{pos!r}" '
                     f'aria-label="{_attr(inp.label)} (log-scale slider)" aria-valuetext="{_attr(_form_value(value))}'
                     f'{" " + _attr(inp.unit) if inp.unit else ""}">'
+                )
+            elif allowed is not None:
+                # Steps through the allowed values only: position i is allowed[i] (widgets.js maps it).
+                pos = min(range(len(allowed)), key=lambda i: abs(allowed[i] - value)) if allowed else 0
+                rng = (
+                    f'<input type="range" class="descent-field__range" id="{fid}-range" '
+                    f'min="0" max="{max(len(allowed) - 1, 0)}" step="1" value="{pos}" '
+                    f"data-values='{_attr(json.dumps(allowed))}' "
+                    f'aria-label="{_attr(inp.label)} (slider, allowed values only)" '
+                    f'aria-valuetext="{_attr(_form_value(value))}{" " + _attr(inp.unit) if inp.unit else ""}">'
                 )
             else:
                 rng = (
@@ -477,10 +677,11 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
             f'name="{_attr(inp.name)}"{" checked" if value else ""} aria-describedby="{described}">'
             f"<span>{_attr(inp.label)}</span></label>{help_html}{err_html}</div>"
         )
-    # text
+    # text (a cut input has no maxlength: the browser would cut a long paste without a word)
+    maxlength = "" if inp.cut else f'maxlength="{inp.max_length}" '
     return (
         f'{head}<label for="{fid}">{_attr(inp.label)}</label>'
-        f'<textarea id="{fid}" name="{_attr(inp.name)}" maxlength="{inp.max_length}" '
+        f'<textarea id="{fid}" name="{_attr(inp.name)}" {maxlength}'
         f'rows="{LONG_TEXT_ROWS if inp.max_length > LONG_TEXT_CHARS else 2}" '
         f'spellcheck="false" aria-describedby="{described}">{_attr(value)}</textarea>'
         f"{help_html}{err_html}</div>"
@@ -490,9 +691,13 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
 def render_form(w: Widget, values: Mapping[str, Any], prefix: str,
                 limits: Mapping[str, Mapping[str, float]] | None = None) -> str:
     """The ``<form>`` of labelled controls for ``w``, filled with ``values`` (already coerced);
-    ``limits`` (from the result's ``limits`` views) narrow number controls' ends."""
+    ``limits`` (from the result's ``limits`` views) narrow number controls' ends; a slider in a
+    :class:`Constraint` steps through its allowed values (:func:`allowed_values`)."""
     limits = limits or {}
-    fields = "".join(_render_input(i, values[i.name], prefix, values, limits.get(i.name)) for i in w.inputs)
+    allowed = allowed_values(w, values)
+    fields = "".join(
+        _render_input(i, values[i.name], prefix, values, limits.get(i.name), allowed.get(i.name)) for i in w.inputs
+    )
     return (
         f'<form class="descent-widget__form" novalidate aria-label="{_attr(w.title)}: inputs">{fields}</form>'
     )
@@ -525,8 +730,9 @@ def render_static(name: str, **args: Any) -> str:
     try:
         w = get(name)
         values = coerce(w, args)
+        check_constraints(w, values)
         result = _compute(w, values)
-        out = _views.render_all(result)
+        out = _views.render_all([*_cut_notes(w, args), *result])
     except FieldError as exc:
         raise ValueError(f"descent:widget {name}: {exc.message}") from None
     prefix = _prefix(name, args, instance)
@@ -538,7 +744,20 @@ def render_static(name: str, **args: Any) -> str:
         f"{desc}{render_form(w, values, prefix, _views.limits_of(result))}"
         f'<p class="descent-widget__status" role="status">{_attr(STATIC_STATUS_ARGS if args else STATIC_STATUS)}</p>'
         f'<div class="descent-widget__output" aria-live="polite" aria-label="{_attr(w.title)}: results">'
-        f"{out}</div></div>"
+        f"{out}</div>{render_tries(w, prefix)}</div>"
+    )
+
+
+def render_tries(w: Widget, prefix: str) -> str:
+    """The widget's "Try this" list: each item the thing to do, then what to notice ("" if none)."""
+    if not w.tries:
+        return ""
+    items = "".join(
+        f'<li><span class="descent-widget__try">{_attr(a)}</span> {_attr(b)}</li>' for a, b in w.tries
+    )
+    return (
+        f'<div class="descent-widget__tries" role="group" aria-labelledby="{prefix}-tries">'
+        f'<p class="descent-widget__tries-title" id="{prefix}-tries">Try this</p><ul>{items}</ul></div>'
     )
 
 

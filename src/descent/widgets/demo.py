@@ -72,6 +72,10 @@ HEAD_DIM = P.declare(P.Param(
         Input(P.KV.but(default="bf16", label="KV precision",
                        choices=[(n, n.upper()) for n in PRECISION_BYTES]), "segmented"),
     ],
+    tries=[
+        ("Double the context.", "The cache doubles: it holds every token's keys and values."),
+        ("Switch to FP8.", "Half the bytes for the same tokens."),
+    ],
 )
 def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, kv: str) -> list[dict]:
     """Views for the KV-cache size of one sequence.

@@ -32,6 +32,11 @@ def download_label() -> str:
     description="Load SmolLM2-135M, the model every widget on this page shows, into your browser: then "
     "type any prompt in them and the model computes it on your machine, with nothing sent anywhere.",
     inputs=[],
+    tries=[
+        ("Press the load button, then type a sentence of your own in the widgets below.",
+         "The rankings now come from your machine, for any text; nothing you type leaves the browser."),
+        ("Come back tomorrow and load it again.", "It starts from your browser's storage: no second download."),
+    ],
     live=True,
 )
 def model_in_browser(live: engine.Answers | None = None) -> list[dict]:

@@ -37,7 +37,10 @@ __all__ = [
     "SHOWN_CANDIDATES",
     "STEP",
     "context_chips",
+    "case_variant",
+    "describe_guess",
     "find_guess",
+    "guess_spelling",
     "generation_loop",
     "next_token_guess",
     "model_text",
@@ -104,9 +107,10 @@ def pct(p: float) -> str:
 def find_guess(guess: str, candidates: list[dict]) -> int | None:
     """Index (0-based rank) of ``guess`` among ``candidates`` (``[{"text", ...}]``), or None.
 
-    A guess matches a token spelled exactly like it or with the leading space most word tokens
-    carry ("Paris" finds " Paris"), whichever ranks higher; failing both, the same text ignoring
-    case and surrounding spaces. An empty guess matches nothing; an all-whitespace guess matches only itself.
+    A guess matches a token spelled exactly like it, or like it with the leading space most word
+    tokens carry ("Paris" finds " Paris"), whichever ranks higher. Case counts: "paris" does not
+    find " Paris" (another token; :func:`case_variant` finds it for a hint). An empty guess
+    matches nothing; an all-whitespace guess matches only itself.
     """
     if not guess:
         return None
@@ -117,11 +121,76 @@ def find_guess(guess: str, candidates: list[dict]) -> int | None:
     for i, t in enumerate(texts):  # most probable first: the better-ranked spelling wins
         if t in keys:
             return i
+    return None
+
+
+def case_variant(guess: str, candidates: list[dict]) -> int | None:
+    """Rank of the best candidate spelled like ``guess`` but for case and surrounding spaces
+    (" Paris" for "paris"), or None: the hint that case and the leading space make another token."""
     folded = guess.strip().casefold()
-    for i, t in enumerate(texts):
-        if t.strip().casefold() == folded:
+    if not folded:
+        return None
+    for i, c in enumerate(candidates):
+        if c["text"].strip().casefold() == folded:
             return i
     return None
+
+
+def guess_spelling(guess: str, candidates: list[dict]) -> str:
+    """The text the guess stands for as the model's next token: of the guess as typed and the
+    guess with a leading space, the better-ranked one among ``candidates``; when neither is there,
+    with a leading space if the guess starts with a letter or digit and the model's top pick starts
+    with a space (the next word follows a space here), else as typed."""
+    if not guess.strip():
+        return guess
+    spaced = " " + guess.lstrip()
+    for c in candidates:  # most probable first
+        if c["text"] in (guess, spaced):
+            return c["text"]
+    top = candidates[0]["text"] if candidates else ""
+    return spaced if top[:1] == " " and guess[:1].isalnum() else guess
+
+
+def describe_guess(guess: str, candidates: list[dict], top: int) -> tuple[str, str, int | None]:
+    """(stat value, note, rank) for a non-empty guess: which token(s) the guess became with
+    SmolLM2's tokenizer, whether that is one of the model's tokens, and where it ranks.
+
+    Case and the leading space matter: "paris" is not " Paris" (the note names the candidate that
+    differs only so, :func:`case_variant`). A guess that is several tokens is ranked by its first
+    piece, the only one the model picks at this step.
+    """
+    spelling = guess_spelling(guess, candidates)
+    pieces = tokenizer.smollm2().tokens_of(spelling)
+    texts = [c["text"] for c in candidates]
+    if not pieces:  # a control character without a vocabulary entry: the tokenizer drops it
+        return "no token", f"'{show(guess)}' has no token in the model's vocabulary: the tokenizer drops it.", None
+    if spelling == guess:
+        became = f"'{show(guess)}'"
+    else:
+        became = f"'{show(guess)}' becomes '{show(spelling)}' (with the leading space a word carries after another word) and"
+    if len(pieces) == 1:
+        tok, tid = pieces[0]
+        note = f"{became} is one token of the model's vocabulary, id {format_int(tid)}."
+    else:
+        tok = pieces[0][0]
+        split = " + ".join(f"'{show(t)}'" for t, _ in pieces)
+        note = (
+            f"{became} is not one token of the model's vocabulary: it splits into {split}, so the model "
+            f"would write it in {plural(len(pieces), 'step')}. It is ranked by its first piece, '{show(tok)}', "
+            f"the only one chosen at this step."
+        )
+    rank = texts.index(tok) if tok in texts else None
+    if rank is not None:
+        note += f" Probability {pct(candidates[rank]['probability'])}."
+    near = case_variant(guess, candidates)
+    if near is not None and near != rank:
+        note += (
+            f" The model's list has '{show(texts[near])}' at #{near + 1}: case and the leading space "
+            f"make that a different token."
+        )
+    if rank is None:
+        return f"not in the top {top}", note, None
+    return f"#{rank + 1}" + (" (first piece)" if len(pieces) > 1 else ""), note, rank
 
 
 def token_chip(t: dict, cls: str = "", title: str = "") -> dict:
@@ -215,6 +284,13 @@ def source_note(live) -> dict:
         *prompt_inputs("capital"),
         Input(GUESS, "text"),
     ],
+    tries=[
+        ("Guess Paris, then paris.", "Case matters: a capital P and a small p are different tokens with different odds."),
+        ("Pick a prompt with no single answer.", "The probability spreads over many tokens instead of one."),
+        ("Guess a long or rare word.", "It may not be one token at all: the model would need several steps to write it."),
+        ("Load the model above, then type your own sentence.",
+         "The ranking is computed in your browser, for any text: a sentence that ends mid-word gets a different list."),
+    ],
     live=True,
 )
 def next_token_guess(prompt: str, chat: bool, guess: str, live: engine.Answers | None = None) -> list[dict]:
@@ -239,27 +315,13 @@ def next_token_guess(prompt: str, chat: bool, guess: str, live: engine.Answers |
     p = prompt_record(prompt, chat) if live is None else engine.next_tokens(live, model_text(prompt, chat))
     cands = p["next"]
     top = len(cands)
-    rank = find_guess(guess, cands)
+    rank = None
     out = []
     if not guess:
         out.append(v.stat("Your guess", "none", note="Type a word above to see where it ranks."))
-    elif rank is None:
-        out.append(
-            v.stat(
-                "Your guess",
-                f"not in the top {top}",
-                note=f"{show(guess)} is not among the {top} tokens the model rates most likely.",
-            )
-        )
     else:
-        c = cands[rank]
-        out.append(
-            v.stat(
-                "Your guess",
-                f"#{rank + 1}",
-                note=f"{show(c['text'])} has probability {pct(c['probability'])}.",
-            )
-        )
+        value, note, rank = describe_guess(guess, cands, top)
+        out.append(v.stat("Your guess", value, note=note))
     first = cands[0]
     out.append(
         v.stat(
@@ -387,6 +449,13 @@ def _step_views(p: dict, step: int, more: bool = False, sampled: bool = False) -
     inputs=[
         *prompt_inputs("story"),
         step_input(DEFAULT_STEP),
+    ],
+    tries=[
+        ("Press next step a few times.", "The token chosen at one step is part of what the model reads at the next."),
+        ("Press A chat question under the results.", "Most of what the model reads is the chat template, not the question."),
+        ("Look for a step where the top token is far from sure.", "Greedy decoding takes it anyway: nothing checks the facts."),
+        ("Load the model above, tick the chat box and ask your own question.",
+         "The reply is written in your browser, one token per step, exactly as here."),
     ],
     live=True,
 )

@@ -27,7 +27,7 @@ from descent import params as P
 from descent.recorded import embedding_data  # noqa: F401  (re-exported)
 from descent.recorded import trace_data as _recorded
 from descent.units import format_count, format_fixed, format_int, format_percent, visible_whitespace
-from descent.widgets import FieldError, Input, model_options, part0, widget
+from descent.widgets import Constraint, FieldError, Input, model_options, part0, widget
 from descent.widgets import views as v
 
 __all__ = [
@@ -86,6 +86,11 @@ ANALOGY = P.declare(P.Param("analogy", "Analogy", "choice", "0", choices=_analog
         Input(WORD, "select"),
         Input(ANALOGY, "select"),
     ],
+    tries=[
+        ("Pick a number word, then a colour.", "Its nearest rows are words of the same kind: the table has learnt groups."),
+        ("Pick a country.", "Its capital and related words sit close by."),
+        ("Try each analogy.", "The expected word is often near the top but rarely first once the input words are set aside."),
+    ],
 )
 def embedding_neighbours(word: str, analogy: str) -> list[dict]:
     data = embedding_data()
@@ -140,6 +145,34 @@ NORM = P.declare(P.Param(
 ))
 
 
+#: The stack's rules between inputs: each query head gets a whole share of d_model, and the query
+#: heads split evenly into key/value groups (GQA; Ainslie et al. 2023, section 2). Declared once:
+#: the sliders step through the values they allow and a broken rule is reported under the control
+#: the reader moved.
+STACK_RULES = (
+    Constraint(
+        ("d_model", "heads"),
+        ok=lambda d_model, heads: d_model % heads == 0,
+        messages={
+            "d_model": lambda d_model, heads: f"d_model must be a multiple of the query heads ({format_int(heads)}) "
+            f"so that each head gets a whole share; {format_int(d_model)} is not.",
+            "heads": lambda d_model, heads: f"Query heads must divide d_model ({format_int(d_model)}) so that each "
+            f"head gets a whole share; {format_int(heads)} does not.",
+        },
+    ),
+    Constraint(
+        ("heads", "kv_heads"),
+        ok=lambda heads, kv_heads: heads % kv_heads == 0,
+        messages={
+            "heads": lambda heads, kv_heads: f"Query heads must be a multiple of the key/value heads "
+            f"({format_int(kv_heads)}), so each key/value head serves the same number; {format_int(heads)} is not.",
+            "kv_heads": lambda heads, kv_heads: f"Key/value heads must divide the query heads ({format_int(heads)}), "
+            f"so each serves the same number of them; {format_int(kv_heads)} does not.",
+        },
+    ),
+)
+
+
 @widget(
     "stack_calculator",
     title="Count the weights of a layer stack",
@@ -154,16 +187,15 @@ NORM = P.declare(P.Param(
         Input(P.GATED.but(default=STACK_DEFAULTS["gated"]), "toggle"),
         Input(NORM, "select"),
     ],
+    constraints=STACK_RULES,
+    tries=[
+        ("Double the layers.", "Every count doubles: the blocks are identical, so weights grow in step with depth."),
+        ("Double d_model.", "The total roughly quadruples: every matrix is d_model wide on at least one side."),
+        ("Lower the key/value heads to 1 (MQA).", "Only the K and V row shrinks; Q, O and the FFN stay the same."),
+        ("Turn on the gated FFN.", "The feed-forward share grows by half: three matrices instead of two."),
+    ],
 )
 def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated, norm) -> list[dict]:
-    if kv_heads > heads or heads % kv_heads:
-        raise FieldError("kv_heads", f"Key/value heads must divide the query heads ({heads}), got {kv_heads}")
-    if d_model % heads:
-        raise FieldError(
-            "heads",
-            f"Query heads must divide d_model ({format_int(d_model)}) so each head has "
-            f"d_model / heads values, got {heads}",
-        )
     s = transformer.stack_params(layers, d_model, heads, kv_heads, ffn, gated, norm=norm)
     head_dim = d_model // heads
     share = s.ffn / s.total
@@ -239,6 +271,11 @@ TRACE_HEAD = P.declare(P.Param("head", "Head", "int", 1, key="trace_head", min=1
         Input(part0.PROMPT.but(choices=_prompt_options, default=_prompt_options()[0][0]), "select"),
         Input(TRACE_LAYER, "range"),
         Input(TRACE_HEAD, "range"),
+    ],
+    tries=[
+        ("Step through the heads of one layer.", "Many park most of their weight on the first token; a few look at the previous one."),
+        ("Go to a late layer.", "Some heads pick out a content word, such as the country in the capital question."),
+        ("Watch the spread.", "Near 1 the head looks at one token; a large spread means it averages many."),
     ],
 )
 def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
@@ -344,6 +381,11 @@ QKV_DIVIDE = P.declare(P.Param("divide", "Divide by the square root of d", "bool
         Input(QKV_SCALE, "range"),
         Input(QKV_DIVIDE, "toggle"),
     ],
+    tries=[
+        ("Raise the multiplier.", "The scores grow and the softmax sharpens until one token takes nearly all the weight."),
+        ("Turn off the division.", "The same sharpening comes sooner: dividing keeps the scores in a range where softmax stays soft."),
+        ("Pick 'two keys match equally'.", "The two matching tokens share the weight, and the output is a blend of their values."),
+    ],
 )
 def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
     p = QKV_PRESETS[preset]
@@ -424,6 +466,26 @@ def router_logits(model_id: str, token: str, experts: int) -> list[float]:
     return [rng.gauss(0.0, ROUTER_LOGIT_STD) for _ in range(experts)]
 
 
+def _experts(model: str) -> int:
+    return catalog.model(model).moe.num_experts
+
+
+#: k can be at most the model's number of experts (0 picks the model's own k).
+ROUTER_RULES = (
+    Constraint(
+        ("model", "k"),
+        ok=lambda model, k: k <= _experts(model),
+        messages={
+            "model": lambda model, k: f"{catalog.model(model).name} has only {format_int(_experts(model))} experts, "
+            f"fewer than the {format_int(k)} experts per token set below: lower k to at most "
+            f"{format_int(_experts(model))} first, or set it to 0 for the model's own.",
+            "k": lambda model, k: f"Experts per token must be 0 to {format_int(_experts(model))} for "
+            f"{catalog.model(model).name} ({format_int(_experts(model))} experts), got {format_int(k)}.",
+        },
+    ),
+)
+
+
 @widget(
     "moe_router",
     title="Route one token through a mixture-of-experts layer",
@@ -436,6 +498,13 @@ def router_logits(model_id: str, token: str, experts: int) -> list[float]:
         Input(P.MODEL.but(default=MOE_MODELS[0], choices=lambda: model_options(MOE_MODELS)), "select"),
         Input(ROUTER_TOKEN, "select"),
         Input(ROUTER_K, "range"),
+    ],
+    constraints=ROUTER_RULES,
+    tries=[
+        ("Raise k.", "More experts light up and the active count grows, while the total stays put: "
+         "every expert is stored whether or not it runs."),
+        ("Switch to Mixtral 8x7B.", "Only eight experts, two per token: a quarter of the expert weights run."),
+        ("Pick another token.", "Different experts win; the counts do not change, because they depend on k, not on the token."),
     ],
 )
 def moe_router(model: str, token: str, k: int) -> list[dict]:

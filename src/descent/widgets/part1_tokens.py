@@ -141,7 +141,14 @@ def classify(text: str) -> list[tuple[str, int, str]]:
     description="Type anything: it is split with SmolLM2's real vocabulary and merge rules, the same "
     "ones the model was trained with. Each chip is one token, with its id underneath.",
     inputs=[
-        Input(TEXT, "text"),
+        Input(TEXT, "text", cut=True),
+    ],
+    tries=[
+        ("Type a long, rare word.", "It breaks into several pieces, while common words are one token each."),
+        ("Type a number such as 1234567.", "Every digit is its own token: this model never merges digits."),
+        ("Type a word with and without a space before it, or with a capital.",
+         "Each spelling is a different token with a different id."),
+        ("Paste a sentence in another language or some code.", "It needs more tokens per character than English prose."),
     ],
 )
 def tokenizer_widget(text: str) -> list[dict]:
@@ -190,6 +197,12 @@ def tokenizer_widget(text: str) -> list[dict]:
         Input(TOP_K, "range"),
         Input(TOP_P, "range"),
         Input(SEED, "number"),
+    ],
+    tries=[
+        ("Set the temperature to 0.", "Only the top token is left: the draw is the same whatever the seed."),
+        ("Raise the temperature to 2.", "The odds flatten and unlikely tokens get a real chance."),
+        ("Set top-k to 1, then top-p to 0.5.", "Both cut the tail: top-k keeps a fixed count, top-p as many as the odds need."),
+        ("Change the seed.", "Another draw from the same odds: a different token now and then, never one that was cut."),
     ],
     live=True,
 )
@@ -292,6 +305,12 @@ def loop_work(prompt_tokens: int, steps: int) -> list[tuple[int, int, int, int]]
         Input(TOP_K, "range"),
         Input(TOP_P, "range"),
         Input(SEED.but(help="The same seed and settings always write the same reply."), "number"),
+    ],
+    tries=[
+        ("Step forward a few tokens.", "Without a cache the work per step grows with the text; with one it stays at one token."),
+        ("Go to the last step.", "The total without a cache has grown far past the one with it: the gap widens every step."),
+        ("Load the model above, set the temperature to 0.8, then change the seed and change it back.",
+         "Each seed writes its own reply, and the same seed always the same one."),
     ],
     live=True,
 )

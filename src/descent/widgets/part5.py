@@ -26,7 +26,7 @@ from __future__ import annotations
 from descent import catalog, custom, hfconfig, numerics
 from descent import params as P
 from descent.hardware import decode_step_bytes
-from descent.memory import Sizing, across_field, moe_line, size
+from descent.memory import Sizing, across_field, moe_line, sharded_sentence, size, split_field
 from descent.units import (
     GB,
     KiB,
@@ -183,6 +183,12 @@ def rate_text(x: float) -> str:
         Input(P.TFLOPS, "number", when=("accelerator", CUSTOM)),
         Input(P.RUNTIME, "range"),
     ],
+    tries=[
+        ("Change the weights to BF16.", "The weights double and the model no longer fits one chip."),
+        ("Raise the context and the batch.", "The KV cache outgrows the weights: long chats and many users are paid for in cache."),
+        ("Pick a mixture-of-experts model.", "All of it must be stored, but a step reads only the experts in use, so it decodes faster."),
+        ("Raise the batch.", "Each conversation slows a little while the chip as a whole writes more tokens per second."),
+    ],
 )
 def size_it_yourself(
     model: str, weights: str, kv: str, context: int, batch: int, accelerator: str,
@@ -196,7 +202,7 @@ def size_it_yourself(
         model, accelerator: catalog ids, or :data:`CUSTOM`: the model in ``config_json`` (a
         config.json's text) and the chip of ``memory_gb`` GB, ``bandwidth_gbs`` GB/s and
         ``tflops`` TFLOP/s (see :func:`resolve`). weights / kv: precision names. context: tokens
-        per sequence, 1 to 10,000,000. batch: sequences, 1 to 100,000. (Validated by the inputs.)
+        per sequence, 1 to 20,000,000. batch: sequences, 1 to 100,000. (Validated by the inputs.)
 
     Returns:
         A fits / does-not-fit note, a stacked bar (weights, KV cache, runtime allowance; free or
@@ -379,6 +385,10 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     description="One model on every chip of the catalog: the fastest decode each chip's memory "
     "bandwidth allows for one conversation. Greyed chips cannot hold the model.",
     inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(P.CONTEXT, "range", log=True)],
+    tries=[
+        ("Switch the weights to a 4-bit format.", "Every bar grows: fewer bytes to read per token, and more chips can hold the model."),
+        ("Pick a small model.", "Nearly every chip fits it, and the order of the bars is the order of their memory bandwidth."),
+    ],
 )
 def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
     """Views: a log-scale bar list of the decode ceiling per sequence on every accelerator.
@@ -390,7 +400,7 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
         ValueError: from :func:`across_field`.
     """
     kv, batch = FIELD_KV, FIELD_BATCH
-    rows = across_field(model, weights, kv, context, batch)
+    rows, left = split_field(across_field(model, weights, kv, context, batch))
     m = catalog.model(model)
     n_fit = sum(1 for s in rows if s.fits)
     out = [
@@ -408,4 +418,6 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
             "info" if n_fit else "warn",
         )
     )
+    if left:
+        out.append(v.note(sharded_sentence(left), "info"))
     return out

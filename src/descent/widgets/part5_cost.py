@@ -36,6 +36,10 @@ _CONTEXT = P.CONTEXT.but(help="Tokens each conversation holds: a longer context 
     "batch from one conversation up to the most whose KV caches still fit.",
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
             Input(_CONTEXT, "range", log=True), Input(P.PRICE, "number")],
+    tries=[
+        ('Raise the batch to the largest that fits.', 'The hourly price is shared by more tokens: the cost per million falls.'),
+        ('Double the hourly price.', "Every cost doubles: the price per token is the hour's price over the tokens it writes."),
+    ],
 )
 def price_it_out(model: str, accelerator: str, weights: str, context: int, price: float) -> list[dict]:
     """Views: a log-scale bar list of $ per million output tokens by batch (compute-bound rows
@@ -88,6 +92,10 @@ def _times(ratio: float) -> str:
     "centre's overhead, divided by the tokens it writes each second.",
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
             Input(_CONTEXT, "range", log=True), Input(P.BATCH, "range", log=True), Input(P.PUE, "number")],
+    tries=[
+        ('Raise the batch.', 'The board draws about the same power while writing more tokens: energy per token falls.'),
+        ('Lower the PUE towards 1.', 'Less cooling and conversion overhead per joule the chip itself uses.'),
+    ],
 )
 def joules_per_token(model: str, accelerator: str, weights: str, context: int, batch: int,
                      pue: float) -> list[dict]:

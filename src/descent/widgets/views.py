@@ -4,7 +4,10 @@ A widget's compute function returns a list of views (plain dicts with a ``"kind"
 renderers below turn them into accessible HTML. The same renderers run at build time (the
 pre-rendered default result) and in the browser's Pyodide worker; the JavaScript never builds a
 view itself. Every piece of text is escaped with :func:`html.escape`, except the ``svg`` view's
-markup, which must come from descent's own code.
+markup, which must come from descent's own code; and every piece of text shows Unicode's
+bidirectional control characters as ``[U+202E]`` (:func:`visible_controls`), so text a reader
+typed (a guess, a prompt, a token) stays the reader's and cannot reverse the site's sentence
+around it.
 
 Accessibility: every bar carries its value as text (the bar itself is ``aria-hidden``); tables
 and grids have captions; the grid's cells carry their meaning as text (``title`` plus a
@@ -16,7 +19,8 @@ widget's form controls and recomputes (a bit you can flip, a token you can pick,
 values go through the same validation as typed input.
 
 Kinds: ``stat``, ``bar_list``, ``stacked_bar``, ``table``, ``chips``, ``cell_grid``, ``note``,
-``svg``, ``kv``, and ``limits``, which shows nothing: it narrows a number input's range to what the
+``svg``, ``kv``, ``stream`` (a reply replayed at a rate by ``stream.js``; the full text without
+JS), and ``limits``, which shows nothing: it narrows a number input's range to what the
 current result allows (the step slider of a 23-step reply ends at step 22), in the pre-rendered
 form and, through ``data-limits``, in the browser. Bad view data raises ``ValueError`` naming the
 view and the field.
@@ -43,8 +47,28 @@ _CLASS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 BAR_FULL_PERCENT = 100.0
 
 
+#: Unicode's explicit bidirectional formatting characters (UAX #9, "Unicode Bidirectional
+#: Algorithm", section 2: embeddings, overrides, isolates and the implicit marks ALM, LRM, RLM).
+#: Invisible, and they reorder what follows them: a guess holding U+202E RIGHT-TO-LEFT OVERRIDE
+#: would reverse the site's own sentence after it. Every text a view renders shows them instead.
+BIDI_CONTROLS = {
+    "\u061c": "ALM", "\u200e": "LRM", "\u200f": "RLM",
+    "\u202a": "LRE", "\u202b": "RLE", "\u202c": "PDF", "\u202d": "LRO", "\u202e": "RLO",
+    "\u2066": "LRI", "\u2067": "RLI", "\u2068": "FSI", "\u2069": "PDI",
+}
+_BIDI_TABLE = str.maketrans({c: f"[U+{ord(c):04X}]" for c in BIDI_CONTROLS})
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with each bidirectional control character written as its code point, visibly
+    (``"\u202eabc"`` -> ``"[U+202E]abc"``): text the reader typed keeps its letters and cannot
+    reorder the sentence around it."""
+    return text.translate(_BIDI_TABLE)
+
+
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    """Escaped text for HTML content or a quoted attribute; bidi controls shown (:func:`visible_controls`)."""
+    return html.escape(visible_controls(str(x)), quote=True)
 
 
 def _cls(value: Any, view: str) -> str:
@@ -215,6 +239,14 @@ def svg(markup: str, alt: str) -> dict:
 def kv(items: Sequence[tuple[str, Any]], *, caption: str = "") -> dict:
     """A definition list of (term, value) pairs."""
     return {"kind": "kv", "items": [list(x) for x in items], "caption": caption}
+
+
+def stream(tokens: Sequence[str], tokens_per_s: float, delay_s: float = 0.0, *, caption: str = "") -> dict:
+    """A reply written out token by token at ``tokens_per_s`` (tokens/s, > 0) after ``delay_s``
+    seconds (>= 0, the time to first token). The whole text is in the page;
+    ``docs/assets/descent/stream.js`` replays it from ``data-stream`` when JS runs."""
+    return {"kind": "stream", "tokens": [str(t) for t in tokens], "rate": tokens_per_s, "delay": delay_s,
+            "caption": caption}
 
 
 def limits(**fields: dict[str, float]) -> dict:
@@ -397,8 +429,12 @@ def render_table(v: dict) -> str:
         ) + "</tr>"
         for r in rows
     )
+    # The wrapper is the one scroller (the table's class keeps Material's own table scroller off),
+    # and a scroller must take keyboard focus (axe: scrollable-region-focusable).
+    label = v.get("caption") or "table"
     return (
-        f'<div class="descent-table"><table>{_caption(v.get("caption") or "", "caption")}'
+        f'<div class="descent-table" tabindex="0" role="group" aria-label="{_e(label)}">'
+        f'<table class="descent-table__table">{_caption(v.get("caption") or "", "caption")}'
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
     )
 
@@ -466,8 +502,10 @@ def render_cell_grid(v: dict) -> str:
         for c, m in v.get("legend") or []
     )
     legend_html = f'<ul class="descent-grid__legend">{legend}</ul>' if legend else ""
+    # The grid may be wider than the page (it scrolls): focusable, so a keyboard can scroll it too.
     return (
-        f'<div class="descent-grid"><table>{_caption(v["caption"], "caption")}{head}'
+        f'<div class="descent-grid" tabindex="0" role="group" aria-label="{_e(v["caption"])}"><table>'
+        f'{_caption(v["caption"], "caption")}{head}'
         f'<tbody>{"".join(body)}</tbody></table>{legend_html}</div>'
     )
 
@@ -494,6 +532,18 @@ def render_svg(v: dict) -> str:
 def render_kv(v: dict) -> str:
     items = "".join(f"<div><dt>{_e(k)}</dt><dd>{_e(fmt(val))}</dd></div>" for k, val in v["items"])
     return f'<div class="descent-kv">{_caption(v.get("caption") or "")}<dl>{items}</dl></div>'
+
+
+def render_stream(v: dict) -> str:
+    tokens = v["tokens"]
+    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+        raise ValueError("stream: tokens must be a non-empty list of strings")
+    rate = _finite(v["rate"], "stream", "rate", positive=True)
+    delay = _finite(v.get("delay", 0.0), "stream", "delay", nonneg=True)
+    data = _e(json.dumps({"tokens": tokens, "rate": rate, "delay": delay}))
+    return (f'<figure class="descent-stream">{_caption(v.get("caption") or "", "figcaption")}'
+            f'<output class="descent-stream__text" data-stream="{data}" aria-live="off">'
+            f'{_e("".join(tokens))}</output></figure>')
 
 
 def render_limits(v: dict) -> str:
@@ -540,6 +590,7 @@ RENDERERS: dict[str, Callable[[dict], str]] = {
     "svg": render_svg,
     "kv": render_kv,
     "limits": render_limits,
+    "stream": render_stream,
     "action": render_action,
     "progress": render_progress,
 }

@@ -1,0 +1,114 @@
+"""Published results Part 2 cites, each number with the place it was printed.
+
+These are not computed here; they are what the authors reported, copied exactly, so a page can
+quote them through a shortcode and a test can check them against the rest of the site.
+
+* GPTQ (Frantar et al. 2022, "GPTQ: Accurate Post-Training Quantization for Generative
+  Pre-trained Transformers", ICLR 2023, arXiv:2210.17323). The paper covers OPT and BLOOM; the
+  LLaMA numbers are in the authors' repository README (IST-DASLab/gptq, "Here is a summary of
+  LLaMa results"): WikiText-2 perplexity at FP16, 4-bit round-to-nearest (RTN), 4-bit GPTQ, 3-bit
+  RTN, 3-bit GPTQ, and 3-bit GPTQ with groups of 128.
+* DeepSeek-R1 (DeepSeek-AI 2025, arXiv:2501.12948): dense models fine-tuned on samples written by
+  DeepSeek-R1; AIME 2024 pass@1 from the repository README's "Distilled Model Evaluation" table.
+  The paper's section 2.4 says the 800k samples curated with DeepSeek-R1 were used.
+* s1 (Muennighoff et al. 2025, "s1: Simple test-time scaling", arXiv:2501.19393): Qwen2.5-32B-Instruct
+  fine-tuned on 1,000 questions with reasoning traces (s1K).
+* LIMA (Zhou et al. 2023, "LIMA: Less Is More for Alignment", arXiv:2305.11206): LLaMa 65B
+  fine-tuned on 1,000 carefully curated prompts and responses.
+* DistilBERT (Sanh et al. 2019, arXiv:1910.01108, abstract): 40% smaller than BERT-base, 97% of its
+  language-understanding score, 60% faster.
+
+Standard library only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["AIME_DISTILLED", "GPTQ_COLUMNS", "GPTQ_LLAMA", "GPTQ_URL", "PUBLISHED", "Published", "get"]
+
+GPTQ_URL = "https://github.com/IST-DASLab/gptq"
+GPTQ_PAPER = "https://arxiv.org/abs/2210.17323"
+R1_URL = "https://github.com/deepseek-ai/DeepSeek-R1"
+R1_PAPER = "https://arxiv.org/abs/2501.12948"
+S1_URL = "https://arxiv.org/abs/2501.19393"
+DISTILBERT_URL = "https://arxiv.org/abs/1910.01108"
+LIMA_URL = "https://arxiv.org/abs/2305.11206"
+HINTON_URL = "https://arxiv.org/abs/1503.02531"
+GEMMA2_URL = "https://arxiv.org/abs/2408.00118"
+KIVI_URL = "https://arxiv.org/abs/2402.02750"
+KVQUANT_URL = "https://arxiv.org/abs/2401.18079"
+
+#: Columns of the GPTQ README's LLaMA table (WikiText-2 perplexity).
+GPTQ_COLUMNS = ("FP16", "4bit-RTN", "4bit-GPTQ", "3bit-RTN", "3bit-GPTQ", "3g128-GPTQ")
+
+#: The README's LLaMA table, row by row (billions of parameters -> perplexities in GPTQ_COLUMNS order).
+GPTQ_LLAMA: dict[str, tuple[float, ...]] = {
+    "LLaMa-7B": (5.68, 6.29, 6.09, 25.54, 8.07, 6.61),
+    "LLaMa-13B": (5.09, 5.53, 5.36, 11.40, 6.63, 5.62),
+    "LLaMa-30B": (4.10, 4.54, 4.45, 14.89, 5.69, 4.80),
+    "LLaMa-65B": (3.53, 3.92, 3.84, 10.59, 5.04, 4.17),
+}
+
+#: Billions of parameters of each LLaMA row (the model names).
+GPTQ_LLAMA_BILLIONS = {"LLaMa-7B": 7, "LLaMa-13B": 13, "LLaMa-30B": 30, "LLaMa-65B": 65}
+
+#: AIME 2024 pass@1 (percent) from the DeepSeek-R1 README, "Distilled Model Evaluation".
+AIME_DISTILLED: dict[str, float] = {
+    "GPT-4o-0513": 9.3,
+    "Claude-3.5-Sonnet-1022": 16.0,
+    "o1-mini": 63.6,
+    "QwQ-32B-Preview": 44.0,
+    "DeepSeek-R1-Distill-Qwen-1.5B": 28.9,
+    "DeepSeek-R1-Distill-Qwen-7B": 55.5,
+    "DeepSeek-R1-Distill-Qwen-14B": 69.7,
+    "DeepSeek-R1-Distill-Qwen-32B": 72.6,
+    "DeepSeek-R1-Distill-Llama-8B": 50.4,
+    "DeepSeek-R1-Distill-Llama-70B": 70.0,
+}
+
+
+@dataclass(frozen=True)
+class Published:
+    """One published number: ``key``, ``value``, ``unit`` ("" for a plain number), ``what`` it
+    is, and ``source`` (a URL, with the table or section)."""
+
+    key: str
+    value: float
+    unit: str
+    what: str
+    source: str
+
+
+def _gptq(model: str, col: str) -> Published:
+    return Published(f"gptq_{model.split('-')[1].lower()}_{col.lower().replace('-', '_')}",
+                     GPTQ_LLAMA[model][GPTQ_COLUMNS.index(col)], "",
+                     f"{model}, {col}, WikiText-2 perplexity", f"{GPTQ_URL} (README, LLaMa results)")
+
+
+_ALL = [
+    *(_gptq(m, c) for m in GPTQ_LLAMA for c in GPTQ_COLUMNS),
+    Published("r1_distill_samples", 800_000, "samples", "samples written by DeepSeek-R1 used to fine-tune the "
+              "distilled models", f"{R1_PAPER} (section 2.4)"),
+    *(Published("aime_" + k.lower().replace("-", "_").replace(".", "_"), v, "%", f"{k}, AIME 2024 pass@1",
+                f"{R1_URL} (README, Distilled Model Evaluation)") for k, v in AIME_DISTILLED.items()),
+    Published("s1_examples", 1000, "examples", "questions with reasoning traces s1-32B was fine-tuned on (s1K)",
+              f"{S1_URL} (abstract)"),
+    Published("lima_examples", 1000, "examples", "curated prompts and responses LIMA (LLaMa 65B) was fine-tuned on",
+              f"{LIMA_URL} (abstract)"),
+    Published("distilbert_smaller", 40, "%", "DistilBERT: smaller than BERT-base", f"{DISTILBERT_URL} (abstract)"),
+    Published("distilbert_retained", 97, "%", "DistilBERT: share of BERT's language understanding kept",
+              f"{DISTILBERT_URL} (abstract)"),
+    Published("distilbert_faster", 60, "%", "DistilBERT: faster than BERT-base", f"{DISTILBERT_URL} (abstract)"),
+]
+
+#: Every published number, by key.
+PUBLISHED: dict[str, Published] = {p.key: p for p in _ALL}
+
+
+def get(key: str) -> Published:
+    """The published number ``key``. Raises ValueError listing the known keys."""
+    try:
+        return PUBLISHED[key]
+    except KeyError:
+        raise ValueError(f"unknown published result {key!r}; known: {', '.join(PUBLISHED)}") from None

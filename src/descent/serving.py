@@ -1,0 +1,1120 @@
+"""Serving arithmetic: prefill and decode timing, the batching simulator, caches, speculative decoding.
+
+**The step model.** A serving engine runs the model in *steps*: one forward pass over a set of
+tokens (a whole prompt, a piece of one, or one new token for each sequence that is decoding). A
+step cannot be faster than either of two ceilings, so its time is the larger of the two
+(the roofline of Williams, Waterman & Patterson 2009, applied to a whole step as in Pope et al.
+2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102, section 2):
+
+    bytes  = the weights the step uses, read once (descent.hardware.decode_step_bytes)
+             + the KV cache of every sequence in the step, at its length
+    FLOPs  = for every token in the step: 2 x its matmul weights + its attention over the tokens
+             before it (descent.transformer.flops_per_token)
+    time   = max(bytes / memory bandwidth, FLOPs / dense peak FLOP/s)
+
+A step that decodes one token for a few sequences reads the weights for very little arithmetic:
+memory-bound. A step that runs a 1,000-token prompt does 1,000 tokens' arithmetic for one read of
+the weights: compute-bound. That asymmetry is Part 3's whole subject. The peak is the chip's dense
+peak in the precision the matmuls run in (:func:`compute_precision`). Both ceilings are upper
+bounds on speed: real kernels, launches and communication come on top, so every time here is a
+lower bound.
+
+**What is here.**
+
+* :class:`Server`: one model on one accelerator at given precisions; :meth:`Server.step` costs a
+  step; :func:`prefill` and :func:`decode_step` are the two plain cases (TTFT, time per token).
+* :func:`make_trace` and :func:`simulate`: a seeded request-level simulator of static and
+  continuous batching, with chunked prefill (Orca, Yu et al., OSDI 2022; Sarathi-Serve, Agrawal et
+  al., OSDI 2024), and the latency metrics (:func:`percentile`, :class:`Metrics`).
+* :func:`prefix_cache` and :func:`multi_turn`: what a prefix-cache hit saves.
+* :func:`allocate`: contiguous vs paged KV allocation on a trace (PagedAttention, Kwon et al.,
+  SOSP 2023) and :func:`shared_blocks` for copy-on-write sharing of a prompt's blocks.
+* :func:`kv_transfer`: moving a KV cache between machines (disaggregated serving, offload).
+* :func:`speculative`: expected tokens per target pass and speedup (Leviathan et al. 2023).
+* :func:`cost_per_million` and :func:`break_even_utilization`: self-hosting against an API.
+
+Standard library only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from descent import hardware, transformer
+from descent import params as P
+from descent.catalog import Accelerator, Model
+from descent.memory import RUNTIME_ALLOWANCE
+from descent.numerics import BITS_PER_BYTE, kv_precision, weight_bytes
+from descent.units import format_bytes, format_int
+
+__all__ = [
+    "ALLOC_EXAMPLE",
+    "LINKS",
+    "MAX_SIMULATED_TOKENS",
+    "Allocation",
+    "Link",
+    "Metrics",
+    "Occupancy",
+    "PrefixSaving",
+    "Server",
+    "Simulation",
+    "Speculation",
+    "StepCost",
+    "TraceRequest",
+    "allocate",
+    "backlog",
+    "break_even_utilization",
+    "compute_precision",
+    "cost_per_million",
+    "decode_step",
+    "make_trace",
+    "metrics",
+    "multi_turn",
+    "percentile",
+    "prefill",
+    "prefix_cache",
+    "run",
+    "server",
+    "shared_blocks",
+    "simulate",
+    "speculative",
+    "steady_throughput",
+    "kv_transfer",
+]
+
+#: Seconds per hour.
+SECONDS_PER_HOUR = 3600
+#: Tokens in "a million tokens", the unit API prices use.
+MILLION = 1_000_000
+
+
+# ---------------------------------------------------------------------------------------------
+# The step model
+# ---------------------------------------------------------------------------------------------
+
+
+def compute_precision(weights: str, accelerator: str | Accelerator) -> str:
+    """The precision the matmuls run in: the weights' own when the chip has a dense peak for it
+    (FP8 weights on an H200 multiply in FP8), else BF16 (weight-only formats such as INT4 or the
+    GGUF k-quants are widened to BF16 before each multiply, as vLLM's and llama.cpp's kernels do).
+
+    Raises:
+        ValueError: unknown accelerator.
+    """
+    a = hardware.resolve_accelerator(accelerator)
+    field_ = hardware.COMPUTE_PRECISIONS.get(weights)
+    if field_ is not None and getattr(a, field_) is not None:
+        return weights
+    return "bf16"
+
+
+class _Linear:
+    """``f(t) = a t + b min(t, W)``: a per-token cost that grows with the context on every layer
+    (``a``) and stops growing at the window ``W`` on sliding-window layers (``b``). The KV bytes
+    of one sequence and the attention FLOPs of one token both have this shape
+    (:func:`descent.transformer.kv_cache_elements`, :func:`descent.transformer.attention_flops_per_token`),
+    so three calls to the exact function give ``a`` and ``b``, and sums over a range of
+    positions have a closed form: the simulator's inner loop stays O(1) per sequence.
+    """
+
+    def __init__(self, f, window: int | None):
+        self.window = window
+        if window is None:
+            self.a, self.b = f(1), 0
+        else:
+            self.a = f(window + 1) - f(window)
+            self.b = f(1) - self.a
+
+    def __call__(self, t: int) -> float:
+        return self.a * t + (self.b * min(t, self.window) if self.window else 0)
+
+    def _prefix(self, n: int) -> float:
+        """sum of f(t) for t = 1..n."""
+        s = n * (n + 1) // 2
+        if not self.window:
+            return self.a * s
+        w = self.window
+        m = s if n <= w else w * (w + 1) // 2 + w * (n - w)
+        return self.a * s + self.b * m
+
+    def sum(self, start: int, end: int) -> float:
+        """sum of f(t) for t = start+1 .. end."""
+        return self._prefix(end) - self._prefix(start)
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """The cost of one step. Units: bytes, FLOP, seconds, tokens.
+
+    Attributes:
+        tokens: tokens the step runs through the model (one per decoding sequence plus prompt pieces).
+        bytes: bytes read from memory: weights once, every sequence's KV cache.
+        flops: arithmetic of the step, FLOP.
+        memory_seconds: ``bytes / memory bandwidth``.
+        compute_seconds: ``flops / dense peak``.
+        seconds: the larger of the two: the step's time (a lower bound).
+        bound: ``"memory"`` or ``"compute"``, whichever ceiling sets the time.
+    """
+
+    tokens: int
+    bytes: float
+    flops: float
+    memory_seconds: float
+    compute_seconds: float
+    seconds: float
+    bound: str
+
+
+class Server:
+    """One model on one accelerator, weights and KV cache at given precisions: the step model.
+
+    Build it with :func:`server` (cached). Attributes: ``model``, ``accelerator`` (catalog rows),
+    ``weights``, ``kv`` (precision names), ``precision`` (the compute precision), ``bandwidth``
+    (bytes/s), ``peak`` (FLOP/s), ``kv_capacity`` (bytes of memory left for the KV cache after the
+    weights and the runtime allowance; may be negative when the weights do not fit).
+    """
+
+    def __init__(self, model: Model, accelerator: Accelerator, weights: str, kv: str):
+        self.model, self.accelerator, self.weights, self.kv = model, accelerator, weights, kv
+        self.precision = compute_precision(weights, accelerator)
+        self.bandwidth = accelerator.memory_bandwidth
+        self.peak = hardware.peak_flops(accelerator, self.precision)
+        kv_bytes = kv_precision(kv).bits_per_weight / BITS_PER_BYTE
+        window = model.sliding.window if model.sliding is not None else None
+        self._kv = _Linear(lambda t: transformer.kv_cache_elements(model, t) * kv_bytes, window)
+        self._attn = _Linear(lambda t: transformer.attention_flops_per_token(model, t), window)
+        # 2 FLOP per weight of every matrix one token multiplies by (flops_per_token minus attention).
+        self.matmul_flops = transformer.flops_per_token(model, 1) - transformer.attention_flops_per_token(model, 1)
+        self._weights_at: dict[int, float] = {}
+        self._step1_weights = hardware.decode_step_bytes(model, weights=weights, kv=kv, context=1,
+                                                         batch=1).weights_bytes
+        #: Bytes of every stored weight (all experts), and what the memory leaves for the KV cache.
+        self.weight_bytes = weight_bytes(transformer.param_counts(model).total, weights)
+        self.kv_capacity = accelerator.memory_bytes * (1 - RUNTIME_ALLOWANCE) - self.weight_bytes
+
+    def kv_bytes(self, tokens: int) -> float:
+        """KV-cache bytes of one sequence holding ``tokens`` tokens (sliding windows capped)."""
+        return self._kv(tokens) if tokens > 0 else 0.0
+
+    def step_weight_bytes(self, tokens: int) -> float:
+        """Weight bytes a step of ``tokens`` tokens reads (MoE: the experts those tokens touch)."""
+        if tokens <= 1:
+            return self._step1_weights
+        # Expert coverage saturates long before MAX_BATCH tokens; the call checks batch <= MAX_BATCH.
+        n = min(tokens, hardware.MAX_BATCH)
+        got = self._weights_at.get(n)
+        if got is None:
+            got = hardware.decode_step_bytes(self.model, weights=self.weights, kv=self.kv, context=1,
+                                             batch=n).weights_bytes
+            self._weights_at[n] = got
+        return got
+
+    def step(self, decode_contexts=(), prefill_spans=()) -> StepCost:
+        """The cost of one step.
+
+        Args:
+            decode_contexts: for each sequence that decodes one token this step, the tokens already
+                in its cache (the new token attends to those and to itself).
+            prefill_spans: ``(start, end)`` for each prompt piece run this step: positions
+                ``start + 1 .. end`` of that prompt (``start`` already cached).
+
+        Returns:
+            :class:`StepCost`. A prompt piece reads its cached part and writes its new keys and
+            values: ``kv_bytes(end)``; a decoding sequence reads ``kv_bytes(context)``.
+        """
+        tokens = len(decode_contexts) + sum(e - s for s, e in prefill_spans)
+        nbytes = self.step_weight_bytes(tokens)
+        flops = 0.0
+        for c in decode_contexts:
+            nbytes += self.kv_bytes(c)
+            flops += self.matmul_flops + self._attn(c + 1)
+        for s, e in prefill_spans:
+            nbytes += self.kv_bytes(e)
+            flops += (e - s) * self.matmul_flops + self._attn.sum(s, e)
+        mem, comp = nbytes / self.bandwidth, flops / self.peak
+        return StepCost(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+
+
+@lru_cache(maxsize=64)
+def _server(model: str, accelerator: str, weights: str, kv: str) -> Server:
+    return Server(hardware.resolve_model(model), hardware.resolve_accelerator(accelerator), weights, kv)
+
+
+def server(model: str, accelerator: str, weights: str = "fp8", kv: str = "bf16") -> Server:
+    """The :class:`Server` for catalog ids and precision names (cached).
+
+    Raises:
+        ValueError: an unknown model, accelerator or precision (the message lists the allowed values).
+    """
+    P.MODEL.check(model)
+    P.ACCELERATOR.check(accelerator)
+    P.WEIGHTS.check(weights)
+    P.KV.check(kv)
+    return _server(model, accelerator, weights, kv)
+
+
+def prefill(s: Server, prompt_tokens: int, cached_tokens: int = 0) -> StepCost:
+    """The step that reads a prompt of ``prompt_tokens`` tokens in one pass (``cached_tokens`` of
+    them already in the cache from a prefix hit). Its time is the time to first token with no
+    queue. Raises ValueError for a length out of range or a cached part longer than the prompt."""
+    P.PROMPT_TOKENS.check(prompt_tokens)
+    if not 0 <= cached_tokens <= prompt_tokens - 1:
+        raise ValueError(f"cached tokens must be 0 to {format_int(prompt_tokens - 1)} "
+                         f"(the last prompt token is always run), got {cached_tokens!r}")
+    return s.step(prefill_spans=[(cached_tokens, prompt_tokens)])
+
+
+def decode_step(s: Server, batch: int = 1, context: int = 1024) -> StepCost:
+    """One decode step of ``batch`` sequences, each with ``context`` tokens cached: its time is the
+    time per output token (ITL) each of them sees. Raises ValueError for a batch or context out of range."""
+    P.BATCH.check(batch)
+    P.CONTEXT.check(context)
+    return s.step(decode_contexts=[context] * batch)
+
+
+# ---------------------------------------------------------------------------------------------
+# A trace of requests
+# ---------------------------------------------------------------------------------------------
+
+#: A drawn length is cut off at this multiple of its mean: an exponential draw keeps the long tail
+#: of real traces (most replies short, a few very long) without a request the size of a book.
+LENGTH_CUTOFF = 8
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    """One request of a trace: an id, its arrival time (s), prompt and reply lengths (tokens)."""
+
+    id: int
+    arrival: float
+    prompt: int
+    output: int
+
+
+
+def _length(rng: random.Random, mean: int) -> int:
+    return max(1, min(LENGTH_CUTOFF * mean, round(rng.expovariate(1.0 / mean))))
+
+
+def make_trace(requests: int, rate: float, prompt_mean: int, output_mean: int, seed: int) -> tuple[TraceRequest, ...]:
+    """A seeded trace: ``requests`` arrivals of a Poisson process at ``rate`` requests/s (exponential
+    gaps), each with a prompt and a reply length drawn from an exponential distribution with the
+    given mean, rounded, at least 1 and cut off at ``LENGTH_CUTOFF`` x the mean.
+
+    The same arguments give the same trace in CPython and in Pyodide (``random.Random(seed)``).
+
+    Raises:
+        ParamError: an argument out of its declared range (descent.params).
+    """
+    P.REQUESTS.check(requests)
+    rate = P.ARRIVAL_RATE.check(rate)
+    P.PROMPT_MEAN.check(prompt_mean)
+    P.OUTPUT_MEAN.check(output_mean)
+    P.SEED.check(seed)
+    rng = random.Random(seed)
+    t, out = 0.0, []
+    for i in range(requests):
+        t += rng.expovariate(rate)
+        out.append(TraceRequest(i, t, _length(rng, prompt_mean), _length(rng, output_mean)))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# The batching simulator
+# ---------------------------------------------------------------------------------------------
+
+#: Most output tokens one simulation may produce, and most sequence-steps (one sequence handled in
+#: one step) it may run: guards that keep a browser call within seconds. A larger trace gets a
+#: message, not a truncated answer.
+MAX_SIMULATED_TOKENS = 400_000
+MAX_SIMULATED_WORK = 4_000_000
+
+
+@dataclass
+class _Seq:
+    req: TraceRequest
+    slot: int
+    admitted: float
+    prefilled: int = 0
+    times: list = field(default_factory=list)  # when each output token appeared, s
+
+    @property
+    def done(self) -> bool:
+        return len(self.times) == self.req.output
+
+    @property
+    def context(self) -> int:  # tokens in this sequence's cache
+        return self.req.prompt + len(self.times) - 1
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """One request's stay in a slot, seconds: admitted, first token, last token, slot freed."""
+
+    slot: int
+    request: int
+    admitted: float
+    first_token: float
+    finished: float
+    released: float
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """What :func:`simulate` returns.
+
+    Attributes:
+        policy, slots, chunk: the settings.
+        trace: the requests, in arrival order.
+        token_times: for each request (by id), the time each of its output tokens appeared, s.
+        occupancy: every request's stay in its slot (:class:`Occupancy`), in admission order.
+        steps: number of steps run.
+        busy_seconds: total time spent running steps.
+        kv_peak: the most KV-cache bytes reserved at once.
+        kv_capacity: bytes available for the KV cache.
+        compute_bound_steps: steps whose time the compute ceiling set.
+    """
+
+    policy: str
+    slots: int
+    chunk: int
+    trace: tuple[TraceRequest, ...]
+    token_times: tuple[tuple[float, ...], ...]
+    occupancy: tuple[Occupancy, ...]
+    steps: int
+    busy_seconds: float
+    kv_peak: float
+    kv_capacity: float
+    compute_bound_steps: int
+
+
+def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chunk: int = 0) -> Simulation:
+    """Serve ``trace`` on ``s`` with static or continuous batching; every step costed by :meth:`Server.step`.
+
+    The loop, once per step:
+
+    1. *Admit*: a waiting request that has arrived takes a free slot if its whole KV cache
+       (prompt + reply) fits in what is left. Continuous batching admits at every step; static
+       batching only when the whole previous batch has finished.
+    2. *Plan*: every admitted sequence past its prompt decodes one token; prompts that are not yet
+       read take the rest of the step: whole, or, with a ``chunk`` budget, as many tokens as the
+       budget leaves after the decodes (chunked prefill).
+    3. *Run*: the step takes :meth:`Server.step`'s time; each decoding sequence gets a token, and a
+       prompt whose last piece ran gets its first token (the last position's logits).
+    4. *Retire*: a sequence with all its tokens leaves and frees its KV cache; in static batching
+       its slot stays empty until the batch drains.
+
+    The KV cache of a request is reserved whole at admission (the simulator knows the reply's
+    length; a real engine allocates as the reply grows and preempts a sequence when memory runs
+    out), so the reserved bytes never exceed the capacity.
+
+    Args:
+        trace: :class:`TraceRequest` s (any order; served first come, first served).
+        s: the :class:`Server`.
+        policy: ``"static"`` or ``"continuous"``.
+        slots: most sequences in a step (a serving engine's max batch size), 1 to 100,000.
+        chunk: the chunked-prefill token budget per step, or 0 for none.
+
+    Raises:
+        ValueError: a bad setting; the weights leave no room for a KV cache; one request's KV
+            cache is larger than the whole room; the trace asks for more than
+            ``MAX_SIMULATED_TOKENS`` output tokens or ``MAX_SIMULATED_WORK`` sequence-steps.
+    """
+    P.POLICY.check(policy)
+    P.BATCH.check(slots)
+    P.CHUNK.check(chunk)
+    trace = tuple(sorted(trace, key=lambda r: (r.arrival, r.id)))
+    if not trace:
+        raise ValueError("the trace must hold at least one request")
+    total = sum(r.output for r in trace)
+    if total > MAX_SIMULATED_TOKENS:
+        raise ValueError(f"the trace asks for {format_int(total)} output tokens; the simulator stops at "
+                         f"{format_int(MAX_SIMULATED_TOKENS)}: use fewer requests or shorter replies")
+    if s.kv_capacity <= 0:
+        raise ValueError(f"{s.model.name}'s weights leave no memory for a KV cache on one {s.accelerator.name}")
+    need = {r.id: s.kv_bytes(r.prompt + r.output) for r in trace}
+    worst = max(trace, key=lambda r: need[r.id])
+    if need[worst.id] > s.kv_capacity:
+        raise ValueError(f"request {worst.id} ({format_int(worst.prompt + worst.output)} tokens) needs "
+                         f"{format_bytes(need[worst.id], 'GB')} of KV cache; only "
+                         f"{format_bytes(s.kv_capacity, 'GB')} is left after the weights")
+
+    queue, running, done = deque(trace), [], []
+    now = busy = kv_used = kv_peak = 0.0
+    steps = compute_bound = work = 0
+    while queue or running:
+        # 1. Admit.
+        if policy == "continuous" or not running:
+            free = sorted(set(range(slots)) - {q.slot for q in running})
+            while queue and queue[0].arrival <= now and free and kv_used + need[queue[0].id] <= s.kv_capacity:
+                r = queue.popleft()
+                running.append(_Seq(r, free.pop(0), now))
+                kv_used += need[r.id]
+            kv_peak = max(kv_peak, kv_used)
+        if not running:
+            now = queue[0].arrival  # nothing to do until the next request arrives
+            continue
+        work += len(running)
+        if work > MAX_SIMULATED_WORK:
+            raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
+                             "simulator stops there: use fewer requests, shorter prompts or a larger chunk budget")
+        # 2. Plan: one token per decoding sequence, then prompt pieces within the budget.
+        decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
+        budget = chunk - len(decoding) if chunk else math.inf
+        spans = []
+        for q in running:
+            if q.prefilled < q.req.prompt and budget > 0:
+                n = min(q.req.prompt - q.prefilled, budget)
+                spans.append((q, q.prefilled, q.prefilled + n))
+                budget -= n
+        # 3. Run.
+        cost = s.step([q.context for q in decoding], [(a, b) for _, a, b in spans])
+        now += cost.seconds
+        busy += cost.seconds
+        steps += 1
+        compute_bound += cost.bound == "compute"
+        for q in decoding:
+            q.times.append(now)
+        for q, _, b in spans:
+            q.prefilled = b
+            if b == q.req.prompt:
+                q.times.append(now)
+        # 4. Retire.
+        finished = [q for q in running if q.done]
+        if policy == "continuous" or len(finished) == len(running):
+            for q in finished:
+                running.remove(q)
+                kv_used -= need[q.req.id]
+                done.append((q, now))
+
+    by_id = {q.req.id: q for q, _ in done}
+    occupancy = tuple(
+        Occupancy(q.slot, q.req.id, q.admitted, q.times[0], q.times[-1], released)
+        for q, released in sorted(done, key=lambda x: (x[0].admitted, x[0].slot))
+    )
+    return Simulation(
+        policy=policy, slots=slots, chunk=chunk, trace=trace,
+        token_times=tuple(tuple(by_id[r.id].times) for r in sorted(trace, key=lambda r: r.id)),
+        occupancy=occupancy, steps=steps, busy_seconds=busy, kv_peak=kv_peak,
+        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound,
+    )
+
+
+def percentile(values, q: float) -> float:
+    """The ``q``-th percentile (0 to 100) of ``values``, interpolated linearly between the two
+    nearest ranks (Hyndman & Fan 1996, definition 7; NumPy's default ``method="linear"``).
+
+    Raises:
+        ValueError: no values, a non-finite value, or ``q`` outside 0 to 100.
+    """
+    xs = sorted(values)
+    if not xs:
+        raise ValueError("percentile of no values")
+    if not all(math.isfinite(x) for x in xs):
+        raise ValueError("percentile: every value must be a finite number")
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile must be 0 to 100, got {q!r}")
+    h = (len(xs) - 1) * q / 100
+    lo = math.floor(h)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (h - lo) * (xs[hi] - xs[lo])
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """What users feel and what the operator counts, from one :class:`Simulation`. Units: s, tokens/s.
+
+    Attributes:
+        throughput_tokens_per_s: output tokens / (last token's time - first arrival).
+        latency_p50_s, latency_p99_s: end-to-end latency (arrival to last token), median and 99th percentile.
+        ttft_p50_s, ttft_p99_s: time to first token (arrival to first token, queueing included).
+        itl_p50_s, itl_p99_s: inter-token latency, over every gap between two tokens of one reply.
+        slot_utilization: time slots held a request being served / (slots x time spent running steps).
+        goodput_tokens_per_s: output tokens/s counting only requests whose TTFT and mean ITL met the targets.
+        met_targets: share of requests that met both targets.
+        duration_s: first arrival to last token.
+    """
+
+    throughput_tokens_per_s: float
+    latency_p50_s: float
+    latency_p99_s: float
+    ttft_p50_s: float
+    ttft_p99_s: float
+    itl_p50_s: float
+    itl_p99_s: float
+    slot_utilization: float
+    goodput_tokens_per_s: float
+    met_targets: float
+    duration_s: float
+
+
+def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05) -> Metrics:
+    """The latency and throughput numbers of a simulation.
+
+    Definitions: TTFT and ITL as in vLLM's and DistServe's benchmarks; *goodput* counts only the
+    output of requests that met both targets (TTFT within ``ttft_target`` seconds and a mean gap
+    between tokens within ``itl_target``), per second. DistServe (Zhong et al., OSDI 2024,
+    arXiv:2401.09670, section 2) defines it as the highest request rate at which a chosen share of
+    requests meets its targets; this is the same count at one rate.
+
+    Raises:
+        ParamError: a target out of range.
+    """
+    ttft_target = P.TTFT_TARGET.check(ttft_target)
+    itl_target = P.ITL_TARGET.check(itl_target)
+    arrivals = {r.id: r.arrival for r in sim.trace}
+    ttft, e2e, gaps, good = [], [], [], 0
+    good_tokens = 0
+    for rid, times in enumerate(sim.token_times):
+        t0 = arrivals[rid]
+        ttft.append(times[0] - t0)
+        e2e.append(times[-1] - t0)
+        own = [b - a for a, b in zip(times, times[1:], strict=False)]
+        gaps += own
+        mean_gap = sum(own) / len(own) if own else 0.0
+        if times[0] - t0 <= ttft_target and mean_gap <= itl_target:
+            good += 1
+            good_tokens += len(times)
+    start = min(arrivals.values())
+    end = max(t[-1] for t in sim.token_times)
+    duration = end - start
+    tokens = sum(len(t) for t in sim.token_times)
+    held = sum(o.finished - o.admitted for o in sim.occupancy)
+    return Metrics(
+        throughput_tokens_per_s=tokens / duration if duration > 0 else 0.0,
+        latency_p50_s=percentile(e2e, 50),
+        latency_p99_s=percentile(e2e, 99),
+        ttft_p50_s=percentile(ttft, 50),
+        ttft_p99_s=percentile(ttft, 99),
+        itl_p50_s=percentile(gaps, 50) if gaps else 0.0,
+        itl_p99_s=percentile(gaps, 99) if gaps else 0.0,
+        slot_utilization=held / (sim.slots * sim.busy_seconds) if sim.busy_seconds > 0 else 0.0,
+        goodput_tokens_per_s=good_tokens / duration if duration > 0 else 0.0,
+        met_targets=good / len(sim.token_times),
+        duration_s=duration,
+    )
+
+
+@lru_cache(maxsize=32)
+def run(model: str, accelerator: str, weights: str, kv: str, policy: str, requests: int, rate: float,
+        prompt_mean: int, output_mean: int, batch: int, chunk: int, seed: int) -> Simulation:
+    """:func:`simulate` on :func:`make_trace`'s trace, cached by its arguments (pages and the CLI
+    ask for the same run more than once). ``batch`` is the number of slots. Raises as those two."""
+    return simulate(make_trace(requests, rate, prompt_mean, output_mean, seed),
+                    server(model, accelerator, weights, kv), policy, batch, chunk)
+
+
+# ---------------------------------------------------------------------------------------------
+# Steady state and the price of a token
+# ---------------------------------------------------------------------------------------------
+
+
+def steady_throughput(s: Server, batch: int, prompt_tokens: int, output_tokens: int) -> float:
+    """Output tokens/s of one accelerator kept full: ``batch`` requests at a time, each with a
+    ``prompt_tokens`` prompt and an ``output_tokens`` reply. One round: every prompt's prefill plus
+    ``output_tokens`` decode steps of the whole batch at the mean context (prompt + half the reply).
+
+        throughput = batch x output / (batch x prefill(prompt) + output x step(batch, context))
+
+    Raises:
+        ValueError: an argument out of range (descent.params).
+    """
+    P.BATCH.check(batch)
+    P.OUTPUT_TOKENS.check(output_tokens)
+    pre = prefill(s, prompt_tokens).seconds
+    context = prompt_tokens + output_tokens // 2
+    P.CONTEXT.check(context)
+    step = decode_step(s, batch, context).seconds
+    return batch * output_tokens / (batch * pre + output_tokens * step)
+
+
+def cost_per_million(gpu_price: float, tokens_per_s: float, utilization: float) -> float:
+    """Dollars per million output tokens of an accelerator that costs ``gpu_price`` $/hour, makes
+    ``tokens_per_s`` at full load and is at full load a ``utilization`` share of its hours:
+
+        cost = gpu_price / (3600 x tokens_per_s x utilization) x 1,000,000
+
+    Raises:
+        ValueError: a price or utilization out of range, or a rate that is not a positive number.
+    """
+    gpu_price = P.GPU_PRICE.check(gpu_price)
+    utilization = P.UTILIZATION.check(utilization)
+    _positive(tokens_per_s, "tokens per second")
+    return gpu_price / (SECONDS_PER_HOUR * tokens_per_s * utilization) * MILLION
+
+
+def break_even_utilization(api_price: float, gpu_price: float, tokens_per_s: float) -> float:
+    """The utilization at which self-hosting costs what the API charges: solve
+    ``cost_per_million(gpu_price, tokens_per_s, u) = api_price`` for u:
+
+        u* = gpu_price x 1,000,000 / (3600 x tokens_per_s x api_price)
+
+    Above u* the accelerator is cheaper; a value above 1 means it never is (it would have to be
+    busier than all the time).
+
+    Raises:
+        ValueError: a price out of range, or a rate that is not a positive number.
+    """
+    api_price = P.API_PRICE.check(api_price)
+    gpu_price = P.GPU_PRICE.check(gpu_price)
+    _positive(tokens_per_s, "tokens per second")
+    return gpu_price * MILLION / (SECONDS_PER_HOUR * tokens_per_s * api_price)
+
+
+def _positive(x, what: str) -> float:
+    from descent.checks import is_real
+
+    if not is_real(x) or not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{what} must be a positive number, got {x!r}")
+    return float(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# Prefix caching
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrefixSaving:
+    """What a prefix cache saves on one request. Units: tokens, seconds, FLOP.
+
+    Attributes:
+        prompt_tokens: the whole prompt (shared prefix + the rest).
+        ttft_miss_s: prefill time with nothing cached.
+        ttft_hit_s: prefill time when the prefix is cached (only the rest runs).
+        ttft_expected_s: ``hit_rate x hit + (1 - hit_rate) x miss``.
+        flops_saved: share of prefill FLOPs a hit saves (0 to 1).
+        flops_saved_expected: ``hit_rate x flops_saved``.
+    """
+
+    prompt_tokens: int
+    ttft_miss_s: float
+    ttft_hit_s: float
+    ttft_expected_s: float
+    flops_saved: float
+    flops_saved_expected: float
+
+
+def prefix_cache(s: Server, prefix_tokens: int, prompt_tokens: int, hit_rate: float) -> PrefixSaving:
+    """A prompt whose first ``prefix_tokens`` tokens are shared by many requests (a system prompt)
+    and cached with probability ``hit_rate``. A hit skips the prefix's prefill; the rest of the
+    prompt still attends to it (the attention FLOPs over the cached part remain). The engine keeps
+    cached prefixes in a radix tree of token blocks (SGLang's RadixAttention, Zheng et al. 2024,
+    arXiv:2312.07104, section 3) or a hash of each full block (vLLM's automatic prefix caching).
+
+    Raises:
+        ValueError: a length out of range, a prefix not shorter than the prompt, a bad hit rate.
+    """
+    P.PREFIX_TOKENS.check(prefix_tokens)
+    P.PROMPT_TOKENS.check(prompt_tokens)
+    hit_rate = P.HIT_RATE.check(hit_rate)
+    if prefix_tokens >= prompt_tokens:
+        raise P.ParamError("prefix_tokens", f"Shared prefix must be shorter than the prompt ({format_int(prompt_tokens)} "
+                           f"tokens), got {format_int(prefix_tokens)}")
+    miss, hit = prefill(s, prompt_tokens), prefill(s, prompt_tokens, prefix_tokens)
+    saved = 1 - hit.flops / miss.flops
+    return PrefixSaving(prompt_tokens, miss.seconds, hit.seconds,
+                        hit_rate * hit.seconds + (1 - hit_rate) * miss.seconds, saved, hit_rate * saved)
+
+
+def multi_turn(s: Server, turns: int, prefix_tokens: int, user_tokens: int, reply_tokens: int) -> list[dict]:
+    """A chat of ``turns`` rounds: each round sends the whole conversation again (a system prompt
+    of ``prefix_tokens``, every earlier question and reply, the new question of ``user_tokens``).
+    Without a cache each round prefills all of it; with one, only the new question: the earlier
+    rounds' keys and values are kept, and the system prompt, shared by every chat, is already cached.
+
+    Returns:
+        One dict per turn: ``turn``, ``prompt_tokens``, ``ttft_no_cache_s``, ``ttft_cached_s``,
+        and the running sums ``prefill_tokens_no_cache``, ``prefill_tokens_cached``.
+
+    Raises:
+        ValueError: an argument out of range, or a conversation longer than the context limit.
+    """
+    P.TURNS.check(turns)
+    P.PREFIX_TOKENS.check(prefix_tokens)
+    P.PROMPT_TOKENS.check(user_tokens)
+    P.OUTPUT_TOKENS.check(reply_tokens)
+    rows, done_no, done_yes = [], 0, 0
+    history = prefix_tokens
+    for t in range(1, turns + 1):
+        prompt = history + user_tokens
+        P.PROMPT_TOKENS.check(prompt)
+        done_no += prompt
+        done_yes += prompt - history
+        rows.append({
+            "turn": t,
+            "prompt_tokens": prompt,
+            "ttft_no_cache_s": prefill(s, prompt).seconds,
+            "ttft_cached_s": prefill(s, prompt, history).seconds,
+            "prefill_tokens_no_cache": done_no,
+            "prefill_tokens_cached": done_yes,
+        })
+        history = prompt + reply_tokens
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# The KV allocator: contiguous reservation vs paged blocks
+# ---------------------------------------------------------------------------------------------
+
+#: Cell states of :func:`allocate`'s memory map, one per block.
+BLOCK_STATES = ("used", "reserved", "waste", "hole", "free")
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """What :func:`allocate` returns. Units: tokens (one token's KV slot), blocks, steps.
+
+    Attributes:
+        allocator, block_size, pool_tokens: the settings.
+        blocks: the memory map at the snapshot step, one state per block (``BLOCK_STATES``):
+            ``used`` holds at least one token now; ``reserved`` is reserved for tokens the reply
+            will still produce; ``waste`` is reserved but will never be used (the reply ends
+            first); ``hole`` is free but in a gap too small for the next request; ``free``.
+        owners: the request id in each block (-1 when free), same length as ``blocks``.
+        snapshot_step: the step the map shows.
+        token_share: mean over the steps with a queue waiting of (tokens held / pool): the share of
+            the KV pool that holds real tokens while requests wait.
+        internal_share, reserved_share, external_share: the same means for token slots that are
+            reserved-never-used (contiguous) or unused at the end of a last block (paged),
+            reserved-for-later, and free-but-unusable.
+        mean_running: mean number of sequences running over those steps.
+        steps: steps until the trace is served.
+        preempted: times a paged sequence was evicted to make room (and queued again).
+    """
+
+    allocator: str
+    block_size: int
+    pool_tokens: int
+    blocks: tuple[str, ...]
+    owners: tuple[int, ...]
+    snapshot_step: int
+    token_share: float
+    internal_share: float
+    reserved_share: float
+    external_share: float
+    mean_running: float
+    steps: int
+    preempted: int
+
+
+def allocate(lengths, pool_tokens: int, allocator: str, block_size: int, reserve_tokens: int,
+             snapshot_step: int | None = None) -> Allocation:
+    """Serve requests from a backlog, one token per running sequence per step, under one of two
+    KV allocators, and measure where the memory goes (Kwon et al., "Efficient Memory Management for
+    Large Language Model Serving with PagedAttention", SOSP 2023, sections 3 and 4.2).
+
+    * ``contiguous``: at admission, one run of consecutive blocks big enough for the prompt plus
+      the longest reply allowed (``reserve_tokens``, the request's max_tokens), first fit.
+    * ``paged``: blocks of ``block_size`` tokens handed out one at a time as a sequence grows,
+      anywhere in the pool; a block table maps each sequence's blocks.
+
+    Requests wait in arrival order; the first one that cannot be placed blocks the rest. When a
+    paged sequence needs a block and none is free, the sequence admitted last is preempted: its
+    blocks are freed and it waits first in line to be recomputed (vLLM's default, section 4.5).
+
+    Args:
+        lengths: ``(prompt, output)`` token counts, in arrival order (output <= reserve_tokens).
+        pool_tokens: KV slots in the pool (a multiple of ``block_size``).
+        allocator: ``"contiguous"`` or ``"paged"``.
+        block_size: tokens per block.
+        reserve_tokens: the reply limit a contiguous allocator reserves for.
+        snapshot_step: the step whose memory map ``blocks`` shows (default: half-way through the
+            steps that have a queue).
+
+    Raises:
+        ValueError: bad settings, a reply longer than ``reserve_tokens``, a request that can never fit.
+    """
+    P.ALLOCATOR.check(allocator)
+    P.BLOCK_SIZE.check(block_size)
+    P.RESERVE_TOKENS.check(reserve_tokens)
+    if pool_tokens % block_size or pool_tokens <= 0:
+        raise ValueError(f"the pool ({format_int(pool_tokens)} tokens) must be a positive multiple of the block size")
+    nblocks = pool_tokens // block_size
+    reqs = [(i, p, o) for i, (p, o) in enumerate(lengths)]
+    for i, p, o in reqs:
+        if o > reserve_tokens:
+            raise ValueError(f"request {i} writes {format_int(o)} tokens, more than the reply limit "
+                             f"{format_int(reserve_tokens)}")
+        if -(-(p + reserve_tokens) // block_size) > nblocks:
+            raise ValueError(f"request {i} ({format_int(p)} prompt tokens + {format_int(reserve_tokens)} reserved) "
+                             f"cannot fit in a pool of {format_int(pool_tokens)} tokens")
+
+    def blocks_for(tokens: int) -> int:
+        return -(-tokens // block_size)
+
+    owner = [-1] * nblocks          # request id per block
+    table: dict[int, list[int]] = {}  # request id -> its blocks, in order
+    length: dict[int, int] = {}       # request id -> tokens held now
+    info = {i: (p, o) for i, p, o in reqs}
+    queue = deque((i, p, p + o) for i, p, o in reqs)  # (request, tokens it holds on admission, final length)
+    records, maps, step, preempted = [], [], 0, 0
+
+    def first_fit(n: int) -> int | None:
+        run = 0
+        for b in range(nblocks):
+            run = run + 1 if owner[b] == -1 else 0
+            if run == n:
+                return b - n + 1
+        return None
+
+    def admit() -> None:
+        while queue:
+            i, p, _final = queue[0]
+            if allocator == "contiguous":
+                start = first_fit(blocks_for(p + reserve_tokens))
+                if start is None:
+                    return
+                got = list(range(start, start + blocks_for(p + reserve_tokens)))
+            else:
+                free = [b for b in range(nblocks) if owner[b] == -1]
+                if len(free) < blocks_for(p + 1):  # room for the prompt and the first new token
+                    return
+                got = free[:blocks_for(p)]
+            queue.popleft()
+            for b in got:
+                owner[b] = i
+            table[i], length[i] = got, p
+
+    def snapshot() -> tuple[list[str], dict]:
+        states = ["free"] * nblocks
+        used = reserved = waste = 0
+        for i, blocks in table.items():
+            p, o = info[i]
+            now, final = length[i], p + o
+            for k, b in enumerate(blocks):
+                lo = k * block_size  # tokens before this block, in this sequence
+                if lo < now:
+                    states[b] = "used"
+                elif lo < final:
+                    states[b] = "reserved"
+                else:
+                    states[b] = "waste"
+            used += now
+            held = len(blocks) * block_size
+            if allocator == "contiguous":
+                reserved += final - now
+                waste += held - final
+            else:
+                waste += held - now
+        need = blocks_for(queue[0][1] + reserve_tokens) if queue and allocator == "contiguous" else 0
+        holes = 0
+        run_start = None
+        for b in range(nblocks + 1):
+            if b < nblocks and owner[b] == -1:
+                run_start = b if run_start is None else run_start
+                continue
+            if run_start is not None:
+                size = b - run_start
+                if size < need:
+                    holes += size
+                    for h in range(run_start, b):
+                        states[h] = "hole"
+                run_start = None
+        return states, {"used": used, "reserved": reserved, "waste": waste, "hole": holes * block_size,
+                        "running": len(table)}
+
+    def grow(i: int) -> None:
+        """Paged: sequence ``i`` needs one more block; with none free, preempt the sequence admitted
+        last (vLLM's default: free its blocks and queue it first again, to recompute its tokens)."""
+        nonlocal preempted
+        while True:
+            free = next((b for b in range(nblocks) if owner[b] == -1), None)
+            if free is not None:
+                owner[free] = i
+                table[i].append(free)
+                return
+            victim = next(reversed(table))
+            for b in table.pop(victim):
+                owner[b] = -1
+            p, o = info[victim]
+            queue.appendleft((victim, length.pop(victim), p + o))
+            preempted += 1
+            if victim == i:
+                return
+
+    admit()
+    while table or queue:
+        states, counts = snapshot()
+        if queue:
+            records.append(counts)
+            maps.append((step, states, list(owner)))
+        # One step: every running sequence gets one token (in admission order).
+        for i in list(table):
+            if i not in table:  # preempted earlier in this step
+                continue
+            length[i] += 1
+            if length[i] == sum(info[i]):  # its last token: done (that token's keys are never read)
+                for b in table.pop(i):
+                    owner[b] = -1
+                del length[i]
+            elif allocator == "paged" and length[i] > len(table[i]) * block_size:
+                grow(i)
+        step += 1
+        admit()
+        if not table and queue:
+            raise ValueError(f"request {queue[0][0]} cannot be admitted into an empty pool")
+
+    if not records:  # the backlog fitted at once: measure the first step
+        records.append({"used": 0, "reserved": 0, "waste": 0, "hole": 0, "running": 0})
+        maps.append((0, ["free"] * nblocks, [-1] * nblocks))
+    n = len(records)
+    pick = n // 2 if snapshot_step is None else min(max(snapshot_step, 0), n - 1)
+    snap_step, snap_states, snap_owner = maps[pick]
+    return Allocation(
+        allocator=allocator, block_size=block_size, pool_tokens=pool_tokens,
+        blocks=tuple(snap_states), owners=tuple(snap_owner), snapshot_step=snap_step,
+        token_share=sum(r["used"] for r in records) / (n * pool_tokens),
+        internal_share=sum(r["waste"] for r in records) / (n * pool_tokens),
+        reserved_share=sum(r["reserved"] for r in records) / (n * pool_tokens),
+        external_share=sum(r["hole"] for r in records) / (n * pool_tokens),
+        mean_running=sum(r["running"] for r in records) / n,
+        steps=step,
+        preempted=preempted,
+    )
+
+
+#: The allocator example of Part 3 (page and widget): a KV pool of ``pool`` token slots and a
+#: backlog of ``requests`` requests with these mean prompt and reply lengths (tokens), drawn by
+#: :func:`make_trace` (its arrival times do not matter: every request waits from the start).
+ALLOC_EXAMPLE = {"pool": 4096, "requests": 120, "prompt_mean": 120, "output_mean": 60, "rate": 1.0}
+
+
+def backlog(seed: int, reserve_tokens: int) -> list[tuple[int, int]]:
+    """The allocator example's requests as ``(prompt, reply)`` tokens; a reply stops at
+    ``reserve_tokens`` (the request's max_tokens), as an engine stops it. Raises ParamError for a
+    bad seed or limit."""
+    P.RESERVE_TOKENS.check(reserve_tokens)
+    e = ALLOC_EXAMPLE
+    trace = make_trace(e["requests"], e["rate"], e["prompt_mean"], e["output_mean"], seed)
+    return [(r.prompt, min(r.output, reserve_tokens)) for r in trace]
+
+
+def shared_blocks(prompt_tokens: int, output_tokens: int, samples: int, block_size: int) -> dict:
+    """Blocks for ``samples`` replies drawn from one prompt, without and with sharing.
+
+    Without sharing every sample holds its own copy of the prompt. With PagedAttention's sharing
+    the prompt's full blocks are stored once (a reference count per block); the last, partly filled
+    prompt block is copied for a sample when it first writes into it (copy-on-write, Kwon et al.
+    2023, section 4.4), and every sample's reply has its own blocks.
+
+    Returns:
+        ``{"separate": blocks, "shared": blocks, "saved": share of blocks saved}``.
+
+    Raises:
+        ValueError: an argument out of range.
+    """
+    P.PROMPT_TOKENS.check(prompt_tokens)
+    P.OUTPUT_TOKENS.check(output_tokens)
+    P.SAMPLES.check(samples)
+    P.BLOCK_SIZE.check(block_size)
+    full, rest = divmod(prompt_tokens, block_size)
+    separate = samples * -(-(prompt_tokens + output_tokens) // block_size)
+    # Each sample: its copy of the partial block (if any) continued by its reply.
+    own = -(-(rest + output_tokens) // block_size)
+    shared = full + samples * own
+    return {"separate": separate, "shared": shared, "saved": 1 - shared / separate}
+
+
+# ---------------------------------------------------------------------------------------------
+# Moving a KV cache: disaggregation and offload
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Link:
+    """A path a KV cache can travel: its name, bytes/s in one direction, and the source."""
+
+    name: str
+    bytes_per_s: float
+    source: str
+
+
+#: PCIe 5.0 x16, one direction: 32 GT/s per lane x 16 lanes x 128/130 (encoding) / 8 bits.
+PCIE5_X16_BYTES_PER_S = 32e9 * 16 * 128 / 130 / BITS_PER_BYTE
+#: InfiniBand NDR, one 400 Gb/s port (a ConnectX-7 adapter per GPU), bytes/s.
+INFINIBAND_NDR_BYTES_PER_S = 400e9 / BITS_PER_BYTE
+#: One NVMe SSD on PCIe 4.0 x4, sequential read: Samsung 990 PRO datasheet, up to 7,450 MB/s.
+NVME_SSD_BYTES_PER_S = 7.45e9
+
+#: The links :func:`kv_transfer` compares (the chip's own scale-up link is added from the catalog).
+LINKS = (
+    Link("InfiniBand NDR (400 Gb/s)", INFINIBAND_NDR_BYTES_PER_S,
+         "NVIDIA ConnectX-7 datasheet: 400 Gb/s per port"),
+    Link("PCIe 5.0 x16 (to CPU memory)", PCIE5_X16_BYTES_PER_S,
+         "PCI-SIG PCI Express Base Specification 5.0: 32 GT/s per lane, 128b/130b encoding"),
+    Link("NVMe SSD (PCIe 4.0 x4)", NVME_SSD_BYTES_PER_S,
+         "Samsung 990 PRO datasheet: sequential read up to 7,450 MB/s"),
+)
+
+
+def kv_transfer(model: str, accelerator: str, kv: str, context: int) -> list[tuple[Link, float, float]]:
+    """Time to move one sequence's KV cache at ``context`` tokens over each link.
+
+    The scale-up link is the accelerator's own (catalog ``scale_up_bandwidth``, both directions
+    added, so half of it one way); the others are :data:`LINKS`. Disaggregated serving (DistServe,
+    Zhong et al. 2024; Splitwise, Patel et al. 2024; Mooncake, Qin et al. 2024) sends the cache from
+    the prefill machine to the decode machine; offloading parks it in CPU memory or on an SSD.
+
+    Returns:
+        ``[(link, bytes, seconds), ...]``, fastest link first.
+
+    Raises:
+        ValueError: unknown ids or precision, a context out of range.
+    """
+    P.MODEL.check(model)
+    P.ACCELERATOR.check(accelerator)
+    P.KV.check(kv)
+    P.CONTEXT.check(context)
+    m, a = hardware.resolve_model(model), hardware.resolve_accelerator(accelerator)
+    nbytes = hardware.kv_cache_bytes(m, kv_precision(kv), context, 1)
+    links = list(LINKS)
+    if a.scale_up_bandwidth:
+        links.insert(0, Link(f"{a.scale_up_name} (one direction)", a.scale_up_bandwidth / 2,
+                             f"{a.name} datasheet: {format_bytes(a.scale_up_bandwidth, 'GB')}/s, both directions"))
+    return [(link, nbytes, nbytes / link.bytes_per_s) for link in sorted(links, key=lambda x: -x.bytes_per_s)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Speculative decoding
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding's gain (Leviathan, Kalman & Matias, "Fast Inference from Transformers
+    via Speculative Decoding", ICML 2023, arXiv:2211.17192, section 3).
+
+    Attributes:
+        expected_tokens: tokens one target pass yields on average, the accepted drafts plus the one
+            the target adds: (1 - a^(k+1)) / (1 - a) (their equation 1); k + 1 when a = 1.
+        speedup: expected_tokens / (1 + k c): the walltime improvement of their theorem 3.8, with
+            one target pass plus k draft steps per round. Below 1 it slows decoding down.
+        acceptance, draft_length, draft_cost: the inputs a, k, c.
+    """
+
+    expected_tokens: float
+    speedup: float
+    acceptance: float
+    draft_length: int
+    draft_cost: float
+
+
+def speculative(acceptance: float, draft_length: int, draft_cost: float) -> Speculation:
+    """Expected tokens per target pass and the speedup for acceptance rate ``a``, draft length ``k``
+    and draft cost ``c`` (a draft step's time over a target step's), assuming each drafted token is
+    accepted independently with probability a and the target checks k + 1 positions in one pass
+    for the time of one step (decode is memory-bound, so the extra positions are nearly free).
+
+    Raises:
+        ParamError: a outside 0 to 1, k outside 1 to 64, c negative or above 10 (descent.params).
+    """
+    a = P.ACCEPTANCE.check(acceptance)
+    k = P.DRAFT_LENGTH.check(draft_length)
+    c = P.DRAFT_COST.check(draft_cost)
+    expected = float(k + 1) if a == 1.0 else (1 - a ** (k + 1)) / (1 - a)
+    return Speculation(expected, expected / (1 + k * c), a, k, c)

@@ -1,0 +1,106 @@
+"""Serve a built site on 127.0.0.1 with the headers a host should send (``nox -s serve``, browser tests).
+
+    python -m descent.site.serve [--directory site] [--port 8000] [--bind 127.0.0.1]
+
+The standard library's ``http.server`` with three additions. A missing page gets the site's own
+``404.html`` (with status 404), as a host serves it. A port another program holds is said in one
+line that names the way out (``nox -s serve -- --port 8001``). Ctrl-C stops it quietly. And every
+response carries the
+``Content-Security-Policy`` of :func:`descent.site.csp.header_policy` for its path (the widget
+worker's script gets the worker's own policy, which a page's ``<meta>`` cannot give it) and
+``X-Content-Type-Options: nosniff``. It is the same policy the built site's ``_headers`` file asks
+of hosts that read one (:func:`descent.site.csp.headers_file`). A development server, not a
+production one: it binds to the loopback address unless told otherwise.
+
+Build side (standard library only, but not shipped to the browser).
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import functools
+import http.server
+import socket
+import sys
+import urllib.parse
+from pathlib import Path
+
+from descent.site import csp
+
+#: Where ``nox -s serve`` serves (mkdocs.yml's default ``site_url`` names the same address).
+DEFAULT_PORT = 8000
+DEFAULT_BIND = "127.0.0.1"
+
+
+#: The page a host shows for a missing path (MkDocs writes it; its links are root-absolute).
+NOT_FOUND_PAGE = "404.html"
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    """``SimpleHTTPRequestHandler`` plus the site's security headers on every response and the
+    site's own 404 page for a missing path."""
+
+    def end_headers(self) -> None:
+        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+        self.send_header("Content-Security-Policy", csp.header_policy(path))
+        self.send_header("X-Content-Type-Options", "nosniff")
+        super().end_headers()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        page = Path(self.directory) / NOT_FOUND_PAGE
+        if code != 404 or not page.is_file():
+            super().send_error(code, message, explain)
+            return
+        body = page.read_bytes()
+        self.log_error("code %d, message %s", code, message)
+        self.send_response(code, message)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+def port_busy(port: int, bind: str = DEFAULT_BIND) -> bool:
+    """True when a program already listens on ``bind:port`` (``nox -s serve`` asks before building)."""
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex((bind, port)) == 0
+
+
+def make_server(directory: str, port: int = DEFAULT_PORT, bind: str = DEFAULT_BIND) -> http.server.ThreadingHTTPServer:
+    """A threading server for ``directory`` (not started: call ``serve_forever``). ``port`` 0 picks a free one."""
+    return http.server.ThreadingHTTPServer((bind, port), functools.partial(Handler, directory=directory))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m descent.site.serve", description=__doc__.split("\n")[0])
+    parser.add_argument("--directory", "-d", default="site", help="the built site (default: site)")
+    parser.add_argument("--port", "-p", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    parser.add_argument("--bind", "-b", default=DEFAULT_BIND, help=f"address to listen on (default {DEFAULT_BIND})")
+    args = parser.parse_args(argv)
+    try:
+        server = make_server(args.directory, args.port, args.bind)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            print(f"serve: cannot listen on {args.bind}:{args.port}: the port is busy (another program, perhaps "
+                  f"another serve, is using it). Stop it, or pick a free port: nox -s serve -- --port "
+                  f"{args.port + 1}", file=sys.stderr)
+        else:
+            print(f"serve: cannot listen on {args.bind}:{args.port}: {e.strerror}", file=sys.stderr)
+        return 2
+    host, port = server.server_address[:2]
+    try:
+        print(f"Serving {args.directory} at http://{host}:{port}/ with the site's security headers "
+              "(Ctrl-C to stop)", flush=True)
+        with server:
+            server.serve_forever()
+    except KeyboardInterrupt:  # Ctrl-C: stop without a traceback
+        print("Stopped.", flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""What lower precision costs SmolLM2, measured at build: re-quantize its real weights, then run
+its forward pass over a fixed English text and compare perplexities.
+
+Build side (NumPy). The starting point is the shipped file itself, SmolLM2-135M-Instruct in GGUF
+Q4_1 (every attention and feed-forward matrix: 4-bit codes with a scale and a minimum per 32
+weights; the token embedding, which is also the output head, in Q8_0). So every number here is
+*relative to the shipped 4-bit file*, not to the original BF16 model, which this project does not
+ship. Each variant rounds the 210 matrices again (the Q8_0 embedding and the FP32 norms stay as
+they are) with NumPy versions of :mod:`descent.quant`'s schemes; the tests check the NumPy and the
+core versions agree.
+
+Perplexity: ``exp(mean negative log-likelihood)`` of each token of the text given the ones before
+it (Jelinek et al. 1977; the measure the GPTQ paper reports, Frantar et al. 2022, section 5), over
+:data:`EVAL_TOKENS` tokens of the "Naming and binding" section of the Python documentation, which
+ships with Python itself (``pydoc_data.topics``, PSF licence), fed as one sequence without a BOS
+token (the GGUF's ``add_bos_token`` is false). The forward pass is :func:`descent.trace.forward.forward`,
+whose logits the peer test compares with transformers.
+
+Results are cached as JSON under ``cache_dir()/quality/``, keyed by the GGUF's sha256,
+:data:`QUALITY_VERSION` and a hash of the text, and say where and when they were measured.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from descent import numerics
+from descent.trace.gguf_reader import Model, cache_dir, load_model
+
+#: Bump when the variants, the text or the measurement change.
+QUALITY_VERSION = 1
+#: Tokens of text evaluated (about 4 s per variant on one core of this machine).
+EVAL_TOKENS = 512
+#: The pydoc topic evaluated.
+TEXT_TOPIC = "naming"
+#: The tensor the quantization table and the histogram figure round.
+TABLE_TENSOR = "blk.15.ffn_down.weight"
+#: Matrices of every layer that the variants re-quantize.
+MATRICES = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
+
+
+def eval_text() -> str:
+    """The evaluated text: ``pydoc_data.topics.topics["naming"]`` of the running Python."""
+    from pydoc_data.topics import topics
+
+    return topics[TEXT_TOPIC]
+
+
+def eval_ids() -> list[int]:
+    """The first :data:`EVAL_TOKENS` token ids of :func:`eval_text` (SmolLM2's tokenizer, no BOS)."""
+    from descent import tokenizer
+
+    ids = tokenizer.encode(eval_text())
+    if len(ids) < EVAL_TOKENS:
+        raise ValueError(f"the evaluation text has {len(ids)} tokens, fewer than {EVAL_TOKENS}")
+    return ids[:EVAL_TOKENS]
+
+
+# -- NumPy quantizers (the same rules as descent.quant, vectorised) -----------------------------
+
+
+def int_rows(w: np.ndarray, bits: int, symmetric: bool = True) -> np.ndarray:
+    """Round each row of ``w`` (R, C) to ``bits``-bit integers with one scale per row (per output
+    channel), symmetric or with a zero point (:func:`descent.quant.int_quantize` per row)."""
+    return _int_groups(w.reshape(w.shape[0], 1, -1), bits, symmetric).reshape(w.shape)
+
+
+def int_blocks(w: np.ndarray, bits: int, block: int = 32, symmetric: bool = False) -> np.ndarray:
+    """Round runs of ``block`` weights along each row, one scale (and zero point) per block."""
+    r, c = w.shape
+    return _int_groups(w.reshape(r, c // block, block), bits, symmetric).reshape(w.shape)
+
+
+def _int_groups(g: np.ndarray, bits: int, symmetric: bool) -> np.ndarray:
+    g = g.astype(np.float64)  # (R, G, B)
+    if symmetric:
+        qmax = 2 ** (bits - 1) - 1
+        amax = np.abs(g).max(axis=-1, keepdims=True)
+        s = np.where(amax > 0, amax / qmax, 1.0)
+        return np.clip(np.rint(g / s), -qmax, qmax) * s
+    qmax = 2**bits - 1
+    lo = np.minimum(g.min(axis=-1, keepdims=True), 0.0)
+    hi = np.maximum(g.max(axis=-1, keepdims=True), 0.0)
+    s = np.where(hi > lo, (hi - lo) / qmax, 1.0)
+    z = np.rint(-lo / s)
+    return (np.clip(np.rint(g / s) + z, 0, qmax) - z) * s
+
+
+def fp4_round(x: np.ndarray) -> np.ndarray:
+    """Round to FP4 E2M1 (0, 0.5, 1, 1.5, 2, 3, 4, 6 and negatives), ties to even, saturating at 6:
+    the spacing is 0.5 below 2, 1 from 2 to 4, 2 above (OCP MX v1.0, section 5.3.3)."""
+    a = np.abs(x)
+    step = np.where(a < 2, 0.5, np.where(a < 4, 1.0, 2.0))
+    return np.sign(x) * np.minimum(np.rint(a / step) * step, 6.0)
+
+
+def mxfp4_blocks(w: np.ndarray, block: int = numerics.MX_BLOCK) -> np.ndarray:
+    """MXFP4 along each row (:func:`descent.quant.mxfp4`): FP4 elements, E8M0 scale
+    ``2^(floor(log2 max) - 2)`` per block of 32."""
+    r, c = w.shape
+    g = w.reshape(r, c // block, block).astype(np.float64)
+    amax = np.abs(g).max(axis=-1, keepdims=True)
+    e = np.floor(np.log2(np.where(amax > 0, amax, 1.0))) - 2
+    s = np.exp2(np.clip(np.where(amax > 0, e, -127), -127, 127))
+    return (fp4_round(g / s) * s).reshape(w.shape)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A way to re-store the matrices: ``id``, ``label`` (what the table says), ``bits_per_weight``
+    of the matrices (scales included), and ``apply`` (R, C) -> (R, C)."""
+
+    id: str
+    label: str
+    bits_per_weight: float
+    apply: Callable[[np.ndarray], np.ndarray] | None
+
+
+#: The variants measured, in table order. ``shipped`` is the file as it is.
+VARIANTS: tuple[Variant, ...] = (
+    Variant("shipped", "as shipped: Q4_1 (4-bit codes, scale and minimum per 32)", 5.0, None),
+    Variant("int8_row", "8-bit integers, one scale per row", 8.0, lambda w: int_rows(w, 8)),
+    Variant("mxfp4", "MXFP4: FP4 with a power-of-two scale per 32", 4.25, mxfp4_blocks),
+    Variant("int4_row", "4-bit integers, one scale per row (no block scales)", 4.0, lambda w: int_rows(w, 4)),
+    Variant("int3_block", "3-bit integers, scale and zero point per 32", 3.0 + 32 / 32,
+            lambda w: int_blocks(w, 3, 32, symmetric=False)),
+    Variant("int3_row", "3-bit integers, one scale per row", 3.0, lambda w: int_rows(w, 3)),
+    Variant("int2_block", "2-bit integers, scale and zero point per 32", 2.0 + 32 / 32,
+            lambda w: int_blocks(w, 2, 32, symmetric=False)),
+)
+
+
+def requantized(model: Model, variant: Variant) -> Model:
+    """A copy of ``model`` whose 210 layer matrices went through ``variant.apply`` (float32)."""
+    if variant.apply is None:
+        return model
+    tensors = dict(model.tensors)
+    for i in range(model.config.n_layers):
+        for m in MATRICES:
+            name = f"blk.{i}.{m}.weight"
+            tensors[name] = np.ascontiguousarray(variant.apply(np.asarray(tensors[name])), dtype=np.float32)
+    return Model(model.config, tensors, model.meta, model.sha256)
+
+
+def perplexity(model: Model, ids: list[int]) -> float:
+    """``exp`` of the mean negative log-likelihood of ``ids[1:]``, each given the ids before it."""
+    from descent.trace import forward as fw
+
+    logits = fw.forward(model, ids, all_logits=True).logits.astype(np.float64)  # (T, V)
+    z = logits - logits.max(axis=-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (T, V)
+    nll = -logp[np.arange(len(ids) - 1), np.asarray(ids[1:])]  # (T-1,)
+    return float(math.exp(nll.mean()))
+
+
+def _key(sha: str) -> str:
+    text_hash = hashlib.sha256(eval_text().encode("utf-8")).hexdigest()[:16]
+    return f"{sha}-v{QUALITY_VERSION}-{text_hash}"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def measure(model: Model | None = None) -> dict:
+    """Perplexity of every :data:`VARIANTS` entry, from the cache or measured now (about half a
+    minute here) and cached.
+
+    Returns:
+        ``{"key", "tokens", "text", "python", "machine", "date", "seconds", "variants": [{"id",
+        "label", "bits_per_weight", "perplexity"}]}``; ``date`` is when it was measured (UTC, ISO).
+    """
+    import time
+
+    model = model or load_model()
+    key = _key(model.sha256)
+    path = cache_dir() / "quality" / f"{key}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    ids = eval_ids()
+    t0 = time.perf_counter()
+    rows = []
+    for v in VARIANTS:
+        rows.append({"id": v.id, "label": v.label, "bits_per_weight": v.bits_per_weight,
+                     "perplexity": perplexity(requantized(model, v), ids)})
+    out = {
+        "key": key,
+        "tokens": len(ids),
+        "text": f"Python {sys.version_info.major}.{sys.version_info.minor} documentation, 'Naming and binding'",
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}",
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "variants": rows,
+    }
+    _atomic_write(path, json.dumps(out, indent=1))
+    return out
+
+
+# -- one real tensor, rounded every way (the quantization table and the histogram figure) --------
+
+
+#: (bits, symmetric) pairs of the per-tensor table.
+TABLE_SCHEMES = tuple((b, s) for b in (8, 4, 3, 2) for s in (True, False))
+
+
+def tensor_table(name: str = TABLE_TENSOR) -> list[dict]:
+    """One real matrix rounded with ONE scale for the whole tensor at 8, 4, 3, 2 bits, symmetric and
+    with a zero point: ``[{"bits", "symmetric", "levels", "rmse", "sqnr_db", "bytes", "step"}]``.
+    ``bytes`` counts the codes plus one FP32 scale (and one FP32 zero point)."""
+    w = np.asarray(load_model().tensors[name], dtype=np.float64).reshape(1, 1, -1)
+    n = w.size
+    out = []
+    for bits, sym in TABLE_SCHEMES:
+        deq = _int_groups(w, bits, sym)
+        err = deq - w
+        levels = 2**bits - 1 if sym else 2**bits
+        span = 2 * np.abs(w).max() if sym else (max(w.max(), 0) - min(w.min(), 0))
+        out.append({
+            "bits": bits, "symmetric": sym, "levels": levels,
+            "rmse": float(np.sqrt(np.mean(err**2))),
+            "sqnr_db": float(10 * np.log10(np.sum(w**2) / np.sum(err**2))),
+            "bytes": n * bits / 8 + (4 if sym else 8),
+            "step": float(span / (levels - 1)),
+        })
+    return out
+
+
+def tensor_values(name: str = TABLE_TENSOR) -> np.ndarray:
+    """The real matrix, flattened, float64 (for the histogram figure)."""
+    return np.asarray(load_model().tensors[name], dtype=np.float64).ravel()
+
+
+def tensor_rounded(bits: int, symmetric: bool = True, name: str = TABLE_TENSOR) -> np.ndarray:
+    """The real matrix rounded with one scale for the whole tensor, flattened."""
+    return _int_groups(tensor_values(name).reshape(1, 1, -1), bits, symmetric).ravel()

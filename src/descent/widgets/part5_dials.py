@@ -1,0 +1,76 @@
+"""Part 5 widget ``server_dials``: one model on a tensor-parallel server, on :mod:`descent.dials`.
+
+The reply streamed in the text box is SmolLM2-135M-Instruct's real, recorded answer to the chat
+prompt (:mod:`descent.recorded`), replayed at the computed rate by ``docs/assets/descent/stream.js``.
+
+Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+from descent import catalog, dials, recorded
+from descent import params as P
+from descent.units import format_bytes, format_int, format_number, format_time
+from descent.widgets import Input, widget
+from descent.widgets import views as v
+
+__all__ = ["REPLY_PROMPT", "reply_tokens", "server_dials"]
+
+#: The recorded prompt whose reply is streamed.
+REPLY_PROMPT = "chat"
+
+_ACCELERATOR = P.ACCELERATOR.but(default="h100-sxm")
+_TP = P.TP.but(default=8, max=128, label="Accelerators (tensor parallel)",
+               help="N: accelerators in the server, each holding 1/N of every weight matrix.")
+_CONTEXT = P.CONTEXT.but(help="Tokens each conversation holds; the time to first token prefills a prompt this long.")
+
+
+def reply_tokens() -> list[str]:
+    """The recorded reply to the chat prompt, one string per SmolLM2 token (the stop token left out)."""
+    g = recorded.prompt_trace(REPLY_PROMPT)["generation"]
+    steps = g["steps"][:-1] if g["stop_reason"] == "stop_token" else g["steps"]
+    return [s["token"]["text"] for s in steps]
+
+
+@widget(
+    "server_dials",
+    title="The server dials",
+    description="One model served by N accelerators that split every weight matrix between them: "
+    "how long the first token takes, how fast each reader and the whole server are served, what a "
+    "million tokens cost and how much memory each accelerator has left.",
+    inputs=[Input(P.MODEL, "select"), Input(_ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
+            Input(_TP, "number"), Input(P.BATCH, "range", log=True), Input(_CONTEXT, "range", log=True),
+            Input(P.PRICE, "number")],
+)
+def server_dials(model: str, accelerator: str, weights: str, tp: int, batch: int, context: int,
+                 price: float) -> list[dict]:
+    """Views: TTFT, tokens/s per user and in total, $ per million, spare memory per device, and
+    the recorded reply streamed at the per-user rate after the TTFT.
+
+    Raises:
+        ValueError: from :func:`descent.dials.server_dials`.
+    """
+    a = catalog.accelerator(accelerator)
+    d = dials.server_dials(model, accelerator, weights, "bf16", context, batch, tp, price)
+    out = []
+    if not d.fits:
+        out.append(v.note(f"This does not fit: each {a.name} would need {format_bytes(-d.free_bytes)} more "
+                          f"than it has. The speeds are what the server would do if it did; add accelerators, "
+                          f"shorten the context or lower the batch.", "warn"))
+    words = len(reply_tokens())
+    out += [
+        v.stat("Time to first token", format_time(d.ttft_s), quantity="ttft_s",
+               note=f"prefill over {format_int(tp)}, {format_time(d.prefill_comm_s)} of it all-reduces"),
+        v.stat("Per user", format_number(d.tokens_per_s_per_user, 3), "tokens/s", quantity="tokens_per_s_per_user",
+               note=f"one step every {format_time(d.step_s)}, {d.bound}-bound; {format_time(d.comm_s)} of it all-reduces"),
+        v.stat("Whole server", format_number(d.tokens_per_s_total, 3), "tokens/s", quantity="tokens_per_s_total",
+               note=f"{format_int(batch)} conversation{'' if batch == 1 else 's'} at once"),
+        v.stat("Per million tokens", f"${format_number(d.usd_per_million_tokens, 3)}", quantity="server_usd_per_million_tokens",
+               note=f"{format_int(tp)} x ${format_number(price, 3, trim=True)} an hour"),
+        v.stat("Spare memory per accelerator", format_bytes(max(d.free_bytes, 0.0)), quantity="free_bytes_per_device",
+               note="after its share of weights and KV cache and the runtime allowance"),
+        v.stream(reply_tokens(), d.tokens_per_s_per_user, d.ttft_s,
+                 caption=f"A real {words}-token reply (SmolLM2-135M's own, mistakes included), written at "
+                 f"{format_number(d.tokens_per_s_per_user, 3)} tokens/s after {format_time(d.ttft_s)}"),
+    ]
+    return out

@@ -1,0 +1,123 @@
+"""The server dials (descent.dials), their widget ``server_dials`` and `descent dials`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from descent import cli, dials, economics, hardware
+from descent import widgets as w
+from descent.widgets import part5_dials, views
+
+# Llama 3.1 70B (config.json: 80 layers, D = 8,192, 8 KV heads of 128, untied 128,256 x 8,192
+# embedding), FP8 weights, BF16 KV cache, 8,192 tokens, one conversation, 8 x H100 SXM (3.35 TB/s,
+# 80 GiB = 85,899,345,920 B), NVLink 4 at 450 GB/s each way.
+ARGS = ("llama-3.1-70b", "h100-sxm", "fp8", "bf16", 8192, 1, 8)
+
+
+def test_decode_step_by_hand():
+    d = dials.server_dials(*ARGS)
+    # Weights read per step: 70,553,706,496 - 1,050,673,152 (embedding) + 8,192 (one row) = 69,503,041,536 B;
+    # KV cache: 80 x 8 x 128 x 2 x 2 B = 327,680 B/token x 8,192 = 2,684,354,560 B; both / 8 devices
+    # (KV split min(8, 8) = 8): 9,023,424,512 B / 3.35e12 B/s = 2.69356e-3 s.
+    read = 9_023_424_512 / 3.35e12
+    # All-reduces: 2 per layer of 1 x 8,192 x 2 B = 16,384 B, ring over 8: 2 x 7/8 x 16,384 = 28,672 B each,
+    # 57,344 B per layer x 80 layers / 450e9 B/s = 1.019449e-5 s.
+    comm = 80 * 57_344 / 450e9
+    assert d.comm_s == pytest.approx(comm, rel=1e-12)
+    assert d.step_s == pytest.approx(read + comm, rel=1e-9)
+    assert d.bound == "memory"
+    assert d.tokens_per_s_per_user == pytest.approx(369.856, rel=1e-5)
+    assert d.tokens_per_s_total == d.tokens_per_s_per_user
+    # 8 x $3 / 3,600 s / 369.856 tokens/s x 1e6 = $18.025 per million.
+    assert d.usd_per_million_tokens == pytest.approx(8 * 3 / 3600 / d.tokens_per_s_total * 1e6, rel=1e-12)
+    assert d.usd_per_million_tokens == pytest.approx(18.025, rel=1e-4)
+
+
+def test_ttft_and_memory_by_hand():
+    d = dials.server_dials(*ARGS)
+    # The prompt's all-reduces: 8,192 x 8,192 x 2 B = 134,217,728 B, ring 2 x 7/8 -> 234,881,024 B,
+    # two per layer x 80 = 37,580,963,840 B / 450e9 B/s = 0.0835 s.
+    assert d.prefill_comm_s == pytest.approx(37_580_963_840 / 450e9, rel=1e-12)
+    pre = hardware.prefill_time("llama-3.1-70b", "h100-sxm", "fp8", "bf16", 8192).seconds
+    assert d.ttft_s == pytest.approx(pre / 8 + d.prefill_comm_s, rel=1e-12)
+    assert d.ttft_s == pytest.approx(0.1610, rel=1e-3)
+    # 85,899,345,920 x 0.9 = 77,309,411,328 B usable; weights 70,553,706,496 / 8 = 8,819,213,312 B and
+    # KV 2,684,354,560 / 8 = 335,544,320 B per device leave 68,154,653,696 B.
+    assert d.free_bytes == pytest.approx(68_154_653_696, abs=1)
+    assert d.fits
+
+
+def test_one_device_is_the_single_chip_ceiling():
+    # With tp = 1 there is nothing to all-reduce and the step is descent.hardware's decode ceiling.
+    d = dials.server_dials("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 4, 1)
+    c = hardware.decode_ceiling("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 4)
+    assert d.comm_s == 0 and d.prefill_comm_s == 0
+    assert d.tokens_per_s_total == pytest.approx(c.tokens_per_s_total, rel=1e-9)
+    assert d.usd_per_million_tokens == pytest.approx(
+        economics.token_cost("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 4).usd_per_million_tokens, rel=1e-9)
+
+
+def test_big_batches_turn_compute_bound_and_big_models_do_not_fit():
+    d = dials.server_dials("llama-3.1-70b", "h100-sxm", "fp8", "bf16", 128, 4096, 8)
+    assert d.bound == "compute"
+    assert d.tokens_per_s_total > 100 * d.tokens_per_s_per_user
+    big = dials.server_dials("llama-3.1-405b", "h100-sxm", "bf16", "bf16", 8192, 1, 8)
+    # 405B x 2 B / 8 = 101 GB per device > 77.3 GB usable.
+    assert not big.fits and big.free_bytes < 0
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"tp": 200}, "tp must be at most 64"),
+    ({"tp": 0}, "tp must be a whole number"),
+    ({"tp": 2.5}, "tp must be a whole number"),
+    ({"price": 0}, "Price per accelerator-hour must be"),
+    ({"batch": 0}, "Batch must be 1 to"),
+    ({"link_id": "smoke"}, "link must be one of"),
+])
+def test_bad_inputs_name_the_input(kw, match):
+    with pytest.raises(ValueError, match=match):
+        dials.server_dials("llama-3.1-70b", "h100-sxm", **kw)
+
+
+def test_widget_views_and_stream():
+    views_ = part5_dials.server_dials("llama-3.1-70b", "h100-sxm", "fp8", 8, 1, 8192, 3.0)
+    stats = {x["quantity"]: x for x in views_ if x["kind"] == "stat"}
+    assert set(stats) == {"ttft_s", "tokens_per_s_per_user", "tokens_per_s_total",
+                          "server_usd_per_million_tokens", "free_bytes_per_device"}
+    assert stats["tokens_per_s_per_user"]["value"] == "370"
+    (stream,) = [x for x in views_ if x["kind"] == "stream"]
+    # The recorded SmolLM2 reply to the chat prompt: 51 steps, the last the stop token.
+    assert len(stream["tokens"]) == 50 and stream["tokens"][0] == "The"
+    assert stream["rate"] == pytest.approx(369.856, rel=1e-5)
+    html = views.render(stream)
+    assert "data-stream=" in html and "The tallest mountain" in html  # the whole reply, without JS
+    short = part5_dials.server_dials("llama-3.1-405b", "h100-sxm", "bf16", 8, 1, 8192, 3.0)
+    assert short[0]["kind"] == "note" and "does not fit" in short[0]["text"]
+
+
+def test_widget_is_registered_and_renders():
+    assert "server_dials" in w.names()
+    html = w.render_static("server_dials")
+    assert "data-stream" in html and "Time to first token" in html
+
+
+def test_stream_view_rejects_bad_data():
+    with pytest.raises(ValueError, match="stream: rate"):
+        views.render(views.stream(["a"], 0.0))
+    with pytest.raises(ValueError, match="stream: tokens"):
+        views.render({"kind": "stream", "tokens": [], "rate": 1.0})
+    with pytest.raises(ValueError, match="stream: delay"):
+        views.render(views.stream(["a"], 1.0, float("nan")))
+
+
+def test_cli_json(capsys):
+    assert cli.main(["dials", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["accelerator"] == "h100-sxm" and out["tp"] == 8
+    assert out["tokens_per_s_per_user"] == pytest.approx(369.856, rel=1e-5)
+    assert out["free_bytes"] == pytest.approx(68_154_653_696, abs=1)
+    assert {"ttft_s", "tokens_per_s_total", "usd_per_million_tokens"} <= set(out)
+    assert cli.main(["dials", "--tp", "200"]) == 2
+    assert "tp must be at most 64" in capsys.readouterr().err

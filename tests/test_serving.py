@@ -1,0 +1,483 @@
+"""descent.serving: the step model, the batching simulator and its invariants, prefix caching, the
+KV allocator, transfers, speculative decoding and the break-even.
+
+Expected values are worked out by hand from the catalog (comments say how), computed by the exact
+functions the step model condenses (descent.transformer, descent.hardware), or taken from an
+independent implementation (numpy.percentile).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from descent import catalog, hardware, serving, transformer
+from descent.params import ParamError
+
+SETTINGS = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return serving.server("llama-3.1-70b", "h200", "fp8", "bf16")
+
+
+# -- the step model ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-70b", "gemma-3-27b", "gpt-oss-20b", "mistral-7b-v0.1", "deepseek-v3"])
+def test_closed_forms_equal_the_exact_functions(model):
+    # The step model's per-sequence KV bytes and summed attention FLOPs (linear up to the window,
+    # another slope beyond) must equal descent.transformer's layer-by-layer sums, windows included.
+    s = serving.server(model, "b200", "fp8", "bf16")
+    m = catalog.model(model)
+    w = m.sliding.window if m.sliding else 4096
+    for t in (1, 2, w - 1, w, w + 1, 3 * w + 7):
+        assert s.kv_bytes(t) == transformer.kv_cache_elements(m, t) * 2  # BF16: 2 bytes per value
+    start, end = w - 5, w + 9
+    exact = sum(transformer.attention_flops_per_token(m, t) for t in range(start + 1, end + 1))
+    assert s._attn.sum(start, end) == exact
+    pre = s.step(prefill_spans=[(start, end)])
+    by_token = sum(transformer.flops_per_token(m, t) for t in range(start + 1, end + 1))
+    assert pre.flops == pytest.approx(by_token, rel=1e-12)
+
+
+def test_prefill_of_llama_70b_on_h200_by_hand(llama):
+    m = catalog.model("llama-3.1-70b")
+    # 2 FLOP per matmul weight per token x 1,000 tokens, plus attention: token t attends to t
+    # tokens, 4 x 64 heads x 128 dims x 80 layers = 2,621,440 FLOP per attended token, summed over
+    # t = 1..1000 (500,500 attended tokens in all). Peak: H200 dense FP8, 1,978.9e12 FLOP/s.
+    flops = 2 * transformer.matmul_params_per_token(m) * 1000 + 2_621_440 * 500_500
+    pre = serving.prefill(llama, 1000)
+    assert pre.flops == flops
+    assert pre.bound == "compute"
+    assert pre.seconds == pytest.approx(flops / 1978.9e12, rel=1e-12)
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-70b", "mixtral-8x7b", "gpt-oss-120b"])
+@pytest.mark.parametrize("batch", [1, 4])
+def test_decode_memory_time_is_the_hardware_ceiling(model, batch):
+    # A decode step reads what descent.hardware says it reads: weights (experts touched) and every KV cache.
+    s = serving.server(model, "b200", "fp8", "bf16")
+    step = serving.decode_step(s, batch, 4096)
+    ceiling = hardware.decode_ceiling(model, "b200", "fp8", "bf16", 4096, batch)
+    assert step.memory_seconds == pytest.approx(ceiling.step_seconds, rel=1e-12)
+    assert step.bound == "memory"
+
+
+def test_compute_roof_binds_at_a_huge_batch(llama):
+    # Issue 8's case: Llama 3.1 70B FP8 on an H200, context 128, batch 1,024: the FP8 peak allows at
+    # most 1.9789e15 / (2 x ~70e9 matmul weights) ~ 14,000 tokens/s, so the step is compute-bound.
+    step = serving.decode_step(llama, 1024, 128)
+    assert step.bound == "compute"
+    assert 1024 / step.seconds < 1978.9e12 / llama.matmul_flops < 14_300
+
+
+def test_compute_precision():
+    assert serving.compute_precision("fp8", "h200") == "fp8"
+    assert serving.compute_precision("mxfp4", "h200") == "bf16"  # Hopper has no FP4 peak
+    assert serving.compute_precision("mxfp4", "b200") == "mxfp4"
+    assert serving.compute_precision("q4_k_m", "rtx-5090") == "bf16"  # weight-only format: widened to BF16
+
+
+def test_server_rejects_bad_ids():
+    with pytest.raises(ParamError, match="Model must be one of"):
+        serving.server("gpt-5", "h200")
+    with pytest.raises(ParamError, match="Accelerator must be one of"):
+        serving.server("llama-3.1-8b", "tpu-v9")
+
+
+# -- traces -----------------------------------------------------------------------------------
+
+
+def test_trace_is_seeded_and_bounded():
+    a = serving.make_trace(300, 5.0, 400, 100, 7)
+    assert a == serving.make_trace(300, 5.0, 400, 100, 7)
+    assert a != serving.make_trace(300, 5.0, 400, 100, 8)
+    assert [r.id for r in a] == list(range(300))
+    assert all(x.arrival < y.arrival for x, y in zip(a, a[1:], strict=False))
+    assert all(1 <= r.prompt <= 8 * 400 and 1 <= r.output <= 8 * 100 for r in a)
+    # Exponential draws: the sample means land near the requested means (300 draws; 15% is > 2.5 sd).
+    assert sum(r.prompt for r in a) / 300 == pytest.approx(400, rel=0.15)
+    assert 300 / a[-1].arrival == pytest.approx(5.0, rel=0.15)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"requests": 0}, "Requests must be 1 to 5,000 requests, got 0"),
+    ({"rate": -1.0}, "Arrival rate must be 0.01 to 10,000 requests/s"),
+    ({"rate": math.nan}, "Arrival rate must be a number"),
+    ({"prompt_mean": 0}, "Mean prompt must be 1 to 100,000 tokens"),
+])
+def test_trace_bad_input_gets_a_message(kwargs, message):
+    args = {"requests": 10, "rate": 1.0, "prompt_mean": 100, "output_mean": 10, "seed": 0} | kwargs
+    with pytest.raises(ParamError, match=message):
+        serving.make_trace(**args)
+
+
+# -- the simulator: invariants ----------------------------------------------------------------
+
+
+def _check_invariants(sim: serving.Simulation) -> None:
+    trace = {r.id: r for r in sim.trace}
+    # No request lost, every token produced exactly once, in order.
+    assert len(sim.token_times) == len(trace) == len(sim.occupancy)
+    for rid, times in enumerate(sim.token_times):
+        assert len(times) == trace[rid].output
+        assert all(a < b for a, b in zip(times, times[1:], strict=False))
+        assert times[0] > trace[rid].arrival
+    # The KV cache never above capacity.
+    assert 0 < sim.kv_peak <= sim.kv_capacity
+    # A slot holds one request at a time; never more requests than slots.
+    by_slot = {}
+    for o in sim.occupancy:
+        assert 0 <= o.slot < sim.slots
+        assert o.admitted <= o.first_token <= o.finished <= o.released
+        by_slot.setdefault(o.slot, []).append(o)
+    for stays in by_slot.values():
+        stays.sort(key=lambda o: o.admitted)
+        assert all(a.released <= b.admitted for a, b in zip(stays, stays[1:], strict=False))
+    if sim.policy == "static":
+        # A new batch only when the whole previous one has left.
+        for o in sim.occupancy:
+            for p in sim.occupancy:
+                if p.admitted < o.admitted:
+                    assert p.released <= o.admitted
+
+
+traces = st.builds(
+    serving.make_trace,
+    requests=st.integers(1, 40),
+    rate=st.floats(0.05, 2000.0),
+    prompt_mean=st.integers(1, 3000),
+    output_mean=st.integers(1, 200),
+    seed=st.integers(0, 2**32 - 1),
+)
+servers = st.sampled_from([("llama-3.1-70b", "h200"), ("smollm2-135m", "rtx-5090"), ("gpt-oss-120b", "h200"),
+                           ("gemma-3-27b", "mi300x")])
+
+
+@SETTINGS
+@given(trace=traces, where=servers, policy=st.sampled_from(["static", "continuous"]), slots=st.integers(1, 48),
+       chunk=st.sampled_from([0, 1, 7, 256, 2048]))
+def test_simulator_invariants(trace, where, policy, slots, chunk):
+    s = serving.server(*where, "fp8", "bf16")
+    _check_invariants(serving.simulate(trace, s, policy, slots, chunk))
+
+
+def test_kv_capacity_limits_admission():
+    # A chip with room for about two of these requests' caches at once: gemma-3-27b in BF16 on one
+    # MI300X leaves ~137 GB - 55 GB for the cache; 32k-token requests need ~15 GB each (sliding
+    # windows cap most layers), so the peak stays under the capacity while requests queue.
+    s = serving.server("llama-3.1-70b", "h200", "fp8", "bf16")
+    trace = tuple(serving.TraceRequest(i, 0.001 * i, 60_000, 100) for i in range(6))
+    sim = serving.simulate(trace, s, "continuous", 32)
+    per = s.kv_bytes(60_100)
+    assert 3 * per <= s.kv_capacity < 4 * per  # 65.7 GB of room, 19.7 GB per request: three fit
+    assert sim.kv_peak == pytest.approx(3 * per)
+    _check_invariants(sim)
+
+
+dense = st.sampled_from([("llama-3.1-70b", "h200"), ("smollm2-135m", "rtx-5090"), ("gemma-3-27b", "mi300x"),
+                         ("qwen3-8b", "b200"), ("mistral-7b-v0.1", "h100-sxm")])
+
+#: How far continuous batching may fall behind static batching on a dense model's trace: a greedy
+#: step-by-step scheduler can pair requests unluckily (the worst case found, below, is 0.24%).
+ANOMALY = 0.01
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), slots=st.integers(1, 16), rate=st.floats(0.1, 1000.0),
+       prompt_mean=st.integers(1, 4000), output_mean=st.integers(16, 200), where=dense,
+       chunk=st.sampled_from([0, 256, 2048]), extra=st.integers(0, 24))
+def test_continuous_never_worse_than_static_on_throughput(seed, slots, rate, prompt_mean, output_mean, where,
+                                                          chunk, extra):
+    # Dense models, replies averaging 16 tokens or more, at least twice as many requests as slots, no
+    # chunk budget or one of 256 tokens and up: continuous batching is never more than ANOMALY behind
+    # (10,000 random traces found no loss at all; hypothesis found the 0.24% case pinned below).
+    # Mixture-of-experts models are the real exception (next tests).
+    s = serving.server(*where, "fp8", "bf16")
+    trace = serving.make_trace(2 * slots + extra, rate, prompt_mean, output_mean, seed)
+    static = serving.metrics(serving.simulate(trace, s, "static", slots, chunk))
+    continuous = serving.metrics(serving.simulate(trace, s, "continuous", slots, chunk))
+    assert continuous.throughput_tokens_per_s >= static.throughput_tokens_per_s * (1 - ANOMALY)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("rate", [1.0, 4.0, 16.0])
+def test_continuous_beats_static_on_the_pages_workload(seed, rate):
+    # The running example's trace family, strictly: no anomaly, and a clear margin once the arrivals
+    # keep the chip busy (at 1 request/s both mostly wait for requests).
+    kw = dict(model="llama-3.1-70b", accelerator="h200", weights="fp8", kv="bf16", requests=120, rate=rate,
+              prompt_mean=1000, output_mean=250, batch=32, chunk=0, seed=seed)
+    static = serving.metrics(serving.run(policy="static", **kw)).throughput_tokens_per_s
+    continuous = serving.metrics(serving.run(policy="continuous", **kw)).throughput_tokens_per_s
+    assert continuous > (1.2 if rate >= 4 else 1.0) * static
+
+
+def test_a_greedy_scheduling_anomaly_on_a_dense_model():
+    # Strict "never worse" is not a theorem of the step model: on this 4-request trace (found by
+    # hypothesis) continuous batching pairs the requests differently and ends 0.24% later.
+    s = serving.server("gemma-3-27b", "mi300x", "fp8", "bf16")
+    trace = serving.make_trace(4, 7.0, 1, 71, 0)
+    static = serving.metrics(serving.simulate(trace, s, "static", 2)).throughput_tokens_per_s
+    continuous = serving.metrics(serving.simulate(trace, s, "continuous", 2)).throughput_tokens_per_s
+    assert static * (1 - ANOMALY) < continuous < static
+
+
+def test_continuous_can_lose_on_a_burst_of_short_moe_requests():
+    # The page's aside: gpt-oss-120b (4 of 128 experts per token) on one H200. A step that carries a
+    # prompt reads nearly every expert; continuous batching admits newcomers one step at a time and
+    # pays that read for each, static batching groups the prompts. Found by a search over seeds.
+    e = dict(model="gpt-oss-120b", accelerator="h200", weights="fp8", kv="bf16", requests=8, rate=500.0,
+             prompt_mean=300, output_mean=10, batch=4, chunk=0, seed=0)
+    static = serving.metrics(serving.run(policy="static", **e)).throughput_tokens_per_s
+    continuous = serving.metrics(serving.run(policy="continuous", **e)).throughput_tokens_per_s
+    assert continuous < 0.8 * static
+
+
+def test_one_slot_makes_both_policies_the_same(llama):
+    trace = serving.make_trace(30, 2.0, 500, 50, 3)
+    a = serving.simulate(trace, llama, "static", 1)
+    b = serving.simulate(trace, llama, "continuous", 1)
+    assert a.token_times == b.token_times
+
+
+def test_running_example_numbers(llama):
+    # The page's default trace: continuous batching more than doubles static batching's throughput
+    # and slot use, and chunked prefill (512 tokens) cuts the p99 inter-token latency below 50 ms.
+    kw = dict(model="llama-3.1-70b", accelerator="h200", weights="fp8", kv="bf16", requests=200, rate=4.0,
+              prompt_mean=1000, output_mean=250, batch=32, seed=0)
+    static = serving.metrics(serving.run(policy="static", chunk=0, **kw))
+    cont = serving.metrics(serving.run(policy="continuous", chunk=0, **kw))
+    chunked = serving.metrics(serving.run(policy="continuous", chunk=512, **kw))
+    assert cont.throughput_tokens_per_s > 2 * static.throughput_tokens_per_s
+    assert cont.slot_utilization > 1.5 * static.slot_utilization
+    assert chunked.itl_p99_s < 0.05 < cont.itl_p99_s
+    # A decode step of one sequence at ~1,250 tokens is ~14.7 ms (70.5 GB of FP8 weights at 4.8 TB/s):
+    # the median ITL sits just above it.
+    assert 0.0145 < cont.itl_p50_s < 0.02
+
+
+def test_single_request_metrics_by_hand(llama):
+    # One request alone: TTFT is exactly its prefill; each later token one decode step.
+    trace = (serving.TraceRequest(0, 0.5, 1000, 3),)
+    sim = serving.simulate(trace, llama, "continuous", 8)
+    m = serving.metrics(sim)
+    pre = serving.prefill(llama, 1000).seconds
+    steps = [serving.decode_step(llama, 1, 1000).seconds, serving.decode_step(llama, 1, 1001).seconds]
+    assert m.ttft_p50_s == pytest.approx(pre, rel=1e-12)
+    assert sim.token_times[0] == pytest.approx((0.5 + pre, 0.5 + pre + steps[0], 0.5 + pre + sum(steps)))
+    assert m.latency_p99_s == pytest.approx(pre + sum(steps))
+    assert m.slot_utilization == pytest.approx(1 / 8)
+    assert m.throughput_tokens_per_s == pytest.approx(3 / (pre + sum(steps)))
+
+
+def test_simulator_bad_input_gets_a_message(llama):
+    trace = serving.make_trace(5, 1.0, 100, 10, 0)
+    with pytest.raises(ParamError, match="Batching must be one of: static, continuous"):
+        serving.simulate(trace, llama, "greedy")
+    with pytest.raises(ParamError, match="Batch must be 1 to 100,000 sequences, got 0"):
+        serving.simulate(trace, llama, "static", 0)
+    with pytest.raises(ValueError, match="at least one request"):
+        serving.simulate((), llama)
+    big = serving.make_trace(5000, 1.0, 10, 10_000, 0)
+    with pytest.raises(ValueError, match="the simulator stops at 400,000"):
+        serving.simulate(big, llama)
+    with pytest.raises(ValueError, match="leave no memory for a KV cache"):
+        serving.simulate(trace, serving.server("llama-3.1-405b", "h100-sxm", "bf16", "bf16"))
+    huge = (serving.TraceRequest(0, 0.0, 900_000, 10),)
+    with pytest.raises(ValueError, match="request 0 .* needs .* of KV cache"):
+        serving.simulate(huge, llama)
+
+
+@pytest.mark.parametrize("q", [0, 1, 37.5, 50, 90, 99, 100])
+def test_percentile_matches_numpy(q):
+    np = pytest.importorskip("numpy")
+    xs = [0.3, 9.0, 1.5, 2.5, 2.5, 7.25, 0.01]
+    assert serving.percentile(xs, q) == pytest.approx(float(np.percentile(xs, q)), rel=1e-12)
+
+
+def test_percentile_rejects_bad_input():
+    with pytest.raises(ValueError, match="no values"):
+        serving.percentile([], 50)
+    with pytest.raises(ValueError, match="0 to 100"):
+        serving.percentile([1.0], 101)
+    with pytest.raises(ValueError, match="finite"):
+        serving.percentile([1.0, math.nan], 50)
+
+
+# -- prefix caching -----------------------------------------------------------------------------
+
+
+def test_prefix_cache(llama):
+    r = serving.prefix_cache(llama, 2000, 2400, 0.8)
+    miss = serving.prefill(llama, 2400)
+    hit = serving.prefill(llama, 2400, 2000)
+    assert (r.ttft_miss_s, r.ttft_hit_s) == (miss.seconds, hit.seconds)
+    assert r.ttft_expected_s == pytest.approx(0.8 * hit.seconds + 0.2 * miss.seconds)
+    # A hit runs 400 tokens' matmuls instead of 2,400 but still attends to the prefix, so it saves
+    # less than 2,000 / 2,400 of the arithmetic.
+    assert 0.7 < r.flops_saved < 2000 / 2400
+    assert serving.prefix_cache(llama, 2000, 2400, 0.0).ttft_expected_s == miss.seconds
+    with pytest.raises(ParamError, match="Shared prefix must be shorter than the prompt"):
+        serving.prefix_cache(llama, 2400, 2400, 0.5)
+
+
+def test_multi_turn_by_hand(llama):
+    # System prompt 2,000, questions 150, replies 300: prompts 2,150, 2,600, 3,050 tokens; without a
+    # cache 7,800 tokens are prefilled in all. With one, the system prompt (shared by every chat) and
+    # the earlier turns are cached: only the three questions run, 3 x 150 = 450.
+    rows = serving.multi_turn(llama, 3, 2000, 150, 300)
+    assert [r["prompt_tokens"] for r in rows] == [2150, 2600, 3050]
+    assert rows[-1]["prefill_tokens_no_cache"] == 7800
+    assert rows[-1]["prefill_tokens_cached"] == 450
+
+
+# -- the allocator ------------------------------------------------------------------------------
+
+
+def test_allocators_on_the_example():
+    lengths = serving.backlog(0, 512)
+    contiguous = serving.allocate(lengths, 4096, "contiguous", 16, 512)
+    paged = serving.allocate(lengths, 4096, "paged", 16, 512)
+    # The vLLM paper measured 20.4% to 38.2% of reserved KV memory holding tokens before paging and
+    # near-zero waste with it: the example lands in the same places.
+    assert 0.15 < contiguous.token_share < 0.4
+    assert paged.token_share > 0.9
+    assert paged.reserved_share == paged.external_share == 0
+    assert paged.mean_running > 3 * contiguous.mean_running
+    for a in (contiguous, paged):
+        assert len(a.blocks) == len(a.owners) == 4096 // 16
+        assert set(a.blocks) <= set(serving.BLOCK_STATES)
+        assert a.token_share + a.internal_share + a.reserved_share + a.external_share <= 1 + 1e-12
+        assert all((o == -1) == (st in ("free", "hole")) for st, o in zip(a.blocks, a.owners, strict=True))
+
+
+def test_paged_waste_is_only_the_last_block():
+    # One request of 10 tokens + 5 reply tokens in blocks of 4: 16 slots in 4 blocks hold 15 tokens at
+    # the end, never more than 3 unused slots.
+    a = serving.allocate([(10, 5)] * 3 + [(40, 5)] * 50, 64, "paged", 4, 8)
+    assert a.internal_share * 64 <= 3 * a.mean_running + 1e-9
+    one = serving.allocate([(7, 1)] * 30, 64, "paged", 1, 8)
+    assert one.internal_share == 0  # one-token blocks waste nothing
+
+
+def test_preemption_happens_and_loses_nothing():
+    # Long replies in a small pool: paged sequences outgrow it and are preempted, yet all finish.
+    lengths = [(30, 200)] * 12
+    a = serving.allocate(lengths, 512, "paged", 16, 200)
+    assert a.preempted > 0
+    assert a.steps < 10_000
+
+
+def test_allocator_errors():
+    with pytest.raises(ValueError, match="more than the reply limit"):
+        serving.allocate([(10, 600)], 4096, "paged", 16, 512)
+    with pytest.raises(ValueError, match="multiple of the block size"):
+        serving.allocate([(10, 5)], 100, "paged", 16, 512)
+    with pytest.raises(ValueError, match="cannot fit in a pool"):
+        serving.allocate([(4000, 5)], 4096, "contiguous", 16, 512)
+
+
+def test_shared_blocks_by_hand():
+    # 4 samples of a 120-token prompt with 60-token replies, blocks of 16: separate copies need
+    # 4 x ceil(180 / 16) = 48 blocks; shared, the 7 full prompt blocks once and each sample its copy
+    # of the 8-token partial block continued by its reply, ceil(68 / 16) = 5: 7 + 4 x 5 = 27.
+    assert serving.shared_blocks(120, 60, 4, 16) == {"separate": 48, "shared": 27, "saved": 1 - 27 / 48}
+
+
+# -- transfers ----------------------------------------------------------------------------------
+
+
+def test_kv_transfer_by_hand():
+    # Llama 3.1 70B, 8,192 tokens, BF16: 327,680 bytes per token x 8,192 = 2,684,354,560 bytes.
+    moves = serving.kv_transfer("llama-3.1-70b", "h200", "bf16", 8192)
+    names = [link.name for link, _, _ in moves]
+    assert names[0].startswith("NVLink 4")
+    assert all(b == 2_684_354_560 for _, b, _ in moves)
+    by = {link.name.split(" ")[0]: link.bytes_per_s for link, _, _ in moves}
+    assert by["NVLink"] == 450e9  # 900 GB/s both directions (H200 datasheet), half each way
+    assert by["PCIe"] == pytest.approx(63.0154e9, rel=1e-5)  # 32 GT/s x 16 x 128/130 / 8
+    assert by["InfiniBand"] == 50e9
+    assert [t for _, _, t in moves] == sorted(t for _, _, t in moves)
+    assert "NVLink" not in " ".join(link.name for link, _, _ in serving.kv_transfer("llama-3.1-8b", "rtx-5090", "bf16", 1000))
+
+
+# -- speculative decoding -----------------------------------------------------------------------
+
+
+def test_speculative_by_hand():
+    # a = 0.8, k = 4: (1 - 0.8^5) / 0.2 = (1 - 0.32768) / 0.2 = 3.3616 tokens per pass;
+    # c = 0.05: 3.3616 / (1 + 0.2) = 2.80133...
+    r = serving.speculative(0.8, 4, 0.05)
+    assert r.expected_tokens == pytest.approx(3.3616, rel=1e-12)
+    assert r.speedup == pytest.approx(3.3616 / 1.2, rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 4, 64])
+def test_acceptance_one_gives_k_plus_one(k):
+    r = serving.speculative(1.0, k, 0.0)
+    assert r.expected_tokens == k + 1 and r.speedup == k + 1
+    assert serving.speculative(0.0, k, 0.0).expected_tokens == 1
+
+
+@given(a=st.floats(0.0, 1.0), k=st.integers(1, 64), c=st.floats(0.0, 10.0))
+def test_speculative_is_finite_and_bounded(a, k, c):
+    r = serving.speculative(a, k, c)
+    assert math.isfinite(r.expected_tokens) and math.isfinite(r.speedup)
+    assert 1 - 1e-9 <= r.expected_tokens <= k + 1 + 1e-9
+    assert r.speedup == pytest.approx(r.expected_tokens / (1 + k * c))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((1.5, 4, 0.05), "Acceptance rate must be 0 to 1, got 1.5"),
+    ((-0.1, 4, 0.05), "Acceptance rate must be 0 to 1"),
+    ((math.nan, 4, 0.05), "Acceptance rate must be a number"),
+    ((0.8, 0, 0.05), "Draft length must be 1 to 64 tokens, got 0"),
+    ((0.8, 4, -1.0), "Draft cost must be 0 to 10, got -1"),
+    ((0.8, 4, math.inf), "Draft cost must be a number"),
+])
+def test_speculative_bad_input_gets_a_message(args, message):
+    with pytest.raises(ParamError, match=message):
+        serving.speculative(*args)
+
+
+def test_speculative_formula_from_sympy():
+    sp = pytest.importorskip("sympy")
+    pytest.importorskip("numpy")  # descent.formulas is build side (it checks against the NumPy forward pass)
+    from descent.formulas import FORMULAS
+
+    e = FORMULAS["speculative_expected_tokens"]
+    s = FORMULAS["speculative_speedup"]
+    alpha = next(x.symbol for x in e.symbols if x.symbol.name == "alpha")
+    k = next(x.symbol for x in e.symbols if x.symbol.name == "k")
+    assert sp.simplify(sp.limit(e.expr, alpha, 1) - (k + 1)) == 0  # the a = 1 limit is k + 1
+    for a, kk, c in ((0.3, 3, 0.1), (0.9, 7, 0.02), (0.55, 1, 1.0)):
+        r = serving.speculative(a, kk, c)
+        assert e.evaluate(alpha=a, k=kk) == pytest.approx(r.expected_tokens, rel=1e-12)
+        assert s.evaluate(alpha=a, k=kk, c=c) == pytest.approx(r.speedup, rel=1e-12)
+
+
+# -- the price of a token ----------------------------------------------------------------------
+
+
+def test_break_even_by_hand():
+    # $3 per hour, 1,000 tokens/s: 3.6 million tokens per hour; at full use $3 / 3.6 = $0.8333 per
+    # million; against an API at $1 per million the break-even utilization is 0.8333.
+    assert serving.cost_per_million(3.0, 1000.0, 1.0) == pytest.approx(3 / 3.6)
+    assert serving.cost_per_million(3.0, 1000.0, 0.5) == pytest.approx(2 * 3 / 3.6)
+    assert serving.break_even_utilization(1.0, 3.0, 1000.0) == pytest.approx(3 / 3.6)
+    with pytest.raises(ValueError, match="tokens per second must be a positive number"):
+        serving.break_even_utilization(1.0, 3.0, 0.0)
+    with pytest.raises(ParamError, match="Utilization must be 0.001 to 1"):
+        serving.cost_per_million(3.0, 1000.0, 0.0)
+
+
+def test_steady_throughput(llama):
+    # One round of 32 requests: 32 prefills of 1,024 tokens plus 256 decode steps at batch 32.
+    pre = serving.prefill(llama, 1024).seconds
+    step = serving.decode_step(llama, 32, 1024 + 128).seconds
+    assert serving.steady_throughput(llama, 32, 1024, 256) == pytest.approx(32 * 256 / (32 * pre + 256 * step))

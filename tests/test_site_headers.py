@@ -1,0 +1,214 @@
+"""The header policies a host should send (descent.site.csp.header_policy / headers_file) and the
+server that sends them (descent.site.serve): issue 15, section 2. What they make the browser do is
+tested in tests/browser/test_worker_policy.py and test_csp.py."""
+
+from __future__ import annotations
+
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from descent.site import csp, serve
+
+WORKER_POLICY = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; worker-src 'none'"
+PAGE_POLICY = "object-src 'none'; base-uri 'self'; form-action 'none'; frame-ancestors 'self'"
+MODEL_WORKER_POLICY = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval' blob:; connect-src 'self'; "
+                       "worker-src blob:")
+
+
+@pytest.mark.parametrize("path", ["assets/descent/worker.js", "/assets/descent/worker.js",
+                                  "assets/descent/worker.js?v=3", "/assets/descent/worker.js#x"])
+def test_the_worker_script_gets_the_worker_policy(path):
+    assert csp.header_policy(path) == WORKER_POLICY
+
+
+def test_the_model_worker_gets_its_policy():
+    # wllama makes llama.cpp's worker from a Blob (issue 14): blob: scripts and workers, nothing else.
+    assert csp.header_policy("assets/descent/llm-worker.js") == MODEL_WORKER_POLICY
+    assert csp.header_policy("/assets/descent/llm.js") == PAGE_POLICY
+
+
+@pytest.mark.parametrize("path", ["index.html", "/", "/assets/descent/widgets.js", "assets/descent/worker.jsx",
+                                  "/assets/pyodide/pyodide.mjs"])
+def test_everything_else_gets_the_page_header_policy(path):
+    assert csp.header_policy(path) == PAGE_POLICY
+    assert "script-src" not in PAGE_POLICY  # scripts stay governed by each page's meta policy (its hashes)
+
+
+def test_headers_file_for_a_root_and_a_sub_path():
+    assert csp.headers_file("/") == (
+        "# Security headers for hosts that read a _headers file (Netlify, Cloudflare Pages).\n"
+        "# Written by descent.site.csp.headers_file: edit that, not this file.\n"
+        "/*\n"
+        f"  Content-Security-Policy: {PAGE_POLICY}\n"
+        "  X-Content-Type-Options: nosniff\n"
+        "/assets/descent/worker.js\n"
+        f"  Content-Security-Policy: {WORKER_POLICY}\n"
+        "/assets/descent/llm-worker.js\n"
+        f"  Content-Security-Policy: {MODEL_WORKER_POLICY}\n"
+    )
+    sub = csp.headers_file("/descent")
+    assert "\n/descent/*\n" in sub and "\n/descent/assets/descent/worker.js\n" in sub
+    assert csp.headers_file("") == csp.headers_file("/")
+
+
+def test_the_built_site_carries_its_headers_file(site_dir):
+    import xml.etree.ElementTree as ET
+
+    loc = ET.parse(site_dir / "sitemap.xml").getroot()[0][0].text  # a page URL under site_url
+    base = urlsplit(loc).path.rsplit("/", 1)[0] + "/"
+    assert (site_dir / "_headers").read_text(encoding="utf-8") == csp.headers_file(base)
+
+
+def test_serve_sends_the_policies(tmp_path):
+    (tmp_path / "index.html").write_text("<p>hi</p>")
+    (tmp_path / "assets" / "descent").mkdir(parents=True)
+    (tmp_path / "assets" / "descent" / "worker.js").write_text("// worker")
+    srv = serve.make_server(str(tmp_path), 0)
+    assert srv.server_address[0] == "127.0.0.1"  # loopback unless told otherwise
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}/"
+    try:
+        with urllib.request.urlopen(base + "assets/descent/worker.js?v=1", timeout=5) as r:
+            assert r.headers["Content-Security-Policy"] == WORKER_POLICY
+            assert r.headers["X-Content-Type-Options"] == "nosniff"
+        with urllib.request.urlopen(base, timeout=5) as r:
+            assert r.headers["Content-Security-Policy"] == PAGE_POLICY
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_serve_says_when_the_port_is_taken(capsys):
+    taken = serve.make_server(".", 0)
+    try:
+        assert serve.main(["--port", str(taken.server_address[1]), "--directory", "."]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"serve: cannot listen on 127.0.0.1:{taken.server_address[1]}")
+    finally:
+        taken.server_close()
+
+
+def test_serve_answers_a_missing_page_with_the_sites_own_404(tmp_path):
+    # Issue 13: `nox -s serve` showed http.server's bare error page; a host shows the site's 404.html.
+    (tmp_path / "index.html").write_text("<p>hi</p>")
+    (tmp_path / "404.html").write_text("<h1>404 - Not found</h1><p>the site's own page</p>")
+    srv = serve.make_server(str(tmp_path), 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(urllib.error.HTTPError) as exc:
+            urllib.request.urlopen(f"http://127.0.0.1:{srv.server_address[1]}/no/such/page.html", timeout=5)
+        assert exc.value.code == 404
+        assert exc.value.read().decode() == "<h1>404 - Not found</h1><p>the site's own page</p>"
+        assert exc.value.headers["Content-Type"] == "text/html; charset=utf-8"
+        assert exc.value.headers["Content-Security-Policy"] == PAGE_POLICY
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_serve_says_the_port_is_busy_and_how_to_pick_another(capsys):
+    taken = serve.make_server(".", 0)
+    port = taken.server_address[1]
+    try:
+        assert serve.port_busy(port)
+        assert serve.main(["--port", str(port), "--directory", "."]) == 2
+        err = capsys.readouterr().err
+        assert "the port is busy" in err and f"nox -s serve -- --port {port + 1}" in err
+    finally:
+        taken.server_close()
+    assert not serve.port_busy(port)
+
+
+def test_ctrl_c_stops_serve_quietly(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "index.html").write_text("<p>hi</p>")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(serve.__file__).parents[2]), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "descent.site.serve", "--port", "0", "--directory", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().startswith("Serving ")
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert out.strip() == "Stopped."
+
+
+class _Stop(Exception):
+    pass
+
+
+class _FakeSession:
+    """Just enough of a nox Session to run noxfile.serve without nox."""
+
+    def __init__(self, posargs):
+        self.posargs, self.runs, self.logs = posargs, [], []
+
+    def install(self, *a, **k):
+        pass
+
+    def run(self, *args, env=None, **k):
+        self.runs.append((args, env or {}))
+
+    def log(self, msg):
+        self.logs.append(msg)
+
+    def error(self, msg):
+        raise _Stop(msg)
+
+
+def _noxfile(monkeypatch):
+    import importlib.util
+    import sys
+    import types
+
+    fake = types.ModuleType("nox")
+    fake.options = types.SimpleNamespace()
+    fake.Session = object
+    fake.session = lambda *a, **k: (lambda f: f)
+    monkeypatch.setitem(sys.modules, "nox", fake)
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("descent_noxfile", root / "noxfile.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(mod, "_npm", lambda session: None)
+    return mod
+
+
+def test_nox_serve_takes_a_port_and_builds_for_it(monkeypatch):
+    nf = _noxfile(monkeypatch)
+    free = serve.make_server(".", 0)
+    port = free.server_address[1]
+    free.server_close()  # a port nothing listens on now
+    s = _FakeSession(["--port", str(port)])
+    nf.serve(s)
+    (build, build_env), (srv, _) = s.runs
+    assert build[:3] == ("mkdocs", "build", "--strict")
+    assert build_env["DESCENT_SITE_URL"] == f"http://127.0.0.1:{port}/"  # instant navigation on that origin
+    assert srv == ("python", "-m", "descent.site.serve", "--directory", "site", "--port", str(port))
+
+
+def test_nox_serve_says_the_port_is_busy_before_building(monkeypatch):
+    nf = _noxfile(monkeypatch)
+    taken = serve.make_server(".", 0)
+    port = taken.server_address[1]
+    try:
+        s = _FakeSession(["--port", str(port)])
+        with pytest.raises(_Stop, match=rf"port {port} on 127.0.0.1 is busy.*nox -s serve -- --port {port + 1}"):
+            nf.serve(s)
+        assert s.runs == []  # nothing built for nothing
+    finally:
+        taken.server_close()

@@ -1,0 +1,122 @@
+"""Part 3's page shortcodes (descent.site.values_part3): values worked by hand or computed by the core,
+the measured facts read from a measurement (a fixed one here, so no model runs), the engines matrix."""
+
+from __future__ import annotations
+
+import pytest
+
+from descent import serving
+from descent.site import values_part3
+from descent.site.shortcodes import ShortcodeError, resolve
+from descent.units import format_percent, format_time
+
+#: A measurement in the layout of descent.trace.measure, with round numbers.
+FAKE = {
+    "version": 1,
+    "model": {"name": "SmolLM2-135M-Instruct", "file": "x.gguf", "sha256": "0" * 64},
+    "machine": {"cpu": "Test CPU", "cores": 2, "system": "Linux x86_64", "load_average": 0.5, "python": "3.11",
+                "numpy": "2.0", "blas_threads": 1},
+    "date": "2026-01-02",
+    "prefill": {"tokens": 256, "seconds": 0.5, "tokens_per_s": 512.0},
+    "decode": {"context": 256, "seconds_per_token": 0.04, "tokens_per_s": 25.0},
+    "batch_context": 128,
+    "batched": [{"batch": b, "seconds_per_step": s, "tokens_per_s": b / s}
+                for b, s in ((1, 0.04), (2, 0.1), (4, 0.11), (8, 0.12), (16, 0.16))],
+    "constrained": {"regex": "x", "text": '{"a": 1}', "matched": True, "free_text": "Sure! ```json\n{}```",
+                    "prompt": "Give JSON.", "steps": [
+                        {"allowed": 2, "masked_share": 1 - 2 / 49152, "allowed_mass": 0.02,
+                         "free_top": {"text": "Sure", "id": 1, "probability": 0.3}, "token": {"text": "{", "id": 2},
+                         "probability": 0.01, "renormalized": 0.5,
+                         "top": [{"text": "{", "id": 2, "probability": 0.5}]},
+                        {"allowed": 1, "masked_share": 1 - 1 / 49152, "allowed_mass": 0.9,
+                         "free_top": {"text": '"', "id": 3, "probability": 0.9}, "token": {"text": '"', "id": 3},
+                         "probability": 0.9, "renormalized": 1.0, "top": [{"text": '"', "id": 3, "probability": 1.0}]},
+                    ]},
+    "speculative": {"prompt": "Copy this.", "text": "Copy.", "tokens": 40, "passes": 8, "drafted": 50, "accepted": 35,
+                    "acceptance": 0.7, "tokens_per_pass": 5.0, "equals_greedy": True, "seconds_greedy": 3.0,
+                    "seconds_speculative": 2.0, "ngram_max": 3, "draft_max": 8},
+}
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    monkeypatch.setattr(values_part3, "_measured", lambda: FAKE)
+
+
+def v(code: str) -> str:
+    return resolve(f"<!-- descent:{code} -->", "part-3-serving-software.md")
+
+
+def test_measured_facts(fake):
+    assert v("value serving_measured field=label") == (
+        "measured on Test CPU (2 cores, load average 0.5), NumPy 2.0 on one BLAS thread, 2026-01-02")
+    assert v("value serving_measured field=speed_ratio") == "20"  # 512 / 25 tokens/s
+    assert v("value serving_measured field=batch_gain") == "4"  # 16 / 0.16 = 100 tokens/s against 25
+    assert v("value serving_measured field=batch_max") == "16"
+    # Batch 2 takes 2.5 times batch 1's step (above the 1.5 threshold): the note explains the jump.
+    assert "takes 2.5× as long as at batch 1" in v("value serving_measured field=batch_note")
+    assert v("value serving_measured field=first_mass") == "2%"
+    assert v("value serving_measured field=first_free_top") == "“Sure”"
+    assert v("value serving_measured field=first_renormalized") == "50%"
+    assert v("value serving_measured field=constrained_free_text") == "`` Sure! ```json↵{}``` ``"
+    assert v("value serving_measured field=spec_equal") == "identical"
+    assert v("value serving_measured field=spec_wall_speedup") == "1.5"
+    table = v("table constrained_steps")
+    assert "| 1 | 2 | 99.996% | 2% |" in table
+
+
+def test_batch_note_without_a_jump(fake, monkeypatch):
+    flat = dict(FAKE, batched=[{"batch": b, "seconds_per_step": 0.04 + 0.001 * b, "tokens_per_s": b / (0.04 + 0.001 * b)}
+                               for b in (1, 2, 4, 8, 16)])
+    monkeypatch.setattr(values_part3, "_measured", lambda: flat)
+    assert v("value serving_measured field=batch_note") == "A step at batch 16 takes 1.4× as long as at batch 1 for 16 times the tokens."
+
+
+def test_step_facts_by_hand():
+    # Llama 3.1 70B FP8 on an H200: 65.7 GB left for the KV cache (151.4 GB x 0.9 - 70.55 GB), at
+    # 327,680 bytes per token: 200,513 tokens.
+    assert v("value step_fact field=kv_capacity") == "65.7 GB"
+    assert v("value step_fact field=kv_tokens") == "200,513"
+    assert v("value step_fact field=prefill_bound") == "compute"
+    assert v("value step_fact field=decode_bound") == "memory"
+    assert v("value step_fact field=peak_flops") == "1,979 TFLOP/s"  # 1,978.9e12, 4 significant figures
+
+
+def test_given_values_are_checked_by_their_parameter():
+    assert v("value given param=gpu_price value=2.5") == "$2.5 per hour"
+    assert v("value given param=prefix_tokens value=3000") == "3,000 tokens"
+    assert v("value given param=acceptance value=0.7") == "70%"
+    assert v("value given param=ttft_target value=1") == format_time(1.0)
+    with pytest.raises(ShortcodeError, match="Acceptance rate must be 0 to 1"):
+        v("value given param=acceptance value=2")
+
+
+def test_simulator_loop_is_the_source():
+    block = v("table simulator_loop")
+    assert block.strip().startswith("```python") and "# 1. Admit." in block and "# 4. Retire." in block
+
+
+def test_batching_exception_is_a_loss():
+    loss = v("value batching_exception field=loss")
+    assert float(loss.rstrip("%")) > 20
+
+
+def test_alloc_and_shared_blocks():
+    got = serving.allocate(serving.backlog(0, 512), 4096, "contiguous", 16, 512)
+    assert v("value alloc_fact allocator=contiguous field=token_share") == format_percent(got.token_share)
+    assert v("value shared_blocks_fact prompt_tokens=120 output_tokens=60 samples=4 field=shared") == "27"
+
+
+def test_engines_matrix_has_a_source_for_every_row():
+    table = v("table engines")
+    for name in ("vLLM", "SGLang", "TensorRT-LLM", "llama.cpp", "MLX LM"):
+        assert f"[{name}" in table
+    assert "https://github.com/vllm-project/vllm" in table
+    rows = [line for line in table.splitlines() if line.startswith("| [")]
+    assert len(rows) == len(values_part3.ENGINES)
+    assert all("yes" in r for r in rows)
+
+
+def test_cited_numbers():
+    assert v("value cited field=vllm_token_share_low") == "20.4%"
+    assert v("value cited field=vllm_token_share_high") == "38.2%"

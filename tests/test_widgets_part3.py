@@ -1,0 +1,86 @@
+"""Part 3's widgets (descent.widgets.part3): each shows what descent.serving computes for its inputs."""
+
+from __future__ import annotations
+
+import pytest
+from widget_html import stat, text
+
+from descent import serving
+from descent.units import format_number, format_percent, format_time
+from descent.widgets import get, names, render_static, run
+
+PART3 = ["batching", "break_even", "kv_transfer", "paged_kv", "prefill_decode", "prefix_cache", "speculative"]
+
+
+def html(name, **inputs):
+    res = run(name, inputs)
+    assert res["ok"], res
+    return res["html"]
+
+
+def test_registered_with_defaults_from_the_running_example():
+    assert set(PART3) <= set(names())
+    assert get("batching").defaults()["model"] == "llama-3.1-70b"
+    assert get("batching").defaults()["batch"] == 32
+    for name in PART3:
+        assert render_static(name).startswith('<div class="descent-widget"')
+
+
+def test_prefill_decode_matches_the_step_model():
+    s = serving.server("llama-3.1-8b", "rtx-5090", "fp8", "bf16")
+    out = html("prefill_decode", model="llama-3.1-8b", accelerator="rtx-5090", prompt_tokens=2000, output_tokens=64)
+    assert stat(out, "Time to first token") == format_time(serving.prefill(s, 2000).seconds)
+    off = html("prefill_decode", model="llama-3.1-8b", accelerator="rtx-5090", prompt_tokens=2000, output_tokens=64,
+               kv_cache=False)
+    # Without the cache the reply takes much longer: every pass re-reads the whole text.
+    total_on = serving.prefill(s, 2000).seconds + sum(serving.decode_step(s, 1, 2000 + i).seconds for i in range(63))
+    assert stat(out, "Whole reply") == format_time(total_on)
+    assert "grows with the square" in text(off)
+
+
+def test_batching_shows_both_policies_on_one_trace():
+    out = html("batching", policy="static", requests=80, batch=16, seed=2)
+    kw = dict(model="llama-3.1-70b", accelerator="h200", weights="fp8", kv="bf16", requests=80, rate=4.0,
+              prompt_mean=1000, output_mean=250, batch=16, chunk=0, seed=2)
+    m = serving.metrics(serving.run(policy="static", **kw))
+    assert stat(out, "Throughput") == format_number(m.throughput_tokens_per_s, 3)
+    assert stat(out, "Slot use") == format_percent(m.slot_utilization)
+    t = text(out)
+    assert "The same 80 requests both ways" in t and "continuous" in t
+    assert out.count('<th scope="row">') >= 16 + 2  # 16 slot rows in the grid, 2 policy rows
+    assert "is-waste" in out  # static batching holds finished requests' slots
+
+
+def test_paged_kv_grid_and_shares():
+    out = html("paged_kv", allocator="contiguous", block_size=32, reserve_tokens=256, seed=1)
+    got = serving.allocate(serving.backlog(1, 256), 4096, "contiguous", 32, 256)
+    assert stat(out, "Pool holding tokens") == format_percent(got.token_share)
+    assert out.count('class="descent-cell ') >= 4096 // 32
+    # A block size that does not divide the pool: the pool is rounded down to whole blocks.
+    odd = html("paged_kv", block_size=12)
+    assert "341 blocks of 12 tokens" in text(odd)
+
+
+def test_prefix_cache_rejects_a_prefix_as_long_as_the_prompt():
+    res = run("prefix_cache", {"prefix_tokens": 3000, "prompt_tokens": 3000})
+    assert not res["ok"] and res["field"] == "prefix_tokens" and "shorter than the prompt" in res["message"]
+
+
+def test_kv_transfer_and_break_even():
+    out = html("kv_transfer", model="llama-3.1-70b", accelerator="h200", kv="bf16", context=8192)
+    assert stat(out, "KV cache of the sequence") == "2.68 GB"  # 327,680 bytes x 8,192 tokens
+    res = run("break_even", {"model": "llama-3.1-405b", "accelerator": "rtx-5090", "weights": "bf16"})
+    assert not res["ok"] and res["field"] == "model" and "do not fit" in res["message"]
+    out = html("break_even", api_price=100.0)
+    assert stat(out, "Break-even utilization").endswith("%")
+    cheap = html("break_even", api_price=0.001)
+    assert stat(cheap, "Break-even utilization") == "never"
+
+
+@pytest.mark.parametrize(("a", "k", "c"), [(0.8, 4, 0.05), (1.0, 6, 0.1), (0.1, 8, 0.5)])
+def test_speculative_widget(a, k, c):
+    out = html("speculative", acceptance=a, draft_length=k, draft_cost=c)
+    r = serving.speculative(a, k, c)
+    assert stat(out, "Tokens per target pass") == format_number(r.expected_tokens, 3)
+    assert stat(out, "Speedup") == format_number(r.speedup, 3) + "×"
+    assert ("slows decoding down" in text(out)) == (r.speedup < 1)

@@ -1,0 +1,195 @@
+"""Part 4 widgets (descent.widgets.part4): each one's output against the core function it shows,
+worked by hand where a comment says so; the SVG charts (descent.widgets._svg); and the Part 4
+page shortcodes (descent.site.values_part4)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from widget_html import stat, text
+
+from descent import attention_io, catalog, memory_tiers, parallel, roofline, tiling
+from descent.site import shortcodes
+from descent.units import format_bytes, format_percent, format_rate
+from descent.widgets import _svg, render_static, run
+from descent.widgets import part4 as p4
+
+
+def _ok(name: str, inputs: dict | None = None) -> str:
+    res = run(name, inputs or {})
+    assert res["ok"], res
+    return res["html"]
+
+
+def test_registered_with_the_running_example_defaults():
+    from descent.widgets import get
+
+    assert get("roofline_explorer").defaults() == {
+        "model": "llama-3.1-70b", "accelerator": "h200", "weights": "fp8", "batch": 1, "context": 8192}
+    assert get("tiled_gemm").defaults()["tile"] == 64 and get("tiled_gemm").defaults()["element"] == "fp16"
+    # The GPU selects offer exactly the GPUs whose internals are recorded.
+    assert [v for v, _ in get("gpu_anatomy").input("accelerator").options] == [a.id for a in memory_tiers.gpus()]
+
+
+def test_gpu_anatomy_h200():
+    out = _ok("gpu_anatomy")
+    # H100 whitepaper: 132 SMs x 4 tensor cores = 528; 228 KiB of shared memory per SM.
+    assert stat(out, "SMs") == "132" and stat(out, "Tensor cores") == "528"
+    assert stat(out, "Shared memory per SM") == "228 KiB"
+    # 132 x 128 bytes x 1.83 GHz = 30.9 TB/s.
+    assert stat(out, "Shared-memory bandwidth") == "30.9 TB/s"
+    assert out.count("<rect") == 132 and out.count("<circle") == 4 * 132  # one square per SM, a dot per core
+    assert "not published" in text(out)  # register and L2 bandwidth
+    # AMD calls them compute units; MI300X's LDS is 64 KiB.
+    mi = _ok("gpu_anatomy", {"accelerator": "mi300x"})
+    assert stat(mi, "CUs") == "304" and stat(mi, "Shared memory per CU") == "64 KiB"
+    assert "Infinity Cache" in text(mi)
+    assert run("gpu_anatomy", {"accelerator": "groq-lpu"})["ok"] is False
+
+
+def test_accelerator_landscape():
+    out = _ok("accelerator_landscape")
+    s = text(out)
+    # Llama 3.1 70B, FP8, 8,192 tokens on one H200: fits; the ceiling is descent.memory.size's.
+    from descent.memory import size
+
+    z = size("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 1)
+    assert stat(out, "Decode ceiling per sequence") == p4.format_number(z.decode_tokens_per_s, 3)
+    assert "Fits:" in s and "HBM stacks beside the die" in s
+    # Every catalog chip is a point; the chosen one is ringed (one extra circle).
+    assert out.count("<circle") == len(catalog.accelerators()) + 1
+    # An SRAM machine gets its chip count, not a single-chip speed (issue 8, section 3).
+    g = _ok("accelerator_landscape", {"accelerator": "groq-lpu"})
+    assert "Decode ceiling" not in text(g) and stat(g, "Chips to hold it") == p4.format_int(
+        size("llama-3.1-70b", "groq-lpu", "fp8", "bf16", 8192, 1).accelerators_needed)
+    assert "compiler schedules every transfer" in text(g)
+
+
+def test_tiled_gemm_by_hand():
+    out = _ok("tiled_gemm")
+    # 64 x 64 tile in FP16: 64 / 2 = 32 FLOP per byte, 4 times a 16 x 16 tile's 8.
+    assert stat(out, "Arithmetic intensity") == "32" and stat(out, "Reuse") == "4"
+    # 2 x 256 x 256 x 1,024 = 134,217,728 FLOPs; 16 tiles x 2 strips x 64 x 1,024 x 2 bytes = 4.19 MB.
+    assert stat(out, "FLOPs") == "134 MFLOP" and stat(out, "Bytes loaded") == "4.19 MB"
+    # Step 5 of a 4 x 4 grid: 5 done, 1 being computed, 10 to do; each cell jumps to its step.
+    assert out.count('<td class="descent-cell is-kv"') == 5 and out.count('<td class="descent-cell is-weights"') == 1
+    assert out.count("data-set=") == 16
+    bad = run("tiled_gemm", {"tile": "256", "step": "3"})
+    assert bad == {"ok": False, "field": "step", "message": "Tile step must be 0 to 0 (1 x 1 output tiles), got 3"}
+    fp8 = _ok("tiled_gemm", {"element": "fp8", "tile": "128", "step": "0"})
+    assert stat(fp8, "Arithmetic intensity") == "128"
+
+
+def test_layer_matmuls_table():
+    out = _ok("layer_matmuls", {"batch": "256"})
+    rows = tiling.layer_matmuls("llama-3.1-70b", 256, 1.0)
+    q, k = rows[0], rows[1]
+    # Q projection at 256 tokens: 2 x 256 x 8,192 x 8,192 FLOPs.
+    assert q.flops == 2 * 256 * 8192 * 8192 and p4.format_si(q.flops, "FLOP", 3, trim=True) in text(out)
+    # Q over 8,192 x 8,192 x 1 + 256 x 16,384 x 2 bytes = 455 FLOP/byte: above the H200's FP8 ridge
+    # (412); K over 8,192 x 1,024 + 256 x 9,216 x 2 bytes = 338: below it.
+    assert q.intensity == pytest.approx(2 * 256 * 8192 * 8192 / (8192 * 8192 + 256 * 16384 * 2))
+    assert k.intensity < 412 < q.intensity
+    assert "compute" in text(out) and "memory" in text(out)
+    moe = _ok("layer_matmuls", {"model": "gpt-oss-120b"})
+    assert "(x 4)" in text(moe) and "mixture of experts" in text(moe)
+
+
+def test_flash_attention_matches_the_core():
+    out = _ok("flash_attention", {"seq_len": "2048", "head_dim": "64", "element": "fp16", "accelerator": "h100-sxm"})
+    t = attention_io.traffic(2048, 64, 2, "h100-sxm")
+    assert stat(out, "Naive") == format_bytes(t.naive_bytes, "auto", 3, trim=True) == "34.6 MB"
+    assert stat(out, "FlashAttention") == format_bytes(t.flash_bytes, "auto", 3, trim=True)
+    assert "5 times" in text(out)  # T_c = ceil(2048 / 456) = 5 key blocks
+    wide = _ok("flash_attention", {"seq_len": "65536", "head_dim": "256", "element": "fp16", "accelerator": "h100-sxm"})
+    assert "3 d² > M" in text(wide)
+
+
+def test_roofline_explorer():
+    out = _ok("roofline_explorer")
+    s = roofline.step("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 1)
+    assert stat(out, "Ridge point") == "412" and stat(out, "Decode intensity") == "2.22"
+    assert stat(out, "Decode uses") == format_percent(s.compute_share)
+    assert "no batch makes decode compute-bound" in text(out)
+    short = _ok("roofline_explorer", {"context": "128", "batch": "1024"})
+    assert "from a batch of 235" in text(short)  # roofline.crossover_batch, checked in test_part4_core
+    assert "<polyline" in out and out.count("<circle") == 2
+
+
+def test_crossover_batch_is_the_first_compute_bound_batch():
+    b = roofline.crossover_batch("llama-3.1-70b", "h200", "fp8", "bf16", 128)
+    assert roofline.step("llama-3.1-70b", "h200", "fp8", "bf16", 128, b).bound == "compute"
+    assert roofline.step("llama-3.1-70b", "h200", "fp8", "bf16", 128, b - 1).bound == "memory"
+    assert roofline.crossover_batch("llama-3.1-70b", "h200", "fp8", "bf16", 8192) is None
+
+
+def test_parallelism_guide_example():
+    out = _ok("parallelism", {"weights": "bf16", "accelerator": "h100-sxm", "tp": "8"})
+    p = parallel.plan("llama-3.1-70b", "h100-sxm", "bf16", "bf16", 8192, 1, tp=8)
+    assert stat(out, "Devices") == "8"
+    assert stat(out, "Weights per device") == format_bytes(p.weights_bytes_per_device, "GB", 3, trim=True) == "17.6 GB"
+    assert stat(out, "All-reduce per layer") == "57.3 KB"
+    pipe = _ok("parallelism", {"weights": "bf16", "accelerator": "h100-sxm", "pp": "8", "batch": "8",
+                               "microbatches": "8"})
+    # 8 stages x (8 + 8 - 1) slots, 8 busy per stage: the bubble is 7 / 15.
+    assert stat(pipe, "Pipeline bubble") == format_percent(7 / 15)
+    assert pipe.count('<td class="descent-cell is-weights"') == 64 and pipe.count('<td class="descent-cell is-free"') == 56
+    ib = _ok("parallelism", {"tp": "8", "link": "ib-ndr"})
+    assert "cross the network" in text(ib)
+    assert run("parallelism", {"ep": "2"})["field"] == "ep"
+
+
+def test_svg_chart_is_well_formed_and_escaped():
+    markup = _svg.loglog_chart(x_range=(0.1, 100.0), y_range=(1.0, 1e4), x_label="x <&>", y_label="y",
+                               x_tick=_svg.decade_label, y_tick=_svg.decade_label,
+                               lines=[_svg.Line([(0.1, 1.0), (100.0, 1e4)], label="roof")],
+                               marks=[_svg.Mark(1.0, 10.0, 'a "b"', ring=True)], vlines=[_svg.VLine(10.0, "ridge")])
+    assert markup.startswith("<svg") and markup.endswith("</svg>") and "x &lt;&amp;&gt;" in markup
+    assert "a &quot;b&quot;" in markup
+    import xml.dom.minidom
+
+    xml.dom.minidom.parseString(markup)  # well-formed
+    assert [_svg.decade_label(x) for x in (0.01, 1, 1000, 1e4, 1e6)] == ["0.01", "1", "1,000", "10k", "1M"]
+    with pytest.raises(ValueError, match="range"):
+        _svg.loglog_chart(x_range=(0, 1), y_range=(1, 2), x_label="", y_label="", x_tick=str, y_tick=str)
+
+
+def test_every_part4_widget_prerenders():
+    for name in ("gpu_anatomy", "accelerator_landscape", "tiled_gemm", "layer_matmuls", "flash_attention",
+                 "roofline_explorer", "parallelism"):
+        markup = render_static(name)
+        assert 'data-state="static"' in markup and "descent-widget__output" in markup
+
+
+# -- page shortcodes ----------------------------------------------------------------------------
+
+
+def _resolve(code: str) -> str:
+    return html.unescape(shortcodes.resolve(f"<!-- descent:{code} -->", "part-4-hardware.md")).strip()
+
+
+def test_page_values():
+    assert _resolve("value gpu_fact accelerator=h200 field=tensor_cores") == "528"
+    assert _resolve("value gpu_fact accelerator=h200 field=shared_vs_hbm_bandwidth") == "6.4 times"
+    assert _resolve("value tile_intensity tile=64 element=fp16") == "32 FLOP/byte"
+    assert _resolve("value roofline_bound phase=prefill") == "compute-bound"
+    assert _resolve("value decode_crossover context=128") == "235"
+    assert _resolve("value decode_crossover") == "no batch"
+    assert _resolve("value link_bandwidth link=nvlink4") == format_rate(450e9)
+    with pytest.raises(shortcodes.ShortcodeError, match="not recorded for NVIDIA B200"):
+        _resolve("value gpu_fact accelerator=b200 field=shared_bandwidth")
+
+
+def test_page_tables():
+    gpus = _resolve("table gpu_internals")
+    assert gpus.count("\n| NVIDIA") + gpus.count("\n| AMD") == len(memory_tiers.gpus())
+    arr = _resolve("table memory_arrangement")
+    assert "VMEM" in arr and "SBUF" in arr and "compiler schedules every transfer" in arr
+    soft = _resolve("table online_softmax_steps")
+    m = re.search(r"comes out as ([0-9.]+) block by block and ([0-9.]+) with the plain softmax", soft)
+    assert m and m.group(1) == m.group(2)
+    assert _resolve("table links").count("\n| ") == len(parallel.LINKS) + 1  # header rule line excluded
+    by_batch = _resolve("table decode_by_batch context=128")
+    assert "compute" in by_batch and "memory" in by_batch
