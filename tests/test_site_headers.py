@@ -16,12 +16,20 @@ from descent.site import csp, serve
 
 WORKER_POLICY = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; worker-src 'none'"
 PAGE_POLICY = "object-src 'none'; base-uri 'self'; form-action 'none'; frame-ancestors 'self'"
+MODEL_WORKER_POLICY = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval' blob:; connect-src 'self'; "
+                       "worker-src blob:")
 
 
 @pytest.mark.parametrize("path", ["assets/descent/worker.js", "/assets/descent/worker.js",
                                   "assets/descent/worker.js?v=3", "/assets/descent/worker.js#x"])
 def test_the_worker_script_gets_the_worker_policy(path):
     assert csp.header_policy(path) == WORKER_POLICY
+
+
+def test_the_model_worker_gets_its_policy():
+    # wllama makes llama.cpp's worker from a Blob (issue 14): blob: scripts and workers, nothing else.
+    assert csp.header_policy("assets/descent/llm-worker.js") == MODEL_WORKER_POLICY
+    assert csp.header_policy("/assets/descent/llm.js") == PAGE_POLICY
 
 
 @pytest.mark.parametrize("path", ["index.html", "/", "/assets/descent/widgets.js", "assets/descent/worker.jsx",
@@ -40,6 +48,8 @@ def test_headers_file_for_a_root_and_a_sub_path():
         "  X-Content-Type-Options: nosniff\n"
         "/assets/descent/worker.js\n"
         f"  Content-Security-Policy: {WORKER_POLICY}\n"
+        "/assets/descent/llm-worker.js\n"
+        f"  Content-Security-Policy: {MODEL_WORKER_POLICY}\n"
     )
     sub = csp.headers_file("/descent")
     assert "\n/descent/*\n" in sub and "\n/descent/assets/descent/worker.js\n" in sub

@@ -15,6 +15,12 @@ from widget_html import text as _text
 from descent.widgets import FieldError, get, part0, render_static, run
 
 
+def P(prompt_id: str) -> dict:
+    """The widget inputs that type a prepared prompt: its text, and whether it goes in as a chat message."""
+    rec = part0.prompt_trace(prompt_id)
+    return {"prompt": rec["prompt"], "chat": rec["chat"]}
+
+
 def test_prompts_are_the_trace_prompts():
     from descent.trace.record import PROMPTS
 
@@ -56,7 +62,7 @@ def test_guess_says_which_token_it_became_and_that_case_matters():
 
 
 def test_guess_widget_output_names_the_token():
-    html = run("next_token_guess", {"prompt": "capital", "guess": "paris"})["html"]
+    html = run("next_token_guess", {**P("capital"), "guess": "paris"})["html"]
     assert "␣par" in html and "different token" in html
 
 
@@ -64,7 +70,7 @@ def test_guess_widget_output_names_the_token():
 def test_guess_of_the_top_token_is_rank_one(prompt):
     p = part0.prompt_trace(prompt)
     top = p["next"][0]
-    r = run("next_token_guess", {"prompt": prompt, "guess": top["text"]})
+    r = run("next_token_guess", {**P(prompt), "guess": top["text"]})
     assert r["ok"]
     assert _stat(r["html"], "Your guess") == "#1"
     assert _stat(r["html"], "The model&#x27;s top pick") == part0.show(top["text"])
@@ -76,7 +82,7 @@ def test_guess_of_the_top_token_is_rank_one(prompt):
 def test_guess_ranked_lower_is_added_and_marked():
     p = part0.prompt_trace("capital")
     c = p["next"][30]  # rank 31, below the 10 rows shown
-    r = run("next_token_guess", {"prompt": "capital", "guess": c["text"]})
+    r = run("next_token_guess", {**P("capital"), "guess": c["text"]})
     rank = part0.find_guess(c["text"], p["next"])
     assert _stat(r["html"], "Your guess") == f"#{rank + 1}"
     assert r["html"].count("descent-bar is-selected") == 1
@@ -85,13 +91,15 @@ def test_guess_ranked_lower_is_added_and_marked():
 
 def test_guess_not_in_top_50_and_rest_mass():
     p = part0.prompt_trace("capital")
-    r = run("next_token_guess", {"prompt": "capital", "guess": "zzzzqqq"})
+    r = run("next_token_guess", {**P("capital"), "guess": "zzzzqqq"})
     assert _stat(r["html"], "Your guess") == "not in the top 50"
     assert f"{p['rest_probability'] * 100:.3g}%" in _text(r["html"])
 
 
 def test_guess_bad_input():
-    r = run("next_token_guess", {"prompt": "mars"})
+    r = run("next_token_guess", {"prompt": "mars"})  # not a prompt the build traced, and no model loaded
+    assert not r["ok"] and r["field"] == "prompt" and "load the model" in r["message"]
+    r = run("next_token_guess", {"prompt": part0.prompt_trace("chat")["prompt"]})  # traced as a chat message only
     assert not r["ok"] and r["field"] == "prompt"
     r = run("next_token_guess", {"guess": "x" * (part0.GUESS_MAX_CHARS + 1)})
     assert not r["ok"] and r["field"] == "guess"
@@ -101,7 +109,7 @@ def test_generation_loop_step_matches_the_trace():
     p = part0.prompt_trace("chat")
     steps = p["generation"]["steps"]
     n = 5
-    r = run("generation_loop", {"prompt": "chat", "step": n})
+    r = run("generation_loop", {**P("chat"), "step": n})
     assert r["ok"]
     s = steps[n]
     assert _stat(r["html"], "Token chosen") == part0.show(s["token"]["text"])
@@ -114,17 +122,17 @@ def test_generation_loop_step_matches_the_trace():
 def test_generation_loop_last_step_and_beyond():
     p = part0.prompt_trace("uncertain")
     last = len(p["generation"]["steps"]) - 1
-    r = run("generation_loop", {"prompt": "uncertain", "step": last + 5})
+    r = run("generation_loop", {**P("uncertain"), "step": last + 5})
     assert r["ok"]
     assert f"only {last + 1} steps" in _text(r["html"])
     assert "stop token" in _text(r["html"])
-    r = run("generation_loop", {"prompt": "uncertain", "step": -1})
+    r = run("generation_loop", {**P("uncertain"), "step": -1})
     assert not r["ok"] and r["field"] == "step"
 
 
 def test_compute_raises_field_error_directly():
     with pytest.raises(FieldError) as e:
-        part0.generation_loop("nope", 0)
+        part0.generation_loop("nope", False, 0)
     assert e.value.field == "prompt"
 
 
@@ -140,7 +148,7 @@ def test_loop_prev_next_buttons_set_the_step():
     last = len(part0.prompt_trace("story")["generation"]["steps"]) - 1
 
     def targets(step):
-        h = run("generation_loop", {"prompt": "story", "step": step})["html"]
+        h = run("generation_loop", {**P("story"), "step": step})["html"]
         return [int(x) for x in re.findall(r'data-set="\{&quot;step&quot;: &quot;(\d+)&quot;\}"', h)]
 
     assert targets(0) == [1]

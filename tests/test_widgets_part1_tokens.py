@@ -18,6 +18,12 @@ from descent.widgets import render_static, run
 from descent.widgets.part0 import prompt_trace, show
 
 
+def P(prompt_id: str) -> dict:
+    """The widget inputs that type a prepared prompt: its text, and whether it goes in as a chat message."""
+    rec = prompt_trace(prompt_id)
+    return {"prompt": rec["prompt"], "chat": rec["chat"]}
+
+
 @pytest.mark.parametrize(
     "text", [p1.DEFAULT_TEXT, "How many r's are in strawberry?", "1234 + 1235", "a\n\tb"]
 )
@@ -86,7 +92,7 @@ def test_sampling_equals_descent_sampling(settings):
     drawn = sampling.sample(
         logits, settings["temperature"], settings["top_k"], settings["top_p"], seed=settings["seed"]
     )
-    r = run("sampling", {"prompt": "story", **settings})
+    r = run("sampling", {**P("story"), **settings})
     assert r["ok"]
     assert _stat(r["html"], "Tokens left to draw from") == str(len(surv))
     assert _stat(r["html"], "Drawn") == show(p["next"][drawn]["text"])
@@ -96,7 +102,7 @@ def test_sampling_equals_descent_sampling(settings):
 
 
 def test_temperature_zero_keeps_only_the_top_token():
-    r = run("sampling", {"prompt": "capital", "temperature": 0})
+    r = run("sampling", {**P("capital"), "temperature": 0})
     assert _stat(r["html"], "Tokens left to draw from") == "1"
     assert _stat(r["html"], "Drawn") == show(prompt_trace("capital")["next"][0]["text"])
 
@@ -118,7 +124,7 @@ def test_autoregression_counts():
     p = prompt_trace("chat")
     t = len(p["tokens"])
     n = 10
-    r = run("autoregression", {"prompt": "chat", "step": n})
+    r = run("autoregression", {**P("chat"), "step": n})
     assert r["ok"]
     assert _stat(r["html"], "This step, with a KV cache") == "1"
     assert _stat(r["html"], "This step, without a cache") == str(t + n)

@@ -36,6 +36,10 @@ What is measured, and how:
   on every page (the worst page is the headline), accessibility 1.0. Lighthouse on 2 shared
   cores is slow and noisy: run it once, at the end (``--lighthouse-only-mobile`` halves it).
 * **Cold trace**: ``descent.trace.bench.cold_trace_seconds()`` in a fresh process. Goal 10 s.
+* **The model in the browser** (issue 14), reported without a goal: on Part 0, from pressing the
+  panel's load button to the engine being ready (download of the 98 MB model from the local
+  server, then llama.cpp's load), again after a reload (the parts read from Cache Storage), and
+  the prefill and decode tokens/s the engine measures in the page (``descent.engine.speed``).
 
 The site is served by a small gzip-capable static server (:class:`GzipHandler`) on 127.0.0.1,
 as a real host would compress; the build names that port in ``site_url`` so instant navigation
@@ -86,7 +90,8 @@ RECOMPUTE_CHANGES = 50
 #: One-line edits timed under ``mkdocs serve`` (the median is reported).
 SERVE_EDITS = 3
 #: Paths (relative to the site) of the live runtime, excluded from page weight.
-RUNTIME_PREFIXES = ("assets/pyodide/", "assets/descent/wheels/", "assets/descent/worker.js")
+RUNTIME_PREFIXES = ("assets/pyodide/", "assets/descent/wheels/", "assets/descent/worker.js",
+                    "assets/descent/llm-worker.js", "assets/vendor/wllama/", "assets/models/")
 
 #: Goals: (key, comparison, limit, unit). Builds and page weight from issue 4; the live runtime's
 #: and Lighthouse mobile's from issue 13 (cold 1.5 s, next page 0.6 s, recompute 50 ms, >= 0.90 on
@@ -541,6 +546,55 @@ def recompute_latency(browser, base: str, pages: list[str]) -> list[dict]:
     return out
 
 
+#: Longest wait for the model to load or to answer, in milliseconds (a busy 2-core machine).
+MODEL_TIMEOUT_MS = 600_000
+
+
+def _load_model_once(page) -> dict[str, Any]:
+    panel = page.locator('.descent-widget[data-widget="model_in_browser"]')
+    panel.scroll_into_view_if_needed()
+    page.wait_for_selector('.descent-widget[data-widget="model_in_browser"][data-state="live"]', timeout=120_000)
+    start = time.perf_counter()
+    panel.locator('[data-action="load-model"]').click()
+    page.wait_for_function("() => window.descentLLM.state().phase !== 'loading'", timeout=MODEL_TIMEOUT_MS)
+    seconds = time.perf_counter() - start
+    state = page.evaluate("() => window.descentLLM.state()")
+    if state["phase"] != "ready":
+        raise RuntimeError(f"the model did not load: {state['message']}")
+    return {"seconds": seconds, **state["info"]}
+
+
+def model_in_browser(browser, base: str, site: Path) -> dict[str, Any]:
+    """Load time (download + engine start, then from Cache Storage) and the engine's own speed."""
+    from descent import engine, tokenizer
+
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    path = "part-0-the-prompt.html" if (site / "part-0-the-prompt.html").is_file() else "part-0-the-prompt/"
+    try:
+        page.goto(base + path, wait_until="domcontentloaded")
+        first = _load_model_once(page)
+        request = {"kind": "speed", "text": engine.SPEED_TEXT, "steps": engine.SPEED_DECODE_STEPS,
+                   "tokens": len(tokenizer.smollm2().encode(engine.SPEED_TEXT))}
+        speed = page.evaluate("(r) => window.descentLLM.ask(r)", request)
+        page.reload(wait_until="domcontentloaded")
+        again = _load_model_once(page)
+    finally:
+        ctx.close()
+    return {
+        "model_load_s": first["seconds"],
+        "model_download_s": first["download_ms"] / 1000,
+        "model_engine_start_s": first["load_ms"] / 1000,
+        "model_load_from_storage_s": again["seconds"],
+        "browser_prefill_tokens_per_s": speed["prefill_tokens_per_s"],
+        "browser_decode_tokens_per_s": speed["decode_tokens_per_s"],
+        "threads": speed["threads"],
+        "engine": speed["engine"],
+        "prefill_tokens": speed["prompt_tokens"],
+        "decode_tokens": speed["decode_tokens"],
+    }
+
+
 def browser_measurements(base: str, site: Path) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
@@ -556,6 +610,7 @@ def browser_measurements(base: str, site: Path) -> dict[str, Any]:
             if wpages:
                 res["live"] = live_timings(browser, base, wpages, site)
                 res["recompute"] = recompute_latency(browser, base, wpages)
+            res["model"] = _attempt(res, "model_in_browser", model_in_browser, browser, base, site)
         finally:
             browser.close()
     return res
@@ -693,7 +748,15 @@ def summarize(r: dict[str, Any]) -> dict[str, Any]:
         s["lighthouse_best_practices"] = min(bp)
     if "cold_trace_s" in r:
         s["cold_trace_s"] = r["cold_trace_s"]
+    for key, value in (b.get("model") or {}).items():
+        if key in MODEL_REPORTED:
+            s[key] = value
     return s
+
+
+#: What the bench reports about the model in the reader's browser (no goal: it depends on the reader's machine).
+MODEL_REPORTED = ("model_load_s", "model_download_s", "model_engine_start_s", "model_load_from_storage_s",
+                  "browser_prefill_tokens_per_s", "browser_decode_tokens_per_s")
 
 
 def verdicts(summary: dict[str, Any]) -> dict[str, str]:
@@ -730,7 +793,7 @@ def markdown(r: dict[str, Any]) -> str:
     ]
     for key, (op, limit, unit) in GOALS.items():
         lines.append(f"| {key} | {_fmt(s.get(key, '-'))} {unit} | {op} {_fmt(limit)} {unit} | {v[key]} |")
-    for key in ("recompute_worst_ms", "lighthouse_best_practices"):
+    for key in ("recompute_worst_ms", "lighthouse_best_practices", *MODEL_REPORTED):
         if key in s:
             lines.append(f"| {key} | {_fmt(s[key])} | (reported) | |")
     b = r.get("browser") or {}

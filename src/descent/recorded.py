@@ -3,8 +3,10 @@
 ``descent/data/traces.json`` holds SmolLM2-135M-Instruct's tokens, next-token candidates and
 attention for the site's prepared prompts (written by :mod:`descent.trace.export`), and
 ``descent/data/embeddings.json`` a slice of its real embedding table with neighbours and analogies
-(written by :mod:`descent.trace.embeddings`). Pages, widgets and the command line read them here,
-so the recorded numbers have one reader.
+(written by :mod:`descent.trace.embeddings`), and ``descent/data/model_file.json`` the facts of the
+model file the site ships for the reader's browser (written by :mod:`descent.site.wllama`: size,
+parts, hashes, the engine's version). Pages, widgets and the command line read them here, so the
+recorded numbers have one reader.
 
 Standard library only (runs in Pyodide).
 """
@@ -20,9 +22,12 @@ from descent import params as P
 __all__ = [
     "DATA_FILE",
     "EMBEDDINGS_FILE",
+    "MODEL_FILE",
     "PROMPT",
     "PROMPT_LABELS",
     "embedding_data",
+    "find_prompt",
+    "model_file",
     "prompt_ids",
     "prompt_options",
     "prompt_trace",
@@ -34,6 +39,9 @@ DATA_FILE = "traces.json"
 
 #: The recorded embedding slice, in ``descent/data/``.
 EMBEDDINGS_FILE = "embeddings.json"
+
+#: The model file the site ships for the reader's browser, in ``descent/data/``.
+MODEL_FILE = "model_file.json"
 
 PROMPT_LABELS = {
     "capital": "Capital of France",
@@ -71,6 +79,22 @@ def prompt_trace(prompt_id: str) -> dict:
         if p["id"] == prompt_id:
             return p
     raise ValueError(f"prompt must be one of {', '.join(prompt_ids())}, got {prompt_id!r}")
+
+
+def find_prompt(prompt: str, chat: bool) -> dict | None:
+    """The record of the prepared prompt whose text is ``prompt`` (as the reader types it, before any
+    chat template) sent as a chat message or not (``chat``); ``None`` when the build did not trace it."""
+    for p in trace_data()["prompts"]:
+        if p["prompt"] == prompt and p["chat"] == chat:
+            return p
+    return None
+
+
+@functools.cache
+def model_file() -> dict:
+    """The parsed ``model_file.json``: ``{"file", "bytes", "sha256", "max_part_bytes", "parts": [{"name",
+    "bytes", "sha256"}], "engine": {"package", "version", "license"}}`` (see :mod:`descent.site.wllama`)."""
+    return json.loads(resources.files("descent").joinpath("data", MODEL_FILE).read_text(encoding="utf-8"))
 
 
 @functools.cache

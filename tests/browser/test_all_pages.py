@@ -89,9 +89,14 @@ def go_live(page, timeout_ms: int = LIVE_TIMEOUT_MS) -> list:
 
 def _perturbations(w):
     """(description, action) for each field of widget ``w``: one change of that field's value."""
+    live = w.get_attribute("data-engine") is not None
     for field in w.locator(".descent-field").all():
         name = field.get_attribute("data-field")
         kind = field.get_attribute("data-kind")
+        if live and name in ("prompt", "chat"):
+            # Without the model loaded a live widget has results for the recorded prompts only; typed
+            # prompts are tested with the model in tests/browser/test_model_in_browser.py.
+            continue
         if kind == "select":
             sel = field.locator("select")
             opts = sel.evaluate(
@@ -287,7 +292,8 @@ def test_page(site_page, site_dir, reader):
     page = reader.page
     assert page.url.endswith(site_page), page.url
     for w in go_live(page):
-        check_recomputes(page, w)
+        if w.locator(".descent-field").count():  # the model's load panel has no inputs
+            check_recomputes(page, w)
         check_bad_number(page, w)
     check_schemes(page)
     check_phone_width(page)

@@ -32,7 +32,7 @@ def test_step_slider_follows_the_chosen_reply(page, site_dir, server):
     step = w.locator('.descent-field[data-field="step"]')
     number, slider = step.locator("input[type=number]"), step.locator("input[type=range]")
     assert slider.get_attribute("max") == _last("story") == "23"  # pre-rendered for the default reply
-    w.locator('.descent-field[data-field="prompt"] select').select_option("chat")
+    w.locator("button.descent-chip__button", has_text="A chat question").click()
     expect(slider).to_have_attribute("max", _last("chat"), timeout=RECOMPUTE_TIMEOUT_MS)
     expect(number).to_have_attribute("max", _last("chat"))
     number.fill("40")
@@ -40,7 +40,7 @@ def test_step_slider_follows_the_chosen_reply(page, site_dir, server):
         prompt_trace("chat")["generation"]["steps"][40]["token"]["text"].replace(" ", "\u2423"),
         timeout=RECOMPUTE_TIMEOUT_MS)
     # back to the 24-step story: the slider ends at 23 and the value moves to that end; the note says so
-    w.locator('.descent-field[data-field="prompt"] select').select_option("story")
+    w.locator("button.descent-chip__button", has_text="Story opener").click()
     expect(slider).to_have_attribute("max", "23", timeout=RECOMPUTE_TIMEOUT_MS)
     expect(number).to_have_value("23")
     expect(w).to_contain_text("This continuation has only 24 steps (0 to 23); showing the last one.")

@@ -25,20 +25,21 @@ def test_guess_and_loop_live(page, site_dir, server):
     w = page.locator(GUESS)
     w.scroll_into_view_if_needed()
     page.wait_for_selector(f'{GUESS}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
-    w.locator("textarea").fill("Paris")
+    w.locator('.descent-field[data-field="guess"] textarea').fill("Paris")
     expect(stat_number(page, GUESS, "Your guess")).to_have_text("#1", timeout=RECOMPUTE_TIMEOUT_MS)
     # Issue 13: "paris" is not " Paris": the widget says which token the guess became.
-    w.locator("textarea").fill("paris")
+    w.locator('.descent-field[data-field="guess"] textarea').fill("paris")
     expect(w).to_contain_text("case and the leading space make that a different token", timeout=RECOMPUTE_TIMEOUT_MS)
     assert stat_number(page, GUESS, "Your guess").inner_text() != "#1"
-    w.locator('.descent-field[data-field="prompt"] select').select_option("story")
+    w.locator("button.descent-chip__button", has_text="Story opener").click()  # a recorded prompt
     top = prompt_trace("story")["next"][0]["text"]
     expect(stat_number(page, GUESS, "The model's top pick")).to_have_text(show(top), timeout=RECOMPUTE_TIMEOUT_MS)
 
     loop = page.locator(LOOP)
     loop.scroll_into_view_if_needed()
     page.wait_for_selector(f'{LOOP}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
-    loop.locator('.descent-field[data-field="prompt"] select').select_option("chat")
+    loop.locator("button.descent-chip__button", has_text="A chat question").click()
+    expect(loop.locator('.descent-field[data-field="chat"] input[type=checkbox]')).to_be_checked()
     steps = prompt_trace("chat")["generation"]["steps"]
     loop.locator('.descent-field[data-field="step"] input[type=number]').fill("3")
     expect(stat_number(page, LOOP, "Token chosen")).to_have_text(

@@ -16,6 +16,11 @@
 // Every result brings the allowed values for the current inputs ("allowed"), and every request
 // names the control the reader touched, so a broken rule is reported under that control.
 //
+// Live widgets (root attribute data-engine: trace | browser) can compute with the real model once the
+// reader has loaded it (llm.js, window.descentLLM): their inputs then go to Python with the engine's
+// answers so far; when Python needs another, it replies {need: request}, llm.js computes it and the
+// inputs go again with the answer added (descent.engine). "descent:model" re-runs them.
+//
 // A classic script (no import/export, no import.meta), so it also runs when the site is opened
 // from file://, where Chromium refuses module scripts (CORS); loaded as a module it works too.
 // Asset URLs are resolved against this script's own URL, so any base path works.
@@ -33,6 +38,8 @@ const MSG = {
   file: "Static copy: these results were computed when the site was built. Open the page from a web address (the published site or a local web server) rather than from a file to change the inputs.",
   loading: "Loading: starting Python in your browser (Pyodide, once per visit); the results shown are precomputed.",
   live: "Live: computed in your browser by the descent Python package.",
+  liveModel: "Live: computed in your browser by the model (llama.cpp) and the descent Python package.",
+  computing: "Computing: the model in your browser is working on this; the results shown are the previous ones.",
   error: "Error: fix the marked input; the results shown are for the last valid inputs.",
   failed: (why) => `Static: the in-browser Python runtime could not start (${why}); the results shown are precomputed for the defaults.`,
 };
@@ -115,16 +122,19 @@ function onWorkerMessage(event) {
     pending.delete(msg.id);
     if (!st || msg.id !== st.latest || !st.root.isConnected) return; // stale reply
     if (msg.allowed) applyAllowed(st, msg.allowed);
-    if (msg.ok) showResult(st, msg.html);
+    if (msg.ok && msg.need) askModel(st, msg.need);
+    else if (msg.ok) showResult(st, msg.html, msg.engine);
     else showError(st, msg.field, msg.message);
   }
 }
 
-function showResult(st, html) {
+function showResult(st, html, engine) {
   st.out.innerHTML = html;
+  if (engine && "engine" in st.root.dataset) st.root.dataset.engine = engine;
+  st.root.dispatchEvent(new CustomEvent("descent:result", { bubbles: true }));
   applyLimits(st);
   clearErrors(st);
-  setState(st, "live", MSG.live);
+  setState(st, "live", engine === "browser" ? MSG.liveModel : MSG.live);
 }
 
 // A result may narrow number inputs (a "limits" view: <div hidden data-limits='{"step": {"max": 22}}'>):
@@ -300,11 +310,62 @@ function readInputs(st) {
 
 function send(st) {
   if (workerState !== "ready" || !worker) return;
+  st.inputs = readInputs(st);
+  st.answers = [];
+  st.rounds = 0;
+  post(st);
+}
+
+// Post the widget's inputs (and, for a live widget while the model is loaded, the engine's answers).
+function post(st) {
   const id = nextId++;
   st.latest = id;
   pending.set(id, st);
-  worker.postMessage({ id, widget: st.name, inputs: readInputs(st), touched: st.touched || "" });
+  const msg = { id, widget: st.name, inputs: st.inputs, touched: st.touched || "" };
+  if (modelReady(st)) msg.answers = st.answers;
+  worker.postMessage(msg);
 }
+
+const modelReady = (st) => "engine" in st.root.dataset && !!window.descentLLM && window.descentLLM.ready();
+
+// Python needs the model to compute `request` first (descent.engine): ask llm.js, then post the
+// same inputs again with the answer. Changed inputs meanwhile make the answer stale: it is dropped.
+// The engine takes a while per request, so a request waits for typing to pause (ENGINE_WAIT_MS).
+const MAX_ROUNDS = 32;
+const ENGINE_WAIT_MS = 300;
+function askModel(st, request) {
+  const id = st.latest;
+  if (!modelReady(st)) {
+    showError(st, null, "the model in your browser is not loaded; load it again above");
+    return;
+  }
+  if (++st.rounds > MAX_ROUNDS) {
+    showError(st, null, `the model in your browser was asked ${MAX_ROUNDS} times without giving what this widget needs`);
+    return;
+  }
+  setState(st, "loading", MSG.computing);
+  setTimeout(() => {
+    if (st.latest === id && st.root.isConnected) compute(st, id, request);
+  }, ENGINE_WAIT_MS);
+}
+
+function compute(st, id, request) {
+  window.descentLLM.ask(request).then(
+    (answer) => {
+      if (st.latest !== id || !st.root.isConnected) return;
+      st.answers.push({ request, answer });
+      post(st);
+    },
+    (err) => {
+      if (st.latest === id) showError(st, null, `the model in your browser could not compute this (${err.message})`);
+    },
+  );
+}
+
+// The model was loaded or removed: live widgets compute again, from the engine or the traces.
+document.addEventListener("descent:model", () => {
+  for (const st of live()) if (st.active && "engine" in st.root.dataset) send(st);
+});
 
 function schedule(st) {
   if (isFile() || workerState === "failed") return;

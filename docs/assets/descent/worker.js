@@ -1,12 +1,16 @@
 // descent widget worker (module Web Worker): runs the descent Python package in Pyodide.
 //
 // Protocol (postMessage):
-//   main -> worker  {id, widget, inputs, touched}   inputs: {name: raw value (string | number | boolean)};
-//                                                   touched: the input the reader changed ("" if none)
+//   main -> worker  {id, widget, inputs, touched, answers?}   inputs: {name: raw value (string | number | boolean)};
+//                                                   touched: the input the reader changed ("" if none);
+//                                                   answers: what the model in the browser has computed
+//                                                   for this widget (llm.js), absent while it is not
+//                                                   loaded (descent.widgets.run: "live" widgets)
 //   worker -> main  {type: "ready", ms, timings}   once Pyodide and the wheel are loaded (timings: ms
 //                                                   spent on each start-up step, for nox -s bench)
 //                   {type: "failed", message} when start-up failed (the page keeps its static values)
-//                   {type: "result", id, ok: true, html, allowed} | {type: "result", id, ok: false, field, message, allowed}
+//                   {type: "result", id, ok: true, html, allowed, engine?} | {type: "result", id, ok: false, field, message, allowed}
+//                   | {type: "result", id, ok: true, need}: a live widget needs the model to compute `need` first
 //                   allowed: {slider name: [values it may step through now]} (constrained sliders only)
 //
 // Every URL is resolved relative to this module, so the site works under any base path, and
@@ -207,9 +211,12 @@ function warmNext() {
 }
 
 function handle(msg) {
-  const { id, widget, inputs, touched } = msg;
+  const { id, widget, inputs, touched, answers } = msg;
   try {
-    const out = JSON.parse(runJson(widget, JSON.stringify(inputs ?? {}), String(touched ?? "")));
+    // Pyodide turns a JS null into JsNull, not None: leave the argument out when there are no answers.
+    const args = [widget, JSON.stringify(inputs ?? {}), String(touched ?? "")];
+    if (answers !== undefined) args.push(JSON.stringify(answers));
+    const out = JSON.parse(runJson(...args));
     self.postMessage({ type: "result", id, ...out });
     startWarming(WARM_AFTER_FIRST_MS);
   } catch (err) {

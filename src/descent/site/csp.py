@@ -37,6 +37,11 @@ it; :func:`headers_file` writes a ``_headers`` file into the built site for host
 gets the worker's own guard (``worker.js``: fetch, XMLHttpRequest, WebSocket, EventSource,
 importScripts, nested workers and string timers refused beyond the site's origin), but not what
 only a policy can stop: ``eval``/``new Function`` and a dynamic ``import()`` of another origin.
+The model's worker (``assets/descent/llm-worker.js``, the real model in the reader's browser:
+:mod:`descent.site.wllama`) gets :data:`MODEL_WORKER_DIRECTIVES`: the engine (wllama) runs
+llama.cpp in a worker it makes from a Blob, whose script and thread workers are ``blob:`` URLs it
+creates itself; everything fetched is the site's. Without headers it guards its own ``fetch``.
+
 HTML pages get :data:`PAGE_HEADER_DIRECTIVES` as a header: only what a ``<meta>`` cannot carry
 (``frame-ancestors``) and restrictions that need no hash; scripts stay governed by the meta.
 """
@@ -51,6 +56,8 @@ __all__ = [
     "DIRECTIVES",
     "HEADERS_FILE",
     "IFRAME_WORKER_BOOT",
+    "MODEL_WORKER_DIRECTIVES",
+    "MODEL_WORKER_SCRIPTS",
     "PAGE_HEADER_DIRECTIVES",
     "WORKER_DIRECTIVES",
     "WORKER_SCRIPTS",
@@ -88,6 +95,15 @@ WORKER_DIRECTIVES: tuple[tuple[str, str], ...] = (
     ("worker-src", "'none'"),
 )
 
+#: The model worker's policy (``assets/descent/llm-worker.js``): its own files and WebAssembly like
+#: the widget worker's, plus ``blob:`` scripts and workers, the only way wllama 3.8.1 starts its
+#: engine (``createWorker`` in its ``utils.ts`` makes the worker from a Blob of its code).
+MODEL_WORKER_DIRECTIVES: tuple[tuple[str, str], ...] = (
+    ("default-src", "'self'"),
+    ("script-src", "'self' 'wasm-unsafe-eval' blob:"),
+    ("connect-src", "'self'"),
+    ("worker-src", "blob:"),
+)
 #: The header policy of every other response (HTML pages): only directives that need no per-page
 #: hash, so it adds to the page's ``<meta>`` policy (both are enforced, CSP3 section 8.1) without
 #: loosening or contradicting it; ``frame-ancestors`` works only here.
@@ -101,6 +117,8 @@ PAGE_HEADER_DIRECTIVES: tuple[tuple[str, str], ...] = (
 #: Site paths of the worker scripts that get :data:`WORKER_DIRECTIVES`.
 WORKER_SCRIPTS = ("assets/descent/worker.js",)
 
+#: Site paths of the model's worker scripts that get :data:`MODEL_WORKER_DIRECTIVES`.
+MODEL_WORKER_SCRIPTS = ("assets/descent/llm-worker.js",)
 #: The file :func:`headers_file` writes at the site's root (Netlify and Cloudflare Pages read it).
 HEADERS_FILE = "_headers"
 
@@ -114,6 +132,8 @@ def header_policy(site_path: str) -> str:
     site's root, e.g. ``"assets/descent/worker.js"``, ``"index.html"``): the worker's policy for a
     worker script, :data:`PAGE_HEADER_DIRECTIVES` for anything else."""
     path = site_path.split("?", 1)[0].split("#", 1)[0].lstrip("/")
+    if path in MODEL_WORKER_SCRIPTS:
+        return _join(MODEL_WORKER_DIRECTIVES)
     return _join(WORKER_DIRECTIVES if path in WORKER_SCRIPTS else PAGE_HEADER_DIRECTIVES)
 
 
@@ -137,6 +157,8 @@ def headers_file(base_path: str = "/") -> str:
     ]
     for script in WORKER_SCRIPTS:
         lines += [f"{base}{script}", f"  Content-Security-Policy: {_join(WORKER_DIRECTIVES)}"]
+    for script in MODEL_WORKER_SCRIPTS:
+        lines += [f"{base}{script}", f"  Content-Security-Policy: {_join(MODEL_WORKER_DIRECTIVES)}"]
     return "\n".join(lines) + "\n"
 
 #: Under ``file:`` Material's offline plugin runs its search worker in an iframe through the

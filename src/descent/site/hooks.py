@@ -18,7 +18,8 @@ What each event does:
 * ``on_post_build``: writes the figures drawn for this build; patches the vendored iframe-worker
   shim so offline search runs under the policy (:func:`descent.site.csp.patch_iframe_worker`);
   writes ``_headers`` (the worker's header policy, :func:`descent.site.csp.headers_file`); then calls
-  ``descent.site.runtime.on_post_build(config)`` (the Pyodide runtime) when that module exists.
+  ``descent.site.runtime.on_post_build(config)`` (the Pyodide runtime) when that module exists, and
+  ``descent.site.wllama.on_post_build(config)`` (the engine and the model file for the reader's browser).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from descent.catalog import CatalogError
 
 try:  # the widgets and the page values read the catalog as they load: a bad row is one line
     from descent import formulas, widgets
-    from descent.site import csp, glossary, katex, runtime, shortcodes, values
+    from descent.site import csp, glossary, katex, runtime, shortcodes, values, wllama
     from descent.site.figures import FigureBuilder, FigureError, figure_html
 except CatalogError as e:
     raise PluginError(f"the catalog: {e}") from None
@@ -326,6 +327,10 @@ def on_post_build(config: Any) -> None:
     base = urlsplit(config.site_url or "/").path or "/"
     (Path(config.site_dir) / csp.HEADERS_FILE).write_text(csp.headers_file(base), encoding="utf-8")
     runtime.on_post_build(config)
+    try:
+        wllama.on_post_build(config)
+    except (RuntimeError, FileNotFoundError, ValueError) as e:
+        raise PluginError(str(e)) from None
 
 
 def on_shutdown() -> None:

@@ -466,6 +466,7 @@ def _describe_other(kind: str, name: str) -> str:
 from descent import formulas, widgets  # noqa: E402
 from descent.site import (  # noqa: E402,F401,I001
     figures,  # noqa: E402
+    values_engine,
     values_part01,
     values_part1,
     values_part2,

@@ -36,6 +36,16 @@ about that control, with the nearest allowed values.
 
 Every widget declares ``tries``: what to try and what to notice, shown as a short list under it.
 
+**The model in the reader's browser.** A widget declared with ``live=True`` shows the real model's
+numbers and can take them from the engine the reader may load in the browser
+(:mod:`descent.engine`). Its compute function receives one more keyword, ``live``: ``None`` while
+the model is not loaded (the widget shows the build's traces; ``data-engine="trace"`` on its root),
+else a :class:`descent.engine.Answers` it asks through ``engine.next_tokens`` and the like. An
+answer not there yet raises :class:`descent.engine.EngineNeeded`; :func:`run` then returns
+``{"ok": True, "need": request}`` instead of HTML, the page has the engine compute it, and calls
+:func:`run` again with the answer added (``answers``). The HTML of a live widget comes with
+``"engine": "trace"`` or ``"browser"``, which widgets.js puts on the root's ``data-engine``.
+
 A widget module placed in this package (any ``descent/widgets/<name>.py`` other than ``views``
 and names starting with ``_``) is imported, and so registered, when one of its widgets is first
 looked up (:func:`get` finds the module by reading the sources; :func:`names` imports them all).
@@ -55,7 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from descent import catalog
+from descent import catalog, engine
 from descent.params import Param, ParamError
 from descent.units import format_int
 from descent.widgets import views as _views
@@ -296,6 +306,7 @@ class Widget:
     views (plain dicts built with :mod:`descent.widgets.views`). A rule between inputs is a
     :class:`Constraint` (checked before ``compute``); ``compute`` may still raise
     :class:`FieldError` for anything else. ``tries`` is ``[(what to try, what to notice), ...]``.
+    With ``live`` it also receives ``live`` (see the module docstring).
     """
 
     name: str
@@ -305,6 +316,7 @@ class Widget:
     description: str = ""
     constraints: tuple[Constraint, ...] = ()
     tries: tuple[tuple[str, str], ...] = ()
+    live: bool = False
     _by_name: dict[str, Input] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -353,12 +365,14 @@ def widget(
     description: str = "",
     constraints: Iterable[Constraint] = (),
     tries: Iterable[tuple[str, str]] = (),
+    live: bool = False,
 ) -> Callable[[Callable[..., list[dict]]], Callable[..., list[dict]]]:
     """Decorator: declare ``fn`` as the compute function of widget ``name`` and register it.
 
     ``constraints``: rules between inputs (:class:`Constraint`). ``tries``: what to try and what to
     notice, ``[("Set the heads to 16.", "The attention weights stay the same: ..."), ...]``, shown
-    as a short list under the widget (every widget has some: a test checks).
+    as a short list under the widget (every widget has some: a test checks). ``live``: ``fn``
+    takes ``live=`` too and can compute with the model in the reader's browser (module docstring).
 
     Raises:
         ValueError: a widget of that name is already registered, or the name is not a
@@ -370,7 +384,7 @@ def widget(
             raise ValueError(f"widget name must be a lowercase identifier, got {name!r}")
         if name in REGISTRY and REGISTRY[name].compute is not fn:
             raise ValueError(f"widget {name!r} is already registered")
-        REGISTRY[name] = Widget(name, title, tuple(inputs), fn, description, tuple(constraints), tuple(tries))
+        REGISTRY[name] = Widget(name, title, tuple(inputs), fn, description, tuple(constraints), tuple(tries), live)
         return fn
 
     return deco
@@ -522,16 +536,29 @@ def _cut_notes(w: Widget, raw: Mapping[str, Any]) -> list[dict]:
     return [_views.note(n, "warn") for n in (w._by_name[k].cut_note(v) for k, v in raw.items()) if n]
 
 
-def _compute_html(w: Widget, values: dict[str, Any], notes: list[dict] | None = None) -> str:
-    result = w.compute(**values)
+def _compute(w: Widget, values: dict[str, Any], live: engine.Answers | None = None) -> list[dict]:
+    return w.compute(**values, live=live) if w.live else w.compute(**values)
+
+
+def _compute_html(w: Widget, values: dict[str, Any], notes: list[dict] | None = None,
+                  live: engine.Answers | None = None) -> str:
+    result = _compute(w, values, live)
     return _views.render_all([*(notes or []), *result])
 
 
-def run(name: str, inputs: Mapping[str, Any] | None = None, touched: str | None = None) -> dict[str, Any]:
+def run(name: str, inputs: Mapping[str, Any] | None = None, touched: str | None = None,
+        answers: Any = None) -> dict[str, Any]:
     """Validate ``inputs``, run widget ``name`` and render its output region.
 
     ``touched`` names the input the reader just changed: a broken :class:`Constraint` involving it
     is reported under it (the reader moved d_model, so the message is about d_model).
+
+    ``answers``: for a ``live`` widget while the model is loaded in the reader's browser, what its
+    engine has answered so far (``[{"request", "answer"}]``, :class:`descent.engine.Answers`);
+    ``None`` (the model is not loaded) shows the build's traces. Other widgets ignore it. A live
+    widget's HTML comes with ``"engine": "trace" | "browser"``; when it needs the engine to compute
+    ``request`` first, the result is ``{"ok": True, "need": request}`` (a malformed answer is an
+    ``ok: False`` like bad input).
 
     Returns ``{"ok": True, "html": str}`` or ``{"ok": False, "field": str | None, "message": str}``,
     plus ``"allowed"`` for a widget with constrained sliders: each such slider's values allowed
@@ -549,21 +576,30 @@ def run(name: str, inputs: Mapping[str, Any] | None = None, touched: str | None 
         if allowed:
             extra["allowed"] = allowed
         check_constraints(w, values, touched if isinstance(touched, str) else None)
-        return {"ok": True, "html": _compute_html(w, values, _cut_notes(w, raw)), **extra}
+        live = engine.Answers(answers) if (w.live and answers is not None) else None
+        try:
+            html_ = _compute_html(w, values, _cut_notes(w, raw), live)
+        except engine.EngineNeeded as need:
+            return {"ok": True, "need": need.request}
+        if w.live:
+            extra["engine"] = "trace" if live is None else "browser"
+        return {"ok": True, "html": html_, **extra}
     except FieldError as exc:
         return {"ok": False, "field": exc.field, "message": exc.message, **extra}
     except ValueError as exc:
         return {"ok": False, "field": None, "message": str(exc), **extra}
 
 
-def run_json(name: str, inputs_json: str, touched: str | None = None) -> str:
+def run_json(name: str, inputs_json: str, touched: str | None = None, answers_json: str | None = None) -> str:
     """:func:`run` with JSON in and out: the worker's entry point (no proxies cross the boundary).
-    ``touched``: the input the reader changed, or None/"" when none."""
+    ``touched``: the input the reader changed, or None/"" when none. ``answers_json``: the
+    in-browser engine's answers as JSON text, or None while the model is not loaded."""
     try:
         inputs = json.loads(inputs_json)
+        answers = None if answers_json is None else json.loads(answers_json)
     except (TypeError, ValueError) as exc:
         return json.dumps({"ok": False, "field": None, "message": f"inputs are not valid JSON: {exc}"})
-    return json.dumps(run(name, inputs, touched or None))
+    return json.dumps(run(name, inputs, touched or None, answers))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -722,14 +758,15 @@ def render_static(name: str, **args: Any) -> str:
         w = get(name)
         values = coerce(w, args)
         check_constraints(w, values)
-        result = w.compute(**values)
+        result = _compute(w, values)
         out = _views.render_all([*_cut_notes(w, args), *result])
     except FieldError as exc:
         raise ValueError(f"descent:widget {name}: {exc.message}") from None
     prefix = _prefix(name, args, instance)
     desc = f'<p class="descent-widget__desc">{_attr(w.description)}</p>' if w.description else ""
+    engine_attr = ' data-engine="trace"' if w.live else ""
     return (
-        f'<div class="descent-widget" data-widget="{_attr(name)}" data-state="static" id="{prefix}">'
+        f'<div class="descent-widget" data-widget="{_attr(name)}" data-state="static"{engine_attr} id="{prefix}">'
         f'<div class="descent-widget__title" role="heading" aria-level="3">{_attr(w.title)}</div>'
         f"{desc}{render_form(w, values, prefix, _views.limits_of(result))}"
         f'<p class="descent-widget__status" role="status">{_attr(STATIC_STATUS_ARGS if args else STATIC_STATUS)}</p>'

@@ -2,11 +2,15 @@
 
 The numbers come from ``descent/data/traces.json``, written at build time by
 :mod:`descent.trace.export` from a NumPy forward pass of SmolLM2-135M-Instruct (Q4_1 GGUF). This
-module only reads that file (``importlib.resources`` + ``json``), so it runs in Pyodide.
+module only reads that file (``importlib.resources`` + ``json``), so it runs in Pyodide. Once the
+reader has loaded the same model in the browser, the widgets are ``live`` (:mod:`descent.engine`):
+any typed prompt, computed by llama.cpp there, shown by the same views.
 
 * :func:`descent.recorded.trace_data` / :func:`~descent.recorded.prompt_trace`: the loaded file and one prompt's record (the layout
   is documented in :mod:`descent.trace.export`; ``attention_last`` is (L, H, T)).
 * :func:`find_guess`: where a reader's guess sits among the top-50 next tokens.
+* :func:`prompt_inputs` / :func:`prompt_record`: the prompt every trace widget takes as text (and
+  whether it is sent as a chat message); the build's record of it, or the engine's.
 * ``next_token_guess``: pick a prompt, type a guess, see the model's real top candidates.
 * ``generation_loop``: step through the real greedy continuation, one token per step.
 
@@ -15,8 +19,8 @@ Core rule: standard library and core ``descent`` modules only.
 
 from __future__ import annotations
 
+from descent import engine, recorded, tokenizer
 from descent import params as P
-from descent import recorded, tokenizer
 from descent.recorded import prompt_ids, prompt_trace, trace_data  # noqa: F401  (re-exported for widgets)
 from descent.units import format_int, format_percent, plural, visible_whitespace
 from descent.widgets import FieldError, Input, widget
@@ -26,7 +30,10 @@ __all__ = [
     "GUESS",
     "GUESS_MAX_CHARS",
     "MAX_STEPS",
+    "CHAT",
     "PROMPT",
+    "PROMPT_MAX_CHARS",
+    "PROMPT_TEXT",
     "SHOWN_CANDIDATES",
     "STEP",
     "context_chips",
@@ -36,9 +43,12 @@ __all__ = [
     "guess_spelling",
     "generation_loop",
     "next_token_guess",
+    "model_text",
     "pct",
-    "prompt_input",
+    "prompt_chips",
+    "prompt_inputs",
     "prompt_record",
+    "source_note",
     "show",
     "step_input",
     "token_chip",
@@ -54,8 +64,23 @@ MAX_STEPS = 63
 #: The loop widgets' default step: a few tokens in, so the first chosen tokens show in the context.
 DEFAULT_STEP = 6
 
-#: One of the prepared prompts the build traced.
+#: One of the prepared prompts the build traced (a page's ``prompt=``).
 PROMPT = recorded.PROMPT
+#: Longest prompt a reader may type, in characters (with its reply it must fit the browser's model:
+#: :data:`descent.engine.CONTEXT_TOKENS`).
+PROMPT_MAX_CHARS = 1000
+#: The text the model continues: one of the prompts the build traced or, with the model loaded in
+#: the browser, any text.
+PROMPT_TEXT = P.declare(P.Param(
+    "prompt", "Prompt", "text", recorded.prompt_trace("capital")["prompt"], key="model_prompt",
+    max_length=PROMPT_MAX_CHARS,
+    help="Load the model above to try any text; until then, pick one of the prompts recorded when the site was built.",
+))
+#: Whether the prompt goes in as a chat message (SmolLM2's chat template around it), as a chat app sends it.
+CHAT = P.declare(P.Param(
+    "chat", "Send it as a chat message", "bool", False, key="model_chat",
+    help="Wraps the prompt in the chat template a chat app adds, so the model writes a reply to it.",
+))
 #: A step of the recorded generation.
 STEP = P.declare(P.Param(
     "step", "Step", "int", DEFAULT_STEP, key="trace_step", min=0, max=MAX_STEPS,
@@ -181,9 +206,17 @@ def context_chips(p: dict, step: int) -> list[dict]:
     return [token_chip(t) for t in p["tokens"]] + [token_chip(t, "is-new", "generated") for t in chosen]
 
 
-def prompt_input(default: str) -> Input:
-    """The prepared-prompt select every trace widget starts with (Part 0 and Part 1's loop widgets)."""
-    return Input(PROMPT.but(default=default), "select")
+def prompt_inputs(default: str) -> list[Input]:
+    """The prompt box and the chat toggle every trace widget starts with (Part 0 and Part 1's loop
+    widgets), filled with the prepared prompt ``default`` (an id of :func:`descent.recorded.prompt_ids`)."""
+    rec = prompt_trace(default)
+    return [Input(PROMPT_TEXT.but(default=rec["prompt"]), "text"), Input(CHAT.but(default=rec["chat"]), "toggle")]
+
+
+def model_text(prompt: str, chat: bool) -> str:
+    """The text the model reads: ``prompt`` itself, or SmolLM2's chat template around it as a user turn
+    (the same rule as the build's traces, :func:`descent.trace.record.prompt_text`)."""
+    return tokenizer.apply_chat_template([{"role": "user", "content": prompt}]) if chat else prompt
 
 
 def step_input(default: int) -> Input:
@@ -193,12 +226,47 @@ def step_input(default: int) -> Input:
     return Input(STEP.but(default=default), "range")
 
 
-def prompt_record(prompt: str) -> dict:
-    """:func:`prompt_trace` for a widget: an unknown id raises ``FieldError`` on field ``prompt``."""
-    try:
-        return prompt_trace(prompt)
-    except ValueError as exc:
-        raise FieldError("prompt", str(exc)) from None
+#: What a widget says when, without the model, the prompt is not one the build traced.
+NOT_RECORDED = (
+    "Without the model loaded, only the prompts recorded when the site was built have results: pick "
+    "one of them (the buttons under the results), or load the model to try your own text"
+)
+
+
+def prompt_record(prompt: str, chat: bool = False) -> dict:
+    """The build's trace of a prepared prompt (:func:`descent.recorded.find_prompt`) for a widget.
+
+    Raises:
+        FieldError: (field ``prompt``) the build did not trace this text, sent this way.
+    """
+    rec = recorded.find_prompt(prompt, chat)
+    if rec is None:
+        raise FieldError("prompt", NOT_RECORDED)
+    return rec
+
+
+def prompt_chips(prompt: str, chat: bool) -> dict:
+    """The prompts the build traced, as buttons that put one in the prompt box (the current one marked)."""
+    items = [
+        v.chip(recorded.PROMPT_LABELS.get(p["id"], p["id"]), None,
+               "is-selected" if (p["prompt"], p["chat"]) == (prompt, chat) else "",
+               f"use the prompt: {p['prompt']}", set={"prompt": p["prompt"], "chat": p["chat"]})
+        for p in trace_data()["prompts"]
+    ]
+    return v.chips(items, caption="Prompts recorded when the site was built:", tokens=False)
+
+
+def source_note(live) -> dict:
+    """Where the numbers shown come from: the build's NumPy forward pass, or the engine in the browser just now."""
+    if live is None:
+        return v.note(
+            "These numbers were computed when the site was built, by a NumPy forward pass of the model. "
+            "Load the model above to compute any prompt in your browser."
+        )
+    return v.note(
+        "Computed just now in your browser by llama.cpp, from the same model file the site was built "
+        "with. Its arithmetic rounds differently from the build's, so the last digits can differ."
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,36 +277,44 @@ def prompt_record(prompt: str) -> dict:
 @widget(
     "next_token_guess",
     title="Guess the next token",
-    description="Pick a prompt and guess the token that comes next. The ranking below is what "
-    "SmolLM2-135M, a small open model, actually computed for that text when this site was built.",
+    description="Type or pick a prompt and guess the token that comes next. The ranking below is what "
+    "SmolLM2-135M, a small open model, computes for that text: recorded when this site was built, or "
+    "computed in your browser once you load the model.",
     inputs=[
-        prompt_input("capital"),
+        *prompt_inputs("capital"),
         Input(GUESS, "text"),
     ],
     tries=[
         ("Guess Paris, then paris.", "Case matters: a capital P and a small p are different tokens with different odds."),
         ("Pick a prompt with no single answer.", "The probability spreads over many tokens instead of one."),
         ("Guess a long or rare word.", "It may not be one token at all: the model would need several steps to write it."),
+        ("Load the model above, then type your own sentence.",
+         "The ranking is computed in your browser, for any text: a sentence that ends mid-word gets a different list."),
     ],
+    live=True,
 )
-def next_token_guess(prompt: str, guess: str) -> list[dict]:
+def next_token_guess(prompt: str, chat: bool, guess: str, live: engine.Answers | None = None) -> list[dict]:
     """Views: the prompt as token chips, the guess's rank, the top candidates, the greedy pick.
 
     Args:
-        prompt: a prepared prompt id (:func:`descent.recorded.prompt_ids`). guess: 0 to 40 characters.
+        prompt: the text (1 to 1,000 characters): a prompt the build traced, or any text once the
+            model is loaded in the browser. chat: send it as a chat message. guess: 0 to 40 characters.
+        live: the in-browser engine's answers (:mod:`descent.engine`), or ``None`` for the build's trace.
 
     Returns:
         stats (the guess's rank and probability, or "not in the top 50"; the greedy pick), token
         chips of the prompt, a bar list of the top :data:`SHOWN_CANDIDATES` next tokens (the
-        guess marked; added as an extra row when it ranks lower) and a note on the mass outside
-        the top 50.
+        guess marked; added as an extra row when it ranks lower), a note on the mass outside
+        the top 50, where the numbers come from, and the prepared prompts as buttons.
 
     Raises:
-        FieldError: unknown prompt id (field ``prompt``).
+        FieldError: (field ``prompt``) without the model, a prompt the build did not trace; with
+            it, an empty prompt or one too long for the engine.
+        EngineNeeded: the engine has not computed this prompt yet.
     """
-    p = prompt_record(prompt)
-    top = trace_data()["top"]
+    p = prompt_record(prompt, chat) if live is None else engine.next_tokens(live, model_text(prompt, chat))
     cands = p["next"]
+    top = len(cands)
     rank = None
     out = []
     if not guess:
@@ -276,12 +352,15 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
             )
         )
     out.append(v.bar_list(rows, caption="The most likely next tokens", max=1.0))
+    kept = "The file behind this page keeps" if live is None else "The engine returns"
     out.append(
         v.note(
-            f"The file behind this page keeps the top {top} of the {format_int(trace_data()['model']['vocab'])} tokens; "
+            f"{kept} the top {top} of the {format_int(trace_data()['model']['vocab'])} tokens; "
             f"all the others together hold {pct(p['rest_probability'])} of the probability."
         )
     )
+    out.append(source_note(live))
+    out.append(prompt_chips(prompt, chat))
     return out
 
 
@@ -290,11 +369,28 @@ def next_token_guess(prompt: str, guess: str) -> list[dict]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
-    """(views common to both loop widgets, the step record shown); notes the last step if beyond it."""
+def loop_record(prompt: str, chat: bool, step: int, live: engine.Answers | None,
+                sampling: dict | None = None) -> tuple[dict, bool]:
+    """(the continuation shown at ``step``, whether the engine can write more of it): the build's
+    greedy trace without the model, else the engine's reply, at least ``step + 1`` tokens long
+    (:func:`descent.engine.continuation`; greedy, or drawn with ``sampling``)."""
+    if live is None:
+        return prompt_record(prompt, chat), False
+    p = engine.continuation(live, model_text(prompt, chat), step + 1, sampling=sampling)
+    more = p["generation"]["stop_reason"] != "stop_token" and len(p["generation"]["steps"]) <= MAX_STEPS \
+        and len(p["tokens"]) + len(p["generation"]["steps"]) < engine.CONTEXT_TOKENS
+    return p, more
+
+
+def _step_views(p: dict, step: int, more: bool = False, sampled: bool = False) -> tuple[list[dict], dict]:
+    """(views common to both loop widgets, the step record shown); notes the last step if beyond it.
+
+    ``more``: the engine can write further steps on request (the slider then keeps its full range
+    and the last step offers "next"); ``sampled``: the tokens were drawn, not the most likely."""
     steps = p["generation"]["steps"]
     last = len(steps) - 1
-    out: list[dict] = [v.limits(step={"max": last})]  # the slider ends at this reply's last step
+    # The slider ends at this reply's last step (or at MAX_STEPS while the engine can write more).
+    out: list[dict] = [v.limits(step={"max": MAX_STEPS if more else last})]
     if step > last:
         out.append(
             v.note(
@@ -308,7 +404,7 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
         nav.append(
             v.chip("\u2190 previous step", None, "is-nav", f"go to step {step - 1}", set={"step": step - 1})
         )
-    if step < last:
+    if step < last or (more and step < MAX_STEPS):
         nav.append(
             v.chip("next step \u2192", None, "is-nav", f"go to step {step + 1}", set={"step": step + 1})
         )
@@ -322,14 +418,15 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
     )
     tok = s["token"]
     ending = ""
-    if step == last:
+    if step == last and not more:
         ending = (
             "It is the stop token: the reply ends here."
             if p["generation"]["stop_reason"] == "stop_token"
             else "The page stops here: the length limit set for this prompt."
         )
     out.append(v.stat("Token chosen", show(tok["text"]), note=f"id {tok['id']}. {ending}".strip()))
-    out.append(v.stat("Its probability", pct(s["probability"]), note="the largest of all: greedy decoding"))
+    out.append(v.stat("Its probability", pct(s["probability"]),
+                      note="before the filters; drawn at random" if sampled else "the largest of all: greedy decoding"))
     rows = [
         v.bar(
             show(a["text"]),
@@ -350,29 +447,34 @@ def _step_views(p: dict, step: int) -> tuple[list[dict], dict]:
     description="Step through the model's real reply. At each step it reads everything so far, "
     "picks the most likely token, appends it, and starts again.",
     inputs=[
-        prompt_input("story"),
+        *prompt_inputs("story"),
         step_input(DEFAULT_STEP),
     ],
     tries=[
         ("Press next step a few times.", "The token chosen at one step is part of what the model reads at the next."),
-        ("Choose the chat question.", "Most of what the model reads is the chat template, not the question."),
+        ("Press A chat question under the results.", "Most of what the model reads is the chat template, not the question."),
         ("Look for a step where the top token is far from sure.", "Greedy decoding takes it anyway: nothing checks the facts."),
+        ("Load the model above, tick the chat box and ask your own question.",
+         "The reply is written in your browser, one token per step, exactly as here."),
     ],
+    live=True,
 )
-def generation_loop(prompt: str, step: int) -> list[dict]:
-    """Views for one step of the greedy continuation of a prepared prompt.
+def generation_loop(prompt: str, chat: bool, step: int, live: engine.Answers | None = None) -> list[dict]:
+    """Views for one step of the greedy continuation of a prompt.
 
     Args:
-        prompt: a prepared prompt id. step: 0 to :data:`MAX_STEPS`; past the recorded steps the last
-            step is shown, with a note saying so.
+        prompt, chat: as :func:`next_token_guess`. step: 0 to :data:`MAX_STEPS`; past the last step
+            of the reply the last step is shown, with a note saying so.
+        live: the in-browser engine's answers, or ``None`` for the build's trace.
 
     Returns:
         token chips of the context read at that step (generated tokens marked ``is-new``), the
-        token chosen and its probability, and the top-5 alternatives.
+        token chosen and its probability, the top-5 alternatives, where the numbers come from and
+        the prepared prompts as buttons.
 
     Raises:
-        FieldError: unknown prompt id (field ``prompt``).
+        FieldError: as :func:`next_token_guess`. EngineNeeded: the engine has not written this far yet.
     """
-    p = prompt_record(prompt)
-    views, _ = _step_views(p, step)
-    return views
+    p, more = loop_record(prompt, chat, step, live)
+    views, _ = _step_views(p, step, more)
+    return [*views, source_note(live), prompt_chips(prompt, chat)]

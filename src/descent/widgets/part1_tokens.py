@@ -3,10 +3,11 @@
 * ``tokenizer``: live byte-level BPE with SmolLM2's real vocabulary and merges
   (:mod:`descent.tokenizer`), token chips classed by :func:`token_class`.
 * ``sampling``: temperature, top-k and top-p (:func:`descent.sampling.distribution`) applied to the
-  real top-50 next-token logits of a prepared prompt (from ``traces.json``, see
-  :mod:`descent.widgets.part0`), with a seeded draw (:func:`descent.sampling.sample`).
-* ``autoregression``: the real greedy continuation step by step, with the tokens the layers must
-  process at each step with and without a KV cache (:func:`loop_work`).
+  real top-50 next-token logits of a prompt (from ``traces.json``, see :mod:`descent.widgets.part0`,
+  or from the model in the reader's browser), with a seeded draw (:func:`descent.sampling.sample`).
+* ``autoregression``: the real continuation step by step (greedy, or with the model loaded in the
+  browser drawn with the reader's temperature, top-k, top-p and seed), with the tokens the layers
+  must process at each step with and without a KV cache (:func:`loop_work`).
 
 Sources: Sennrich et al. 2016, "Neural Machine Translation of Rare Words with Subword Units",
 sec. 3.2 (BPE); Holtzman et al. 2020, sec. 3.1 (top-p); Fan et al. 2018, sec. 5.4 (top-k); Pope
@@ -18,13 +19,24 @@ Core rule: standard library and core ``descent`` modules only.
 
 from __future__ import annotations
 
+from descent import engine, sampling, tokenizer
 from descent import params as P
-from descent import sampling, tokenizer
 from descent.recorded import trace_data
 from descent.units import format_int, plural
 from descent.widgets import FieldError, Input, widget
 from descent.widgets import views as v
-from descent.widgets.part0 import _step_views, pct, prompt_input, prompt_record, show, step_input
+from descent.widgets.part0 import (
+    _step_views,
+    loop_record,
+    model_text,
+    pct,
+    prompt_chips,
+    prompt_inputs,
+    prompt_record,
+    show,
+    source_note,
+    step_input,
+)
 
 __all__ = [
     "DEFAULT_TEXT",
@@ -66,6 +78,18 @@ SAMPLING_ROWS = 20
 MAX_SEED = 1_000_000
 #: Candidates the recorded trace keeps per step, so the most top-k can keep.
 SAMPLING_TOP = 50
+
+#: The sampling settings of the sampling and autoregression widgets (top-k up to the 50 candidates
+#: the traces keep; the seed up to a million, enough to try and short to type).
+TEMPERATURE = P.TEMPERATURE.but(max=2.0, help="0 always takes the top token; above 1 flattens the odds.")
+TOP_K = P.TOP_K.but(max=SAMPLING_TOP, unit="tokens", help="Keep only this many of the most likely tokens.")
+TOP_P = P.TOP_P.but(min=0.05, step=0.05, help="Keep the fewest tokens whose probabilities add up to this.")
+SEED = P.SEED.but(default=1, max=MAX_SEED, help="The same seed and settings always draw the same token.")
+#: What the autoregression widget says when asked to draw a reply without the model.
+NOT_RECORDED_SAMPLED = (
+    "The site recorded only the greedy reply (temperature 0) when it was built: choose 0, or load the "
+    "model above to draw a reply at this temperature in your browser"
+)
 
 #: The tokenizer's text.
 TEXT = P.declare(P.Param(
@@ -168,14 +192,11 @@ def tokenizer_widget(text: str) -> list[dict]:
     description="The model's real scores for the next token of a prompt. Temperature reshapes the "
     "probabilities, top-k and top-p drop the unlikely tail, and one token is drawn from the rest.",
     inputs=[
-        prompt_input("story"),
-        Input(P.TEMPERATURE.but(max=2.0, help="0 always takes the top token; above 1 flattens the odds."), "range"),
-        Input(P.TOP_K.but(max=SAMPLING_TOP, unit="tokens", help="Keep only this many of the most likely tokens."),
-              "range"),
-        Input(P.TOP_P.but(min=0.05, step=0.05, help="Keep the fewest tokens whose probabilities add up to this."),
-              "range"),
-        Input(P.SEED.but(default=1, max=MAX_SEED, help="The same seed and settings always draw the same token."),
-              "number"),
+        *prompt_inputs("story"),
+        Input(TEMPERATURE, "range"),
+        Input(TOP_K, "range"),
+        Input(TOP_P, "range"),
+        Input(SEED, "number"),
     ],
     tries=[
         ("Set the temperature to 0.", "Only the top token is left: the draw is the same whatever the seed."),
@@ -183,23 +204,28 @@ def tokenizer_widget(text: str) -> list[dict]:
         ("Set top-k to 1, then top-p to 0.5.", "Both cut the tail: top-k keeps a fixed count, top-p as many as the odds need."),
         ("Change the seed.", "Another draw from the same odds: a different token now and then, never one that was cut."),
     ],
+    live=True,
 )
-def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, seed: int) -> list[dict]:
+def sampling_widget(prompt: str, chat: bool, temperature: float, top_k: int, top_p: float, seed: int,
+                    live: engine.Answers | None = None) -> list[dict]:
     """Views: the survivors of temperature/top-k/top-p over the top-50 logits, and a seeded draw.
 
     Args:
-        prompt: a prepared prompt id. temperature: 0 to 2. top_k: 1 to 50. top_p: 0.05 to 1.
-        seed: 0 to 1,000,000.
+        prompt, chat: as :func:`descent.widgets.part0.next_token_guess`. temperature: 0 to 2.
+        top_k: 1 to 50. top_p: 0.05 to 1. seed: 0 to 1,000,000.
+        live: the in-browser engine's answers, or ``None`` for the build's trace.
 
     Returns:
         stats (survivors, the drawn token with its renormalised probability), a bar list of the
         first :data:`SAMPLING_ROWS` candidates (survivors with their renormalised probability,
-        dropped tokens greyed) and a note on the mass outside the top 50.
+        dropped tokens greyed), a note on the mass outside the top 50, where the numbers come
+        from, and the prepared prompts as buttons. The draw is :func:`descent.sampling.sample`'s
+        in both cases: the engine only supplies the probabilities.
 
     Raises:
-        FieldError: unknown prompt (field ``prompt``).
+        FieldError: as :func:`descent.widgets.part0.next_token_guess`. EngineNeeded: not computed yet.
     """
-    p = prompt_record(prompt)
+    p = prompt_record(prompt, chat) if live is None else engine.next_tokens(live, model_text(prompt, chat))
     cands = p["next"]
     logits = [c["logit"] for c in cands]
     survivors = dict(sampling.distribution(logits, temperature, top_k, top_p))
@@ -218,7 +244,7 @@ def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, s
             )
         else:
             rows.append(v.bar(show(c["text"]), 0.0, display="dropped", greyed=True))
-    top = trace_data()["top"]
+    top = len(cands)
     hidden = len(survivors) - sum(1 for i in survivors if i < SAMPLING_ROWS)
     more = f" ({hidden} more below the first {SAMPLING_ROWS})" if hidden else ""
     return [
@@ -231,6 +257,8 @@ def sampling_widget(prompt: str, temperature: float, top_k: int, top_p: float, s
             f"{pct(p['rest_probability'])} of the probability; here they are left out before "
             f"the filters run."
         ),
+        source_note(live),
+        prompt_chips(prompt, chat),
     ]
 
 
@@ -270,20 +298,33 @@ def loop_work(prompt_tokens: int, steps: int) -> list[tuple[int, int, int, int]]
     "layers redo every earlier token at each step; with a KV cache the weights process only the new "
     "one, but its attention still reads the cached keys and values of every earlier token.",
     inputs=[
-        prompt_input("chat"),
+        *prompt_inputs("chat"),
         step_input(10),
+        Input(TEMPERATURE.but(default=0.0, help="0 takes the most likely token at every step (the recorded "
+                                                "reply); above 0 the model in your browser draws each token."), "range"),
+        Input(TOP_K, "range"),
+        Input(TOP_P, "range"),
+        Input(SEED.but(help="The same seed and settings always write the same reply."), "number"),
     ],
     tries=[
         ("Step forward a few tokens.", "Without a cache the work per step grows with the text; with one it stays at one token."),
         ("Go to the last step.", "The total without a cache has grown far past the one with it: the gap widens every step."),
+        ("Load the model above, set the temperature to 0.8, then change the seed and change it back.",
+         "Each seed writes its own reply, and the same seed always the same one."),
     ],
+    live=True,
 )
-def autoregression(prompt: str, step: int) -> list[dict]:
-    """Views for one step of the greedy continuation plus the work with and without a KV cache.
+def autoregression(prompt: str, chat: bool, step: int, temperature: float, top_k: int, top_p: float, seed: int,
+                   live: engine.Answers | None = None) -> list[dict]:
+    """Views for one step of the continuation plus the work with and without a KV cache.
 
     Args:
-        prompt: a prepared prompt id. step: 0 to :data:`~descent.widgets.part0.MAX_STEPS` (past the
-            recorded steps the last one is shown, with a note).
+        prompt, chat: as :func:`descent.widgets.part0.next_token_guess`. step: 0 to
+            :data:`~descent.widgets.part0.MAX_STEPS` (past the reply's last step the last one is
+            shown, with a note). temperature: 0 (greedy: the recorded reply) to 2; above 0 the
+            tokens are drawn by the engine in the browser with top_k (1 to 50), top_p (0.05 to 1)
+            and seed (0 to 1,000,000), which have no effect at 0.
+        live: the in-browser engine's answers, or ``None`` for the build's trace.
 
     Returns:
         the views of ``generation_loop`` for that step, then stats of tokens processed this step
@@ -292,10 +333,16 @@ def autoregression(prompt: str, step: int) -> list[dict]:
         the totals.
 
     Raises:
-        FieldError: unknown prompt (field ``prompt``).
+        FieldError: as :func:`descent.widgets.part0.next_token_guess`; temperature above 0 without
+            the model (field ``temperature``: the build recorded only the greedy reply).
+        EngineNeeded: the engine has not written this far yet.
     """
-    p = prompt_record(prompt)
-    views, s = _step_views(p, step)
+    drawn = temperature > 0
+    if drawn and live is None:
+        raise FieldError("temperature", NOT_RECORDED_SAMPLED)
+    settings = {"temperature": temperature, "top_k": top_k, "top_p": top_p, "seed": seed} if drawn else None
+    p, more = loop_record(prompt, chat, step, live, settings)
+    views, s = _step_views(p, step, more, sampled=drawn)
     n = s["step"]
     w, nc, cw, cn = loop_work(len(p["tokens"]), n + 1)[-1]
     layers = trace_data()["model"]["layers"]
@@ -317,4 +364,9 @@ def autoregression(prompt: str, step: int) -> list[dict]:
             caption=f"Tokens run through all the layers, steps 0 to {n}",
         ),
     ]
-    return views
+    if drawn:
+        views.append(v.note(
+            f"Each token was drawn by llama.cpp's sampler in your browser: top-k, then temperature, then "
+            f"top-p, with seed {seed}. The probabilities shown are the model's before those filters."
+        ))
+    return [*views, source_note(live), prompt_chips(prompt, chat)]

@@ -256,6 +256,26 @@ def limits(**fields: dict[str, float]) -> dict:
     return {"kind": "limits", "fields": {k: dict(v) for k, v in fields.items()}}
 
 
+#: Characters of an action's name (``data-action``): lowercase words joined by hyphens.
+_ACTION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz-")
+
+
+def action(label: str, name: str, note: str = "", *, disabled: bool = True) -> dict:
+    """A button a page script acts on (``<button data-action=NAME>``), with a message line under it
+    (``data-action-message``, ``note`` until the script writes there).
+
+    Used for what Python cannot do itself: ``llm.js`` loads or removes the in-browser model. The
+    button is ``disabled`` by default, so the pre-rendered page (no script, or ``file:``) offers
+    nothing that cannot work; the script enables it where it can act.
+    """
+    return {"kind": "action", "label": label, "name": name, "note": note, "disabled": disabled}
+
+
+def progress(label: str) -> dict:
+    """A progress bar a page script fills (``data-progress``; hidden until the script shows it)."""
+    return {"kind": "progress", "label": label}
+
+
 def limits_of(views: Iterable[dict]) -> dict[str, dict[str, float]]:
     """The merged ``limits`` views of a result, by input name (empty when there are none)."""
     out: dict[str, dict[str, float]] = {}
@@ -539,6 +559,26 @@ def render_limits(v: dict) -> str:
     return f'<div class="descent-limits" hidden data-limits="{_e(json.dumps(clean, sort_keys=True))}"></div>'
 
 
+def render_action(v: dict) -> str:
+    name = str(v["name"])
+    if not name or not set(name) <= _ACTION_CHARS:
+        raise ValueError(f"action: name must be lowercase letters and '-', got {name!r}")
+    disabled = " disabled" if v.get("disabled", True) else ""
+    return (
+        f'<div class="descent-action"><button type="button" class="descent-action__button" '
+        f'data-action="{name}"{disabled}>{_e(v["label"])}</button>'
+        f'<p class="descent-action__message" data-action-message aria-live="polite">{_e(v.get("note") or "")}</p></div>'
+    )
+
+
+def render_progress(v: dict) -> str:
+    return (
+        f'<div class="descent-progress" data-progress hidden><label class="descent-progress__label">'
+        f'<span>{_e(v["label"])}</span> <progress max="1" value="0"></progress></label>'
+        f'<span class="descent-progress__text" aria-live="polite"></span></div>'
+    )
+
+
 RENDERERS: dict[str, Callable[[dict], str]] = {
     "stat": render_stat,
     "bar_list": render_bar_list,
@@ -551,6 +591,8 @@ RENDERERS: dict[str, Callable[[dict], str]] = {
     "kv": render_kv,
     "limits": render_limits,
     "stream": render_stream,
+    "action": render_action,
+    "progress": render_progress,
 }
 
 
