@@ -60,13 +60,30 @@ def test_hybrid_cache_by_hand():
     # K = 2, d_head = 256; linear: 16 key heads, 32 value heads, d_k = d_v = 128, conv 4), one
     # sequence, BF16. Full layers: 2 * 12 * 2 * 256 * T values; linear layers: 36 * (32 * 128 * 128
     # + 3 * (2 * 16 * 128 + 32 * 128)) = 36 * 548,864 = 19,759,104 values at any T.
-    args = dict(L_full=12, K=2, d_head=256, L_lin=36, H_v=32, H_k=16, d_k=128, d_v=128, c=4, B=1, b=2)
+    args = dict(L_full=12, K=2, d_head=256, L_lin=36, H_v=32, H_k=16, d_k=128, d_v=128, c=4, B=1, b=2, b_s=2)
     f = FORMULAS["kv_cache_bytes_hybrid"]
     assert f.evaluate(T=1, **args) == (12_288 + 19_759_104) * 2
     assert f.evaluate(T=262_144, **args) == (12_288 * 262_144 + 19_759_104) * 2  # 6.48 GB: 6.44 + 0.04
     # the state term does not grow: a million tokens minus one token is only the attention part
     assert f.evaluate(T=1_000_001, **args) - f.evaluate(T=1, **args) == 12_288 * 1_000_000 * 2
     assert "T" not in str(f.expr.args[0].args[1])  # the linear-layer term has no T
+    # An FP8 KV cache (b = 1) halves the keys and values only: the state stays BF16 (b_s = 2).
+    fp8 = {**args, "b": 1}
+    assert f.evaluate(T=4096, **fp8) == 12_288 * 4096 * 1 + 19_759_104 * 2
+
+
+def test_the_state_keeps_its_own_precision():
+    # Qwen3-Next at 4,096 tokens: an FP8 KV cache is 1 byte per key/value, the state 2 bytes per value
+    # (vLLM: mamba_cache_dtype "auto" = the model's BF16, not kv_cache_dtype).
+    from descent import catalog, transformer
+    m = catalog.model("qwen3-next-80b-a3b")
+    assert transformer.kv_cache_bytes(m, 4096, 8) == 12_288 * 4096 + 19_759_104 * 2
+    assert transformer.kv_cache_bytes(m, 4096, 16) == (12_288 * 4096 + 19_759_104) * 2
+    # A model without linear layers: bytes are elements x bits / 8, as before.
+    llama = catalog.model("llama-3.1-70b")
+    assert transformer.kv_cache_bytes(llama, 1000, 8) == transformer.kv_cache_elements(llama, 1000)
+    with pytest.raises(ValueError, match="positive"):
+        transformer.kv_cache_bytes(llama, 1000, 0)
 
 
 def test_chunked_attention_uses_the_window_formula():

@@ -28,18 +28,22 @@ def llama():
 # -- the step model ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", ["llama-3.1-70b", "gemma-3-27b", "gpt-oss-20b", "mistral-7b-v0.1", "deepseek-v3"])
-def test_closed_forms_equal_the_exact_functions(model):
-    # The step model's per-sequence KV bytes and summed attention FLOPs (linear up to the window,
-    # another slope beyond) must equal descent.transformer's layer-by-layer sums, windows included.
-    s = serving.server(model, "b200", "fp8", "bf16")
+@pytest.mark.parametrize("model", ["llama-3.1-70b", "gemma-3-27b", "gpt-oss-20b", "mistral-7b-v0.1", "deepseek-v3",
+                                   "llama-4-scout", "qwen3-next-80b-a3b"])
+@pytest.mark.parametrize("kv", ["bf16", "fp8"])
+def test_closed_forms_equal_the_exact_functions(model, kv):
+    # The step model's per-sequence KV bytes and summed attention FLOPs (linear up to the window or
+    # chunk, another slope beyond; a chunked layer's attention restarting every chunk; a hybrid's
+    # fixed state) must equal descent.transformer's layer-by-layer sums, windows included.
+    s = serving.server(model, "b200", "fp8", kv)
     m = catalog.model(model)
-    w = m.sliding.window if m.sliding else 4096
+    w = m.sliding.window if m.sliding else m.chunked.chunk if m.chunked else 4096
+    bits = {"bf16": 16, "fp8": 8}[kv]
     for t in (1, 2, w - 1, w, w + 1, 3 * w + 7):
-        assert s.kv_bytes(t) == transformer.kv_cache_elements(m, t) * 2  # BF16: 2 bytes per value
-    start, end = w - 5, w + 9
-    exact = sum(transformer.attention_flops_per_token(m, t) for t in range(start + 1, end + 1))
-    assert s._attn.sum(start, end) == exact
+        assert s.kv_bytes(t) == pytest.approx(transformer.kv_cache_bytes(m, t, bits), rel=1e-12)
+    for start, end in ((w - 5, w + 9), (0, 3), (2 * w - 2, 3 * w + 1)):
+        exact = sum(transformer.attention_flops_per_token(m, t) for t in range(start + 1, end + 1))
+        assert s._attn.sum(start, end) == pytest.approx(exact, rel=1e-12)
     pre = s.step(prefill_spans=[(start, end)])
     by_token = sum(transformer.flops_per_token(m, t) for t in range(start + 1, end + 1))
     assert pre.flops == pytest.approx(by_token, rel=1e-12)

@@ -204,7 +204,7 @@ class DecodeAttention:
 def decode_attention(model: str | Model, context: int, kv: str = "bf16") -> DecodeAttention:
     """FLOPs, bytes and intensity of decode-time attention over ``context`` cached tokens.
 
-    Bytes: ``transformer.kv_cache_elements(model, context) x kv bytes`` (sliding windows capped);
+    Bytes: ``transformer.kv_cache_bytes(model, context, kv bits)`` (sliding windows capped);
     FLOPs: ``transformer.attention_flops_per_token``. For GQA with H query heads and K key/value
     heads in 16 bits this is about H / K FLOP per byte (Llama 3.1 70B: 64 / 8 = 8).
 
@@ -214,7 +214,7 @@ def decode_attention(model: str | Model, context: int, kv: str = "bf16") -> Deco
     m = resolve_model(model)
     kp = numerics.kv_precision(kv)
     flops = float(transformer.attention_flops_per_token(m, context))
-    nbytes = transformer.kv_cache_elements(m, context) * kp.bytes_per_weight
+    nbytes = transformer.kv_cache_bytes(m, context, kp.bits_per_weight)
     return DecodeAttention(flops, nbytes, flops / nbytes)
 
 

@@ -213,6 +213,7 @@ H_V = _s("H_v", r"H_v", "the number of value heads of a linear-attention layer (
 H_K = _s("H_k", r"H_k", "the number of key heads of a linear-attention layer", "count")
 D_K = _s("d_k", r"d_k", "the key width of a linear-attention head", "values")
 D_V = _s("d_v", r"d_v", "the value width of a linear-attention head", "values")
+STATE_BYTES = _s("b_s", r"b_s", "the size of one stored number of the linear layers' state (2: it stays BF16 when the KV cache is quantized)", "bytes")
 CONV = _s("c", "c", "the width of the linear layer's causal convolution (it keeps the last c - 1 inputs)", "tokens")
 N = _s("N", "N", "the number of parameters stored", "parameters")
 BITS = _s("bits", r"\beta", "the bits per weight, block scales included", "bits")
@@ -292,8 +293,10 @@ def _check_kv_hybrid():
         for t in (*CHECK_CONTEXTS, m.max_context):
             v = f.evaluate(L_full=m.num_layers - n_lin, L_lin=n_lin, K=m.num_kv_heads, d_head=m.head_dim, T=t,
                            H_v=la.num_value_heads, H_k=la.num_key_heads, d_k=la.key_head_dim,
-                           d_v=la.value_head_dim, c=la.conv_kernel, B=CHECK_BATCH, b=CHECK_BYTES)
-            out.append((f"{m.id} T={t}", v, tr.kv_cache_elements(m, t) * CHECK_BATCH * CHECK_BYTES))
+                           d_v=la.value_head_dim, c=la.conv_kernel, B=CHECK_BATCH, b=1,
+                           b_s=tr.STATE_BITS // 8)
+            # An FP8 KV cache (1 byte) with the state at its own 2 bytes: both terms are checked.
+            out.append((f"{m.id} T={t}", v, tr.kv_cache_bytes(m, t, 8) * CHECK_BATCH))
     return out
 
 
@@ -379,20 +382,22 @@ _register(Formula(
 _register(Formula(
     "kv_cache_bytes_hybrid", "Cache bytes of a hybrid model: attention layers grow with T, linear-attention layers do not",
     _s("M_KV", r"M_{\text{KV}}", "KV cache plus the linear layers' state", "bytes"),
-    sp.Mul(sp.Add(sp.Mul(2, L_FULL.symbol, K.symbol, D_HEAD.symbol, T.symbol, evaluate=False),
+    sp.Mul(sp.Add(sp.Mul(2, L_FULL.symbol, K.symbol, D_HEAD.symbol, T.symbol, BYTES.symbol, evaluate=False),
                   sp.Mul(L_LIN.symbol,
                          sp.Add(sp.Mul(H_V.symbol, D_K.symbol, D_V.symbol, evaluate=False),
                                 sp.Mul(sp.Add(CONV.symbol, -1, evaluate=False),
                                        sp.Add(sp.Mul(2, H_K.symbol, D_K.symbol, evaluate=False),
                                               sp.Mul(H_V.symbol, D_V.symbol, evaluate=False), evaluate=False),
-                                       evaluate=False), evaluate=False), evaluate=False), evaluate=False),
-           B.symbol, BYTES.symbol, evaluate=False),
-    (L_FULL, K, D_HEAD, T, L_LIN, H_V, D_K, D_V, CONV, H_K, B, BYTES),
+                                       evaluate=False), evaluate=False), STATE_BYTES.symbol, evaluate=False),
+                  evaluate=False),
+           B.symbol, evaluate=False),
+    (L_FULL, K, D_HEAD, T, BYTES, L_LIN, H_V, D_K, D_V, CONV, H_K, STATE_BYTES, B),
     "Yang, Kautz and Hatamizadeh 2024, Gated Delta Networks (arXiv:2412.06464), section 2: the state "
     "is one d_k x d_v matrix per head; Qwen3-Next config.json (full_attention_interval, linear_*); the "
     "convolution window as vLLM stores it (MambaStateShapeCalculator.gated_delta_net_state_shape)",
     note="The linear-attention term has no T: those layers keep the same state at ten tokens and at a "
-         "million. Only the full-attention layers' keys and values grow with the context.",
+         "million. Only the full-attention layers' keys and values grow with the context. The state "
+         "keeps its own precision b_s (vLLM stores it in the model's BF16 whatever the KV-cache format).",
     check=_check_kv_hybrid,
 ))
 

@@ -147,10 +147,11 @@ def check_inputs(
 def kv_cache_bytes(model: Model, kv: Precision, context: int, batch: int) -> float:
     """KV cache of ``batch`` sequences at ``context`` tokens in precision ``kv``, bytes.
 
-    ``transformer.kv_cache_elements(model, context) x batch x kv bits / 8`` (all layers, sliding
-    windows capped). Inputs are not checked here: use :func:`check_inputs` first.
+    ``transformer.kv_cache_bytes(model, context, kv bits) x batch`` (all layers, sliding windows
+    capped, a linear-attention state at its own 16 bits). Inputs are not checked here: use
+    :func:`check_inputs` first.
     """
-    return transformer.kv_cache_elements(model, context) * batch * kv.bits_per_weight / BITS_PER_BYTE
+    return transformer.kv_cache_bytes(model, context, kv.bits_per_weight) * batch
 
 
 def _check_routing(moe_routing: str) -> str:

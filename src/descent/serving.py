@@ -113,33 +113,51 @@ def compute_precision(weights: str, accelerator: str | Accelerator) -> str:
 
 
 class _Linear:
-    """``f(t) = a t + b min(t, W)``: a per-token cost that grows with the context on every layer
-    (``a``) and stops growing at the window ``W`` on sliding-window layers (``b``). The KV bytes
-    of one sequence and the attention FLOPs of one token both have this shape
-    (:func:`descent.transformer.kv_cache_elements`, :func:`descent.transformer.attention_flops_per_token`),
-    so three calls to the exact function give ``a`` and ``b``, and sums over a range of
+    """``f(t) = a t + b h(t) + c``: a per-token cost that grows with the context on every layer
+    (``a``), a part that is bounded by a window ``W`` (``b``), and a part that never grows (``c``:
+    the fixed state of linear-attention layers). ``h(t)`` is ``min(t, W)`` (``shape="min"``: a
+    sliding-window layer's cache and attention, a chunked layer's cache) or ``((t - 1) mod W) + 1``
+    (``shape="mod"``: a chunked layer attends only within the current chunk of ``W`` tokens). The
+    KV bytes of one sequence and the attention FLOPs of one token both have this shape
+    (:func:`descent.transformer.kv_cache_bytes`, :func:`descent.transformer.attention_flops_per_token`),
+    so a few calls to the exact function give ``a``, ``b`` and ``c``, and sums over a range of
     positions have a closed form: the simulator's inner loop stays O(1) per sequence.
     """
 
-    def __init__(self, f, window: int | None):
-        self.window = window
+    def __init__(self, f, window: int | None, shape: str = "min"):
+        if shape not in ("min", "mod"):
+            raise ValueError(f"shape must be 'min' or 'mod', got {shape!r}")
+        self.window, self.shape = window, shape
+        first = f(2) - f(1)  # every part grows while t <= W
         if window is None:
-            self.a, self.b = f(1), 0
-        else:
-            self.a = f(window + 1) - f(window)
-            self.b = f(1) - self.a
+            self.a, self.b = first, 0
+        elif shape == "min":
+            self.a = f(window + 2) - f(window + 1)
+            self.b = first - self.a
+        else:  # f(W + 1) - f(W) = a + b (1 - W)
+            self.b = (first - (f(window + 1) - f(window))) / window
+            self.a = first - self.b
+        self.c = f(1) - self.a - self.b
+
+    def _h(self, t: int) -> int:
+        w = self.window
+        return min(t, w) if self.shape == "min" else (t - 1) % w + 1
 
     def __call__(self, t: int) -> float:
-        return self.a * t + (self.b * min(t, self.window) if self.window else 0)
+        return self.a * t + (self.b * self._h(t) if self.window else 0) + self.c
 
     def _prefix(self, n: int) -> float:
         """sum of f(t) for t = 1..n."""
         s = n * (n + 1) // 2
         if not self.window:
-            return self.a * s
+            return self.a * s + self.c * n
         w = self.window
-        m = s if n <= w else w * (w + 1) // 2 + w * (n - w)
-        return self.a * s + self.b * m
+        if self.shape == "min":
+            m = s if n <= w else w * (w + 1) // 2 + w * (n - w)
+        else:  # q whole chunks 1..W, then 1..r
+            q, r = divmod(n, w)
+            m = q * (w * (w + 1) // 2) + r * (r + 1) // 2
+        return self.a * s + self.b * m + self.c * n
 
     def sum(self, start: int, end: int) -> float:
         """sum of f(t) for t = start+1 .. end."""
@@ -183,10 +201,15 @@ class Server:
         self.precision = compute_precision(weights, accelerator)
         self.bandwidth = accelerator.memory_bandwidth
         self.peak = hardware.peak_flops(accelerator, self.precision)
-        kv_bytes = kv_precision(kv).bits_per_weight / BITS_PER_BYTE
+        kv_bits = kv_precision(kv).bits_per_weight
+        # KV bytes stop growing at a sliding window or a chunk (a chunked layer holds one chunk).
         window = model.sliding.window if model.sliding is not None else None
-        self._kv = _Linear(lambda t: transformer.kv_cache_elements(model, t) * kv_bytes, window)
-        self._attn = _Linear(lambda t: transformer.attention_flops_per_token(model, t), window)
+        kv_window = model.chunked.chunk if model.chunked is not None else window
+        self._kv = _Linear(lambda t: transformer.kv_cache_bytes(model, t, kv_bits), kv_window)
+        if model.chunked is not None:
+            self._attn = _Linear(lambda t: transformer.attention_flops_per_token(model, t), model.chunked.chunk, "mod")
+        else:
+            self._attn = _Linear(lambda t: transformer.attention_flops_per_token(model, t), window)
         # 2 FLOP per weight of every matrix one token multiplies by (flops_per_token minus attention).
         self.matmul_flops = transformer.flops_per_token(model, 1) - transformer.attention_flops_per_token(model, 1)
         self._weights_at: dict[int, float] = {}

@@ -50,6 +50,8 @@ __all__ = [
     "check_context",
     "flops_per_token",
     "kv_cache_elements",
+    "kv_cache_bytes",
+    "STATE_BITS",
     "kv_elements_per_token",
     "kv_elements_per_token_per_layer",
     "layer_kind",
@@ -89,6 +91,13 @@ GATED_FFN_MATRICES = 3
 #: output); the decay's one multiply per element is left out like softmax's exponentials
 #: (Yang, Kautz & Hatamizadeh 2024, arXiv:2412.06464, section 2, the gated delta rule).
 LINEAR_STATE_MACS = 3
+
+#: Bits per value of a linear-attention layer's fixed state (recurrent matrices and convolution
+#: window). vLLM keeps it in the model's own dtype, BF16, whatever the KV-cache dtype: its
+#: ``cache_config.mamba_cache_dtype`` defaults to "auto" (the model dtype) and
+#: ``MambaStateDtypeCalculator.gated_delta_net_state_dtype`` reads that, not ``kv_cache_dtype``
+#: (vllm/model_executor/layers/mamba/mamba_utils.py). So an FP8 KV cache leaves the state 16-bit.
+STATE_BITS = 16
 
 
 @dataclass(frozen=True)
@@ -482,9 +491,8 @@ def kv_cache_elements(model: Model, context: int) -> int:
     ``sum over layers l of kv_elements_per_token_per_layer(l) * cached_tokens(l, context)``, plus
     the fixed state of any linear-attention layers (:func:`state_elements`): sliding-window and
     chunked layers hold at most a window or a chunk of tokens, and a linear-attention layer holds
-    the same state at every context. Multiply by bytes per element (2 at BF16) for bytes; by the
-    batch for a batch. (The state is counted in the KV precision; engines may keep it wider, e.g.
-    vLLM's ``mamba_ssm_cache_dtype``.)
+    the same state at every context. For bytes use :func:`kv_cache_bytes` (the state has its own
+    precision, :data:`STATE_BITS`); multiply by the batch for a batch.
 
     Args:
         model: a catalog model.
@@ -500,6 +508,26 @@ def kv_cache_elements(model: Model, context: int) -> int:
         for i in range(model.num_layers)
     )
     return growing + state_elements(model)
+
+
+def kv_cache_bytes(model: Model, context: int, kv_bits: float) -> float:
+    """Bytes of one sequence's cache at ``context`` tokens (bytes): the growing keys and values at
+    ``kv_bits`` per value, plus any linear-attention state at :data:`STATE_BITS` per value (its own
+    precision: quantizing the KV cache does not quantize the state).
+
+    ``(kv_cache_elements - state_elements) x kv_bits / 8 + state_elements x STATE_BITS / 8``.
+    Example: Qwen3-Next-80B-A3B at 4,096 tokens with an FP8 KV cache: 12 full-attention layers x
+    2 x 2 heads x 256 x 4,096 values at 1 byte + 19,759,104 state values at 2 bytes.
+
+    Raises:
+        ValueError: ``context`` out of range (as :func:`kv_cache_elements`), or ``kv_bits`` not a
+            positive number.
+    """
+    if not is_real(kv_bits) or not kv_bits > 0:
+        raise ValueError(f"KV bits per value must be a positive number, got {kv_bits!r}")
+    state = state_elements(model)
+    growing = kv_cache_elements(model, context) - state
+    return (growing * kv_bits + state * STATE_BITS) / 8
 
 
 # ---------------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def trace_value(prompt: str, field: str) -> str:
 
 def _kv_bytes(model_id: str, context: int, kv: str) -> float:
     m = catalog.model(model_id)
-    return transformer.kv_cache_elements(m, context) * numerics.kv_precision(kv).bytes_per_weight
+    return transformer.kv_cache_bytes(m, context, numerics.kv_precision(kv).bits_per_weight)
 
 
 @table("context_windows", P.KV.but(default="bf16"))

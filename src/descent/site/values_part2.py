@@ -430,8 +430,7 @@ def kv_quant(context: int) -> str:
     rows = []
     for m in catalog.models().values():
         t = min(context, m.max_context)
-        n = transformer.kv_cache_elements(m, t)
-        b = {k: n * numerics.kv_precision(k).bytes_per_weight for k in KV_COMPARED}
+        b = {k: transformer.kv_cache_bytes(m, t, numerics.kv_precision(k).bits_per_weight) for k in KV_COMPARED}
         rows.append([md_text(m.name), format_int(t), fmt_bytes(b["bf16"], "GB"), fmt_bytes(b["fp8"], "GB"),
                      fmt_bytes(b["int4"], "GB"), fmt_bytes(b["bf16"] - b["fp8"], "GB"),
                      fmt_bytes(b["bf16"] - b["int4"], "GB")])
