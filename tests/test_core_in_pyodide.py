@@ -136,6 +136,11 @@ def _imports_in(fn: ast.AST) -> set[str]:
             names.add(n.module)
             if n.module == "descent":
                 names |= {f"descent.{a.name}" for a in n.names}
+        elif (  # pytest.importorskip("numpy"): an import too (a peer check against an installed library)
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "importorskip"
+            and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)
+        ):
+            names.add(n.args[0].value)
     return {m for m in names if not _is_core_import(m) and _local(m) is None}
 
 

@@ -56,7 +56,7 @@ from descent.catalog import Accelerator, Model
 from descent.catalog import accelerator as _catalog_accelerator
 from descent.catalog import model as _catalog_model
 from descent.checks import is_real
-from descent.numerics import BITS_PER_BYTE, Precision, kv_precision
+from descent.numerics import Precision, kv_precision
 
 __all__ = [
     "COMPUTE_PRECISIONS",
