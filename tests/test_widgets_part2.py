@@ -121,3 +121,12 @@ def test_value_text_of_every_fp8_code_reads_back():
         if math.isfinite(x):
             kind, y = floats.parse_value(f, floats.value_text(x))
             assert f.round(y).code == code or x == 0
+
+
+@pytest.mark.parametrize("value", ["-3", "0"])
+def test_e8m0_refuses_what_it_cannot_hold_and_says_what_to_enter(value):
+    # Found by the hostile-input property inside Pyodide: E8M0 (OCP MX spec v1.0, section 5.4: an
+    # exponent with no sign and no zero) given -3 said what it lacked but not what to type instead.
+    res = run("float_bits", {"format": "e8m0", "value": value})
+    assert res["ok"] is False and res["field"] == "value"
+    assert "enter a positive number" in res["message"] and "2^-127 to 2^127" in res["message"]

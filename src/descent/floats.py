@@ -308,8 +308,9 @@ class FloatFormat:
     def _round_e8m0(self, x: float) -> Rounded:
         if x <= 0:
             what = "zero" if x == 0 else "a negative number"
-            raise ValueError(f"{self.label} has no sign and no zero, so it cannot hold {what}: its values are the "
-                             f"powers of two from 2^-{self.bias} to 2^{self._emax_field - self.bias}")
+            raise ValueError(f"{self.label} has no sign and no zero, so it cannot hold {what}: enter a positive "
+                             f"number (its values are the powers of two from 2^-{self.bias} to "
+                             f"2^{self._emax_field - self.bias})")
         if math.isinf(x):
             return Rounded(self._nan_code(), math.nan, 0.0, "nan", True)
         mant, exp = math.frexp(x)  # x = mant * 2^exp, mant in [0.5, 1)
