@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from descent import hfconfig, transformer
-from descent.catalog import MLA, MoE, SlidingWindow
+from descent.catalog import MLA, ChunkedAttention, LinearAttention, MoE, SlidingWindow
 from descent.hfconfig import ConfigError, model_from_config, read_config
 
 SETTINGS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
@@ -191,6 +191,124 @@ def test_phi3_window_on_every_layer():
     assert m.sliding == SlidingWindow(2047, None) and not m.attention_bias
 
 
+#: A small Llama 4 text model: 8 layers, experts 32 wide (intermediate_size), dense layers 128
+#: wide (intermediate_size_mlp), chunks of 64 tokens.
+LLAMA4 = cfg(model_type="llama4_text", num_hidden_layers=8, head_dim=16, intermediate_size=32, intermediate_size_mlp=128,
+             num_local_experts=4, num_experts_per_tok=1, attention_chunk_size=64)
+
+
+def test_llama4_chunked_attention_and_shared_expert():
+    m = read(LLAMA4)
+    assert m.intermediate_size == 128  # intermediate_size_mlp: a dense layer's width (Llama4TextConfig)
+    # Llama4TextMoe: a shared expert as wide as a routed one (intermediate_size); Llama4Router: a
+    # sigmoid weight on the chosen expert, not renormalised.
+    assert m.moe == MoE(4, 1, 32, num_shared_experts=1, shared_expert_intermediate_size=32, router_scoring="sigmoid",
+                        router_normalize=False)
+    # no_rope_layers absent: every no_rope_layer_interval-th (default 4) layer has no RoPE and is full.
+    assert m.chunked == ChunkedAttention(64, 4)
+    assert "Llama4TextConfig default 4" in m.source_of("chunked")
+    assert not m.qk_norm and m.sliding is m.linear_attention is None  # use_qk_norm is an L2 norm: no weights
+    # By hand: embedding and untied head 2 x 100 x 64 = 12,800; per layer attention q and o
+    # 2 x 64 x 64 = 8,192, k and v 2 x 64 x 32 = 4,096, router 64 x 4 = 256, experts 4 x 3 x 64 x 32
+    # = 24,576, shared expert 6,144, norms 128: 43,392; 8 layers 347,136; final norm 64.
+    # 12,800 + 347,136 + 64 = 360,000 (transformers' Llama4ForCausalLM on the meta device agrees).
+    assert transformer.param_counts(m).total == 360_000
+    # Cache at 4,096 tokens: 2 x 2 heads x 16 = 64 values per token and layer; the 6 chunked layers
+    # keep one chunk (64 tokens), the 2 full ones all 4,096: 6 x 64 x 64 + 2 x 4,096 x 64 = 548,864.
+    assert transformer.kv_cache_elements(m, 4096) == 548_864
+
+
+def test_llama4_layer_pattern_from_no_rope_layers_or_layer_types():
+    m = read({**LLAMA4, "no_rope_layers": [1, 0] * 4})  # 0: no RoPE, whole context
+    assert m.chunked == ChunkedAttention(64, 2)
+    assert read({**LLAMA4, "no_rope_layers": []}).chunked == ChunkedAttention(64, 4)  # empty: the interval
+    assert read({**LLAMA4, "no_rope_layer_interval": 8}).chunked == ChunkedAttention(64, 8)
+    types = ["chunked_attention", "chunked_attention", "full_attention"]
+    m = read({**LLAMA4, "num_hidden_layers": 6, "layer_types": types * 2})
+    assert m.chunked == ChunkedAttention(64, 3)
+    assert read({**LLAMA4, "attention_chunk_size": None}).chunked is None  # no chunk size: every layer full
+    assert read({**LLAMA4, "no_rope_layers": [1] * 8}).chunked == ChunkedAttention(64, None)  # all chunked
+
+
+def test_llama4_moe_layers():
+    assert read({**LLAMA4, "moe_layers": []}).moe is None  # every layer a dense FFN of intermediate_size_mlp
+    assert read({**LLAMA4, "moe_layers": [2, 3, 4, 5, 6, 7]}).moe.first_dense_layers == 2
+    # Llama 4 Maverick: interleave_moe_layer_step 2, dense and MoE layers alternate; not expressible.
+    with pytest.raises(ConfigError, match="interleaved dense and MoE") as e:
+        read({**LLAMA4, "interleave_moe_layer_step": 2})
+    assert e.value.key == "interleave_moe_layer_step"
+    with pytest.raises(ConfigError, match="interleaved") as e:
+        read({**LLAMA4, "moe_layers": [1, 3, 5, 7]})
+    assert e.value.key == "moe_layers"
+
+
+def test_llama4_wrapper_and_errors():
+    inner = {k: v for k, v in LLAMA4.items() if k != "model_type"}
+    m = read({"architectures": ["Llama4ForConditionalGeneration"], "text_config": inner})
+    assert m.chunked == ChunkedAttention(64, 4) and "llama4 config's text_config" in m.sources["default"]
+    assert m.sources["model_type"] == "llama4_text"
+    with pytest.raises(ConfigError, match="one 0 or 1 per layer") as e:
+        read({"model_type": "llama4", "text_config": {**inner, "no_rope_layers": [1, 0]}})
+    assert e.value.key == "text_config.no_rope_layers"
+    with pytest.raises(ConfigError, match="one 0 or 1 per layer"):
+        read({**LLAMA4, "no_rope_layers": [2] * 8})
+    with pytest.raises(ConfigError, match="chunked layers then one full layer"):
+        read({**LLAMA4, "layer_types": ["full_attention"] + ["chunked_attention"] * 7})
+    with pytest.raises(ConfigError, match="allowed layer types: full_attention, chunked_attention"):
+        read({**LLAMA4, "layer_types": ["sliding_attention"] * 8})
+
+
+#: A small Qwen3-Next: 4 layers, layers 2 and 4 full attention (full_attention_interval 2), Gated
+#: DeltaNet of 2 key and 4 value heads, 8 experts 16 wide and a shared expert as wide.
+QWEN3_NEXT = cfg(model_type="qwen3_next", head_dim=32, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=16,
+                 shared_expert_intermediate_size=16, linear_num_key_heads=2, linear_num_value_heads=4,
+                 linear_key_head_dim=8, linear_value_head_dim=8, linear_conv_kernel_dim=4, full_attention_interval=2)
+
+
+def test_qwen3_next_linear_attention_gates_and_counts():
+    m = read(QWEN3_NEXT)
+    assert m.linear_attention == LinearAttention(2, 4, 8, 8, 4, 2)
+    # Qwen3NextAttention: q_proj twice as wide (the output gate), q_norm and k_norm; no sliding window.
+    assert m.attention_output_gate and m.qk_norm and m.sliding is m.chunked is None
+    assert m.moe == MoE(8, 2, 16, num_shared_experts=1, shared_expert_intermediate_size=16, shared_expert_gate=True)
+    # By hand (transformers Qwen3NextForCausalLM on the meta device agrees): embedding and head
+    # 12,800, final norm 64. A full layer: q 64 x 256 = 16,384, k and v 2 x 64 x 64 = 8,192, o 128 x 64
+    # = 8,192, q/k norms 64: 32,832. A linear layer: in_proj_qkvz 64 x 96 = 6,144, in_proj_ba 64 x 8
+    # = 512, conv 64 channels x 4 = 256, dt_bias and A_log 8, norm 8, out_proj 32 x 64 = 2,048:
+    # 8,976. Every layer: router 512, experts 8 x 3 x 64 x 16 = 24,576, shared expert 3,072, its gate
+    # 64, norms 128: 28,352. 2 x (32,832 + 28,352) + 2 x (8,976 + 28,352) = 197,024; + 12,864 = 209,888.
+    assert transformer.param_counts(m).total == 209_888
+    # Only the 2 full layers cache K and V: 2 x 2 heads x 32 = 128 values per token and layer. Each
+    # linear layer keeps 4 x 8 x 8 = 256 state values + 3 x 64 = 192 convolution inputs.
+    assert transformer.kv_elements_per_token(m) == 256
+    assert transformer.kv_cache_elements(m, 4096) == 2 * 4096 * 128 + 2 * 448
+    assert "full_attention_interval" in m.source_of("linear_attention")
+
+
+def test_qwen3_next_defaults_layer_types_and_errors():
+    bare = {k: v for k, v in QWEN3_NEXT.items() if not k.startswith("linear_") and k != "full_attention_interval"}
+    bare["num_hidden_layers"] = 8
+    m = read(bare)  # Qwen3NextConfig defaults: H_k 16, H_v 32, d_k = d_v = 128, kernel 4, every 4th layer full
+    assert m.linear_attention == LinearAttention(16, 32, 128, 128, 4, 4)
+    assert "Qwen3NextConfig default 16" in m.source_of("linear_attention.num_key_heads")
+    assert "Qwen3NextConfig default 4" in m.source_of("linear_attention")
+    types = ["linear_attention", "full_attention"]
+    assert read({**QWEN3_NEXT, "layer_types": types * 2, "full_attention_interval": 4}).linear_attention.full_attention_every == 2
+    assert read({**QWEN3_NEXT, "layer_types": ["full_attention"] * 4}).linear_attention is None
+    with pytest.raises(ConfigError, match="at least one full-attention layer") as e:
+        read({**QWEN3_NEXT, "full_attention_interval": 8})
+    assert e.value.key == "full_attention_interval"
+    with pytest.raises(ConfigError, match="must divide 'linear_num_value_heads'") as e:
+        read({**QWEN3_NEXT, "linear_num_key_heads": 3})
+    assert e.value.key == "linear_num_key_heads"
+    with pytest.raises(ConfigError, match="linear-attention layers then one full layer"):
+        read({**QWEN3_NEXT, "layer_types": ["full_attention", "linear_attention"] * 2})
+    # A use_sliding_window key (the release writes false) means nothing to Qwen3NextConfig.
+    assert read({**QWEN3_NEXT, "use_sliding_window": True, "sliding_window": 32}).sliding is None
+    assert read(cfg(model_type=..., architectures=["Qwen3NextForCausalLM"], **{
+        k: v for k, v in QWEN3_NEXT.items() if k not in LLAMA})).linear_attention is not None
+
+
 def test_model_type_from_architectures_when_missing():
     m = read(cfg(model_type=..., architectures=["MistralForCausalLM"], sliding_window=None))
     assert "architectures MistralForCausalLM" in m.sources["default"]
@@ -211,7 +329,8 @@ def test_unknown_architecture_names_its_model_type_and_the_known_ones():
         read(cfg(model_type="falcon"))
     assert e.value.key == "model_type"
     assert '"falcon"' in e.value.message
-    for known in ("llama", "mistral", "mixtral", "qwen2", "qwen3_moe", "gemma3", "deepseek_v3", "gpt_oss", "phi3"):
+    for known in ("llama", "mistral", "mixtral", "qwen2", "qwen3_moe", "gemma3", "deepseek_v3", "gpt_oss", "phi3",
+                  "llama4", "llama4_text", "qwen3_next"):
         assert known in e.value.message
     assert hfconfig.known_model_types() == list(hfconfig.ARCHITECTURES)
 
@@ -310,7 +429,8 @@ json_values = st.recursive(
 )
 
 KEYS = sorted({*LLAMA, *hfconfig.LIMITS, "model_type", "layer_types", "mlp_only_layers", "text_config",
-               "use_sliding_window", "attention_bias", "tie_word_embeddings", "architectures"})
+               "use_sliding_window", "attention_bias", "tie_word_embeddings", "architectures", "moe_layers",
+               "no_rope_layers"})
 BASES = [
     LLAMA,
     cfg(model_type="gpt_oss", num_local_experts=8, num_experts_per_tok=2),
@@ -318,6 +438,8 @@ BASES = [
         n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=32),
     cfg(model_type="qwen2_moe", num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32),
     {"model_type": "gemma3", "text_config": cfg(model_type="gemma3_text")},
+    LLAMA4,
+    QWEN3_NEXT,
 ]
 
 

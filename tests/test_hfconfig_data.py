@@ -37,11 +37,9 @@ def read(path: Path) -> Model:
 
 
 #: Catalog rows without a config.json here yet, each with the reason (a known gap, listed so it
-#: cannot grow silently): the reader does not know these layer patterns yet.
-NO_CONFIG_YET = {
-    "llama-4-scout": "model_type llama4: chunked local attention is not read by descent.hfconfig yet",
-    "qwen3-next-80b-a3b": "model_type qwen3_next: linear-attention layers are not read by descent.hfconfig yet",
-}
+#: cannot grow silently). Empty: Llama 4 Scout (chunked attention) and Qwen3-Next (linear
+#: attention) were the last two.
+NO_CONFIG_YET: dict[str, str] = {}
 
 
 def test_every_catalog_model_has_its_config_and_a_source():
@@ -96,10 +94,25 @@ ALL_FILES = {**CATALOG_FILES, **{f"other/{k}": p for k, p in OTHER_FILES.items()
 NO_TRANSFORMERS_CLASS = {"kimi_k2"}
 
 
+#: model_types whose language model transformers keeps in ``text_config``.
+WRAPPERS = {"gemma3", "llama4"}
+
+
 def _hf_config(d: dict):
     transformers = pytest.importorskip("transformers")
     cfg = transformers.AutoConfig.for_model(**{k: v for k, v in d.items() if k not in ("quantization_config", "auto_map")})
-    return cfg.text_config if d["model_type"] == "gemma3" else cfg
+    return cfg.text_config if d["model_type"] in WRAPPERS else cfg
+
+
+def _layer_kind(m: Model, i: int) -> str:
+    """transformers' layer_types name of 0-based layer ``i`` of ``m``."""
+    if m.sliding is not None and m.sliding.is_sliding(i):
+        return "sliding_attention"
+    if m.chunked is not None and m.chunked.is_chunked(i):
+        return "chunked_attention"
+    if m.linear_attention is not None and m.linear_attention.is_linear(i):
+        return "linear_attention"
+    return "full_attention"
 
 
 @pytest.mark.peer
@@ -111,8 +124,10 @@ def test_transformers_reads_the_same_shape(key):
     c, m = _hf_config(d), read(ALL_FILES[key])
     assert (c.hidden_size, c.num_hidden_layers, c.num_attention_heads, c.num_key_value_heads) == (
         m.hidden_size, m.num_layers, m.num_heads, m.num_kv_heads)
-    assert (c.intermediate_size, c.vocab_size, c.max_position_embeddings) == (
-        m.intermediate_size, m.vocab_size, m.max_context)
+    # Llama 4 names a dense layer's width intermediate_size_mlp and an expert's intermediate_size;
+    # Model.intermediate_size is the dense width everywhere (moe.expert_intermediate_size the expert's).
+    dense = c.intermediate_size_mlp if d["model_type"] == "llama4" else c.intermediate_size
+    assert (dense, c.vocab_size, c.max_position_embeddings) == (m.intermediate_size, m.vocab_size, m.max_context)
     assert bool(c.tie_word_embeddings) == m.tie_embeddings
     if m.mla is None:
         assert (getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads) == m.head_dim
@@ -123,16 +138,28 @@ def test_transformers_reads_the_same_shape(key):
     if m.moe is not None:
         experts = getattr(c, "num_local_experts", None) or getattr(c, "n_routed_experts", None) or c.num_experts
         assert (experts, c.num_experts_per_tok) == (m.moe.num_experts, m.moe.experts_per_token)
-    # Which layers slide: transformers' layer_types where it has them (Gemma, gpt-oss, Qwen).
+        if d["model_type"] == "llama4":  # Llama4TextMoe: the experts and the shared expert are intermediate_size wide
+            assert c.intermediate_size == m.moe.expert_intermediate_size == m.moe.shared_expert_intermediate_size
+            assert c.moe_layers == list(range(m.moe.first_dense_layers, m.num_layers))
+        if getattr(c, "shared_expert_intermediate_size", None) is not None:  # Qwen2-MoE, Qwen3-Next
+            assert c.shared_expert_intermediate_size == m.moe.shared_expert_intermediate_size
+    # What each layer attends to: transformers' layer_types where it has them (Gemma, gpt-oss, Qwen:
+    # sliding; Llama 4: chunked; Qwen3-Next: linear); a sliding layer without a window is full.
     types = getattr(c, "layer_types", None)
     if types is not None:
         window = getattr(c, "sliding_window", None)
-        ours = ["sliding_attention" if m.sliding is not None and m.sliding.is_sliding(i) else "full_attention"
-                for i in range(m.num_layers)]
-        theirs = [t if window is not None else "full_attention" for t in types]
+        ours = [_layer_kind(m, i) for i in range(m.num_layers)]
+        theirs = ["full_attention" if t == "sliding_attention" and window is None else t for t in types]
         assert ours == theirs, key
         if m.sliding is not None:
             assert m.sliding.window == window
+    if m.chunked is not None:
+        assert c.attention_chunk_size == m.chunked.chunk
+    la = m.linear_attention
+    if la is not None:
+        assert (c.linear_num_key_heads, c.linear_num_value_heads, c.linear_key_head_dim, c.linear_value_head_dim,
+                c.linear_conv_kernel_dim) == (la.num_key_heads, la.num_value_heads, la.key_head_dim,
+                                              la.value_head_dim, la.conv_kernel)
 
 
 #: Published totals (and active counts) of the other/ releases, with the tolerance the publisher's

@@ -25,12 +25,21 @@ Architectures (``model_type``, see :data:`ARCHITECTURES`):
   ``kimi_k2`` (Multi-head Latent Attention, DeepSeek-V2 paper, arXiv:2405.04434, section 2.1),
   ``gpt_oss``, ``phi3`` (Phi-3, Phi-3.5-mini, Phi-4: fused qkv and gate/up projections, the same
   parameter count as separate ones).
+* ``llama4`` (the language model in ``text_config``) and ``llama4_text``: Llama 4's chunked local
+  attention (``attention_chunk_size``, every n-th layer full and without RoPE: ``layer_types``,
+  ``no_rope_layers`` or ``no_rope_layer_interval``), routed experts plus a shared expert
+  (``intermediate_size`` is one expert's width, ``intermediate_size_mlp`` a dense layer's).
+* ``qwen3_next``: Qwen3-Next's hybrid layers, Gated DeltaNet linear attention (``linear_*``) with
+  every n-th layer full, gated attention (``layer_types`` or ``full_attention_interval``), routed
+  experts plus a sigmoid-gated shared expert.
 * Any other config whose ``text_config`` holds one of these (a vision-language wrapper): the text
   model is read and the wrapper named in the sources.
 
-What this cannot express it refuses with a message instead of guessing: a sliding-window layout
-that is not "every n-th layer full" (Qwen2's ``use_sliding_window`` with full lower layers), MoE
-layers that are not "all but the first few" (``decoder_sparse_step`` > 1), ``moe_layer_freq`` > 1.
+What this cannot express it refuses with a message instead of guessing: a sliding-window, chunked
+or linear-attention layout that is not "every n-th layer full" (Qwen2's ``use_sliding_window``
+with full lower layers), MoE layers that are not "all but the first few" (``decoder_sparse_step``
+> 1, ``moe_layer_freq`` > 1, Llama 4 Maverick's ``interleave_moe_layer_step`` 2), a hybrid model
+without any full-attention layer.
 
 Errors are :class:`ConfigError` (a ``ValueError``) whose ``key`` names the config.json key at
 fault (``"text_config.hidden_size"``) and whose message says what is allowed; an unknown
@@ -46,7 +55,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from descent.catalog import MLA, Model, MoE, SlidingWindow
+from descent.catalog import MLA, ChunkedAttention, LinearAttention, Model, MoE, SlidingWindow
 from descent.checks import is_int
 from descent.units import format_int
 
@@ -106,6 +115,16 @@ LIMITS: dict[str, tuple[int, int]] = {
     "qk_rope_head_dim": (1, 2**14),
     "qk_nope_head_dim": (0, 2**14),
     "v_head_dim": (1, 2**14),
+    "intermediate_size_mlp": (1, 2**22),
+    "interleave_moe_layer_step": (1, 4096),
+    "attention_chunk_size": (1, 2**31 - 1),
+    "no_rope_layer_interval": (1, 4096),
+    "full_attention_interval": (1, 4096),
+    "linear_num_key_heads": (1, 2**14),
+    "linear_num_value_heads": (1, 2**14),
+    "linear_key_head_dim": (1, 2**14),
+    "linear_value_head_dim": (1, 2**14),
+    "linear_conv_kernel_dim": (1, 1024),
 }
 
 #: What each key is, for "config.json has no 'hidden_size' (...)" messages.
@@ -126,8 +145,11 @@ MEANING: dict[str, str] = {
     "v_head_dim": "the width of each value head",
 }
 
-#: ``layer_types`` entries a sliding-window layout may hold (transformers' names).
-LAYER_TYPES = ("full_attention", "sliding_attention")
+#: The ``layer_types`` entries beside ``full_attention`` that :func:`_pattern` reads (transformers'
+#: names), in words, and the releases that use each (for its messages).
+LOCAL_WORDS = {"sliding_attention": "sliding", "chunked_attention": "chunked", "linear_attention": "linear-attention"}
+LOCAL_EXAMPLES = {"sliding_attention": "Gemma 3 and gpt-oss", "chunked_attention": "Llama 4 Scout",
+                  "linear_attention": "Qwen3-Next"}
 
 
 class ConfigError(ValueError):
@@ -304,19 +326,21 @@ def _attention(r: _Reader, *, head_dim_default: str = "derived") -> dict[str, An
     return out
 
 
-def _pattern(r: _Reader, layer_types: list[str], layers: int) -> int | None:
-    """``SlidingWindow.full_attention_every`` from a ``layer_types`` list: None when every layer
-    slides, n when layers n, 2n, ... (1-based) are the full ones, 0 when no layer slides.
+def _pattern(r: _Reader, layer_types: list[str], layers: int, local: str = "sliding_attention") -> int | None:
+    """``full_attention_every`` from a ``layer_types`` list whose other layers are ``local``
+    (``sliding_attention``, ``chunked_attention`` or ``linear_attention``): None when every layer is
+    local, n when layers n, 2n, ... (1-based) are the full ones, 0 when no layer is local.
 
-    Raises ConfigError for another layout (the catalog's record cannot hold it)."""
+    Raises ConfigError for another type or another layout (the catalog's record cannot hold it)."""
     key = r.name("layer_types")
+    allowed = ("full_attention", local)
     if len(layer_types) != layers:
         raise ConfigError(key, f"config.json: {key!r} must list one type per layer ({format_int(layers)}), "
                                f"got {format_int(len(layer_types))}")
     for t in layer_types:
-        if t not in LAYER_TYPES:
+        if t not in allowed:
             raise ConfigError(key, f"config.json: {key!r} holds {_show(t)}; allowed layer types: "
-                                   f"{', '.join(LAYER_TYPES)}")
+                                   f"{', '.join(allowed)}")
     full = [i for i, t in enumerate(layer_types) if t == "full_attention"]
     if not full:
         return None
@@ -325,8 +349,8 @@ def _pattern(r: _Reader, layer_types: list[str], layers: int) -> int | None:
     n = full[0] + 1
     if all((t == "full_attention") == ((i + 1) % n == 0) for i, t in enumerate(layer_types)):
         return n
-    raise ConfigError(key, f"config.json: {key!r} must repeat one pattern, sliding layers then one full layer "
-                           "(as Gemma 3 and gpt-oss do); this layout is not supported")
+    raise ConfigError(key, f"config.json: {key!r} must repeat one pattern, {LOCAL_WORDS[local]} layers then one "
+                           f"full layer (as {LOCAL_EXAMPLES[local]} do); this layout is not supported")
 
 
 def _sliding(r: _Reader, window: int | None, every: int | None) -> SlidingWindow | None:
@@ -485,9 +509,12 @@ def _qwen2(r: _Reader) -> dict[str, Any]:
     return {**out, "attention_bias": True, "sliding": _qwen_sliding(r, out["num_layers"])}
 
 
-def _qwen_moe(r: _Reader, *, shared: bool) -> dict[str, Any]:
+def _qwen_moe(r: _Reader, *, shared: bool, sliding: bool = True) -> dict[str, Any]:
+    """Qwen2-MoE, Qwen3-MoE and Qwen3-Next: routed experts of moe_intermediate_size, with ``shared``
+    one shared expert behind a sigmoid gate; ``sliding``: the class reads use_sliding_window."""
     out = _attention(r)
-    out["sliding"] = _qwen_sliding(r, out["num_layers"])
+    if sliding:
+        out["sliding"] = _qwen_sliding(r, out["num_layers"])
     e = r.int("num_experts", required=True)
     if e == 0:  # transformers: num_experts > 0 is required for an MoE layer; 0 = a dense model
         return out
@@ -608,6 +635,142 @@ def _deepseek(r: _Reader, *, correction_bias: bool) -> dict[str, Any]:
     return out
 
 
+def _llama4(r: _Reader) -> dict[str, Any]:
+    """Llama 4's text model (transformers Llama4TextConfig, Llama4TextDecoderLayer).
+
+    Its ``intermediate_size`` is one expert's width (and the shared expert's); a dense layer is
+    ``intermediate_size_mlp`` wide, which is what ``Model.intermediate_size`` holds. Layers in
+    ``moe_layers`` (default: every ``interleave_moe_layer_step``-th) are MoE: a sigmoid router that
+    does not renormalise (Llama4Router), the routed experts and one shared expert. ``layer_types``
+    (or ``no_rope_layers``, or every ``no_rope_layer_interval``-th layer) says which layers attend to
+    the whole context; the others attend within chunks of ``attention_chunk_size`` (null: none do).
+    The query/key norm (``use_qk_norm``) is an L2 norm without weights: no parameters.
+    """
+    out = _attention(r)
+    layers = out["num_layers"]
+    expert_width = out["intermediate_size"]
+    dense = r.int("intermediate_size_mlp", required=True, note_as="intermediate_size")
+    out["intermediate_size"] = dense
+    r.notes.setdefault("intermediate_size", f"config.json {r.name('intermediate_size_mlp')} = {format_int(dense)}, the "
+                                            f"width of a dense FFN layer ({r.name('intermediate_size')} = "
+                                            f"{format_int(expert_width)} is each expert's, Llama4TextConfig)")
+    bias = r.bool("attention_bias", False)  # Llama4TextAttention: q, k, v and o projections
+    out["attention_bias"] = out["attention_out_bias"] = bias
+    listed = r.list_of("moe_layers", int, "layer numbers")
+    if listed is None:
+        key = "interleave_moe_layer_step"
+        step = r.int(key) or 1
+        listed = list(range(step - 1, layers, step))  # Llama4TextConfig.__post_init__
+    else:
+        key = "moe_layers"
+    moe_layers = sorted(set(listed))
+    if moe_layers:
+        first = moe_layers[0]
+        if first < 0 or moe_layers != list(range(first, layers)):
+            raise ConfigError(r.name(key), f"config.json: {r.name(key)!r} must make every layer MoE from the first MoE "
+                                           f"layer on (Llama 4 Scout: interleave_moe_layer_step 1), got MoE layers "
+                                           f"{_show(moe_layers)}; interleaved dense and MoE layers are not supported")
+        e = r.int("num_local_experts", required=True)
+        moe = MoE(
+            num_experts=e,
+            experts_per_token=r.int("num_experts_per_tok", required=True),
+            expert_intermediate_size=expert_width,
+            # Llama4TextMoe: a shared expert as wide as a routed one, in every MoE layer; Llama4Router
+            # weights the chosen expert by the sigmoid of its score, not renormalised.
+            num_shared_experts=1,
+            shared_expert_intermediate_size=expert_width,
+            first_dense_layers=first,
+            router_scoring="sigmoid",
+            router_normalize=False,
+        )
+        out["moe"] = _check_moe(r, moe, "num_local_experts", "num_experts_per_tok")
+    out["chunked"] = _chunked(r, layers)
+    return out
+
+
+def _chunked(r: _Reader, layers: int) -> ChunkedAttention | None:
+    """Llama 4's chunked local attention: ``attention_chunk_size`` and which layers are full."""
+    chunk = r.int("attention_chunk_size", note_as="chunked.chunk")
+    types = r.list_of("layer_types", str, "layer type names")
+    if types is None:
+        nope = r.list_of("no_rope_layers", int, "0 or 1 per layer (1: a RoPE layer)")
+        if nope:  # Llama4TextConfig: an empty list means "every no_rope_layer_interval-th layer"
+            if len(nope) != layers or any(v not in (0, 1) for v in nope):
+                key = r.name("no_rope_layers")
+                raise ConfigError(key, f"config.json: {key!r} must hold one 0 or 1 per layer ({format_int(layers)} "
+                                       f"layers; 0 marks a layer without RoPE, which attends to the whole context), "
+                                       f"got {_show(nope)}")
+            rope = [bool(v) for v in nope]
+            how = f"the layers {r.name('no_rope_layers')} marks 0 (no RoPE)"
+        else:
+            n = r.int("no_rope_layer_interval") or 4
+            rope = [(i + 1) % n != 0 for i in range(layers)]
+            source = "" if "no_rope_layer_interval" in r.data else f", the Llama4TextConfig default {format_int(n)}"
+            how = (f"every {format_int(n)}th layer, the ones without RoPE ({r.name('no_rope_layers')} empty or absent: "
+                   f"{r.name('no_rope_layer_interval')}{source})")
+        # Llama4TextConfig.__post_init__: a RoPE layer is chunked when there is a chunk size.
+        types = ["chunked_attention" if use_rope and chunk is not None else "full_attention" for use_rope in rope]
+    else:
+        how = f"the full_attention layers of {r.name('layer_types')}"
+    every = _pattern(r, types, layers, "chunked_attention")
+    if chunk is None or every == 0:
+        return None
+    r.notes.setdefault("chunked", f"config.json {r.name('attention_chunk_size')} = {format_int(chunk)}: full attention "
+                                  f"on {how}; the other layers attend within their chunk")
+    return ChunkedAttention(chunk=chunk, full_attention_every=every)
+
+
+def _qwen3_next(r: _Reader) -> dict[str, Any]:
+    """Qwen3-Next (transformers Qwen3NextConfig, Qwen3NextDecoderLayer): Gated DeltaNet layers with every
+    n-th layer full (gated) attention, routed experts plus a gated shared expert on every layer.
+
+    Code rules, not keys: the full-attention layers have a sigmoid output gate (q_proj is twice as
+    wide) and RMSNorm on each head's query and key (q_norm, k_norm of head_dim). There is no sliding
+    window. ``partial_rotary_factor`` (RoPE on a quarter of each head) changes no count.
+    """
+    out = _qwen_moe(r, shared=True, sliding=False)
+    bias = r.bool("attention_bias", False)  # Qwen3NextAttention: q, k, v and o projections
+    out.update(attention_bias=bias, attention_out_bias=bias, qk_norm=True, attention_output_gate=True)
+    out["linear_attention"] = _linear_attention(r, out["num_layers"])
+    return out
+
+
+def _linear_attention(r: _Reader, layers: int) -> LinearAttention | None:
+    """Qwen3-Next's Gated DeltaNet layers: which layers (``layer_types``, else every layer but each
+    ``full_attention_interval``-th) and their shape (``linear_*``); None when every layer is full."""
+    types = r.list_of("layer_types", str, "layer type names")
+    if types is None:
+        key = "full_attention_interval"
+        n = r.int(key) or 4
+        types = ["linear_attention" if (i + 1) % n else "full_attention" for i in range(layers)]
+        source = "" if key in r.data else f", the Qwen3NextConfig default {format_int(n)}"
+        how = (f"every {format_int(n)}th layer full attention ({r.name(key)}{source}), the others Gated DeltaNet "
+               "linear attention")
+    else:
+        key = "layer_types"
+        how = f"{r.name(key)}: its linear_attention layers are Gated DeltaNet, the others full attention"
+    every = _pattern(r, types, layers, "linear_attention")
+    if every == 0:
+        return None
+    if every is None:
+        raise ConfigError(r.name(key), f"config.json: {r.name(key)!r} must leave at least one full-attention layer "
+                                       f"among the {format_int(layers)}; a model of linear-attention layers only is "
+                                       "not supported")
+    fields = {
+        name: r.int(key_, required=True, note_as=f"linear_attention.{name}")
+        for name, key_ in (("num_key_heads", "linear_num_key_heads"), ("num_value_heads", "linear_num_value_heads"),
+                           ("key_head_dim", "linear_key_head_dim"), ("value_head_dim", "linear_value_head_dim"),
+                           ("conv_kernel", "linear_conv_kernel_dim"))
+    }
+    if fields["num_value_heads"] % fields["num_key_heads"]:
+        key = r.name("linear_num_key_heads")
+        raise ConfigError(key, f"config.json: {key!r} ({format_int(fields['num_key_heads'])}) must divide "
+                               f"{r.name('linear_num_value_heads')!r} ({format_int(fields['num_value_heads'])}): each "
+                               "query/key head serves a whole group of value heads (Qwen3NextGatedDeltaNet)")
+    r.notes.setdefault("linear_attention", f"config.json: {how}")
+    return LinearAttention(**fields, full_attention_every=every)
+
+
 def _wrapper(r: _Reader) -> dict[str, Any]:  # pragma: no cover - model_from_config reads text_config instead
     raise ConfigError("text_config", f"config.json: a {r.arch.model_type} config must keep its language model in 'text_config'")
 
@@ -662,6 +825,14 @@ ARCHITECTURES: dict[str, Architecture] = {
               num_experts_per_tok=4),
         _arch("phi3", "Phi-3", "Phi3Config", _phi3, max_position_embeddings=4096, tie_word_embeddings=False,
               sliding_window=None),
+        _arch("llama4_text", "Llama 4", "Llama4TextConfig", _llama4, max_position_embeddings=131072,
+              tie_word_embeddings=False, num_key_value_heads=8, head_dim=128, intermediate_size_mlp=16384,
+              interleave_moe_layer_step=1, attention_chunk_size=8192, no_rope_layer_interval=4),
+        _arch("llama4", "Llama 4", "Llama4Config", _wrapper, text_config="llama4_text"),
+        _arch("qwen3_next", "Qwen3-Next", "Qwen3NextConfig", _qwen3_next, max_position_embeddings=32768,
+              tie_word_embeddings=False, num_key_value_heads=2, head_dim=256, shared_expert_intermediate_size=512,
+              decoder_sparse_step=1, mlp_only_layers=[], full_attention_interval=4, linear_num_key_heads=16,
+              linear_num_value_heads=32, linear_key_head_dim=128, linear_value_head_dim=128, linear_conv_kernel_dim=4),
     )
 }
 
@@ -672,6 +843,8 @@ _BY_CLASS = {
     "Qwen3MoeForCausalLM": "qwen3_moe", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
     "Gemma3ForConditionalGeneration": "gemma3", "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss", "Phi3ForCausalLM": "phi3",
+    "Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4",
+    "Qwen3NextForCausalLM": "qwen3_next",
 }
 
 
