@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache, wraps
 
 from descent import params
 from descent.catalog import ROUTER_SCORINGS, Model
@@ -70,6 +71,26 @@ __all__ = [
     "softmax",
     "stack_params",
 ]
+
+
+def _memo(fn):
+    """Remember ``fn``'s results by argument (models are frozen, hashable records): the sizing of
+    a whole field of chips asks for the same model's counts hundreds of times, and each is a loop
+    over layers. An unhashable argument is computed directly, so the function's own checks name it.
+    """
+    cached = lru_cache(maxsize=4096)(fn)
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return cached(*args, **kwargs)
+        except TypeError as err:
+            if "unhashable" not in str(err):
+                raise
+            return fn(*args, **kwargs)
+
+    return wrapper
+
 
 #: Largest context, in tokens, any function here accepts. A calculator bound, not a model property:
 #: a model's own limit is ``Model.max_context`` (config.json ``max_position_embeddings``); asking
@@ -272,6 +293,7 @@ def _layer_split(m: Model) -> tuple[int, int]:
     return dense, m.num_layers - dense
 
 
+@_memo
 def param_counts(model: Model) -> ParamCounts:
     """Exact parameter counts of ``model``, by component.
 
@@ -425,6 +447,7 @@ def state_elements_per_layer(model: Model, layer: int) -> int:
     return model.linear_attention.state_elements
 
 
+@_memo
 def state_elements(model: Model) -> int:
     """The fixed-size part of one sequence's cache, all layers (elements): what the linear-attention
     layers of a hybrid model keep instead of keys and values. 0 for a model without them.
@@ -485,6 +508,7 @@ def attended_tokens(model: Model, layer: int, context: int) -> int:
     return cached_tokens(model, layer, context)
 
 
+@_memo
 def kv_cache_elements(model: Model, context: int) -> int:
     """Values in one sequence's KV cache at ``context`` tokens, all layers (elements).
 
@@ -535,6 +559,7 @@ def kv_cache_bytes(model: Model, context: int, kv_bits: float) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
+@_memo
 def matmul_params_per_token(model: Model) -> int:
     """Weight-matrix entries one token multiplies by (parameters): attention projections, the
     dense FFNs, the shared experts, k of E routed experts, the routers and the output head
@@ -556,6 +581,7 @@ def matmul_params_per_token(model: Model) -> int:
     return n
 
 
+@_memo
 def attention_flops_per_token(model: Model, context: int) -> int:
     """FLOPs of the attention scores and the weighted sum of values for one new token that
     attends to ``context`` tokens (itself included), all layers (FLOP).
@@ -592,6 +618,7 @@ def attention_flops_per_token(model: Model, context: int) -> int:
     return total
 
 
+@_memo
 def flops_per_token(model: Model, context: int) -> float:
     """Forward-pass FLOPs to produce one token at ``context`` tokens of context (FLOP).
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from descent import numerics, transformer
@@ -365,6 +365,16 @@ def bytes_by_group(model: str | Model, weights: str) -> dict[str, float]:
     from descent.hardware import resolve_model
 
     m = resolve_model(model)
+    try:
+        return dict(_bytes_by_group(m, weights))  # a copy: callers may change theirs
+    except TypeError as err:  # an unhashable weights value: the checks below name it
+        if "unhashable" not in str(err):
+            raise
+        return _bytes_by_group.__wrapped__(m, weights)
+
+
+@lru_cache(maxsize=1024)
+def _bytes_by_group(m: Model, weights: str) -> dict[str, float]:
     pc = transformer.param_counts(m)
     if weights in GGUF_MIXES:
         ts = tensors(m)
