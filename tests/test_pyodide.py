@@ -87,7 +87,8 @@ def test_wheel_holds_the_core_and_widgets_and_no_build_side(wheel):
     core = {"descent/__init__.py", "descent/units.py", "descent/transformer.py", "descent/tokenizer.py",
             "descent/sampling.py", "descent/numerics.py", "descent/memory.py", "descent/hardware.py",
             "descent/catalog/__init__.py", "descent/catalog/models.toml", "descent/catalog/accelerators.toml",
-            "descent/data/smollm2_tokenizer.json.gz", "descent/data/traces.json", "descent/data/embeddings.json"}
+            "descent/data/smollm2_tokenizer.json.gz", "descent/data/traces.json", "descent/data/embeddings.json",
+            "descent/data/embedding_rows.json"}
     assert core <= set(names)
 
 

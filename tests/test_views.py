@@ -112,6 +112,19 @@ def test_cell_grid():
         v.render(v.cell_grid([[v.cell('x" onclick="y')]], caption="x"))
 
 
+def test_note_with_a_link_on_this_site():
+    html = v.render(v.note(EVIL, link=EVIL, href="part-1-the-transformer.html#embeddings"))
+    assert html == (f'<p class="descent-note descent-note--info">{ESCAPED} '
+                    f'<a href="part-1-the-transformer.html#embeddings">{ESCAPED}</a></p>')
+    # Only a relative address on the site: no scheme, host, absolute path, or characters to escape.
+    for bad in ("https://example.com/", "//example.com/x", "/part-1.html", "javascript:alert(1)",
+                'a.html" onclick="x', "../up.html", "a.html#x y", "", None):
+        with pytest.raises(ValueError, match="href must be a relative address on this site"):
+            v.render({"kind": "note", "text": "t", "link": "l", "href": bad})
+    with pytest.raises(ValueError, match="a link needs its text"):
+        v.render(v.note("t", href="a.html"))
+
+
 def test_note_kv_svg():
     assert v.render(v.note(EVIL)) == f'<p class="descent-note descent-note--info">{ESCAPED}</p>'
     html = v.render(v.kv([("Layers", 32), ("Name", EVIL)]))

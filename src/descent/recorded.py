@@ -3,7 +3,9 @@
 ``descent/data/traces.json`` holds SmolLM2-135M-Instruct's tokens, next-token candidates and
 attention for the site's prepared prompts (written by :mod:`descent.trace.export`), and
 ``descent/data/embeddings.json`` a slice of its real embedding table with neighbours and analogies
-(written by :mod:`descent.trace.embeddings`), and ``descent/data/model_file.json`` the facts of the
+(written by :mod:`descent.trace.embeddings`), ``descent/data/embedding_rows.json`` the stored
+embedding rows of the tokens Part 5 replays (written by :mod:`descent.trace.embedding_rows`), and
+``descent/data/model_file.json`` the facts of the
 model file the site ships for the reader's browser (written by :mod:`descent.site.wllama`: size,
 parts, hashes, the engine's version). Pages, widgets and the command line read them here, so the
 recorded numbers have one reader.
@@ -22,10 +24,12 @@ from descent import params as P
 __all__ = [
     "DATA_FILE",
     "EMBEDDINGS_FILE",
+    "EMBEDDING_ROWS_FILE",
     "MODEL_FILE",
     "PROMPT",
     "PROMPT_LABELS",
     "embedding_data",
+    "embedding_rows",
     "find_prompt",
     "model_file",
     "prompt_ids",
@@ -39,6 +43,9 @@ DATA_FILE = "traces.json"
 
 #: The recorded embedding slice, in ``descent/data/``.
 EMBEDDINGS_FILE = "embeddings.json"
+
+#: The stored embedding rows of the replayed run's tokens, in ``descent/data/``.
+EMBEDDING_ROWS_FILE = "embedding_rows.json"
 
 #: The model file the site ships for the reader's browser, in ``descent/data/``.
 MODEL_FILE = "model_file.json"
@@ -101,6 +108,14 @@ def model_file() -> dict:
 def embedding_data() -> dict:
     """The parsed ``embeddings.json`` (see :mod:`descent.trace.embeddings` for its fields)."""
     return json.loads(resources.files("descent").joinpath("data", EMBEDDINGS_FILE).read_text(encoding="utf-8"))
+
+
+@functools.cache
+def embedding_rows() -> dict:
+    """The parsed ``embedding_rows.json``: the embedding table's type, shape and bytes per row in the
+    shipped GGUF, and per token of the replayed run ``{"text", "id", "role", "d", "codes", "norm"}``
+    (layout and units in :mod:`descent.trace.embedding_rows`)."""
+    return json.loads(resources.files("descent").joinpath("data", EMBEDDING_ROWS_FILE).read_text(encoding="utf-8"))
 
 
 #: One of the prepared prompts the build traced: a page's ``prompt=``, a widget's prompt select.

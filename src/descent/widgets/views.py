@@ -33,6 +33,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -226,9 +227,32 @@ def cell_grid(cells: Sequence[Sequence[dict]], *, caption: str, row_labels: Sequ
             "legend": [list(x) for x in legend]}
 
 
-def note(text: str, tone: str = "info") -> dict:
-    """A sentence under the results; ``tone`` is ``info`` or ``warn``."""
-    return {"kind": "note", "text": text, "tone": tone}
+def note(text: str, tone: str = "info", *, link: str = "", href: str = "") -> dict:
+    """A sentence under the results; ``tone`` is ``info`` or ``warn``. With ``link`` and ``href``
+    the sentence ends with a link: ``link`` is its text, ``href`` an address on this site relative
+    to the page (``"part-1-the-transformer.html#embeddings"``; see :func:`check_href`)."""
+    out = {"kind": "note", "text": text, "tone": tone}
+    if link or href:
+        out |= {"link": link, "href": href}
+    return out
+
+
+#: A link a view may carry: a path relative to the page (lower-case letters, digits, ``.``, ``_``,
+#: ``/`` and ``-``, not starting with ``/`` or ``.``) and an optional ``#anchor``. No scheme and no
+#: ``//`` host, so it never leaves the site's origin, and nothing that needs escaping.
+_HREF = re.compile(r"[a-z0-9][a-z0-9._/-]*(#[a-z0-9_-]+)?")
+
+
+def check_href(href: Any, view: str) -> str:
+    """``href`` if it is a relative address on this site (:data:`_HREF`).
+
+    Raises:
+        ValueError: anything else (a scheme, a host, an absolute path, other characters), naming the view.
+    """
+    if not isinstance(href, str) or not _HREF.fullmatch(href) or "//" in href:
+        raise ValueError(f"{view}: href must be a relative address on this site such as "
+                         f"'part-1-the-transformer.html#embeddings', got {href!r}")
+    return href
 
 
 def svg(markup: str, alt: str) -> dict:
@@ -514,7 +538,12 @@ def render_note(v: dict) -> str:
     tone = v.get("tone") or "info"
     if tone not in ("info", "warn"):
         raise ValueError(f"note: tone must be info or warn, got {tone!r}")
-    return f'<p class="descent-note descent-note--{tone}">{_e(v["text"])}</p>'
+    link = ""
+    if v.get("link") or v.get("href"):
+        if not v.get("link"):
+            raise ValueError("note: a link needs its text")
+        link = f' <a href="{check_href(v.get("href"), "note")}">{_e(v["link"])}</a>'
+    return f'<p class="descent-note descent-note--{tone}">{_e(v["text"])}{link}</p>'
 
 
 def render_svg(v: dict) -> str:
