@@ -19,6 +19,12 @@ from descent.recorded import prompt_trace, trace_data
 from descent.site import shortcodes
 from descent.trace import forward
 
+
+def P(prompt_id: str) -> dict:
+    """The widget inputs that type a recorded prompt: its text, and whether it goes in as a chat message."""
+    rec = prompt_trace(prompt_id)
+    return {"prompt": rec["prompt"], "chat": rec["chat"]}
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
@@ -163,7 +169,7 @@ def test_one_convention_for_active_parameters():
 
 def test_autoregression_widget_says_attention_reads_the_whole_cache():
     p = prompt_trace("chat")
-    r = widgets.run("autoregression", {"prompt": "chat", "step": 10})
+    r = widgets.run("autoregression", {**P("chat"), "step": 10})
     html = r["html"]
     # step 10 of the chat reply: the prompt plus 10 generated tokens are in the cache
     assert _stat(html, "This step, with a KV cache") == "1"
@@ -179,11 +185,11 @@ def test_autoregression_widget_says_attention_reads_the_whole_cache():
 @pytest.mark.parametrize("prompt", ["capital", "arithmetic", "chat", "story", "uncertain"])
 def test_step_slider_ends_at_the_replys_last_step(name, prompt):
     last = len(prompt_trace(prompt)["generation"]["steps"]) - 1
-    html = widgets.render_static(name, prompt=prompt, step="0")
+    html = widgets.render_static(name, **P(prompt), step="0")
     assert f'id="dw-{name}-' in html
     assert re.search(r'class="descent-field__range" id="[^"]*-step-range" min="0" max="' + str(last) + '"', html)
     assert re.search(r'class="descent-field__number" id="[^"]*-step" name="step" min="0" max="' + str(last) + '"', html)
-    live = widgets.run(name, {"prompt": prompt, "step": 0})["html"]
+    live = widgets.run(name, {**P(prompt), "step": 0})["html"]
     assert f'data-limits="{{&quot;step&quot;: {{&quot;max&quot;: {last}}}}}"' in live
 
 
