@@ -30,6 +30,7 @@ What each event does:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -337,8 +338,9 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
 
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
     if notebooks.is_notebook(page.file.src_uri):
+        executed = json.loads(Path(_state.notebook_paths[page.file.src_uri][1]).read_text(encoding="utf-8"))
         try:
-            html = notebooks.clean_html(html, page.file.src_uri)
+            html = notebooks.clean_html(html, page.file.src_uri, notebooks.image_alts(executed))
             box = notebooks.download_box(page.nb_url, config.repo_url)
             html = notebooks.with_download_box(html, box, page.file.src_uri)
         except notebooks.NotebookError as e:

@@ -19,7 +19,9 @@ point it at the copy only while rendering. So git dates, the edit link and the d
 script (the site's rule and its Content-Security-Policy; Material's instant navigation would re-run
 inline scripts under the *first* page's policy): the MathJax loader and the Mermaid module (both
 from a CDN), the clipboard scripts and buttons (Material's own copy button takes their place: the
-code is wrapped in ``<code>``), and a duplicate stylesheet printed as a Python list. After the
+code is wrapped in ``<code>``), and a duplicate stylesheet printed as a Python list. An image's
+description (``display(fig, metadata={"image/png": {"alt": ...}})``, which nbconvert's template
+ignores) becomes its ``alt`` text (:func:`image_alts`). After the
 page's title it puts :func:`download_box`: the link to the unexecuted notebook and the commands that
 install what it needs.
 
@@ -48,6 +50,7 @@ __all__ = [
     "with_download_box",
     "execute",
     "executed",
+    "image_alts",
     "inputs_fingerprint",
     "is_notebook",
     "problems",
@@ -234,21 +237,44 @@ _CODE_PRE = re.compile(r'(<div class="highlight-ipynb[^"]*">)<pre>(.*?)</pre>', 
 #: Material's copy button builds from the closest id.
 _CELL_ID = re.compile(r'id="cell-id=([^"]*)"')
 _INLINE_SCRIPT = re.compile(r"<script\b(?![^>]*\bsrc=)[^>]*>", re.IGNORECASE)
+#: The alt text nbconvert gives every image (its template ignores an output's ``alt`` metadata).
+NO_ALT = "No description has been provided for this image"
+_IMG_NO_ALT = re.compile(r'<img alt="' + re.escape(NO_ALT) + '"')
 
 
-def clean_html(html: str, name: str = "notebook") -> str:
+def image_alts(nb: dict) -> list[str | None]:
+    """The description of each image output of an executed notebook (a notebook's JSON as a dict),
+    in order: ``display(fig, metadata={"image/png": {"alt": text}})`` gives one; None otherwise."""
+    out = []
+    for cell in nb.get("cells", []):
+        for o in cell.get("outputs", []):
+            for mime in o.get("data", {}):
+                if mime.startswith("image/") and mime != "image/svg+xml":
+                    out.append(o.get("metadata", {}).get(mime, {}).get("alt"))
+    return out
+
+
+def clean_html(html: str, name: str = "notebook", alts: list[str | None] = ()) -> str:
     """mkdocs-jupyter's HTML for one notebook, without what would load from elsewhere or run inline
     (see the module docstring). Code cells keep their highlighting inside ``<pre><code>``, so
-    Material gives them its copy button.
+    Material gives them its copy button. ``alts`` (:func:`image_alts` of the executed notebook)
+    replace nbconvert's placeholder alt text of the images, in order.
 
     Raises:
         NotebookError: an inline script is left (a new mkdocs-jupyter or nbconvert template adds one:
-            decide here whether it may stay), naming ``name``.
+            decide here whether it may stay), or the page has another number of images than
+            ``alts`` describes, naming ``name``.
     """
     for pattern in (_MATHJAX, _MERMAID, _CLIPBOARD_SCRIPTS, _CLIPBOARD_BUTTON, _CLIPBOARD_TEXT, _LIST_STYLE):
         html = pattern.sub("", html)
     html = _CODE_PRE.sub(lambda m: f"{m.group(1)}<pre><code>{m.group(2)}</code></pre>", html)
     html = _CELL_ID.sub(lambda m: f'id="cell-{m.group(1)}"', html)
+    if alts:
+        found = len(_IMG_NO_ALT.findall(html))
+        if found != len(alts):
+            raise NotebookError(f"{name}: {found} images on the page but {len(alts)} image outputs")
+        texts = iter(NO_ALT if a is None else a for a in alts)
+        html = _IMG_NO_ALT.sub(lambda m: f'<img alt="{htmllib.escape(next(texts))}"', html)
     left = _INLINE_SCRIPT.findall(html)
     if left:
         raise NotebookError(f"{name}: the rendered notebook still has an inline script ({left[0]}); "
