@@ -271,7 +271,7 @@ _MJ_SHAPED = """<script>
 def test_clean_html_removes_scripts_and_clipboard_and_wraps_code():
     out = notebooks.clean_html(_MJ_SHAPED)
     assert "<script" not in out and "https://" not in out and "clipboard" not in out
-    assert '<div class="highlight-ipynb hl-python"><pre><code><span></span><span class="nb">print</span>(1)\n</code></pre></div>' in out
+    assert '<div class="highlight"><pre><code><span></span><span class="nb">print</span>(1)\n</code></pre></div>' in out
     assert 'id="cell-code"' in out and "cell-id=" not in out
     assert "['pre" not in out and '<style type="text/css">.a{}</style>' in out
     with pytest.raises(notebooks.NotebookError, match="still has an inline script"):
@@ -319,7 +319,7 @@ def test_clean_html_on_mkdocs_jupyters_real_output(tmp_path):
     assert "<script" in raw and "clipboard-copy" in raw  # what there is to clean
     out = notebooks.clean_html(raw)
     assert not re.search(r"<script\b", out) and "https://" not in out and "<clipboard-copy" not in out
-    assert re.search(r'<div class="highlight-ipynb[^"]*"><pre><code>.*print.*</code></pre>', out, re.S)
+    assert re.search(r'<div class="highlight"><pre><code>.*print.*</code></pre>', out, re.S)
     assert 'id="cell-code"' in out and "<pre>1\n</pre>" in out
 
 

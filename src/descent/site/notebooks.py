@@ -18,8 +18,8 @@ point it at the copy only while rendering. So git dates, the edit link and the d
 :func:`clean_html` turns mkdocs-jupyter's HTML into markup that loads nothing and runs no inline
 script (the site's rule and its Content-Security-Policy; Material's instant navigation would re-run
 inline scripts under the *first* page's policy): the MathJax loader and the Mermaid module (both
-from a CDN), the clipboard scripts and buttons (Material's own copy button takes their place: the
-code is wrapped in ``<code>``), and a duplicate stylesheet printed as a Python list. An image's
+from a CDN), the clipboard scripts and buttons (the code cells become Material's code blocks, with
+its copy button and its colours), and a duplicate stylesheet printed as a Python list. An image's
 description (``display(fig, metadata={"image/png": {"alt": ...}})``, which nbconvert's template
 ignores) becomes its ``alt`` text (:func:`image_alts`). After the
 page's title it puts :func:`download_box`: the link to the unexecuted notebook and the commands that
@@ -232,6 +232,9 @@ _CLIPBOARD_TEXT = re.compile(r'<div class="clipboard-copy-txt" id="cell-\d+">.*?
 #: mkdocs-jupyter appends nbconvert's highlight CSS a second time, printed as a Python list.
 _LIST_STYLE = re.compile(r"<style>\s*\['.*?'\]\s*</style>\s*", re.DOTALL)
 #: A code cell's highlighted source: ``<div class="highlight-ipynb hl-python"><pre>...</pre></div>``.
+#: It becomes Material's ``<div class="highlight"><pre><code>``: Material's copy button, and its
+#: token colours (Pygments' class names are the same), which pass the contrast checks in both
+#: schemes where nbconvert's Pygments style (``.highlight-ipynb .ow``: #aa22ff) does not.
 _CODE_PRE = re.compile(r'(<div class="highlight-ipynb[^"]*">)<pre>(.*?)</pre>', re.DOTALL)
 #: nbconvert's cell ids (``id="cell-id=3f2a"``): "=" is no character for a CSS id selector, which
 #: Material's copy button builds from the closest id.
@@ -256,9 +259,10 @@ def image_alts(nb: dict) -> list[str | None]:
 
 def clean_html(html: str, name: str = "notebook", alts: list[str | None] = ()) -> str:
     """mkdocs-jupyter's HTML for one notebook, without what would load from elsewhere or run inline
-    (see the module docstring). Code cells keep their highlighting inside ``<pre><code>``, so
-    Material gives them its copy button. ``alts`` (:func:`image_alts` of the executed notebook)
-    replace nbconvert's placeholder alt text of the images, in order.
+    (see the module docstring). Code cells become Material's code blocks
+    (``<div class="highlight"><pre><code>``): its copy button and its colours. ``alts``
+    (:func:`image_alts` of the executed notebook) replace nbconvert's placeholder alt text of the
+    images, in order.
 
     Raises:
         NotebookError: an inline script is left (a new mkdocs-jupyter or nbconvert template adds one:
@@ -267,7 +271,7 @@ def clean_html(html: str, name: str = "notebook", alts: list[str | None] = ()) -
     """
     for pattern in (_MATHJAX, _MERMAID, _CLIPBOARD_SCRIPTS, _CLIPBOARD_BUTTON, _CLIPBOARD_TEXT, _LIST_STYLE):
         html = pattern.sub("", html)
-    html = _CODE_PRE.sub(lambda m: f"{m.group(1)}<pre><code>{m.group(2)}</code></pre>", html)
+    html = _CODE_PRE.sub(lambda m: f'<div class="highlight"><pre><code>{m.group(2)}</code></pre>', html)
     html = _CELL_ID.sub(lambda m: f'id="cell-{m.group(1)}"', html)
     if alts:
         found = len(_IMG_NO_ALT.findall(html))
