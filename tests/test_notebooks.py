@@ -395,6 +395,29 @@ def test_outputs_repeat_exactly(ran):
     assert [c.get("outputs") for c in again.cells] == first
 
 
+def test_kernel_env_puts_this_package_first_and_paths_absolute(monkeypatch, tmp_path):
+    import os
+
+    import descent
+
+    monkeypatch.chdir(tmp_path)
+    env = notebooks.kernel_env({"PYTHONPATH": os.pathsep.join(["rel", "/abs"]), "HOME": "/h"})
+    here = str(Path(descent.__file__).resolve().parent.parent)
+    assert env["PYTHONPATH"].split(os.pathsep) == [here, str(tmp_path / "rel"), "/abs"]
+    assert env["HOME"] == "/h"
+    assert notebooks.kernel_env({})["PYTHONPATH"] == here
+
+
+@pytest.mark.slow
+def test_the_kernel_imports_the_builds_package(tmp_path):
+    # A relative PYTHONPATH (PYTHONPATH=src from a checkout) would point elsewhere from the kernel's
+    # empty folder, and an installed copy would answer instead of this one.
+    import descent
+
+    nb = notebooks.execute(_tiny(tmp_path / "which.ipynb", "import descent\nprint(descent.__file__)"))
+    assert _printed(nb).strip() == descent.__file__
+
+
 @pytest.mark.slow
 def test_a_failing_notebook_names_the_cell(tmp_path):
     path = _tiny(tmp_path / "broken.ipynb", "1 / 0")

@@ -53,6 +53,7 @@ __all__ = [
     "image_alts",
     "inputs_fingerprint",
     "is_notebook",
+    "kernel_env",
     "problems",
 ]
 
@@ -154,10 +155,23 @@ def _kernel_manager_class():
     return Manager
 
 
+def kernel_env(environ=os.environ) -> dict[str, str]:
+    """The kernel's environment: ``environ`` with ``PYTHONPATH`` made absolute (the kernel starts in
+    another folder) and led by the folder this process imported ``descent`` from, so the kernel runs
+    the same package as the build (``PYTHONPATH=src`` from a checkout, the editable install, or a
+    copy's ``src`` in tests/test_reproducible.py)."""
+    import descent
+
+    here = str(Path(descent.__file__).resolve().parent.parent)
+    paths = [os.path.abspath(p) for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys([here, *paths]))}
+
+
 def execute(path: str | os.PathLike, timeout: int = CELL_TIMEOUT_S):
     """Run the notebook at ``path`` top to bottom and return it with its outputs (an nbformat
     NotebookNode, version 4). The kernel is ipykernel on this Python, started in an empty temporary
-    folder (a notebook cannot lean on the repository's layout), with this process's environment.
+    folder (a notebook cannot lean on the repository's layout), with this process's environment and
+    package (:func:`kernel_env`).
 
     Raises:
         NotebookError: a cell raised (naming the notebook, the cell and the traceback), wrote to
@@ -179,7 +193,7 @@ def execute(path: str | os.PathLike, timeout: int = CELL_TIMEOUT_S):
             kernel_manager_class=_kernel_manager_class(), resources={"metadata": {"path": workdir}},
         )
         try:
-            client.execute()
+            client.execute(env=kernel_env())
         except (CellExecutionError, CellTimeoutError) as e:
             raise NotebookError(f"{path.name}: {_ANSI.sub('', str(e)).strip()}") from None
     found = problems(nb)
