@@ -177,13 +177,12 @@ def execute(path: str | os.PathLike, timeout: int = CELL_TIMEOUT_S):
         NotebookError: a cell raised (naming the notebook, the cell and the traceback), wrote to
             stderr, or ran past ``timeout`` seconds.
     """
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError
-
     # Matplotlib says "building the font cache" on stderr the first time it is imported: build it
     # here, in the build's process (same interpreter, same cache folder), not in a notebook's cell.
     import matplotlib.font_manager  # noqa: F401
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
