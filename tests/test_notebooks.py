@@ -168,11 +168,17 @@ def test_cache_key_follows_the_notebook_and_its_inputs():
 
 def test_inputs_fingerprint_names_the_package_and_measurements(monkeypatch):
     from descent.site import figures
+    from descent.trace import roofline_measure
 
+    # A stand-in measurement: on a machine without a cached one, measure() would take seconds.
+    monkeypatch.setattr(roofline_measure, "measure", lambda: {"ridge": 2.5})
     first = notebooks.inputs_fingerprint()
     assert re.fullmatch(r"[0-9a-f]{64}", first) and first == notebooks.inputs_fingerprint()
-    monkeypatch.setattr(figures, "package_fingerprint", lambda: "another package")
-    assert notebooks.inputs_fingerprint() != first
+    monkeypatch.setattr(roofline_measure, "measure", lambda: {"ridge": 2.6})  # measured again
+    second = notebooks.inputs_fingerprint()
+    assert second != first
+    monkeypatch.setattr(figures, "package_fingerprint", lambda: "another package")  # the package changed
+    assert notebooks.inputs_fingerprint() not in (first, second)
 
 
 def _tiny(path: Path, text: str = "print(1)") -> Path:
