@@ -8,5 +8,6 @@ from descent.site.hooks import (  # noqa: F401  (MkDocs finds the event handlers
     on_post_build,
     on_post_page,
     on_post_template,
+    on_pre_page,
     on_shutdown,
 )

@@ -42,14 +42,17 @@ PAGES = _nav_pages()
 
 
 def _html(site_dir: Path, md: str) -> str:
-    # The offline plugin turns directory URLs off: docs/x/y.md -> site/x/y.html
-    return (site_dir / md.replace(".md", ".html")).read_text(encoding="utf-8")
+    # The offline plugin turns directory URLs off: docs/x/y.md -> site/x/y.html (and a notebook,
+    # docs/notebooks/y.ipynb, -> site/notebooks/y.html)
+    return (site_dir / Path(md).with_suffix(".html")).read_text(encoding="utf-8")
 
 
-def test_nav_has_the_six_parts_and_reference_pages():
+def test_nav_has_the_six_parts_notebooks_and_reference_pages():
     expected = [
         "index.md", "part-0-the-prompt.md", "part-1-the-transformer.md", "part-2-weights-as-numbers.md",
         "part-3-serving-software.md", "part-4-hardware.md", "part-5-the-whole-descent.md",
+        "notebooks/size-a-model.ipynb", "notebooks/run-the-real-model.ipynb",
+        "notebooks/roofline-your-machine.ipynb",
         "reference/models.md", "reference/accelerators.md", "glossary.md", "contributing.md",
     ]
     assert sorted(PAGES) == sorted(expected)

@@ -10,8 +10,14 @@ What each event does:
 * ``on_files``: adds the vendored browser assets to the site as generated files: KaTeX's CSS and
   fonts (``assets/katex/``) and the iframe-worker shim (``assets/vendor/iframe-worker/shim.js``)
   that ``extra.polyfills`` points at for Material's offline plugin.
-* ``on_page_markdown``: resolves shortcodes (:mod:`descent.site.shortcodes`); any error fails the build.
-* ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX.
+* ``on_pre_page``: for a notebook page (``docs/notebooks/*.ipynb``), runs the notebook into the
+  build cache when its content or inputs changed and has mkdocs-jupyter render that executed copy,
+  while the page itself keeps the unexecuted source (:mod:`descent.site.notebooks`: two handlers,
+  one just before mkdocs-jupyter's and one just after).
+* ``on_page_markdown``: resolves shortcodes (:mod:`descent.site.shortcodes`); any error fails the
+  build. Notebook pages have no Markdown to resolve (their numbers come from their code cells).
+* ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX; cleans a
+  notebook page's HTML (:func:`descent.site.notebooks.clean_html`).
 * ``on_post_page``: strips mkdocs-jupyter's mermaid CDN script, then fails the build if any
   script, stylesheet, image or frame would load from another origin; last, adds the page's
   Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
@@ -24,6 +30,7 @@ What each event does:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -32,7 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
+from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files
 
 from descent import catalog
@@ -40,13 +47,13 @@ from descent.catalog import CatalogError
 
 try:  # the widgets and the page values read the catalog as they load: a bad row is one line
     from descent import formulas, widgets
-    from descent.site import csp, glossary, katex, runtime, shortcodes, values, wllama
+    from descent.site import csp, glossary, katex, notebooks, runtime, shortcodes, values, wllama
     from descent.site.figures import FigureBuilder, FigureError, figure_html
 except CatalogError as e:
     raise PluginError(f"the catalog: {e}") from None
 
-__all__ = ["on_config", "on_files", "on_page_markdown", "on_page_content", "on_post_page", "on_post_template",
-           "on_post_build"]
+__all__ = ["on_config", "on_files", "on_pre_page", "on_page_markdown", "on_page_content", "on_post_page",
+           "on_post_template", "on_post_build"]
 
 #: Where the iframe-worker shim goes in the site (``extra.polyfills`` in mkdocs.yml must match).
 SHIM_PATH = "assets/vendor/iframe-worker/shim.js"
@@ -61,6 +68,12 @@ class _State:
     renderer: katex.Renderer
     #: The "last updated" date (Material's page.meta key) for every page when git cannot say, or "".
     fallback_date: str = ""
+    #: Where executed notebooks are kept between builds.
+    notebook_cache: Path
+    #: :func:`descent.site.notebooks.inputs_fingerprint`, computed once per build when a notebook needs it.
+    notebook_inputs: str = ""
+    #: ``{src_uri: (source path, executed path)}`` of the notebook pages of this build.
+    notebook_paths: dict[str, tuple[str, str]]
 
 
 _state = _State()
@@ -120,6 +133,10 @@ def on_config(config: Any) -> Any:
     _state.root = root
     _state.node_modules = root / "node_modules"
     _state.figures = FigureBuilder(root / "figures", root / ".cache" / "descent" / "figures")
+    _state.notebook_cache = root / ".cache" / "descent" / "notebooks"
+    _state.notebook_inputs = ""
+    _state.notebook_paths = {}
+    check_jupyter_config(config)
     if _state.node_modules not in _renderers:
         _renderers[_state.node_modules] = katex.Renderer(_state.node_modules)
     _state.renderer = _renderers[_state.node_modules]
@@ -136,6 +153,77 @@ def on_config(config: Any) -> Any:
             dates.config["locale"] = config.theme.get("language") or "en"
         _state.fallback_date = fallback_date(dates)
     return config
+
+
+#: The mkdocs-jupyter plugin's name in mkdocs.yml, and the options the notebook pipeline relies on:
+#: the hook executes (cached) and mkdocs-jupyter only renders; the download is the source file;
+#: no RequireJS from a CDN; no jupytext read of every Markdown page.
+JUPYTER_PLUGIN = "mkdocs-jupyter"
+JUPYTER_OPTIONS = {"execute": False, "include_source": True, "include_requirejs": False, "cache": True}
+
+
+def check_jupyter_config(config: Any) -> None:
+    """Fail the build when mkdocs-jupyter is configured other than the notebook pipeline needs
+    (:data:`JUPYTER_OPTIONS`; Markdown and Python files ignored), naming the option to change."""
+    plugin = config.plugins.get(JUPYTER_PLUGIN)
+    if plugin is None:
+        return
+    for key, want in JUPYTER_OPTIONS.items():
+        if plugin.config.get(key) != want:
+            raise PluginError(f"mkdocs.yml: {JUPYTER_PLUGIN} needs {key}: {str(want).lower()} "
+                              "(the descent hook executes the notebooks, cached: descent.site.notebooks)")
+    ignored = set(plugin.config.get("ignore") or [])
+    if not {"*.md", "*.py"} <= ignored:
+        raise PluginError(f"mkdocs.yml: {JUPYTER_PLUGIN} needs ignore: ['*.md', '*.py'] (only .ipynb files are "
+                          "notebooks here; otherwise it reads every Markdown page with jupytext on every build)")
+
+
+@event_priority(10)  # before mkdocs-jupyter's on_pre_page (priority 0)
+def _notebook_before_jupyter(page: Any, config: Any, files: Files) -> Any:
+    """Point a notebook page at its executed copy, which mkdocs-jupyter keys its cache on."""
+    if not notebooks.is_notebook(page.file.src_uri):
+        return page
+    source = page.file.abs_src_path
+    if not _state.notebook_inputs:
+        try:
+            _state.notebook_inputs = notebooks.inputs_fingerprint()
+        except (FileNotFoundError, ValueError) as e:
+            raise PluginError(f"{page.file.src_uri}: {e}") from None
+    try:
+        done = notebooks.executed(source, _state.notebook_cache, _state.notebook_inputs)
+    except notebooks.NotebookError as e:
+        raise PluginError(f"{page.file.src_uri}: the notebook failed to run:\n{e}") from None
+    _state.notebook_paths[page.file.src_uri] = (source, str(done))
+    page.file.abs_src_path = str(done)
+    return page
+
+
+@event_priority(-10)  # after mkdocs-jupyter's on_pre_page
+def _notebook_after_jupyter(page: Any, config: Any, files: Files) -> Any:
+    """Give the page its source back (git dates, the edit link, the download) and render the copy."""
+    paths = _state.notebook_paths.get(page.file.src_uri)
+    if paths is None:
+        return page
+    source, done = paths
+    page.file.abs_src_path = source
+    render = page.render
+
+    def render_executed(config: Any, files: Files) -> None:
+        page.file.abs_src_path = done
+        try:
+            render(config, files)
+        finally:
+            page.file.abs_src_path = source
+
+    page.render = render_executed
+    # The download link (notebooks.download_box): the source, copied beside the page by
+    # include_source. Relative, so it works from any base path and from file:// (mkdocs-jupyter's
+    # is absolute).
+    page.nb_url = Path(source).name
+    return page
+
+
+on_pre_page = CombinedEvent(_notebook_before_jupyter, _notebook_after_jupyter)
 
 
 def vendored_assets(node_modules: Path) -> dict[str, Path]:
@@ -239,6 +327,8 @@ def _first_line(markdown: str, page: Any) -> int:
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     if _state.fallback_date and DATE_META not in page.meta:
         page.meta[DATE_META] = _state.fallback_date
+    if notebooks.is_notebook(page.file.src_uri):
+        return markdown  # the notebook's JSON: mkdocs-jupyter renders the page, not Markdown
     handlers = {"figure": _figure_handler(page), "formula": formula_markdown, "widget": widget_html}
     try:
         return shortcodes.resolve(markdown, page.file.src_uri, handlers, first_line=_first_line(markdown, page))
@@ -247,6 +337,14 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
 
 
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    if notebooks.is_notebook(page.file.src_uri):
+        executed = json.loads(Path(_state.notebook_paths[page.file.src_uri][1]).read_text(encoding="utf-8"))
+        try:
+            html = notebooks.clean_html(html, page.file.src_uri, notebooks.image_alts(executed))
+            box = notebooks.download_box(page.nb_url, config.repo_url)
+            html = notebooks.with_download_box(html, box, page.file.src_uri)
+        except notebooks.NotebookError as e:
+            raise PluginError(str(e)) from None
     try:
         return katex.render_math_html(html, _state.renderer, page.file.src_uri)
     except katex.KatexError as e:
