@@ -445,3 +445,15 @@ def test_kimi_k2_is_deepseek_v3_shaped():
     # routed experts: 60 MoE layers * 384 * 3 * 7,168 * 2,048
     assert p.experts == 60 * 384 * 3 * 7168 * 2048
     assert p.total == 1_026_408_232_448  # transformers DeepseekV3ForCausalLM + e_score_correction_bias
+
+
+def test_remembered_results_do_not_answer_for_a_bool():
+    # The per-model counts are memoized (transformer._memo); True == 1 and hash(True) == hash(1), so an
+    # untyped cache answered kv_cache_elements(m, True) with the result for context 1 (found in Pyodide,
+    # where the tests run in another order). Each check must still see the bad value.
+    m = model("llama-3.1-70b")
+    assert kv_cache_elements(m, 1) == 163_840  # 2 x 8 KV heads x 128 x 80 layers, one token
+    for fn in (kv_cache_elements, flops_per_token, attention_flops_per_token):
+        fn(m, 1)
+        with pytest.raises(ValueError, match="Context must be"):
+            fn(m, True)

@@ -78,7 +78,7 @@ def _memo(fn):
     a whole field of chips asks for the same model's counts hundreds of times, and each is a loop
     over layers. An unhashable argument is computed directly, so the function's own checks name it.
     """
-    cached = lru_cache(maxsize=4096)(fn)
+    cached = lru_cache(maxsize=4096, typed=True)(fn)  # typed: True is not the context 1
 
     @wraps(fn)
     def wrapper(*args, **kwargs):

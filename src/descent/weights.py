@@ -373,7 +373,7 @@ def bytes_by_group(model: str | Model, weights: str) -> dict[str, float]:
         return _bytes_by_group.__wrapped__(m, weights)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024, typed=True)
 def _bytes_by_group(m: Model, weights: str) -> dict[str, float]:
     pc = transformer.param_counts(m)
     if weights in GGUF_MIXES:
