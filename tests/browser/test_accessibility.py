@@ -66,6 +66,9 @@ def test_no_serious_axe_violations_light_and_dark(site_page, reader):
         # Two frames: style changes and the theme's load-time fixes (overrides/assets/overrides/a11y.js) applied.
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         page.wait_for_function(HEADER_SETTLED)
+        # The title's fade is a CSS transition of 250 ms that may not have begun when the check above
+        # ran (the scroll back to the top fires it a frame later): let it finish.
+        page.wait_for_timeout(700)
         results = axe_mod.Axe().run(page, options=AXE_OPTIONS)
         bad = [v for v in results.response["violations"] if v["impact"] in FAILING_IMPACTS]
         if bad:
