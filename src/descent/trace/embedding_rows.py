@@ -34,7 +34,6 @@ values, exactly. ``python -m descent.trace.embedding_rows [--check]`` writes (or
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -44,7 +43,6 @@ from descent import recorded, replay
 from descent.trace.export import _round, dumps
 from descent.trace.gguf_reader import file_sha256, gguf_path
 from descent.trace.weights import _tensor
-from descent.units import format_int
 
 __all__ = ["DATA_PATH", "FIRST", "FORMAT", "TENSOR", "build", "dumps", "main", "q8_0_row"]
 
@@ -117,19 +115,9 @@ def build(path: str | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m descent.trace.embedding_rows [--output PATH] [--check]``; exit 1 if ``--check`` finds it stale."""
-    ap = argparse.ArgumentParser(prog="python -m descent.trace.embedding_rows",
-                                 description=__doc__.splitlines()[0])
-    ap.add_argument("--output", type=Path, default=DATA_PATH, help="where to write (default: package data)")
-    ap.add_argument("--check", action="store_true", help="only compare with the existing file")
-    args = ap.parse_args(argv)
-    text = dumps(build())
-    if args.check:
-        same = args.output.is_file() and args.output.read_text(encoding="utf-8") == text
-        print(f"{args.output}: {'up to date' if same else 'STALE: run python -m descent.trace.embedding_rows'}")
-        return 0 if same else 1
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output} ({format_int(len(text.encode('utf-8')))} bytes)")
-    return 0
+    from descent.trace.export import data_file_main
+
+    return data_file_main("descent.trace.embedding_rows", __doc__, build, dumps, DATA_PATH, argv)
 
 
 if __name__ == "__main__":

@@ -118,20 +118,27 @@ def dumps(data: dict) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m descent.trace.export [--output PATH] [--check]``; exit 1 if ``--check`` finds a stale file."""
-    ap = argparse.ArgumentParser(prog="python -m descent.trace.export", description=__doc__.splitlines()[0])
-    ap.add_argument("--output", type=Path, default=DATA_PATH, help="where to write (default: package data)")
+def data_file_main(module: str, doc: str, build, dumps, default: Path, argv: list[str] | None) -> int:
+    """The command line every recorded-data exporter shares: ``python -m MODULE [--output PATH]
+    [--check]``. Writes ``dumps(build())`` to the file (default ``default``), or with ``--check`` only
+    compares; returns the exit status (1 when the file is stale)."""
+    ap = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.splitlines()[0])
+    ap.add_argument("--output", type=Path, default=default, help="where to write (default: package data)")
     ap.add_argument("--check", action="store_true", help="only compare with the existing file")
     args = ap.parse_args(argv)
     text = dumps(build())
     if args.check:
         same = args.output.is_file() and args.output.read_text(encoding="utf-8") == text
-        print(f"{args.output}: {'up to date' if same else 'STALE: run python -m descent.trace.export'}")
+        print(f"{args.output}: {'up to date' if same else f'STALE: run python -m {module}'}")
         return 0 if same else 1
     args.output.write_text(text, encoding="utf-8")
     print(f"wrote {args.output} ({format_int(len(text.encode('utf-8')))} bytes)")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m descent.trace.export [--output PATH] [--check]``; exit 1 if ``--check`` finds a stale file."""
+    return data_file_main("descent.trace.export", __doc__, build, dumps, DATA_PATH, argv)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ Layout of ``weights.json`` (format :data:`FORMAT`)::
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import sys
@@ -36,7 +35,6 @@ from pathlib import Path
 import numpy as np
 
 from descent.trace.gguf_reader import file_sha256, gguf_path
-from descent.units import format_int
 
 #: Bump when the layout above changes.
 FORMAT = 1
@@ -150,18 +148,9 @@ def dumps(data: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m descent.trace.weights [--output PATH] [--check]``; exit 1 if ``--check`` finds it stale."""
-    ap = argparse.ArgumentParser(prog="python -m descent.trace.weights", description=__doc__.splitlines()[0])
-    ap.add_argument("--output", type=Path, default=DATA_PATH, help="where to write (default: package data)")
-    ap.add_argument("--check", action="store_true", help="only compare with the existing file")
-    args = ap.parse_args(argv)
-    text = dumps(build())
-    if args.check:
-        same = args.output.is_file() and args.output.read_text(encoding="utf-8") == text
-        print(f"{args.output}: {'up to date' if same else 'STALE: run python -m descent.trace.weights'}")
-        return 0 if same else 1
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output} ({format_int(len(text.encode('utf-8')))} bytes)")
-    return 0
+    from descent.trace.export import data_file_main
+
+    return data_file_main("descent.trace.weights", __doc__, build, dumps, DATA_PATH, argv)
 
 
 if __name__ == "__main__":
