@@ -4,42 +4,77 @@
 // wider than the column, that wrapper is a scrollable region with nothing focusable in it, and a
 // keyboard user cannot scroll it (axe-core rule scrollable-region-focusable; WCAG 2.1.1). Such a
 // wrapper gets tabindex="0" and a name (role="region"); others are left alone (no extra tab stops).
-// Runs on load, on every page Material's instant navigation swaps in (document$), and on resize.
-// tests/browser/test_accessibility.py is the check.
+//
+// Cost: the article's off-screen blocks are skipped by the browser (content-visibility: auto in
+// site.css), and measuring every table at once would lay them all out again. So the tables near the
+// viewport are measured as they come near (an IntersectionObserver), and the rest a few at a time
+// while the browser is idle; each measure lays out that one table only. Runs on every page Material's
+// instant navigation swaps in (document$, which also announces the first page), and again after a
+// resize. When every table is measured, <html> carries data-descent-tables="measured".
+// tests/browser/test_accessibility.py and test_layout_cost.py are the checks.
 (() => {
   "use strict";
   const LABEL = "Table (scrolls sideways)";
+  const idle = window.requestIdleCallback || ((cb) => setTimeout(() => cb({ timeRemaining: () => 8 }), 50));
+  let pending = new Set();
+  let observer = null;
 
-  function fix() {
-    // Read every wrapper's size first, then write: reading after a write forces a fresh layout of
-    // the whole page each time, which on a reference page of forty tables took seconds of main
-    // thread under Lighthouse's mobile throttling.
-    const wraps = [...document.querySelectorAll(".md-typeset__scrollwrap")];
-    const scrolls = wraps.map((el) => el.scrollWidth > el.clientWidth + 1);
-    wraps.forEach((el, i) => {
-      if (scrolls[i] && !el.hasAttribute("tabindex")) {
-        el.tabIndex = 0;
-        el.setAttribute("role", "region");
-        const caption = el.querySelector("caption");
-        el.setAttribute("aria-label", caption ? caption.textContent.trim() : LABEL);
-        el.dataset.descentScroll = "1";
-      } else if (!scrolls[i] && el.dataset.descentScroll) {
-        el.removeAttribute("tabindex");
-        el.removeAttribute("role");
-        el.removeAttribute("aria-label");
-        delete el.dataset.descentScroll;
-      }
-    });
+  function fix(el) {
+    pending.delete(el);
+    // The table's own width: asking a descendant lays out just this (possibly skipped) block.
+    const inner = el.querySelector("table") || el.firstElementChild;
+    const scrolls = !!inner && inner.getBoundingClientRect().width > el.clientWidth + 1;
+    if (scrolls && !el.hasAttribute("tabindex")) {
+      el.tabIndex = 0;
+      el.setAttribute("role", "region");
+      const caption = el.querySelector("caption");
+      el.setAttribute("aria-label", caption ? caption.textContent.trim() : LABEL);
+      el.dataset.descentScroll = "1";
+    } else if (!scrolls && el.dataset.descentScroll) {
+      el.removeAttribute("tabindex");
+      el.removeAttribute("role");
+      el.removeAttribute("aria-label");
+      delete el.dataset.descentScroll;
+    }
   }
 
-  const later = () => requestAnimationFrame(fix);
-  if (document.readyState === "complete") later();
-  else addEventListener("load", later, { once: true });
+  // A slice of idle time stays well under the 50 ms that makes a task "long" (an idle deadline can be
+  // 50 ms, and a measure that starts just before it runs past it).
+  const SLICE_MS = 12;
+  function drain(deadline) {
+    // At least one table per call, so a busy page (the deadline's timeout, no idle time) still ends.
+    const stop = performance.now() + Math.min(SLICE_MS, deadline.timeRemaining());
+    for (const el of pending) {
+      if (el.isConnected) fix(el);
+      else pending.delete(el);
+      if (performance.now() >= stop) break;
+    }
+    if (pending.size) idle(drain, { timeout: 2000 });
+    else document.documentElement.dataset.descentTables = "measured";
+  }
+
+  function start() {
+    if (observer) observer.disconnect();
+    const wraps = [...document.querySelectorAll(".md-typeset__scrollwrap")];
+    pending = new Set(wraps);
+    document.documentElement.dataset.descentTables = "measuring";
+    if ("IntersectionObserver" in window) {
+      observer = new IntersectionObserver(
+        (entries) => entries.forEach((e) => e.isIntersecting && pending.has(e.target) && fix(e.target)),
+        { rootMargin: "100% 0px" },
+      );
+      wraps.forEach((el) => observer.observe(el));
+    }
+    idle(drain, { timeout: 2000 });
+  }
+
   const doc$ = window.document$;
-  if (doc$ && typeof doc$.subscribe === "function") doc$.subscribe(later);
+  if (doc$ && typeof doc$.subscribe === "function") doc$.subscribe(() => requestAnimationFrame(start));
+  else if (document.readyState === "complete") requestAnimationFrame(start);
+  else addEventListener("load", () => requestAnimationFrame(start), { once: true });
   let t = 0;
   addEventListener("resize", () => {
     clearTimeout(t);
-    t = setTimeout(fix, 150);
+    t = setTimeout(start, 150);
   });
 })();
