@@ -103,6 +103,14 @@ def test_figure_html_has_light_dark_alt_and_caption():
     assert "<figcaption>Cap &lt;b&gt;</figcaption>" in html
 
 
+def test_figure_images_load_lazily():
+    # Issue 13 section 5 (page weight): with loading="lazy" the browser fetches neither the figures far
+    # below the screen nor the hidden scheme's copy (display: none) before the reader needs them.
+    html = figure_html("kv", "alt", "cap", "", 600, 300, narrow=(384, 326))
+    imgs = [chunk for chunk in html.split("<img ")[1:]]
+    assert len(imgs) == 2 and all('loading="lazy"' in i.split(">")[0] for i in imgs), html
+
+
 @pytest.mark.parametrize("path", CASES)
 @pytest.mark.parametrize("narrow", [False, True], ids=["wide", "narrow"])
 def test_every_label_shows_at_least_11_px(path, narrow):

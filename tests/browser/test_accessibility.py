@@ -2,7 +2,7 @@
 critical violation.
 
 The page is served (so widgets are checked in their live state: each is scrolled into view and
-awaited) and visited once: axe runs in the light scheme, then Material's palette toggle switches
+awaited) and visited once: axe runs in the light scheme, then the palette toggle (docs/overrides/partials/palette.html) switches
 to dark (the test waits until the body carries the slate scheme) and axe runs again.
 Theme fixes that axe asked for are in docs/overrides/ (search dialog name, link underlines, code
 and footer contrast).
@@ -32,10 +32,10 @@ def _report(violations: list[dict]) -> str:
 
 
 def _toggle_to(page, scheme: str) -> None:
-    """Click Material's palette toggle until the body carries ``SCHEMES[scheme]``."""
+    """Click the palette toggle (docs/overrides/partials/palette.html) until the body carries ``SCHEMES[scheme]``."""
     want = SCHEMES[scheme]
     if page.evaluate("document.body.getAttribute('data-md-color-scheme')") != want:
-        page.locator('form[data-md-component="palette"] label:not([hidden])').first.click()
+        page.locator('form[data-descent-palette] label:not([hidden])').first.click()
         page.wait_for_function(f"() => document.body.getAttribute('data-md-color-scheme') === {want!r}")
 
 

@@ -11,7 +11,7 @@ on the page at run time (``.descent-widget[data-widget]``), never from a list ty
   a toggle flips, a text field gets more text);
 * a bad value in a number box (below its ``min``, or empty) shows the message in that field's
   ``aria-live`` slot, sets ``data-state="error"`` and keeps the last good output;
-* light and dark: Material's palette toggle swaps the scheme, the body's text and background
+* light and dark: the palette toggle (docs/overrides/partials/palette.html) swaps the scheme, the body's text and background
   colours change, and each figure shows its ``#only-dark`` image (loaded) instead of ``#only-light``;
 * at phone width (390 px) the page does not scroll sideways and every widget fits the screen.
 
@@ -218,7 +218,7 @@ _SCHEME_JS = """() => {
 
 
 def toggle_scheme(page) -> None:
-    page.locator('form[data-md-component="palette"] label:not([hidden])').first.click()
+    page.locator('form[data-descent-palette] label:not([hidden])').first.click()
 
 
 def check_schemes(page) -> None:
@@ -231,6 +231,9 @@ def check_schemes(page) -> None:
         assert not f["shown"] and f["light_shown"], f"light scheme shows the dark figure {f['src']}"
     toggle_scheme(page)
     page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
+    # Figures load lazily (descent.site.figures.figure_html): a reader scrolls to each one.
+    for img in page.locator('img[src*="#only-dark"]').all():
+        img.scroll_into_view_if_needed()
     page.wait_for_function(
         "() => [...document.querySelectorAll('img[src*=\"#only-dark\"]')].every(i => i.complete)",
         timeout=10_000,
