@@ -330,3 +330,75 @@ def test_snapshot_is_reproducible_and_boots(tmp_path):
     # Restored, not re-imported: every pre-imported module is already in sys.modules (a plain boot of
     # Pyodide 314 lacks html, importlib.resources, pkgutil and tomllib: checked under node).
     assert res["preimported"] == sorted(runtime.SNAPSHOT_PREIMPORTS)
+
+
+_BYTECODE_BOOT = """
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+const [dir, whl] = process.argv.slice(2);
+const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
+const py = await loadPyodide({ indexURL: dir + "/" });
+py.unpackArchive(new Uint8Array(readFileSync(whl)), "wheel");
+console.log(py.runPython(`
+import importlib.util, json, os, sys
+site = os.path.dirname(importlib.util.find_spec("descent").submodule_search_locations[0])
+# Spoil the sources of two modules: one with bytecode in the wheel (units), one without (part0).
+for rel in ("descent/units.py", "descent/widgets/part0.py"):
+    with open(os.path.join(site, rel), "w") as f:
+        f.write("raise ImportError('the source was read')\\\\n")
+import descent.widgets
+out = {"units_from_bytecode": "descent.units" in sys.modules}
+try:
+    import descent.widgets.part0
+    out["part0"] = "imported"
+except ImportError as e:
+    out["part0"] = str(e)
+json.dumps(out)
+`));
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.pyodide
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
+def test_wheel_bytecode_is_pyodides_reproducible_and_used(wheel, tmp_path):
+    # Two roots with their own .cache/: two independent compilations of the same wheel.
+    made = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        (root / "node_modules").mkdir(parents=True)
+        (root / "node_modules" / "pyodide").symlink_to(PYODIDE)
+        made.append(runtime.add_bytecode(root, wheel))
+    assert made[0].name == wheel.name
+    data = made[0].read_bytes()
+    assert data == made[1].read_bytes(), "the wheel with bytecode must be byte-for-byte reproducible"
+    assert str(tmp_path).encode() not in data and str(ROOT).encode() not in data
+    with zipfile.ZipFile(made[0]) as zf, zipfile.ZipFile(wheel) as plain:
+        names = zf.namelist()
+        # Everything the plain wheel holds, byte for byte (RECORD aside, which gains the bytecode).
+        record = "descent-0.1.0.dist-info/RECORD"
+        assert all(zf.read(n) == plain.read(n) for n in plain.namelist() if n != record)
+        pycs = sorted(n for n in names if n.endswith(".pyc"))
+        rows = {r[0]: r for r in csv.reader(io.StringIO(zf.read(record).decode()))}
+        for n in pycs:
+            body = zf.read(n)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
+            assert rows[n][1:] == [f"sha256={digest}", str(len(body))], n
+        assert set(rows) == set(names)
+    # The widget runtime's own modules get bytecode (its import closure under Pyodide); a widget's
+    # module does not (compiled when first used).
+    stems = {n.split("/__pycache__/")[0] + "/" + n.rsplit("/", 1)[1].split(".")[0] for n in pycs}
+    assert {"descent/widgets/__init__", "descent/widgets/views", "descent/units", "descent/params"} <= stems
+    assert "descent/widgets/part0" not in stems
+    assert all(".cpython-3" in n for n in pycs)
+    script = tmp_path / "boot.mjs"
+    script.write_text(_BYTECODE_BOOT)
+    proc = subprocess.run([NODE, str(script), str(PYODIDE), str(made[0])], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    # units.py's source raises, yet the runtime imports: Pyodide ran the bytecode without reading it.
+    assert res["units_from_bytecode"] is True
+    # part0 has no bytecode: its (spoiled) source is what Python compiles.
+    assert res["part0"] == "the source was read"

@@ -58,12 +58,14 @@ function setState(st, state, message) {
   if (message !== undefined && st.status.textContent !== message) st.status.textContent = message;
 }
 
-function ensureWorker() {
+function ensureWorker(painted) {
   if (workerState !== "idle") return;
   workerState = "loading";
   // Pyodide's download and compile run in the worker, off the main thread; starting them one frame
   // after a widget comes on screen lets the page paint first without waiting for its load event.
-  requestAnimationFrame(() => setTimeout(startWorker, 0));
+  // An IntersectionObserver reports after a frame has been drawn (painted): no need to wait again.
+  if (painted) startWorker();
+  else requestAnimationFrame(() => setTimeout(startWorker, 0));
 }
 
 function startWorker() {
@@ -377,7 +379,7 @@ function schedule(st) {
   });
 }
 
-function activate(st) {
+function activate(st, painted) {
   if (st.active || isFile()) return;
   st.active = true;
   if (st.observer) st.observer.disconnect();
@@ -385,7 +387,7 @@ function activate(st) {
     freeze(st, MSG.failed(failReason));
     return;
   }
-  ensureWorker();
+  ensureWorker(painted);
   if (workerState === "ready") send(st);
   else if (workerState === "loading") setState(st, "loading", MSG.loading);
 }
@@ -495,7 +497,7 @@ function bind(root) {
     activate(st);
   } else if ("IntersectionObserver" in window) {
     st.observer = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) activate(st);
+      if (entries.some((e) => e.isIntersecting)) activate(st, true);
     });
     st.observer.observe(root);
   } else {
