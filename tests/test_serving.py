@@ -9,6 +9,7 @@ independent implementation (numpy.percentile).
 from __future__ import annotations
 
 import math
+from collections import deque
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -171,6 +172,139 @@ def test_simulator_invariants(trace, where, policy, slots, chunk):
     _check_invariants(serving.simulate(trace, s, policy, slots, chunk))
 
 
+# -- the simulator's fast paths against the step-by-step reference ----------------------------------
+
+
+def _reference_step(s, decode_contexts=(), prefill_spans=()):
+    """Server.step as first written: every sequence added one by one. The fast paths (closed forms,
+    tables, whole runs of decode steps) must give these floats to the last bit."""
+    tokens = len(decode_contexts) + sum(e - a for a, e in prefill_spans)
+    nbytes = s.step_weight_bytes(tokens)
+    flops = 0.0
+    for c in decode_contexts:
+        nbytes += s.kv_bytes(c)
+        flops += s.matmul_flops + s._attn(c + 1)
+    for a, e in prefill_spans:
+        nbytes += s.kv_bytes(e)
+        flops += (e - a) * s.matmul_flops + s._attn.sum(a, e)
+    mem, comp = nbytes / s.bandwidth, flops / s.peak
+    return serving.StepCost(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+
+
+def _reference_simulate(trace, s, policy, slots, chunk):
+    """simulate as first written: one loop per step, each costed by _reference_step."""
+    trace = tuple(sorted(trace, key=lambda r: (r.arrival, r.id)))
+    need = {r.id: s.kv_bytes(r.prompt + r.output) for r in trace}
+    queue, running, done = deque(trace), [], []
+    now = busy = kv_used = kv_peak = 0.0
+    steps = compute_bound = 0
+    while queue or running:
+        if policy == "continuous" or not running:
+            free = sorted(set(range(slots)) - {q.slot for q in running})
+            while queue and queue[0].arrival <= now and free and kv_used + need[queue[0].id] <= s.kv_capacity:
+                r = queue.popleft()
+                running.append(serving._Seq(r, free.pop(0), now))
+                kv_used += need[r.id]
+            kv_peak = max(kv_peak, kv_used)
+        if not running:
+            now = queue[0].arrival
+            continue
+        decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
+        budget = chunk - len(decoding) if chunk else math.inf
+        spans = []
+        for q in running:
+            if q.prefilled < q.req.prompt and budget > 0:
+                n = min(q.req.prompt - q.prefilled, budget)
+                spans.append((q, q.prefilled, q.prefilled + n))
+                budget -= n
+        cost = _reference_step(s, [q.context for q in decoding], [(a, b) for _, a, b in spans])
+        now += cost.seconds
+        busy += cost.seconds
+        steps += 1
+        compute_bound += cost.bound == "compute"
+        for q in decoding:
+            q.times.append(now)
+        for q, _, b in spans:
+            q.prefilled = b
+            if b == q.req.prompt:
+                q.times.append(now)
+        finished = [q for q in running if q.done]
+        if policy == "continuous" or len(finished) == len(running):
+            for q in finished:
+                running.remove(q)
+                kv_used -= need[q.req.id]
+                done.append((q, now))
+    by_id = {q.req.id: q for q, _ in done}
+    occupancy = tuple(
+        serving.Occupancy(q.slot, q.req.id, q.admitted, q.times[0], q.times[-1], released)
+        for q, released in sorted(done, key=lambda x: (x[0].admitted, x[0].slot))
+    )
+    return serving.Simulation(
+        policy=policy, slots=slots, chunk=chunk, trace=trace,
+        token_times=tuple(tuple(by_id[r.id].times) for r in sorted(trace, key=lambda r: r.id)),
+        occupancy=occupancy, steps=steps, busy_seconds=busy, kv_peak=kv_peak,
+        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound,
+    )
+
+
+# Dense (whole-number closed form), MoE (fractional weight bytes), sliding windows, chunked
+# attention and a linear-attention hybrid (the tables), on a chip where big batches turn compute-bound.
+FAST_PATH_MODELS = ["llama-3.1-70b", "mixtral-8x7b", "gpt-oss-120b", "gemma-3-27b", "llama-4-scout",
+                    "qwen3-next-80b-a3b", "smollm2-135m"]
+
+
+@pytest.mark.parametrize("model", FAST_PATH_MODELS)
+@pytest.mark.parametrize(("contexts", "steps"), [
+    ([1], 1), ([1], 700), ([0, 2, 9], 40), ([5, 300, 7000, 129, 4097, 8193], 300),
+    ([100] * 300, 600),  # compute-bound at first, memory-bound once the caches grow
+    ([128] * 2000, 3),  # compute-bound
+    ([serving.DECODE_TABLE_TOKENS - 3, 40_000], 9),  # past the tables
+])
+def test_decode_steps_equal_steps_one_by_one(model, contexts, steps):
+    s = serving.server(model, "h200", "fp8", "bf16")
+    seconds, bound = s.decode_steps(contexts, steps)
+    ref = [_reference_step(s, [c + j for c in contexts]) for j in range(steps)]
+    assert seconds == [r.seconds for r in ref]
+    assert bound == sum(r.bound == "compute" for r in ref)
+    assert s.step(contexts, [(0, 7), (3, 20)]) == _reference_step(s, contexts, [(0, 7), (3, 20)])
+
+
+def test_decode_steps_without_the_closed_form(llama, monkeypatch):
+    # Above the exactness limit the closed form is refused and the tables (or the positions one by
+    # one) give the same floats.
+    contexts, steps = [100] * 300, 600
+    want = [_reference_step(llama, [c + j for c in contexts]).seconds for j in range(steps)]
+    monkeypatch.setattr(serving, "EXACT_FLOAT_LIMIT", 0)
+    assert llama._exact_line(llama.step_weight_bytes(300), contexts, steps) is None
+    assert llama.decode_steps(contexts, steps)[0] == want
+    monkeypatch.setattr(serving, "DECODE_TABLE_TOKENS", 0)
+    assert llama.decode_steps(contexts, 3)[0] == want[:3]
+
+
+def test_decode_steps_bad_input(llama):
+    for contexts, steps in (([], 3), ([4, -1], 3), ([4], 0)):
+        with pytest.raises(ValueError, match="decode_steps needs"):
+            llama.decode_steps(contexts, steps)
+
+
+@pytest.mark.parametrize(("model", "policy", "slots", "chunk", "rate"), [
+    ("llama-3.1-70b", "continuous", 32, 0, 4.0),
+    ("llama-3.1-70b", "static", 32, 0, 4.0),
+    ("llama-3.1-70b", "continuous", 1, 0, 4.0),
+    ("llama-3.1-70b", "continuous", 256, 0, 100.0),
+    ("llama-3.1-70b", "continuous", 8, 64, 4.0),
+    ("mixtral-8x7b", "continuous", 16, 0, 20.0),
+    ("gpt-oss-120b", "static", 7, 0, 2.0),
+    ("gemma-3-27b", "continuous", 24, 512, 8.0),
+    ("llama-4-scout", "continuous", 12, 0, 0.5),
+    ("qwen3-next-80b-a3b", "static", 64, 0, 50.0),
+])
+def test_simulate_equals_the_step_by_step_reference(model, policy, slots, chunk, rate):
+    trace = serving.make_trace(60, rate, 300, 80, 3)
+    s = serving.server(model, "h200", "fp8", "bf16")
+    assert serving.simulate(trace, s, policy, slots, chunk) == _reference_simulate(trace, s, policy, slots, chunk)
+
+
 def test_kv_capacity_limits_admission():
     # A chip with room for about two of these requests' caches at once: gemma-3-27b in BF16 on one
     # MI300X leaves ~137 GB - 55 GB for the cache; 32k-token requests need ~15 GB each (sliding
@@ -302,6 +436,12 @@ def test_percentile_matches_numpy(q):
     np = pytest.importorskip("numpy")
     xs = [0.3, 9.0, 1.5, 2.5, 2.5, 7.25, 0.01]
     assert serving.percentile(xs, q) == pytest.approx(float(np.percentile(xs, q)), rel=1e-12)
+
+
+def test_percentiles_at_once_equal_percentile_one_by_one():
+    xs = [0.3, 9.0, 1.5, 2.5, 2.5, 7.25, 0.01, 4.0]
+    qs = (0, 1, 37.5, 50, 99, 100)
+    assert serving._percentiles(xs, qs) == [serving.percentile(xs, q) for q in qs]
 
 
 def test_percentile_rejects_bad_input():

@@ -40,13 +40,17 @@ from __future__ import annotations
 
 import math
 import random
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, reduce
+from itertools import accumulate, repeat
+from operator import add, gt, sub, truediv
 
 from descent import hardware, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model
+from descent.checks import is_finite
 from descent.memory import RUNTIME_ALLOWANCE
 from descent.numerics import BITS_PER_BYTE, kv_precision, weight_bytes
 from descent.units import format_bytes, format_int
@@ -218,6 +222,24 @@ class Server:
         #: Bytes of every stored weight (all experts), and what the memory leaves for the KV cache.
         self.weight_bytes = weight_bytes(transformer.param_counts(model).total, weights)
         self.kv_capacity = accelerator.memory_bytes * (1 - RUNTIME_ALLOWANCE) - self.weight_bytes
+        # decode_steps' tables by context t: kv_bytes(t) and the FLOPs of the token decoded at t.
+        self._kv_at: list[float] = []
+        self._decode_flops_at: list[float] = []
+        # When both are whole numbers a t + c, decode_steps sums them in closed form instead.
+        self._whole = _whole_linear(self._kv, self._attn, self.matmul_flops)
+
+    def _tables(self, top: int) -> tuple[list[float], list[float]] | None:
+        """The tables of :meth:`decode_steps` for contexts 0 .. ``top`` (grown as asked, kept), or
+        None above ``DECODE_TABLE_TOKENS``."""
+        if top >= DECODE_TABLE_TOKENS:
+            return None
+        kv, fl = self._kv_at, self._decode_flops_at
+        if len(kv) <= top:
+            grow = range(len(kv), top + 1)
+            # The same expressions as step()'s: kv_bytes(c) and matmul_flops + attention at c + 1.
+            kv += [self.kv_bytes(c) for c in grow]
+            fl += [self.matmul_flops + self._attn(c + 1) for c in grow]
+        return kv, fl
 
     def kv_bytes(self, tokens: int) -> float:
         """KV-cache bytes of one sequence holding ``tokens`` tokens (sliding windows capped)."""
@@ -252,14 +274,141 @@ class Server:
         tokens = len(decode_contexts) + sum(e - s for s, e in prefill_spans)
         nbytes = self.step_weight_bytes(tokens)
         flops = 0.0
-        for c in decode_contexts:
-            nbytes += self.kv_bytes(c)
-            flops += self.matmul_flops + self._attn(c + 1)
+        if decode_contexts:  # nbytes += kv_bytes(c); flops += matmul_flops + attention at c + 1, for each c
+            sums = self._decode_sums(nbytes, decode_contexts, 1)
+            nbytes, flops = sums[0][0], sums[1][0]
         for s, e in prefill_spans:
             nbytes += self.kv_bytes(e)
             flops += (e - s) * self.matmul_flops + self._attn.sum(s, e)
         mem, comp = nbytes / self.bandwidth, flops / self.peak
         return StepCost(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+
+    def decode_steps(self, contexts, steps: int) -> tuple[list[float], int]:
+        """The times of ``steps`` consecutive decode steps of the same sequences, one token each:
+        step ``j`` (0-based) is ``step(decode_contexts=[c + j for c in contexts])``. The same floats
+        as :meth:`step`'s, to the last bit, computed for all the steps at once (in closed form
+        where that is exact: ``_exact_line``).
+
+        Args:
+            contexts: for each decoding sequence, the tokens in its cache at the first step (>= 0).
+            steps: number of steps, >= 1.
+
+        Returns:
+            ``(seconds, compute_bound)``: each step's ``StepCost.seconds`` (s), and how many of the
+            steps were compute-bound.
+
+        Raises:
+            ValueError: no sequences, a negative context or fewer than one step.
+        """
+        if not contexts or steps < 1 or min(contexts) < 0:
+            raise ValueError(f"decode_steps needs one or more contexts >= 0 and steps >= 1, got "
+                             f"{format_int(len(contexts))} contexts (least {min(contexts, default=0)!r}) "
+                             f"and {steps!r} steps")
+        weights = self.step_weight_bytes(len(contexts))
+        line = self._exact_line(weights, contexts, steps)
+        if line is None:
+            nbytes, flops = self._decode_sums(weights, contexts, steps)
+        else:
+            kv0, kv_step, fl0, fl_step = line
+            nbytes = map(add, repeat(weights), _progression(kv0, kv_step, steps))
+            last = steps - 1
+            if self._memory_bound(weights, kv0, fl0) and \
+                    self._memory_bound(weights, kv0 + kv_step * last, fl0 + fl_step * last):
+                return list(map(truediv, nbytes, repeat(self.bandwidth))), 0
+            flops = map(float, _progression(fl0, fl_step, steps))
+        mem = list(map(truediv, nbytes, repeat(self.bandwidth)))
+        comp = list(map(truediv, flops, repeat(self.peak)))
+        compute = sum(map(gt, comp, mem))
+        # max(mem, comp) step by step, as step() takes it (mostly all one or all the other).
+        return (mem if compute == 0 else comp if compute == steps else list(map(max, mem, comp))), compute
+
+    def _decode_sums(self, weights: float, contexts, steps: int) -> tuple[list[float], list[float]]:
+        """For ``steps`` steps (``j`` = 0, 1, ...): ``weights`` plus ``kv_bytes(c + j)``, and 0.0
+        plus ``matmul_flops`` + the attention at ``c + j + 1``, added sequence by sequence in the
+        order of ``contexts``, as :meth:`step` adds them. Two lists: bytes and FLOPs."""
+        line = self._exact_line(weights, contexts, steps)
+        if line is not None:
+            kv0, kv_step, fl0, fl_step = line
+            return (list(map(add, repeat(weights), _progression(kv0, kv_step, steps))),
+                    list(map(float, _progression(fl0, fl_step, steps))))
+        nbytes = [weights] * steps
+        flops = [0.0] * steps
+        tables = self._tables(max(contexts) + steps) if min(contexts) >= 0 else None
+        for c in contexts:  # sequence by sequence, for all the steps at once
+            if tables is not None:
+                kv = tables[0][c:c + steps]
+                fl = tables[1][c:c + steps]
+            else:
+                kv = [self.kv_bytes(t) for t in range(c, c + steps)]
+                fl = [self.matmul_flops + self._attn(t + 1) for t in range(c, c + steps)]
+            nbytes = list(map(add, nbytes, kv))
+            flops = list(map(add, flops, fl))
+        return nbytes, flops
+
+    def _exact_line(self, weights: float, contexts, steps: int) -> tuple[int, int, int, int] | None:
+        """:meth:`_decode_sums` in closed form: ``(kv0, kv_step, fl0, fl_step)``, the exact sums of
+        the sequences' KV bytes and FLOPs at the first step and their growth per step; or None
+        where that might differ from step()'s additions in a single bit.
+
+        When a sequence's KV bytes and its token's FLOPs are whole numbers ``a t + c`` in the
+        context t (no window: ``_whole``), every partial sum step() forms is a multiple of the
+        weights' smallest binary digit (1 when they are whole); below 2**53 of those digits each
+        addition is exact, so step()'s sums are ``weights + kv0 + kv_step j`` and
+        ``fl0 + fl_step j``.
+        """
+        if self._whole is None or min(contexts) < 1 or not isinstance(weights, float) or weights < 0:
+            return None
+        kv_a, kv_c, fl_a, fl_c = self._whole
+        n, total = len(contexts), sum(contexts)
+        kv0, kv_step = kv_a * total + kv_c * n, kv_a * n
+        fl0, fl_step = fl_a * total + fl_c * n, fl_a * n
+        num, den = weights.as_integer_ratio()  # den: a power of two
+        last = steps - 1
+        if num + (kv0 + kv_step * last) * den >= EXACT_FLOAT_LIMIT or fl0 + fl_step * last >= EXACT_FLOAT_LIMIT:
+            return None
+        return kv0, kv_step, fl0, fl_step
+
+    def _memory_bound(self, weights: float, kv_bytes: int, flops: int) -> bool:
+        """Whether ``flops / peak <= (weights + kv_bytes) / bandwidth`` in exact arithmetic. Then
+        step()'s rounded quotients compare the same way (rounding keeps order): memory-bound."""
+        if not (self.bandwidth > 0 and self.peak > 0):
+            return False
+        wn, wd = weights.as_integer_ratio()
+        bn, bd = self.bandwidth.as_integer_ratio()
+        pn, pd = self.peak.as_integer_ratio()
+        return flops * pd * wd * bn <= (wn + kv_bytes * wd) * bd * pn
+
+
+#: Integers up to 2**53 are exact in a float (53-bit significand, IEEE 754 binary64).
+EXACT_FLOAT_LIMIT = 2**53
+
+
+def _whole(x) -> int | None:
+    """``x`` as an int when it is a whole number >= 0 (an int or an integral float), else None."""
+    if not is_finite(x) or x < 0 or x != int(x):
+        return None
+    return int(x)
+
+
+def _whole_linear(kv: _Linear, attn: _Linear, matmul_flops: float) -> tuple[int, int, int, int] | None:
+    """``(kv_a, kv_c, fl_a, fl_c)`` with kv_bytes(t) = kv_a t + kv_c and matmul_flops + attention at
+    t + 1 = fl_a t + fl_c, every part a whole number (no window term), else None."""
+    parts = [_whole(x) for x in (kv.a, kv.b, kv.c, attn.a, attn.b, attn.c, matmul_flops)]
+    if None in parts or parts[1] or parts[4]:
+        return None
+    kv_a, _, kv_c, at_a, _, at_c, mf = parts
+    return kv_a, kv_c, at_a, at_a + at_c + mf
+
+
+def _progression(start: int, step: int, count: int):
+    """``start, start + step, ...``: ``count`` whole numbers."""
+    return range(start, start + step * count, step) if step else repeat(start, count)
+
+
+#: Contexts (tokens) up to which a :class:`Server` keeps its per-context tables for
+#: :meth:`Server.decode_steps`: two lists of floats, about 2 MB at this length; longer contexts are
+#: computed position by position (the same numbers, slower).
+DECODE_TABLE_TOKENS = 2**15
 
 
 @lru_cache(maxsize=64)
@@ -357,7 +506,7 @@ MAX_SIMULATED_TOKENS = 400_000
 MAX_SIMULATED_WORK = 4_000_000
 
 
-@dataclass
+@dataclass(eq=False, slots=True)  # compared by identity (list.remove)
 class _Seq:
     req: TraceRequest
     slot: int
@@ -471,7 +620,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
     steps = compute_bound = work = 0
     while queue or running:
         # 1. Admit.
-        if policy == "continuous" or not running:
+        if (policy == "continuous" or not running) and queue and queue[0].arrival <= now:
             free = sorted(set(range(slots)) - {q.slot for q in running})
             while queue and queue[0].arrival <= now and free and kv_used + need[queue[0].id] <= s.kv_capacity:
                 r = queue.popleft()
@@ -481,10 +630,6 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
         if not running:
             now = queue[0].arrival  # nothing to do until the next request arrives
             continue
-        work += len(running)
-        if work > MAX_SIMULATED_WORK:
-            raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
-                             "simulator stops there: use fewer requests, shorter prompts or a larger chunk budget")
         # 2. Plan: one token per decoding sequence, then prompt pieces within the budget.
         decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
         budget = chunk - len(decoding) if chunk else math.inf
@@ -494,14 +639,29 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
                 n = min(q.req.prompt - q.prefilled, budget)
                 spans.append((q, q.prefilled, q.prefilled + n))
                 budget -= n
-        # 3. Run.
-        cost = s.step([q.context for q in decoding], [(a, b) for _, a, b in spans])
-        now += cost.seconds
-        busy += cost.seconds
-        steps += 1
-        compute_bound += cost.bound == "compute"
+        # 3. Run. A step with prompt pieces runs alone. Steps that only decode repeat the same plan
+        #    until a sequence writes its last token or (continuous) a request that fits arrives:
+        #    they are costed together, each exactly as Server.step costs it.
+        if spans or not decoding:
+            cost = s.step([q.context for q in decoding], [(a, b) for _, a, b in spans])
+            seconds, bound = [cost.seconds], int(cost.bound == "compute")
+        else:
+            last = min(q.req.output - len(q.times) for q in decoding)
+            fits = policy == "continuous" and queue and len(running) < slots and \
+                kv_used + need[queue[0].id] <= s.kv_capacity
+            wake = queue[0].arrival if fits else math.inf
+            seconds, bound = _decode_run(s, [q.context for q in decoding], last, now, wake)
+        work += len(running) * len(seconds)
+        if work > MAX_SIMULATED_WORK:
+            raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
+                             "simulator stops there: use fewer requests, shorter prompts or a larger chunk budget")
+        stamps = list(accumulate(seconds, initial=now))[1:]  # now += seconds, step by step
+        now = stamps[-1]
+        busy = reduce(add, seconds, busy)
+        steps += len(seconds)
+        compute_bound += bound
         for q in decoding:
-            q.times.append(now)
+            q.times += stamps
         for q, _, b in spans:
             q.prefilled = b
             if b == q.req.prompt:
@@ -527,6 +687,34 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
     )
 
 
+def _decode_run(s: Server, contexts: list[int], limit: int, now: float, wake: float) -> tuple[list[float], int]:
+    """:func:`simulate`'s decode-only steps: up to ``limit`` steps of the sequences at ``contexts``
+    starting at time ``now``, ending early after the first step that ends at or after ``wake``.
+    Returns each step's seconds and how many were compute-bound, as ``Server.step`` says."""
+    seconds, bound = [], 0
+    while len(seconds) < limit:
+        done = len(seconds)
+        n = limit - done
+        ctx = [c + done for c in contexts] if done else contexts
+        if wake < math.inf:
+            # Decode steps only lengthen as the caches grow: this many reach wake, unless the
+            # arithmetic shrinks (a chunked layer starting a chunk); then the loop goes on.
+            step = s.decode_steps(ctx, 1)[0][0]
+            if step > 0:
+                n = min(n, math.ceil((wake - now) / step) + 1)
+        got, compute = s.decode_steps(ctx, n)
+        if wake < math.inf:
+            stamps = list(accumulate(got, initial=now))
+            first = bisect_left(stamps, wake, 1)  # stamps[0] is now < wake
+            if first <= n:
+                got, compute = s.decode_steps(ctx, first) if compute else (got[:first], 0)
+                limit = done + first
+            now = stamps[len(got)]
+        seconds += got
+        bound += compute
+    return seconds, bound
+
+
 def percentile(values, q: float) -> float:
     """The ``q``-th percentile (0 to 100) of ``values``, interpolated linearly between the two
     nearest ranks (Hyndman & Fan 1996, definition 7; NumPy's default ``method="linear"``).
@@ -534,17 +722,25 @@ def percentile(values, q: float) -> float:
     Raises:
         ValueError: no values, a non-finite value, or ``q`` outside 0 to 100.
     """
+    return _percentiles(values, (q,))[0]
+
+
+def _percentiles(values, qs) -> list[float]:
+    """:func:`percentile` of ``values`` at each of ``qs``, sorting once (the same floats)."""
     xs = sorted(values)
     if not xs:
         raise ValueError("percentile of no values")
-    if not all(math.isfinite(x) for x in xs):
+    if not all(map(math.isfinite, xs)):
         raise ValueError("percentile: every value must be a finite number")
-    if not 0 <= q <= 100:
-        raise ValueError(f"percentile must be 0 to 100, got {q!r}")
-    h = (len(xs) - 1) * q / 100
-    lo = math.floor(h)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (h - lo) * (xs[hi] - xs[lo])
+    out = []
+    for q in qs:
+        if not 0 <= q <= 100:
+            raise ValueError(f"percentile must be 0 to 100, got {q!r}")
+        h = (len(xs) - 1) * q / 100
+        lo = math.floor(h)
+        hi = min(lo + 1, len(xs) - 1)
+        out.append(xs[lo] + (h - lo) * (xs[hi] - xs[lo]))
+    return out
 
 
 @dataclass(frozen=True)
@@ -596,7 +792,7 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
         t0 = arrivals[rid]
         ttft.append(times[0] - t0)
         e2e.append(times[-1] - t0)
-        own = [b - a for a, b in zip(times, times[1:], strict=False)]
+        own = list(map(sub, times[1:], times))  # b - a for each two tokens a, b in a row
         gaps += own
         mean_gap = sum(own) / len(own) if own else 0.0
         if times[0] - t0 <= ttft_target and mean_gap <= itl_target:
@@ -607,14 +803,17 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     duration = end - start
     tokens = sum(len(t) for t in sim.token_times)
     held = sum(o.finished - o.admitted for o in sim.occupancy)
+    latency = _percentiles(e2e, (50, 99))
+    first = _percentiles(ttft, (50, 99))
+    itl = _percentiles(gaps, (50, 99)) if gaps else (0.0, 0.0)
     return Metrics(
         throughput_tokens_per_s=tokens / duration if duration > 0 else 0.0,
-        latency_p50_s=percentile(e2e, 50),
-        latency_p99_s=percentile(e2e, 99),
-        ttft_p50_s=percentile(ttft, 50),
-        ttft_p99_s=percentile(ttft, 99),
-        itl_p50_s=percentile(gaps, 50) if gaps else 0.0,
-        itl_p99_s=percentile(gaps, 99) if gaps else 0.0,
+        latency_p50_s=latency[0],
+        latency_p99_s=latency[1],
+        ttft_p50_s=first[0],
+        ttft_p99_s=first[1],
+        itl_p50_s=itl[0],
+        itl_p99_s=itl[1],
         slot_utilization=held / (sim.slots * sim.busy_seconds) if sim.busy_seconds > 0 else 0.0,
         goodput_tokens_per_s=good_tokens / duration if duration > 0 else 0.0,
         met_targets=good / len(sim.token_times),
