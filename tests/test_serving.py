@@ -517,6 +517,171 @@ def test_preemption_happens_and_loses_nothing():
     assert a.steps < 10_000
 
 
+def _reference_allocate(lengths, pool_tokens, allocator, block_size, reserve_tokens, snapshot_step=None):
+    """allocate as first written (its checks left out): the whole map drawn at every step and
+    scanned block by block. The fast version (C-speed searches, counts by sums, the map drawn
+    once) must give the same Allocation."""
+    nblocks = pool_tokens // block_size
+    reqs = [(i, p, o) for i, (p, o) in enumerate(lengths)]
+
+    def blocks_for(tokens: int) -> int:
+        return -(-tokens // block_size)
+
+    owner = [-1] * nblocks          # request id per block
+    table: dict[int, list[int]] = {}  # request id -> its blocks, in order
+    length: dict[int, int] = {}       # request id -> tokens held now
+    info = {i: (p, o) for i, p, o in reqs}
+    queue = deque((i, p, p + o) for i, p, o in reqs)  # (request, tokens it holds on admission, final length)
+    records, maps, step, preempted = [], [], 0, 0
+
+    def first_fit(n: int) -> int | None:
+        run = 0
+        for b in range(nblocks):
+            run = run + 1 if owner[b] == -1 else 0
+            if run == n:
+                return b - n + 1
+        return None
+
+    def admit() -> None:
+        while queue:
+            i, p, _final = queue[0]
+            if allocator == "contiguous":
+                start = first_fit(blocks_for(p + reserve_tokens))
+                if start is None:
+                    return
+                got = list(range(start, start + blocks_for(p + reserve_tokens)))
+            else:
+                free = [b for b in range(nblocks) if owner[b] == -1]
+                if len(free) < blocks_for(p + 1):  # room for the prompt and the first new token
+                    return
+                got = free[:blocks_for(p)]
+            queue.popleft()
+            for b in got:
+                owner[b] = i
+            table[i], length[i] = got, p
+
+    def snapshot() -> tuple[list[str], dict]:
+        states = ["free"] * nblocks
+        used = reserved = waste = 0
+        for i, blocks in table.items():
+            p, o = info[i]
+            now, final = length[i], p + o
+            for k, b in enumerate(blocks):
+                lo = k * block_size  # tokens before this block, in this sequence
+                if lo < now:
+                    states[b] = "used"
+                elif lo < final:
+                    states[b] = "reserved"
+                else:
+                    states[b] = "waste"
+            used += now
+            held = len(blocks) * block_size
+            if allocator == "contiguous":
+                reserved += final - now
+                waste += held - final
+            else:
+                waste += held - now
+        need = blocks_for(queue[0][1] + reserve_tokens) if queue and allocator == "contiguous" else 0
+        holes = 0
+        run_start = None
+        for b in range(nblocks + 1):
+            if b < nblocks and owner[b] == -1:
+                run_start = b if run_start is None else run_start
+                continue
+            if run_start is not None:
+                size = b - run_start
+                if size < need:
+                    holes += size
+                    for h in range(run_start, b):
+                        states[h] = "hole"
+                run_start = None
+        return states, {"used": used, "reserved": reserved, "waste": waste, "hole": holes * block_size,
+                        "running": len(table)}
+
+    def grow(i: int) -> None:
+        """Paged: sequence ``i`` needs one more block; with none free, preempt the sequence admitted
+        last (vLLM's default: free its blocks and queue it first again, to recompute its tokens)."""
+        nonlocal preempted
+        while True:
+            free = next((b for b in range(nblocks) if owner[b] == -1), None)
+            if free is not None:
+                owner[free] = i
+                table[i].append(free)
+                return
+            victim = next(reversed(table))
+            for b in table.pop(victim):
+                owner[b] = -1
+            p, o = info[victim]
+            queue.appendleft((victim, length.pop(victim), p + o))
+            preempted += 1
+            if victim == i:
+                return
+
+    admit()
+    while table or queue:
+        states, counts = snapshot()
+        if queue:
+            records.append(counts)
+            maps.append((step, states, list(owner)))
+        # One step: every running sequence gets one token (in admission order).
+        for i in list(table):
+            if i not in table:  # preempted earlier in this step
+                continue
+            length[i] += 1
+            if length[i] == sum(info[i]):  # its last token: done (that token's keys are never read)
+                for b in table.pop(i):
+                    owner[b] = -1
+                del length[i]
+            elif allocator == "paged" and length[i] > len(table[i]) * block_size:
+                grow(i)
+        step += 1
+        admit()
+        if not table and queue:
+            raise ValueError(f"request {queue[0][0]} cannot be admitted into an empty pool")
+
+    if not records:  # the backlog fitted at once: measure the first step
+        records.append({"used": 0, "reserved": 0, "waste": 0, "hole": 0, "running": 0})
+        maps.append((0, ["free"] * nblocks, [-1] * nblocks))
+    n = len(records)
+    pick = n // 2 if snapshot_step is None else min(max(snapshot_step, 0), n - 1)
+    snap_step, snap_states, snap_owner = maps[pick]
+    return serving.Allocation(
+        allocator=allocator, block_size=block_size, pool_tokens=pool_tokens,
+        blocks=tuple(snap_states), owners=tuple(snap_owner), snapshot_step=snap_step,
+        token_share=sum(r["used"] for r in records) / (n * pool_tokens),
+        internal_share=sum(r["waste"] for r in records) / (n * pool_tokens),
+        reserved_share=sum(r["reserved"] for r in records) / (n * pool_tokens),
+        external_share=sum(r["hole"] for r in records) / (n * pool_tokens),
+        mean_running=sum(r["running"] for r in records) / n,
+        steps=step,
+        preempted=preempted,
+    )
+
+
+@pytest.mark.parametrize("allocator", ["contiguous", "paged"])
+@pytest.mark.parametrize(("block_size", "reserve", "seed"), [
+    (16, 512, 0), (8, 512, 1), (9, 64, 2), (33, 1024, 3), (256, 1024, 0), (1, 30, 4), (64, 1, 5),
+])
+def test_allocate_equals_the_reference(allocator, block_size, reserve, seed):
+    pool = 4096 // block_size * block_size
+    lengths = serving.backlog(seed, reserve)
+    for snapshot_step in (None, 0, 7, 10**6):
+        assert serving.allocate(lengths, pool, allocator, block_size, reserve, snapshot_step) == \
+            _reference_allocate(lengths, pool, allocator, block_size, reserve, snapshot_step)
+
+
+@pytest.mark.parametrize(("lengths", "pool", "block_size", "reserve"), [
+    ([(30, 200)] * 12, 512, 16, 200),  # preemptions
+    ([(10, 5)] * 3 + [(40, 5)] * 50, 64, 4, 8),
+    ([(7, 1)] * 30, 64, 1, 8),
+    ([(3, 2)] * 2, 4096, 16, 8),  # the backlog fits at once
+])
+def test_allocate_equals_the_reference_on_small_pools(lengths, pool, block_size, reserve):
+    for allocator in ("contiguous", "paged"):
+        assert serving.allocate(lengths, pool, allocator, block_size, reserve) == \
+            _reference_allocate(lengths, pool, allocator, block_size, reserve)
+
+
 def test_allocator_errors():
     with pytest.raises(ValueError, match="more than the reply limit"):
         serving.allocate([(10, 600)], 4096, "paged", 16, 512)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
@@ -1069,135 +1070,152 @@ def allocate(lengths, pool_tokens: int, allocator: str, block_size: int, reserve
     def blocks_for(tokens: int) -> int:
         return -(-tokens // block_size)
 
-    owner = [-1] * nblocks          # request id per block
-    table: dict[int, list[int]] = {}  # request id -> its blocks, in order
-    length: dict[int, int] = {}       # request id -> tokens held now
-    info = {i: (p, o) for i, p, o in reqs}
-    queue = deque((i, p, p + o) for i, p, o in reqs)  # (request, tokens it holds on admission, final length)
-    records, maps, step, preempted = [], [], 0, 0
+    final = {i: p + o for i, p, o in reqs}  # request id -> its length when done
 
-    def first_fit(n: int) -> int | None:
-        run = 0
-        for b in range(nblocks):
-            run = run + 1 if owner[b] == -1 else 0
-            if run == n:
-                return b - n + 1
-        return None
+    def serve(stop: int | None):
+        """Serve the backlog. Returns the sums of the counts (used, reserved, waste, hole tokens,
+        running) over the steps that have a queue, their number, the steps and the preemptions;
+        with ``stop``, instead, ``(step, states, owners)`` at the stop-th step that has a queue
+        (the map is drawn for one step only, by running the backlog again up to it)."""
+        owner = [-1] * nblocks          # request id per block
+        free = bytearray(b"\x01") * nblocks  # 1 where owner is -1: first fit and counts at C speed
+        table: dict[int, list[int]] = {}  # request id -> its blocks, in order
+        length: dict[int, int] = {}       # request id -> tokens held now
+        queue = deque((i, p, p + o) for i, p, o in reqs)  # (request, tokens it holds on admission, final length)
+        sums, records, step, preempted = [0] * 5, 0, 0, 0
+        changes, holes_at = 0, {}  # the map's changes so far; hole blocks by (changes, need)
 
-    def admit() -> None:
-        while queue:
-            i, p, _final = queue[0]
-            if allocator == "contiguous":
-                start = first_fit(blocks_for(p + reserve_tokens))
-                if start is None:
-                    return
-                got = list(range(start, start + blocks_for(p + reserve_tokens)))
-            else:
-                free = [b for b in range(nblocks) if owner[b] == -1]
-                if len(free) < blocks_for(p + 1):  # room for the prompt and the first new token
-                    return
-                got = free[:blocks_for(p)]
-            queue.popleft()
-            for b in got:
-                owner[b] = i
-            table[i], length[i] = got, p
+        def take(blocks: list[int], i: int) -> None:
+            nonlocal changes
+            changes += 1
+            for b in blocks:
+                owner[b], free[b] = i, 0
 
-    def snapshot() -> tuple[list[str], dict]:
-        states = ["free"] * nblocks
-        used = reserved = waste = 0
-        for i, blocks in table.items():
-            p, o = info[i]
-            now, final = length[i], p + o
-            for k, b in enumerate(blocks):
-                lo = k * block_size  # tokens before this block, in this sequence
-                if lo < now:
-                    states[b] = "used"
-                elif lo < final:
-                    states[b] = "reserved"
+        def release(blocks: list[int]) -> None:
+            nonlocal changes
+            changes += 1
+            for b in blocks:
+                owner[b], free[b] = -1, 1
+
+        def admit() -> None:
+            while queue:
+                i, p, _final = queue[0]
+                if allocator == "contiguous":
+                    n = blocks_for(p + reserve_tokens)
+                    start = free.find(b"\x01" * n)  # first fit: the first run of n free blocks
+                    if start < 0:
+                        return
+                    got = list(range(start, start + n))
                 else:
-                    states[b] = "waste"
-            used += now
-            held = len(blocks) * block_size
-            if allocator == "contiguous":
-                reserved += final - now
-                waste += held - final
-            else:
-                waste += held - now
-        need = blocks_for(queue[0][1] + reserve_tokens) if queue and allocator == "contiguous" else 0
-        holes = 0
-        run_start = None
-        for b in range(nblocks + 1):
-            if b < nblocks and owner[b] == -1:
-                run_start = b if run_start is None else run_start
-                continue
-            if run_start is not None:
-                size = b - run_start
-                if size < need:
-                    holes += size
-                    for h in range(run_start, b):
-                        states[h] = "hole"
-                run_start = None
-        return states, {"used": used, "reserved": reserved, "waste": waste, "hole": holes * block_size,
-                        "running": len(table)}
+                    if free.count(1) < blocks_for(p + 1):  # room for the prompt and the first new token
+                        return
+                    got, b = [], -1
+                    for _ in range(blocks_for(p)):  # the first free blocks, in order
+                        b = free.find(1, b + 1)
+                        got.append(b)
+                queue.popleft()
+                take(got, i)
+                table[i], length[i] = got, p
 
-    def grow(i: int) -> None:
-        """Paged: sequence ``i`` needs one more block; with none free, preempt the sequence admitted
-        last (vLLM's default: free its blocks and queue it first again, to recompute its tokens)."""
-        nonlocal preempted
-        while True:
-            free = next((b for b in range(nblocks) if owner[b] == -1), None)
-            if free is not None:
-                owner[free] = i
-                table[i].append(free)
-                return
-            victim = next(reversed(table))
-            for b in table.pop(victim):
-                owner[b] = -1
-            p, o = info[victim]
-            queue.appendleft((victim, length.pop(victim), p + o))
-            preempted += 1
-            if victim == i:
-                return
+        def counts() -> tuple[int, int, int, int, int]:
+            """used, reserved, waste, hole tokens and running sequences now (a queue is waiting)."""
+            used = sum(length.values())
+            held = (nblocks - free.count(1)) * block_size
+            if allocator == "paged":
+                return used, 0, held - used, 0, len(table)
+            planned = sum(map(final.__getitem__, table))
+            need = blocks_for(queue[0][1] + reserve_tokens)  # free runs shorter than this are holes
+            holes = holes_at.get((changes, need))
+            if holes is None:
+                holes = holes_at[changes, need] = sum(n for n in map(len, _FREE_RUN.findall(free)) if n < need)
+            return used, planned - used, held - planned, holes * block_size, len(table)
 
-    admit()
-    while table or queue:
-        states, counts = snapshot()
-        if queue:
-            records.append(counts)
-            maps.append((step, states, list(owner)))
-        # One step: every running sequence gets one token (in admission order).
-        for i in list(table):
-            if i not in table:  # preempted earlier in this step
-                continue
-            length[i] += 1
-            if length[i] == sum(info[i]):  # its last token: done (that token's keys are never read)
-                for b in table.pop(i):
-                    owner[b] = -1
-                del length[i]
-            elif allocator == "paged" and length[i] > len(table[i]) * block_size:
-                grow(i)
-        step += 1
+        def memory_map() -> list[str]:
+            states = ["free"] * nblocks
+            for i, blocks in table.items():
+                now, last = length[i], final[i]
+                for k, b in enumerate(blocks):
+                    lo = k * block_size  # tokens before this block, in this sequence
+                    if lo < now:
+                        states[b] = "used"
+                    elif lo < last:
+                        states[b] = "reserved"
+                    else:
+                        states[b] = "waste"
+            need = blocks_for(queue[0][1] + reserve_tokens) if queue and allocator == "contiguous" else 0
+            run_start = None
+            for b in range(nblocks + 1):
+                if b < nblocks and owner[b] == -1:
+                    run_start = b if run_start is None else run_start
+                    continue
+                if run_start is not None:
+                    if b - run_start < need:
+                        for h in range(run_start, b):
+                            states[h] = "hole"
+                    run_start = None
+            return states
+
+        def grow(i: int) -> None:
+            """Paged: sequence ``i`` needs one more block; with none free, preempt the sequence admitted
+            last (vLLM's default: free its blocks and queue it first again, to recompute its tokens)."""
+            nonlocal preempted
+            while True:
+                b = free.find(1)
+                if b >= 0:
+                    take([b], i)
+                    table[i].append(b)
+                    return
+                victim = next(reversed(table))
+                release(table.pop(victim))
+                queue.appendleft((victim, length.pop(victim), final[victim]))
+                preempted += 1
+                if victim == i:
+                    return
+
         admit()
-        if not table and queue:
-            raise ValueError(f"request {queue[0][0]} cannot be admitted into an empty pool")
+        while table or queue:
+            if queue:
+                if records == stop:
+                    return step, memory_map(), list(owner)
+                sums = list(map(add, sums, counts()))
+                records += 1
+            # One step: every running sequence gets one token (in admission order).
+            for i in list(table):
+                if i not in table:  # preempted earlier in this step
+                    continue
+                length[i] += 1
+                if length[i] == final[i]:  # its last token: done (that token's keys are never read)
+                    release(table.pop(i))
+                    del length[i]
+                elif allocator == "paged" and length[i] > len(table[i]) * block_size:
+                    grow(i)
+            step += 1
+            admit()
+            if not table and queue:
+                raise ValueError(f"request {queue[0][0]} cannot be admitted into an empty pool")
+        return sums, records, step, preempted
 
-    if not records:  # the backlog fitted at once: measure the first step
-        records.append({"used": 0, "reserved": 0, "waste": 0, "hole": 0, "running": 0})
-        maps.append((0, ["free"] * nblocks, [-1] * nblocks))
-    n = len(records)
-    pick = n // 2 if snapshot_step is None else min(max(snapshot_step, 0), n - 1)
-    snap_step, snap_states, snap_owner = maps[pick]
+    (used, reserved, waste, hole, running), n, steps, preempted = serve(None)
+    if n:
+        pick = n // 2 if snapshot_step is None else min(max(snapshot_step, 0), n - 1)
+        snap_step, snap_states, snap_owner = serve(pick)
+    else:  # the backlog fitted at once: measure the first step
+        n, snap_step, snap_states, snap_owner = 1, 0, ["free"] * nblocks, [-1] * nblocks
     return Allocation(
         allocator=allocator, block_size=block_size, pool_tokens=pool_tokens,
         blocks=tuple(snap_states), owners=tuple(snap_owner), snapshot_step=snap_step,
-        token_share=sum(r["used"] for r in records) / (n * pool_tokens),
-        internal_share=sum(r["waste"] for r in records) / (n * pool_tokens),
-        reserved_share=sum(r["reserved"] for r in records) / (n * pool_tokens),
-        external_share=sum(r["hole"] for r in records) / (n * pool_tokens),
-        mean_running=sum(r["running"] for r in records) / n,
-        steps=step,
+        token_share=used / (n * pool_tokens),
+        internal_share=waste / (n * pool_tokens),
+        reserved_share=reserved / (n * pool_tokens),
+        external_share=hole / (n * pool_tokens),
+        mean_running=running / n,
+        steps=steps,
         preempted=preempted,
     )
+
+
+#: A run of free blocks in :func:`allocate`'s map of the pool (1 free, 0 taken).
+_FREE_RUN = re.compile(b"\x01+")
 
 
 #: The allocator example of Part 3 (page and widget): a KV pool of ``pool`` token slots and a
