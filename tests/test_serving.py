@@ -8,6 +8,7 @@ independent implementation (numpy.percentile).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 
@@ -195,7 +196,7 @@ def _reference_simulate(trace, s, policy, slots, chunk):
     """simulate as first written: one loop per step, each costed by _reference_step."""
     trace = tuple(sorted(trace, key=lambda r: (r.arrival, r.id)))
     need = {r.id: s.kv_bytes(r.prompt + r.output) for r in trace}
-    queue, running, done = deque(trace), [], []
+    queue, running, done, ends = deque(trace), [], [], []
     now = busy = kv_used = kv_peak = 0.0
     steps = compute_bound = 0
     while queue or running:
@@ -222,6 +223,7 @@ def _reference_simulate(trace, s, policy, slots, chunk):
         busy += cost.seconds
         steps += 1
         compute_bound += cost.bound == "compute"
+        ends.append(now)
         for q in decoding:
             q.times.append(now)
         for q, _, b in spans:
@@ -243,7 +245,7 @@ def _reference_simulate(trace, s, policy, slots, chunk):
         policy=policy, slots=slots, chunk=chunk, trace=trace,
         token_times=tuple(tuple(by_id[r.id].times) for r in sorted(trace, key=lambda r: r.id)),
         occupancy=occupancy, steps=steps, busy_seconds=busy, kv_peak=kv_peak,
-        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound,
+        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound, step_ends=tuple(ends),
     )
 
 
@@ -442,6 +444,33 @@ def test_percentiles_at_once_equal_percentile_one_by_one():
     xs = [0.3, 9.0, 1.5, 2.5, 2.5, 7.25, 0.01, 4.0]
     qs = (0, 1, 37.5, 50, 99, 100)
     assert serving._percentiles(xs, qs) == [serving.percentile(xs, q) for q in qs]
+
+
+def test_counted_percentiles_equal_the_values_written_out():
+    values, counts, more = [0.5, 0.25, 3.0, 0.5, 9.0, 0.125], [3, 0, 7, 2, 1, 40], [0.25, 4.0, 0.5]
+    written = [v for v, c in zip(values, counts, strict=True) for _ in range(c)] + more
+    qs = (0, 1, 37.5, 50, 99, 100)
+    assert serving._counted_percentiles(values, counts, more, qs) == serving._percentiles(written, qs)
+    assert serving._counted_percentiles(values, [1] * 6, [], qs) == serving._percentiles(values, qs)
+    with pytest.raises(ValueError, match="finite"):
+        serving._counted_percentiles([1.0, math.inf], [5, 5], [], (50,))
+    with pytest.raises(ValueError, match="0 to 100"):
+        serving._counted_percentiles([1.0, 2.0], [5, 5], [], (101,))
+
+
+@pytest.mark.parametrize(("policy", "slots", "chunk"), [("continuous", 1, 0), ("continuous", 32, 0),
+                                                         ("static", 16, 0), ("continuous", 8, 64)])
+def test_metrics_by_step_gaps_equal_metrics_by_token_gaps(llama, policy, slots, chunk):
+    # metrics counts each step's gap once per reply that has it; without step_ends it takes every
+    # gap between two tokens one by one. The same numbers, to the last bit.
+    sim = serving.simulate(serving.make_trace(120, 4.0, 500, 120, 5), llama, policy, slots, chunk)
+    assert len(sim.step_ends) == sim.steps
+    assert serving.metrics(sim) == serving.metrics(dataclasses.replace(sim, step_ends=()))
+    # A reply whose tokens are not at consecutive steps (here: one moved) is counted token by token.
+    times = list(sim.token_times)
+    times[3] = (*times[3][:-1], times[3][-1] + 0.5)
+    moved = dataclasses.replace(sim, token_times=tuple(times))
+    assert serving.metrics(moved) == serving.metrics(dataclasses.replace(moved, step_ends=()))
 
 
 def test_percentile_rejects_bad_input():

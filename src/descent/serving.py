@@ -41,11 +41,11 @@ from __future__ import annotations
 import math
 import random
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache, reduce
-from itertools import accumulate, repeat
+from itertools import accumulate, compress, repeat
 from operator import add, gt, sub, truediv
 
 from descent import hardware, transformer
@@ -228,6 +228,10 @@ class Server:
         self._decode_flops_at: list[float] = []
         # When both are whole numbers a t + c, decode_steps sums them in closed form instead.
         self._whole = _whole_linear(self._kv, self._attn, self.matmul_flops)
+        # Bandwidth and peak as exact fractions, for _memory_bound.
+        self._ratios = ((self.bandwidth.as_integer_ratio(), self.peak.as_integer_ratio())
+                        if is_finite(self.bandwidth) and is_finite(self.peak) and self.bandwidth > 0 and self.peak > 0
+                        else None)
 
     def _tables(self, top: int) -> tuple[list[float], list[float]] | None:
         """The tables of :meth:`decode_steps` for contexts 0 .. ``top`` (grown as asked, kept), or
@@ -311,12 +315,12 @@ class Server:
             nbytes, flops = self._decode_sums(weights, contexts, steps)
         else:
             kv0, kv_step, fl0, fl_step = line
-            nbytes = map(add, repeat(weights), _progression(kv0, kv_step, steps))
+            nbytes = _progression(weights + kv0, kv_step, steps)
             last = steps - 1
             if self._memory_bound(weights, kv0, fl0) and \
                     self._memory_bound(weights, kv0 + kv_step * last, fl0 + fl_step * last):
                 return list(map(truediv, nbytes, repeat(self.bandwidth))), 0
-            flops = map(float, _progression(fl0, fl_step, steps))
+            flops = _progression(float(fl0), fl_step, steps)
         mem = list(map(truediv, nbytes, repeat(self.bandwidth)))
         comp = list(map(truediv, flops, repeat(self.peak)))
         compute = sum(map(gt, comp, mem))
@@ -330,8 +334,8 @@ class Server:
         line = self._exact_line(weights, contexts, steps)
         if line is not None:
             kv0, kv_step, fl0, fl_step = line
-            return (list(map(add, repeat(weights), _progression(kv0, kv_step, steps))),
-                    list(map(float, _progression(fl0, fl_step, steps))))
+            return (list(_progression(weights + kv0, kv_step, steps)),
+                    list(_progression(float(fl0), fl_step, steps)))
         nbytes = [weights] * steps
         flops = [0.0] * steps
         tables = self._tables(max(contexts) + steps) if min(contexts) >= 0 else None
@@ -372,11 +376,10 @@ class Server:
     def _memory_bound(self, weights: float, kv_bytes: int, flops: int) -> bool:
         """Whether ``flops / peak <= (weights + kv_bytes) / bandwidth`` in exact arithmetic. Then
         step()'s rounded quotients compare the same way (rounding keeps order): memory-bound."""
-        if not (self.bandwidth > 0 and self.peak > 0):
+        if self._ratios is None:
             return False
+        (bn, bd), (pn, pd) = self._ratios
         wn, wd = weights.as_integer_ratio()
-        bn, bd = self.bandwidth.as_integer_ratio()
-        pn, pd = self.peak.as_integer_ratio()
         return flops * pd * wd * bn <= (wn + kv_bytes * wd) * bd * pn
 
 
@@ -401,9 +404,11 @@ def _whole_linear(kv: _Linear, attn: _Linear, matmul_flops: float) -> tuple[int,
     return kv_a, kv_c, at_a, at_a + at_c + mf
 
 
-def _progression(start: int, step: int, count: int):
-    """``start, start + step, ...``: ``count`` whole numbers."""
-    return range(start, start + step * count, step) if step else repeat(start, count)
+def _progression(start: float, step: int, count: int):
+    """``start, start + step, ...``: ``count`` floats, each the last plus ``step`` (exact where
+    :meth:`Server._exact_line` allows it: every value a whole number of the start's smallest
+    binary digit, below 2**53 of them)."""
+    return accumulate(repeat(float(step), count - 1), initial=start)
 
 
 #: Contexts (tokens) up to which a :class:`Server` keeps its per-context tables for
@@ -550,6 +555,8 @@ class Simulation:
         kv_peak: the most KV-cache bytes reserved at once.
         kv_capacity: bytes available for the KV cache.
         compute_bound_steps: steps whose time the compute ceiling set.
+        step_ends: when each step ended, s, in order: every token appears at one of them, so the
+            gaps between a reply's tokens are gaps between steps (:func:`metrics` counts them so).
     """
 
     policy: str
@@ -563,6 +570,7 @@ class Simulation:
     kv_peak: float
     kv_capacity: float
     compute_bound_steps: int
+    step_ends: tuple[float, ...] = ()
 
 
 def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chunk: int = 0) -> Simulation:
@@ -616,7 +624,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
                          f"{format_bytes(need[worst.id], 'GB')} of KV cache; only "
                          f"{format_bytes(s.kv_capacity, 'GB')} is left after the weights")
 
-    queue, running, done = deque(trace), [], []
+    queue, running, done, ends = deque(trace), [], [], []
     now = busy = kv_used = kv_peak = 0.0
     steps = compute_bound = work = 0
     while queue or running:
@@ -632,7 +640,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
             now = queue[0].arrival  # nothing to do until the next request arrives
             continue
         # 2. Plan: one token per decoding sequence, then prompt pieces within the budget.
-        decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
+        decoding = [q for q in running if q.prefilled == q.req.prompt and len(q.times) < q.req.output]
         budget = chunk - len(decoding) if chunk else math.inf
         spans = []
         for q in running:
@@ -658,6 +666,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
                              "simulator stops there: use fewer requests, shorter prompts or a larger chunk budget")
         stamps = list(accumulate(seconds, initial=now))[1:]  # now += seconds, step by step
         now = stamps[-1]
+        ends += stamps
         busy = reduce(add, seconds, busy)
         steps += len(seconds)
         compute_bound += bound
@@ -668,7 +677,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
             if b == q.req.prompt:
                 q.times.append(now)
         # 4. Retire.
-        finished = [q for q in running if q.done]
+        finished = [q for q in running if len(q.times) == q.req.output]
         if policy == "continuous" or len(finished) == len(running):
             for q in finished:
                 running.remove(q)
@@ -684,7 +693,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
         policy=policy, slots=slots, chunk=chunk, trace=trace,
         token_times=tuple(tuple(by_id[r.id].times) for r in sorted(trace, key=lambda r: r.id)),
         occupancy=occupancy, steps=steps, busy_seconds=busy, kv_peak=kv_peak,
-        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound,
+        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound, step_ends=tuple(ends),
     )
 
 
@@ -697,12 +706,9 @@ def _decode_run(s: Server, contexts: list[int], limit: int, now: float, wake: fl
         done = len(seconds)
         n = limit - done
         ctx = [c + done for c in contexts] if done else contexts
-        if wake < math.inf:
-            # Decode steps only lengthen as the caches grow: this many reach wake, unless the
-            # arithmetic shrinks (a chunked layer starting a chunk); then the loop goes on.
-            step = s.decode_steps(ctx, 1)[0][0]
-            if step > 0:
-                n = min(n, math.ceil((wake - now) / step) + 1)
+        shortest = s.step_weight_bytes(len(ctx)) / s.bandwidth  # every step reads the weights
+        if wake < math.inf and shortest > 0:
+            n = min(n, math.ceil((wake - now) / shortest) + 1)  # enough steps to reach wake
         got, compute = s.decode_steps(ctx, n)
         if wake < math.inf:
             stamps = list(accumulate(got, initial=now))
@@ -741,6 +747,33 @@ def _percentiles(values, qs) -> list[float]:
         lo = math.floor(h)
         hi = min(lo + 1, len(xs) - 1)
         out.append(xs[lo] + (h - lo) * (xs[hi] - xs[lo]))
+    return out
+
+
+def _counted_percentiles(values, counts, more, qs) -> list[float]:
+    """:func:`_percentiles` of the values ``values[k]`` written ``counts[k]`` times each, followed by
+    ``more``: the same floats, without writing the repeated values out when there are many."""
+    xs = list(compress(values, counts)) + list(more)
+    ws = list(compress(counts, counts)) + [1] * len(more)
+    n = sum(ws)
+    if n == len(xs):  # no repeats
+        return _percentiles(xs, qs)
+    if not all(map(math.isfinite, xs)):
+        raise ValueError("percentile: every value must be a finite number")
+    order = sorted(range(len(xs)), key=xs.__getitem__)
+    below = list(accumulate(map(ws.__getitem__, order)))  # values up to each, in sorted order
+
+    def ranked(r: int) -> float:  # the r-th smallest, counting from 0
+        return xs[order[bisect_right(below, r)]]
+
+    out = []
+    for q in qs:
+        if not 0 <= q <= 100:
+            raise ValueError(f"percentile must be 0 to 100, got {q!r}")
+        h = (n - 1) * q / 100
+        lo = math.floor(h)
+        hi = min(lo + 1, n - 1)
+        out.append(ranked(lo) + (h - lo) * (ranked(hi) - ranked(lo)))
     return out
 
 
@@ -789,11 +822,22 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     arrivals = {r.id: r.arrival for r in sim.trace}
     ttft, e2e, gaps, good = [], [], [], 0
     good_tokens = 0
+    # A reply written at consecutive steps has the gaps between those steps (the same floats).
+    ends = sim.step_ends
+    step_gaps = list(map(sub, ends[1:], ends))
+    has_gap, other_gaps = [0] * (len(ends) + 1), []  # replies per step gap (a difference array), the rest
     for rid, times in enumerate(sim.token_times):
         t0 = arrivals[rid]
         ttft.append(times[0] - t0)
         e2e.append(times[-1] - t0)
-        own = list(map(sub, times[1:], times))  # b - a for each two tokens a, b in a row
+        j = bisect_left(ends, times[0])
+        if ends[j:j + len(times)] == times:
+            own = step_gaps[j:j + len(times) - 1]
+            has_gap[j] += 1
+            has_gap[j + len(times) - 1] -= 1
+        else:
+            own = list(map(sub, times[1:], times))  # b - a for each two tokens a, b in a row
+            other_gaps += own
         gaps += own
         mean_gap = sum(own) / len(own) if own else 0.0
         if times[0] - t0 <= ttft_target and mean_gap <= itl_target:
@@ -806,7 +850,12 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     held = sum(o.finished - o.admitted for o in sim.occupancy)
     latency = _percentiles(e2e, (50, 99))
     first = _percentiles(ttft, (50, 99))
-    itl = _percentiles(gaps, (50, 99)) if gaps else (0.0, 0.0)
+    if not gaps:
+        itl = [0.0, 0.0]
+    elif len(gaps) >= 2 * len(step_gaps):  # many replies decode together: sort each step's gap once
+        itl = _counted_percentiles(step_gaps, list(accumulate(has_gap))[:len(step_gaps)], other_gaps, (50, 99))
+    else:
+        itl = _percentiles(gaps, (50, 99))
     return Metrics(
         throughput_tokens_per_s=tokens / duration if duration > 0 else 0.0,
         latency_p50_s=latency[0],
