@@ -585,7 +585,10 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
        read take the rest of the step: whole, or, with a ``chunk`` budget, as many tokens as the
        budget leaves after the decodes (chunked prefill).
     3. *Run*: the step takes :meth:`Server.step`'s time; each decoding sequence gets a token, and a
-       prompt whose last piece ran gets its first token (the last position's logits).
+       prompt whose last piece ran gets its first token (the last position's logits). Steps that
+       only decode repeat the same plan until a sequence finishes or (continuous) a request that
+       fits arrives; the code costs such a run at once (:meth:`Server.decode_steps`, the same
+       floats as one step at a time).
     4. *Retire*: a sequence with all its tokens leaves and frees its KV cache; in static batching
        its slot stays empty until the batch drains.
 
