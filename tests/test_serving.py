@@ -8,7 +8,9 @@ independent implementation (numpy.percentile).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections import deque
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -171,6 +173,140 @@ def test_simulator_invariants(trace, where, policy, slots, chunk):
     _check_invariants(serving.simulate(trace, s, policy, slots, chunk))
 
 
+# -- the simulator's fast paths against the step-by-step reference ----------------------------------
+
+
+def _reference_step(s, decode_contexts=(), prefill_spans=()):
+    """Server.step as first written: every sequence added one by one. The fast paths (closed forms,
+    tables, whole runs of decode steps) must give these floats to the last bit."""
+    tokens = len(decode_contexts) + sum(e - a for a, e in prefill_spans)
+    nbytes = s.step_weight_bytes(tokens)
+    flops = 0.0
+    for c in decode_contexts:
+        nbytes += s.kv_bytes(c)
+        flops += s.matmul_flops + s._attn(c + 1)
+    for a, e in prefill_spans:
+        nbytes += s.kv_bytes(e)
+        flops += (e - a) * s.matmul_flops + s._attn.sum(a, e)
+    mem, comp = nbytes / s.bandwidth, flops / s.peak
+    return serving.StepCost(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+
+
+def _reference_simulate(trace, s, policy, slots, chunk):
+    """simulate as first written: one loop per step, each costed by _reference_step."""
+    trace = tuple(sorted(trace, key=lambda r: (r.arrival, r.id)))
+    need = {r.id: s.kv_bytes(r.prompt + r.output) for r in trace}
+    queue, running, done, ends = deque(trace), [], [], []
+    now = busy = kv_used = kv_peak = 0.0
+    steps = compute_bound = 0
+    while queue or running:
+        if policy == "continuous" or not running:
+            free = sorted(set(range(slots)) - {q.slot for q in running})
+            while queue and queue[0].arrival <= now and free and kv_used + need[queue[0].id] <= s.kv_capacity:
+                r = queue.popleft()
+                running.append(serving._Seq(r, free.pop(0), now))
+                kv_used += need[r.id]
+            kv_peak = max(kv_peak, kv_used)
+        if not running:
+            now = queue[0].arrival
+            continue
+        decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
+        budget = chunk - len(decoding) if chunk else math.inf
+        spans = []
+        for q in running:
+            if q.prefilled < q.req.prompt and budget > 0:
+                n = min(q.req.prompt - q.prefilled, budget)
+                spans.append((q, q.prefilled, q.prefilled + n))
+                budget -= n
+        cost = _reference_step(s, [q.context for q in decoding], [(a, b) for _, a, b in spans])
+        now += cost.seconds
+        busy += cost.seconds
+        steps += 1
+        compute_bound += cost.bound == "compute"
+        ends.append(now)
+        for q in decoding:
+            q.times.append(now)
+        for q, _, b in spans:
+            q.prefilled = b
+            if b == q.req.prompt:
+                q.times.append(now)
+        finished = [q for q in running if q.done]
+        if policy == "continuous" or len(finished) == len(running):
+            for q in finished:
+                running.remove(q)
+                kv_used -= need[q.req.id]
+                done.append((q, now))
+    by_id = {q.req.id: q for q, _ in done}
+    occupancy = tuple(
+        serving.Occupancy(q.slot, q.req.id, q.admitted, q.times[0], q.times[-1], released)
+        for q, released in sorted(done, key=lambda x: (x[0].admitted, x[0].slot))
+    )
+    return serving.Simulation(
+        policy=policy, slots=slots, chunk=chunk, trace=trace,
+        token_times=tuple(tuple(by_id[r.id].times) for r in sorted(trace, key=lambda r: r.id)),
+        occupancy=occupancy, steps=steps, busy_seconds=busy, kv_peak=kv_peak,
+        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound, step_ends=tuple(ends),
+    )
+
+
+# Dense (whole-number closed form), MoE (fractional weight bytes), sliding windows, chunked
+# attention and a linear-attention hybrid (the tables), on a chip where big batches turn compute-bound.
+FAST_PATH_MODELS = ["llama-3.1-70b", "mixtral-8x7b", "gpt-oss-120b", "gemma-3-27b", "llama-4-scout",
+                    "qwen3-next-80b-a3b", "smollm2-135m"]
+
+
+@pytest.mark.parametrize("model", FAST_PATH_MODELS)
+@pytest.mark.parametrize(("contexts", "steps"), [
+    ([1], 1), ([1], 700), ([0, 2, 9], 40), ([5, 300, 7000, 129, 4097, 8193], 300),
+    ([100] * 300, 600),  # compute-bound at first, memory-bound once the caches grow
+    ([128] * 2000, 3),  # compute-bound
+    ([serving.DECODE_TABLE_TOKENS - 3, 40_000], 9),  # past the tables
+])
+def test_decode_steps_equal_steps_one_by_one(model, contexts, steps):
+    s = serving.server(model, "h200", "fp8", "bf16")
+    seconds, bound = s.decode_steps(contexts, steps)
+    ref = [_reference_step(s, [c + j for c in contexts]) for j in range(steps)]
+    assert seconds == [r.seconds for r in ref]
+    assert bound == sum(r.bound == "compute" for r in ref)
+    assert s.step(contexts, [(0, 7), (3, 20)]) == _reference_step(s, contexts, [(0, 7), (3, 20)])
+
+
+def test_decode_steps_without_the_closed_form(llama, monkeypatch):
+    # Above the exactness limit the closed form is refused and the tables (or the positions one by
+    # one) give the same floats.
+    contexts, steps = [100] * 300, 600
+    want = [_reference_step(llama, [c + j for c in contexts]).seconds for j in range(steps)]
+    monkeypatch.setattr(serving, "EXACT_FLOAT_LIMIT", 0)
+    assert llama._exact_line(llama.step_weight_bytes(300), contexts, steps) is None
+    assert llama.decode_steps(contexts, steps)[0] == want
+    monkeypatch.setattr(serving, "DECODE_TABLE_TOKENS", 0)
+    assert llama.decode_steps(contexts, 3)[0] == want[:3]
+
+
+def test_decode_steps_bad_input(llama):
+    for contexts, steps in (([], 3), ([4, -1], 3), ([4], 0)):
+        with pytest.raises(ValueError, match="decode_steps needs"):
+            llama.decode_steps(contexts, steps)
+
+
+@pytest.mark.parametrize(("model", "policy", "slots", "chunk", "rate"), [
+    ("llama-3.1-70b", "continuous", 32, 0, 4.0),
+    ("llama-3.1-70b", "static", 32, 0, 4.0),
+    ("llama-3.1-70b", "continuous", 1, 0, 4.0),
+    ("llama-3.1-70b", "continuous", 256, 0, 100.0),
+    ("llama-3.1-70b", "continuous", 8, 64, 4.0),
+    ("mixtral-8x7b", "continuous", 16, 0, 20.0),
+    ("gpt-oss-120b", "static", 7, 0, 2.0),
+    ("gemma-3-27b", "continuous", 24, 512, 8.0),
+    ("llama-4-scout", "continuous", 12, 0, 0.5),
+    ("qwen3-next-80b-a3b", "static", 64, 0, 50.0),
+])
+def test_simulate_equals_the_step_by_step_reference(model, policy, slots, chunk, rate):
+    trace = serving.make_trace(60, rate, 300, 80, 3)
+    s = serving.server(model, "h200", "fp8", "bf16")
+    assert serving.simulate(trace, s, policy, slots, chunk) == _reference_simulate(trace, s, policy, slots, chunk)
+
+
 def test_kv_capacity_limits_admission():
     # A chip with room for about two of these requests' caches at once: gemma-3-27b in BF16 on one
     # MI300X leaves ~137 GB - 55 GB for the cache; 32k-token requests need ~15 GB each (sliding
@@ -304,6 +440,39 @@ def test_percentile_matches_numpy(q):
     assert serving.percentile(xs, q) == pytest.approx(float(np.percentile(xs, q)), rel=1e-12)
 
 
+def test_percentiles_at_once_equal_percentile_one_by_one():
+    xs = [0.3, 9.0, 1.5, 2.5, 2.5, 7.25, 0.01, 4.0]
+    qs = (0, 1, 37.5, 50, 99, 100)
+    assert serving._percentiles(xs, qs) == [serving.percentile(xs, q) for q in qs]
+
+
+def test_counted_percentiles_equal_the_values_written_out():
+    values, counts, more = [0.5, 0.25, 3.0, 0.5, 9.0, 0.125], [3, 0, 7, 2, 1, 40], [0.25, 4.0, 0.5]
+    written = [v for v, c in zip(values, counts, strict=True) for _ in range(c)] + more
+    qs = (0, 1, 37.5, 50, 99, 100)
+    assert serving._counted_percentiles(values, counts, more, qs) == serving._percentiles(written, qs)
+    assert serving._counted_percentiles(values, [1] * 6, [], qs) == serving._percentiles(values, qs)
+    with pytest.raises(ValueError, match="finite"):
+        serving._counted_percentiles([1.0, math.inf], [5, 5], [], (50,))
+    with pytest.raises(ValueError, match="0 to 100"):
+        serving._counted_percentiles([1.0, 2.0], [5, 5], [], (101,))
+
+
+@pytest.mark.parametrize(("policy", "slots", "chunk"), [("continuous", 1, 0), ("continuous", 32, 0),
+                                                         ("static", 16, 0), ("continuous", 8, 64)])
+def test_metrics_by_step_gaps_equal_metrics_by_token_gaps(llama, policy, slots, chunk):
+    # metrics counts each step's gap once per reply that has it; without step_ends it takes every
+    # gap between two tokens one by one. The same numbers, to the last bit.
+    sim = serving.simulate(serving.make_trace(120, 4.0, 500, 120, 5), llama, policy, slots, chunk)
+    assert len(sim.step_ends) == sim.steps
+    assert serving.metrics(sim) == serving.metrics(dataclasses.replace(sim, step_ends=()))
+    # A reply whose tokens are not at consecutive steps (here: one moved) is counted token by token.
+    times = list(sim.token_times)
+    times[3] = (*times[3][:-1], times[3][-1] + 0.5)
+    moved = dataclasses.replace(sim, token_times=tuple(times))
+    assert serving.metrics(moved) == serving.metrics(dataclasses.replace(moved, step_ends=()))
+
+
 def test_percentile_rejects_bad_input():
     with pytest.raises(ValueError, match="no values"):
         serving.percentile([], 50)
@@ -375,6 +544,171 @@ def test_preemption_happens_and_loses_nothing():
     a = serving.allocate(lengths, 512, "paged", 16, 200)
     assert a.preempted > 0
     assert a.steps < 10_000
+
+
+def _reference_allocate(lengths, pool_tokens, allocator, block_size, reserve_tokens, snapshot_step=None):
+    """allocate as first written (its checks left out): the whole map drawn at every step and
+    scanned block by block. The fast version (C-speed searches, counts by sums, the map drawn
+    once) must give the same Allocation."""
+    nblocks = pool_tokens // block_size
+    reqs = [(i, p, o) for i, (p, o) in enumerate(lengths)]
+
+    def blocks_for(tokens: int) -> int:
+        return -(-tokens // block_size)
+
+    owner = [-1] * nblocks          # request id per block
+    table: dict[int, list[int]] = {}  # request id -> its blocks, in order
+    length: dict[int, int] = {}       # request id -> tokens held now
+    info = {i: (p, o) for i, p, o in reqs}
+    queue = deque((i, p, p + o) for i, p, o in reqs)  # (request, tokens it holds on admission, final length)
+    records, maps, step, preempted = [], [], 0, 0
+
+    def first_fit(n: int) -> int | None:
+        run = 0
+        for b in range(nblocks):
+            run = run + 1 if owner[b] == -1 else 0
+            if run == n:
+                return b - n + 1
+        return None
+
+    def admit() -> None:
+        while queue:
+            i, p, _final = queue[0]
+            if allocator == "contiguous":
+                start = first_fit(blocks_for(p + reserve_tokens))
+                if start is None:
+                    return
+                got = list(range(start, start + blocks_for(p + reserve_tokens)))
+            else:
+                free = [b for b in range(nblocks) if owner[b] == -1]
+                if len(free) < blocks_for(p + 1):  # room for the prompt and the first new token
+                    return
+                got = free[:blocks_for(p)]
+            queue.popleft()
+            for b in got:
+                owner[b] = i
+            table[i], length[i] = got, p
+
+    def snapshot() -> tuple[list[str], dict]:
+        states = ["free"] * nblocks
+        used = reserved = waste = 0
+        for i, blocks in table.items():
+            p, o = info[i]
+            now, final = length[i], p + o
+            for k, b in enumerate(blocks):
+                lo = k * block_size  # tokens before this block, in this sequence
+                if lo < now:
+                    states[b] = "used"
+                elif lo < final:
+                    states[b] = "reserved"
+                else:
+                    states[b] = "waste"
+            used += now
+            held = len(blocks) * block_size
+            if allocator == "contiguous":
+                reserved += final - now
+                waste += held - final
+            else:
+                waste += held - now
+        need = blocks_for(queue[0][1] + reserve_tokens) if queue and allocator == "contiguous" else 0
+        holes = 0
+        run_start = None
+        for b in range(nblocks + 1):
+            if b < nblocks and owner[b] == -1:
+                run_start = b if run_start is None else run_start
+                continue
+            if run_start is not None:
+                size = b - run_start
+                if size < need:
+                    holes += size
+                    for h in range(run_start, b):
+                        states[h] = "hole"
+                run_start = None
+        return states, {"used": used, "reserved": reserved, "waste": waste, "hole": holes * block_size,
+                        "running": len(table)}
+
+    def grow(i: int) -> None:
+        """Paged: sequence ``i`` needs one more block; with none free, preempt the sequence admitted
+        last (vLLM's default: free its blocks and queue it first again, to recompute its tokens)."""
+        nonlocal preempted
+        while True:
+            free = next((b for b in range(nblocks) if owner[b] == -1), None)
+            if free is not None:
+                owner[free] = i
+                table[i].append(free)
+                return
+            victim = next(reversed(table))
+            for b in table.pop(victim):
+                owner[b] = -1
+            p, o = info[victim]
+            queue.appendleft((victim, length.pop(victim), p + o))
+            preempted += 1
+            if victim == i:
+                return
+
+    admit()
+    while table or queue:
+        states, counts = snapshot()
+        if queue:
+            records.append(counts)
+            maps.append((step, states, list(owner)))
+        # One step: every running sequence gets one token (in admission order).
+        for i in list(table):
+            if i not in table:  # preempted earlier in this step
+                continue
+            length[i] += 1
+            if length[i] == sum(info[i]):  # its last token: done (that token's keys are never read)
+                for b in table.pop(i):
+                    owner[b] = -1
+                del length[i]
+            elif allocator == "paged" and length[i] > len(table[i]) * block_size:
+                grow(i)
+        step += 1
+        admit()
+        if not table and queue:
+            raise ValueError(f"request {queue[0][0]} cannot be admitted into an empty pool")
+
+    if not records:  # the backlog fitted at once: measure the first step
+        records.append({"used": 0, "reserved": 0, "waste": 0, "hole": 0, "running": 0})
+        maps.append((0, ["free"] * nblocks, [-1] * nblocks))
+    n = len(records)
+    pick = n // 2 if snapshot_step is None else min(max(snapshot_step, 0), n - 1)
+    snap_step, snap_states, snap_owner = maps[pick]
+    return serving.Allocation(
+        allocator=allocator, block_size=block_size, pool_tokens=pool_tokens,
+        blocks=tuple(snap_states), owners=tuple(snap_owner), snapshot_step=snap_step,
+        token_share=sum(r["used"] for r in records) / (n * pool_tokens),
+        internal_share=sum(r["waste"] for r in records) / (n * pool_tokens),
+        reserved_share=sum(r["reserved"] for r in records) / (n * pool_tokens),
+        external_share=sum(r["hole"] for r in records) / (n * pool_tokens),
+        mean_running=sum(r["running"] for r in records) / n,
+        steps=step,
+        preempted=preempted,
+    )
+
+
+@pytest.mark.parametrize("allocator", ["contiguous", "paged"])
+@pytest.mark.parametrize(("block_size", "reserve", "seed"), [
+    (16, 512, 0), (8, 512, 1), (9, 64, 2), (33, 1024, 3), (256, 1024, 0), (1, 30, 4), (64, 1, 5),
+])
+def test_allocate_equals_the_reference(allocator, block_size, reserve, seed):
+    pool = 4096 // block_size * block_size
+    lengths = serving.backlog(seed, reserve)
+    for snapshot_step in (None, 0, 7, 10**6):
+        assert serving.allocate(lengths, pool, allocator, block_size, reserve, snapshot_step) == \
+            _reference_allocate(lengths, pool, allocator, block_size, reserve, snapshot_step)
+
+
+@pytest.mark.parametrize(("lengths", "pool", "block_size", "reserve"), [
+    ([(30, 200)] * 12, 512, 16, 200),  # preemptions
+    ([(10, 5)] * 3 + [(40, 5)] * 50, 64, 4, 8),
+    ([(7, 1)] * 30, 64, 1, 8),
+    ([(3, 2)] * 2, 4096, 16, 8),  # the backlog fits at once
+])
+def test_allocate_equals_the_reference_on_small_pools(lengths, pool, block_size, reserve):
+    for allocator in ("contiguous", "paged"):
+        assert serving.allocate(lengths, pool, allocator, block_size, reserve) == \
+            _reference_allocate(lengths, pool, allocator, block_size, reserve)
 
 
 def test_allocator_errors():

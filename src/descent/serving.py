@@ -40,13 +40,18 @@ from __future__ import annotations
 
 import math
 import random
+import re
+from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, reduce
+from itertools import accumulate, compress, repeat
+from operator import add, gt, sub, truediv
 
 from descent import hardware, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model
+from descent.checks import is_finite
 from descent.memory import RUNTIME_ALLOWANCE
 from descent.numerics import BITS_PER_BYTE, kv_precision, weight_bytes
 from descent.units import format_bytes, format_int
@@ -218,6 +223,28 @@ class Server:
         #: Bytes of every stored weight (all experts), and what the memory leaves for the KV cache.
         self.weight_bytes = weight_bytes(transformer.param_counts(model).total, weights)
         self.kv_capacity = accelerator.memory_bytes * (1 - RUNTIME_ALLOWANCE) - self.weight_bytes
+        # decode_steps' tables by context t: kv_bytes(t) and the FLOPs of the token decoded at t.
+        self._kv_at: list[float] = []
+        self._decode_flops_at: list[float] = []
+        # When both are whole numbers a t + c, decode_steps sums them in closed form instead.
+        self._whole = _whole_linear(self._kv, self._attn, self.matmul_flops)
+        # Bandwidth and peak as exact fractions, for _memory_bound.
+        self._ratios = ((self.bandwidth.as_integer_ratio(), self.peak.as_integer_ratio())
+                        if is_finite(self.bandwidth) and is_finite(self.peak) and self.bandwidth > 0 and self.peak > 0
+                        else None)
+
+    def _tables(self, top: int) -> tuple[list[float], list[float]] | None:
+        """The tables of :meth:`decode_steps` for contexts 0 .. ``top`` (grown as asked, kept), or
+        None above ``DECODE_TABLE_TOKENS``."""
+        if top >= DECODE_TABLE_TOKENS:
+            return None
+        kv, fl = self._kv_at, self._decode_flops_at
+        if len(kv) <= top:
+            grow = range(len(kv), top + 1)
+            # The same expressions as step()'s: kv_bytes(c) and matmul_flops + attention at c + 1.
+            kv += [self.kv_bytes(c) for c in grow]
+            fl += [self.matmul_flops + self._attn(c + 1) for c in grow]
+        return kv, fl
 
     def kv_bytes(self, tokens: int) -> float:
         """KV-cache bytes of one sequence holding ``tokens`` tokens (sliding windows capped)."""
@@ -252,14 +279,142 @@ class Server:
         tokens = len(decode_contexts) + sum(e - s for s, e in prefill_spans)
         nbytes = self.step_weight_bytes(tokens)
         flops = 0.0
-        for c in decode_contexts:
-            nbytes += self.kv_bytes(c)
-            flops += self.matmul_flops + self._attn(c + 1)
+        if decode_contexts:  # nbytes += kv_bytes(c); flops += matmul_flops + attention at c + 1, for each c
+            sums = self._decode_sums(nbytes, decode_contexts, 1)
+            nbytes, flops = sums[0][0], sums[1][0]
         for s, e in prefill_spans:
             nbytes += self.kv_bytes(e)
             flops += (e - s) * self.matmul_flops + self._attn.sum(s, e)
         mem, comp = nbytes / self.bandwidth, flops / self.peak
         return StepCost(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+
+    def decode_steps(self, contexts, steps: int) -> tuple[list[float], int]:
+        """The times of ``steps`` consecutive decode steps of the same sequences, one token each:
+        step ``j`` (0-based) is ``step(decode_contexts=[c + j for c in contexts])``. The same floats
+        as :meth:`step`'s, to the last bit, computed for all the steps at once (in closed form
+        where that is exact: ``_exact_line``).
+
+        Args:
+            contexts: for each decoding sequence, the tokens in its cache at the first step (>= 0).
+            steps: number of steps, >= 1.
+
+        Returns:
+            ``(seconds, compute_bound)``: each step's ``StepCost.seconds`` (s), and how many of the
+            steps were compute-bound.
+
+        Raises:
+            ValueError: no sequences, a negative context or fewer than one step.
+        """
+        if not contexts or steps < 1 or min(contexts) < 0:
+            raise ValueError(f"decode_steps needs one or more contexts >= 0 and steps >= 1, got "
+                             f"{format_int(len(contexts))} contexts (least {min(contexts, default=0)!r}) "
+                             f"and {steps!r} steps")
+        weights = self.step_weight_bytes(len(contexts))
+        line = self._exact_line(weights, contexts, steps)
+        if line is None:
+            nbytes, flops = self._decode_sums(weights, contexts, steps)
+        else:
+            kv0, kv_step, fl0, fl_step = line
+            nbytes = _progression(weights + kv0, kv_step, steps)
+            last = steps - 1
+            if self._memory_bound(weights, kv0, fl0) and \
+                    self._memory_bound(weights, kv0 + kv_step * last, fl0 + fl_step * last):
+                return list(map(truediv, nbytes, repeat(self.bandwidth))), 0
+            flops = _progression(float(fl0), fl_step, steps)
+        mem = list(map(truediv, nbytes, repeat(self.bandwidth)))
+        comp = list(map(truediv, flops, repeat(self.peak)))
+        compute = sum(map(gt, comp, mem))
+        # max(mem, comp) step by step, as step() takes it (mostly all one or all the other).
+        return (mem if compute == 0 else comp if compute == steps else list(map(max, mem, comp))), compute
+
+    def _decode_sums(self, weights: float, contexts, steps: int) -> tuple[list[float], list[float]]:
+        """For ``steps`` steps (``j`` = 0, 1, ...): ``weights`` plus ``kv_bytes(c + j)``, and 0.0
+        plus ``matmul_flops`` + the attention at ``c + j + 1``, added sequence by sequence in the
+        order of ``contexts``, as :meth:`step` adds them. Two lists: bytes and FLOPs."""
+        line = self._exact_line(weights, contexts, steps)
+        if line is not None:
+            kv0, kv_step, fl0, fl_step = line
+            return (list(_progression(weights + kv0, kv_step, steps)),
+                    list(_progression(float(fl0), fl_step, steps)))
+        nbytes = [weights] * steps
+        flops = [0.0] * steps
+        tables = self._tables(max(contexts) + steps) if min(contexts) >= 0 else None
+        for c in contexts:  # sequence by sequence, for all the steps at once
+            if tables is not None:
+                kv = tables[0][c:c + steps]
+                fl = tables[1][c:c + steps]
+            else:
+                kv = [self.kv_bytes(t) for t in range(c, c + steps)]
+                fl = [self.matmul_flops + self._attn(t + 1) for t in range(c, c + steps)]
+            nbytes = list(map(add, nbytes, kv))
+            flops = list(map(add, flops, fl))
+        return nbytes, flops
+
+    def _exact_line(self, weights: float, contexts, steps: int) -> tuple[int, int, int, int] | None:
+        """:meth:`_decode_sums` in closed form: ``(kv0, kv_step, fl0, fl_step)``, the exact sums of
+        the sequences' KV bytes and FLOPs at the first step and their growth per step; or None
+        where that might differ from step()'s additions in a single bit.
+
+        When a sequence's KV bytes and its token's FLOPs are whole numbers ``a t + c`` in the
+        context t (no window: ``_whole``), every partial sum step() forms is a multiple of the
+        weights' smallest binary digit (1 when they are whole); below 2**53 of those digits each
+        addition is exact, so step()'s sums are ``weights + kv0 + kv_step j`` and
+        ``fl0 + fl_step j``.
+        """
+        if self._whole is None or min(contexts) < 1 or not isinstance(weights, float) or weights < 0:
+            return None
+        kv_a, kv_c, fl_a, fl_c = self._whole
+        n, total = len(contexts), sum(contexts)
+        kv0, kv_step = kv_a * total + kv_c * n, kv_a * n
+        fl0, fl_step = fl_a * total + fl_c * n, fl_a * n
+        num, den = weights.as_integer_ratio()  # den: a power of two
+        last = steps - 1
+        if num + (kv0 + kv_step * last) * den >= EXACT_FLOAT_LIMIT or fl0 + fl_step * last >= EXACT_FLOAT_LIMIT:
+            return None
+        return kv0, kv_step, fl0, fl_step
+
+    def _memory_bound(self, weights: float, kv_bytes: int, flops: int) -> bool:
+        """Whether ``flops / peak <= (weights + kv_bytes) / bandwidth`` in exact arithmetic. Then
+        step()'s rounded quotients compare the same way (rounding keeps order): memory-bound."""
+        if self._ratios is None:
+            return False
+        (bn, bd), (pn, pd) = self._ratios
+        wn, wd = weights.as_integer_ratio()
+        return flops * pd * wd * bn <= (wn + kv_bytes * wd) * bd * pn
+
+
+#: Integers up to 2**53 are exact in a float (53-bit significand, IEEE 754 binary64).
+EXACT_FLOAT_LIMIT = 2**53
+
+
+def _whole(x) -> int | None:
+    """``x`` as an int when it is a whole number >= 0 (an int or an integral float), else None."""
+    if not is_finite(x) or x < 0 or x != int(x):
+        return None
+    return int(x)
+
+
+def _whole_linear(kv: _Linear, attn: _Linear, matmul_flops: float) -> tuple[int, int, int, int] | None:
+    """``(kv_a, kv_c, fl_a, fl_c)`` with kv_bytes(t) = kv_a t + kv_c and matmul_flops + attention at
+    t + 1 = fl_a t + fl_c, every part a whole number (no window term), else None."""
+    parts = [_whole(x) for x in (kv.a, kv.b, kv.c, attn.a, attn.b, attn.c, matmul_flops)]
+    if None in parts or parts[1] or parts[4]:
+        return None
+    kv_a, _, kv_c, at_a, _, at_c, mf = parts
+    return kv_a, kv_c, at_a, at_a + at_c + mf
+
+
+def _progression(start: float, step: int, count: int):
+    """``start, start + step, ...``: ``count`` floats, each the last plus ``step`` (exact where
+    :meth:`Server._exact_line` allows it: every value a whole number of the start's smallest
+    binary digit, below 2**53 of them)."""
+    return accumulate(repeat(float(step), count - 1), initial=start)
+
+
+#: Contexts (tokens) up to which a :class:`Server` keeps its per-context tables for
+#: :meth:`Server.decode_steps`: two lists of floats, about 2 MB at this length; longer contexts are
+#: computed position by position (the same numbers, slower).
+DECODE_TABLE_TOKENS = 2**15
 
 
 @lru_cache(maxsize=64)
@@ -357,7 +512,7 @@ MAX_SIMULATED_TOKENS = 400_000
 MAX_SIMULATED_WORK = 4_000_000
 
 
-@dataclass
+@dataclass(eq=False, slots=True)  # compared by identity (list.remove)
 class _Seq:
     req: TraceRequest
     slot: int
@@ -400,6 +555,8 @@ class Simulation:
         kv_peak: the most KV-cache bytes reserved at once.
         kv_capacity: bytes available for the KV cache.
         compute_bound_steps: steps whose time the compute ceiling set.
+        step_ends: when each step ended, s, in order: every token appears at one of them, so the
+            gaps between a reply's tokens are gaps between steps (:func:`metrics` counts them so).
     """
 
     policy: str
@@ -413,6 +570,7 @@ class Simulation:
     kv_peak: float
     kv_capacity: float
     compute_bound_steps: int
+    step_ends: tuple[float, ...] = ()
 
 
 def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chunk: int = 0) -> Simulation:
@@ -427,7 +585,10 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
        read take the rest of the step: whole, or, with a ``chunk`` budget, as many tokens as the
        budget leaves after the decodes (chunked prefill).
     3. *Run*: the step takes :meth:`Server.step`'s time; each decoding sequence gets a token, and a
-       prompt whose last piece ran gets its first token (the last position's logits).
+       prompt whose last piece ran gets its first token (the last position's logits). Steps that
+       only decode repeat the same plan until a sequence finishes or (continuous) a request that
+       fits arrives; the code costs such a run at once (:meth:`Server.decode_steps`, the same
+       floats as one step at a time).
     4. *Retire*: a sequence with all its tokens leaves and frees its KV cache; in static batching
        its slot stays empty until the batch drains.
 
@@ -466,12 +627,12 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
                          f"{format_bytes(need[worst.id], 'GB')} of KV cache; only "
                          f"{format_bytes(s.kv_capacity, 'GB')} is left after the weights")
 
-    queue, running, done = deque(trace), [], []
+    queue, running, done, ends = deque(trace), [], [], []
     now = busy = kv_used = kv_peak = 0.0
     steps = compute_bound = work = 0
     while queue or running:
         # 1. Admit.
-        if policy == "continuous" or not running:
+        if (policy == "continuous" or not running) and queue and queue[0].arrival <= now:
             free = sorted(set(range(slots)) - {q.slot for q in running})
             while queue and queue[0].arrival <= now and free and kv_used + need[queue[0].id] <= s.kv_capacity:
                 r = queue.popleft()
@@ -481,12 +642,8 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
         if not running:
             now = queue[0].arrival  # nothing to do until the next request arrives
             continue
-        work += len(running)
-        if work > MAX_SIMULATED_WORK:
-            raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
-                             "simulator stops there: use fewer requests, shorter prompts or a larger chunk budget")
         # 2. Plan: one token per decoding sequence, then prompt pieces within the budget.
-        decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
+        decoding = [q for q in running if q.prefilled == q.req.prompt and len(q.times) < q.req.output]
         budget = chunk - len(decoding) if chunk else math.inf
         spans = []
         for q in running:
@@ -494,20 +651,36 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
                 n = min(q.req.prompt - q.prefilled, budget)
                 spans.append((q, q.prefilled, q.prefilled + n))
                 budget -= n
-        # 3. Run.
-        cost = s.step([q.context for q in decoding], [(a, b) for _, a, b in spans])
-        now += cost.seconds
-        busy += cost.seconds
-        steps += 1
-        compute_bound += cost.bound == "compute"
+        # 3. Run. A step with prompt pieces runs alone. Steps that only decode repeat the same plan
+        #    until a sequence writes its last token or (continuous) a request that fits arrives:
+        #    they are costed together, each exactly as Server.step costs it.
+        if spans or not decoding:
+            cost = s.step([q.context for q in decoding], [(a, b) for _, a, b in spans])
+            seconds, bound = [cost.seconds], int(cost.bound == "compute")
+        else:
+            last = min(q.req.output - len(q.times) for q in decoding)
+            fits = policy == "continuous" and queue and len(running) < slots and \
+                kv_used + need[queue[0].id] <= s.kv_capacity
+            wake = queue[0].arrival if fits else math.inf
+            seconds, bound = _decode_run(s, [q.context for q in decoding], last, now, wake)
+        work += len(running) * len(seconds)
+        if work > MAX_SIMULATED_WORK:
+            raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
+                             "simulator stops there: use fewer requests, shorter prompts or a larger chunk budget")
+        stamps = list(accumulate(seconds, initial=now))[1:]  # now += seconds, step by step
+        now = stamps[-1]
+        ends += stamps
+        busy = reduce(add, seconds, busy)
+        steps += len(seconds)
+        compute_bound += bound
         for q in decoding:
-            q.times.append(now)
+            q.times += stamps
         for q, _, b in spans:
             q.prefilled = b
             if b == q.req.prompt:
                 q.times.append(now)
         # 4. Retire.
-        finished = [q for q in running if q.done]
+        finished = [q for q in running if len(q.times) == q.req.output]
         if policy == "continuous" or len(finished) == len(running):
             for q in finished:
                 running.remove(q)
@@ -523,8 +696,33 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
         policy=policy, slots=slots, chunk=chunk, trace=trace,
         token_times=tuple(tuple(by_id[r.id].times) for r in sorted(trace, key=lambda r: r.id)),
         occupancy=occupancy, steps=steps, busy_seconds=busy, kv_peak=kv_peak,
-        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound,
+        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound, step_ends=tuple(ends),
     )
+
+
+def _decode_run(s: Server, contexts: list[int], limit: int, now: float, wake: float) -> tuple[list[float], int]:
+    """:func:`simulate`'s decode-only steps: up to ``limit`` steps of the sequences at ``contexts``
+    starting at time ``now``, ending early after the first step that ends at or after ``wake``.
+    Returns each step's seconds and how many were compute-bound, as ``Server.step`` says."""
+    seconds, bound = [], 0
+    while len(seconds) < limit:
+        done = len(seconds)
+        n = limit - done
+        ctx = [c + done for c in contexts] if done else contexts
+        shortest = s.step_weight_bytes(len(ctx)) / s.bandwidth  # every step reads the weights
+        if wake < math.inf and shortest > 0:
+            n = min(n, math.ceil((wake - now) / shortest) + 1)  # enough steps to reach wake
+        got, compute = s.decode_steps(ctx, n)
+        if wake < math.inf:
+            stamps = list(accumulate(got, initial=now))
+            first = bisect_left(stamps, wake, 1)  # stamps[0] is now < wake
+            if first <= n:
+                got, compute = s.decode_steps(ctx, first) if compute else (got[:first], 0)
+                limit = done + first
+            now = stamps[len(got)]
+        seconds += got
+        bound += compute
+    return seconds, bound
 
 
 def percentile(values, q: float) -> float:
@@ -534,17 +732,52 @@ def percentile(values, q: float) -> float:
     Raises:
         ValueError: no values, a non-finite value, or ``q`` outside 0 to 100.
     """
+    return _percentiles(values, (q,))[0]
+
+
+def _percentiles(values, qs) -> list[float]:
+    """:func:`percentile` of ``values`` at each of ``qs``, sorting once (the same floats)."""
     xs = sorted(values)
     if not xs:
         raise ValueError("percentile of no values")
-    if not all(math.isfinite(x) for x in xs):
+    if not all(map(math.isfinite, xs)):
         raise ValueError("percentile: every value must be a finite number")
-    if not 0 <= q <= 100:
-        raise ValueError(f"percentile must be 0 to 100, got {q!r}")
-    h = (len(xs) - 1) * q / 100
-    lo = math.floor(h)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (h - lo) * (xs[hi] - xs[lo])
+    out = []
+    for q in qs:
+        if not 0 <= q <= 100:
+            raise ValueError(f"percentile must be 0 to 100, got {q!r}")
+        h = (len(xs) - 1) * q / 100
+        lo = math.floor(h)
+        hi = min(lo + 1, len(xs) - 1)
+        out.append(xs[lo] + (h - lo) * (xs[hi] - xs[lo]))
+    return out
+
+
+def _counted_percentiles(values, counts, more, qs) -> list[float]:
+    """:func:`_percentiles` of the values ``values[k]`` written ``counts[k]`` times each, followed by
+    ``more``: the same floats, without writing the repeated values out when there are many."""
+    xs = list(compress(values, counts)) + list(more)
+    ws = list(compress(counts, counts)) + [1] * len(more)
+    n = sum(ws)
+    if n == len(xs):  # no repeats
+        return _percentiles(xs, qs)
+    if not all(map(math.isfinite, xs)):
+        raise ValueError("percentile: every value must be a finite number")
+    order = sorted(range(len(xs)), key=xs.__getitem__)
+    below = list(accumulate(map(ws.__getitem__, order)))  # values up to each, in sorted order
+
+    def ranked(r: int) -> float:  # the r-th smallest, counting from 0
+        return xs[order[bisect_right(below, r)]]
+
+    out = []
+    for q in qs:
+        if not 0 <= q <= 100:
+            raise ValueError(f"percentile must be 0 to 100, got {q!r}")
+        h = (n - 1) * q / 100
+        lo = math.floor(h)
+        hi = min(lo + 1, n - 1)
+        out.append(ranked(lo) + (h - lo) * (ranked(hi) - ranked(lo)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -592,11 +825,22 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     arrivals = {r.id: r.arrival for r in sim.trace}
     ttft, e2e, gaps, good = [], [], [], 0
     good_tokens = 0
+    # A reply written at consecutive steps has the gaps between those steps (the same floats).
+    ends = sim.step_ends
+    step_gaps = list(map(sub, ends[1:], ends))
+    has_gap, other_gaps = [0] * (len(ends) + 1), []  # replies per step gap (a difference array), the rest
     for rid, times in enumerate(sim.token_times):
         t0 = arrivals[rid]
         ttft.append(times[0] - t0)
         e2e.append(times[-1] - t0)
-        own = [b - a for a, b in zip(times, times[1:], strict=False)]
+        j = bisect_left(ends, times[0])
+        if ends[j:j + len(times)] == times:
+            own = step_gaps[j:j + len(times) - 1]
+            has_gap[j] += 1
+            has_gap[j + len(times) - 1] -= 1
+        else:
+            own = list(map(sub, times[1:], times))  # b - a for each two tokens a, b in a row
+            other_gaps += own
         gaps += own
         mean_gap = sum(own) / len(own) if own else 0.0
         if times[0] - t0 <= ttft_target and mean_gap <= itl_target:
@@ -607,14 +851,22 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     duration = end - start
     tokens = sum(len(t) for t in sim.token_times)
     held = sum(o.finished - o.admitted for o in sim.occupancy)
+    latency = _percentiles(e2e, (50, 99))
+    first = _percentiles(ttft, (50, 99))
+    if not gaps:
+        itl = [0.0, 0.0]
+    elif len(gaps) >= 2 * len(step_gaps):  # many replies decode together: sort each step's gap once
+        itl = _counted_percentiles(step_gaps, list(accumulate(has_gap))[:len(step_gaps)], other_gaps, (50, 99))
+    else:
+        itl = _percentiles(gaps, (50, 99))
     return Metrics(
         throughput_tokens_per_s=tokens / duration if duration > 0 else 0.0,
-        latency_p50_s=percentile(e2e, 50),
-        latency_p99_s=percentile(e2e, 99),
-        ttft_p50_s=percentile(ttft, 50),
-        ttft_p99_s=percentile(ttft, 99),
-        itl_p50_s=percentile(gaps, 50) if gaps else 0.0,
-        itl_p99_s=percentile(gaps, 99) if gaps else 0.0,
+        latency_p50_s=latency[0],
+        latency_p99_s=latency[1],
+        ttft_p50_s=first[0],
+        ttft_p99_s=first[1],
+        itl_p50_s=itl[0],
+        itl_p99_s=itl[1],
         slot_utilization=held / (sim.slots * sim.busy_seconds) if sim.busy_seconds > 0 else 0.0,
         goodput_tokens_per_s=good_tokens / duration if duration > 0 else 0.0,
         met_targets=good / len(sim.token_times),
@@ -870,135 +1122,152 @@ def allocate(lengths, pool_tokens: int, allocator: str, block_size: int, reserve
     def blocks_for(tokens: int) -> int:
         return -(-tokens // block_size)
 
-    owner = [-1] * nblocks          # request id per block
-    table: dict[int, list[int]] = {}  # request id -> its blocks, in order
-    length: dict[int, int] = {}       # request id -> tokens held now
-    info = {i: (p, o) for i, p, o in reqs}
-    queue = deque((i, p, p + o) for i, p, o in reqs)  # (request, tokens it holds on admission, final length)
-    records, maps, step, preempted = [], [], 0, 0
+    final = {i: p + o for i, p, o in reqs}  # request id -> its length when done
 
-    def first_fit(n: int) -> int | None:
-        run = 0
-        for b in range(nblocks):
-            run = run + 1 if owner[b] == -1 else 0
-            if run == n:
-                return b - n + 1
-        return None
+    def serve(stop: int | None):
+        """Serve the backlog. Returns the sums of the counts (used, reserved, waste, hole tokens,
+        running) over the steps that have a queue, their number, the steps and the preemptions;
+        with ``stop``, instead, ``(step, states, owners)`` at the stop-th step that has a queue
+        (the map is drawn for one step only, by running the backlog again up to it)."""
+        owner = [-1] * nblocks          # request id per block
+        free = bytearray(b"\x01") * nblocks  # 1 where owner is -1: first fit and counts at C speed
+        table: dict[int, list[int]] = {}  # request id -> its blocks, in order
+        length: dict[int, int] = {}       # request id -> tokens held now
+        queue = deque((i, p, p + o) for i, p, o in reqs)  # (request, tokens it holds on admission, final length)
+        sums, records, step, preempted = [0] * 5, 0, 0, 0
+        changes, holes_at = 0, {}  # the map's changes so far; hole blocks by (changes, need)
 
-    def admit() -> None:
-        while queue:
-            i, p, _final = queue[0]
-            if allocator == "contiguous":
-                start = first_fit(blocks_for(p + reserve_tokens))
-                if start is None:
-                    return
-                got = list(range(start, start + blocks_for(p + reserve_tokens)))
-            else:
-                free = [b for b in range(nblocks) if owner[b] == -1]
-                if len(free) < blocks_for(p + 1):  # room for the prompt and the first new token
-                    return
-                got = free[:blocks_for(p)]
-            queue.popleft()
-            for b in got:
-                owner[b] = i
-            table[i], length[i] = got, p
+        def take(blocks: list[int], i: int) -> None:
+            nonlocal changes
+            changes += 1
+            for b in blocks:
+                owner[b], free[b] = i, 0
 
-    def snapshot() -> tuple[list[str], dict]:
-        states = ["free"] * nblocks
-        used = reserved = waste = 0
-        for i, blocks in table.items():
-            p, o = info[i]
-            now, final = length[i], p + o
-            for k, b in enumerate(blocks):
-                lo = k * block_size  # tokens before this block, in this sequence
-                if lo < now:
-                    states[b] = "used"
-                elif lo < final:
-                    states[b] = "reserved"
+        def release(blocks: list[int]) -> None:
+            nonlocal changes
+            changes += 1
+            for b in blocks:
+                owner[b], free[b] = -1, 1
+
+        def admit() -> None:
+            while queue:
+                i, p, _final = queue[0]
+                if allocator == "contiguous":
+                    n = blocks_for(p + reserve_tokens)
+                    start = free.find(b"\x01" * n)  # first fit: the first run of n free blocks
+                    if start < 0:
+                        return
+                    got = list(range(start, start + n))
                 else:
-                    states[b] = "waste"
-            used += now
-            held = len(blocks) * block_size
-            if allocator == "contiguous":
-                reserved += final - now
-                waste += held - final
-            else:
-                waste += held - now
-        need = blocks_for(queue[0][1] + reserve_tokens) if queue and allocator == "contiguous" else 0
-        holes = 0
-        run_start = None
-        for b in range(nblocks + 1):
-            if b < nblocks and owner[b] == -1:
-                run_start = b if run_start is None else run_start
-                continue
-            if run_start is not None:
-                size = b - run_start
-                if size < need:
-                    holes += size
-                    for h in range(run_start, b):
-                        states[h] = "hole"
-                run_start = None
-        return states, {"used": used, "reserved": reserved, "waste": waste, "hole": holes * block_size,
-                        "running": len(table)}
+                    if free.count(1) < blocks_for(p + 1):  # room for the prompt and the first new token
+                        return
+                    got, b = [], -1
+                    for _ in range(blocks_for(p)):  # the first free blocks, in order
+                        b = free.find(1, b + 1)
+                        got.append(b)
+                queue.popleft()
+                take(got, i)
+                table[i], length[i] = got, p
 
-    def grow(i: int) -> None:
-        """Paged: sequence ``i`` needs one more block; with none free, preempt the sequence admitted
-        last (vLLM's default: free its blocks and queue it first again, to recompute its tokens)."""
-        nonlocal preempted
-        while True:
-            free = next((b for b in range(nblocks) if owner[b] == -1), None)
-            if free is not None:
-                owner[free] = i
-                table[i].append(free)
-                return
-            victim = next(reversed(table))
-            for b in table.pop(victim):
-                owner[b] = -1
-            p, o = info[victim]
-            queue.appendleft((victim, length.pop(victim), p + o))
-            preempted += 1
-            if victim == i:
-                return
+        def counts() -> tuple[int, int, int, int, int]:
+            """used, reserved, waste, hole tokens and running sequences now (a queue is waiting)."""
+            used = sum(length.values())
+            held = (nblocks - free.count(1)) * block_size
+            if allocator == "paged":
+                return used, 0, held - used, 0, len(table)
+            planned = sum(map(final.__getitem__, table))
+            need = blocks_for(queue[0][1] + reserve_tokens)  # free runs shorter than this are holes
+            holes = holes_at.get((changes, need))
+            if holes is None:
+                holes = holes_at[changes, need] = sum(n for n in map(len, _FREE_RUN.findall(free)) if n < need)
+            return used, planned - used, held - planned, holes * block_size, len(table)
 
-    admit()
-    while table or queue:
-        states, counts = snapshot()
-        if queue:
-            records.append(counts)
-            maps.append((step, states, list(owner)))
-        # One step: every running sequence gets one token (in admission order).
-        for i in list(table):
-            if i not in table:  # preempted earlier in this step
-                continue
-            length[i] += 1
-            if length[i] == sum(info[i]):  # its last token: done (that token's keys are never read)
-                for b in table.pop(i):
-                    owner[b] = -1
-                del length[i]
-            elif allocator == "paged" and length[i] > len(table[i]) * block_size:
-                grow(i)
-        step += 1
+        def memory_map() -> list[str]:
+            states = ["free"] * nblocks
+            for i, blocks in table.items():
+                now, last = length[i], final[i]
+                for k, b in enumerate(blocks):
+                    lo = k * block_size  # tokens before this block, in this sequence
+                    if lo < now:
+                        states[b] = "used"
+                    elif lo < last:
+                        states[b] = "reserved"
+                    else:
+                        states[b] = "waste"
+            need = blocks_for(queue[0][1] + reserve_tokens) if queue and allocator == "contiguous" else 0
+            run_start = None
+            for b in range(nblocks + 1):
+                if b < nblocks and owner[b] == -1:
+                    run_start = b if run_start is None else run_start
+                    continue
+                if run_start is not None:
+                    if b - run_start < need:
+                        for h in range(run_start, b):
+                            states[h] = "hole"
+                    run_start = None
+            return states
+
+        def grow(i: int) -> None:
+            """Paged: sequence ``i`` needs one more block; with none free, preempt the sequence admitted
+            last (vLLM's default: free its blocks and queue it first again, to recompute its tokens)."""
+            nonlocal preempted
+            while True:
+                b = free.find(1)
+                if b >= 0:
+                    take([b], i)
+                    table[i].append(b)
+                    return
+                victim = next(reversed(table))
+                release(table.pop(victim))
+                queue.appendleft((victim, length.pop(victim), final[victim]))
+                preempted += 1
+                if victim == i:
+                    return
+
         admit()
-        if not table and queue:
-            raise ValueError(f"request {queue[0][0]} cannot be admitted into an empty pool")
+        while table or queue:
+            if queue:
+                if records == stop:
+                    return step, memory_map(), list(owner)
+                sums = list(map(add, sums, counts()))
+                records += 1
+            # One step: every running sequence gets one token (in admission order).
+            for i in list(table):
+                if i not in table:  # preempted earlier in this step
+                    continue
+                length[i] += 1
+                if length[i] == final[i]:  # its last token: done (that token's keys are never read)
+                    release(table.pop(i))
+                    del length[i]
+                elif allocator == "paged" and length[i] > len(table[i]) * block_size:
+                    grow(i)
+            step += 1
+            admit()
+            if not table and queue:
+                raise ValueError(f"request {queue[0][0]} cannot be admitted into an empty pool")
+        return sums, records, step, preempted
 
-    if not records:  # the backlog fitted at once: measure the first step
-        records.append({"used": 0, "reserved": 0, "waste": 0, "hole": 0, "running": 0})
-        maps.append((0, ["free"] * nblocks, [-1] * nblocks))
-    n = len(records)
-    pick = n // 2 if snapshot_step is None else min(max(snapshot_step, 0), n - 1)
-    snap_step, snap_states, snap_owner = maps[pick]
+    (used, reserved, waste, hole, running), n, steps, preempted = serve(None)
+    if n:
+        pick = n // 2 if snapshot_step is None else min(max(snapshot_step, 0), n - 1)
+        snap_step, snap_states, snap_owner = serve(pick)
+    else:  # the backlog fitted at once: measure the first step
+        n, snap_step, snap_states, snap_owner = 1, 0, ["free"] * nblocks, [-1] * nblocks
     return Allocation(
         allocator=allocator, block_size=block_size, pool_tokens=pool_tokens,
         blocks=tuple(snap_states), owners=tuple(snap_owner), snapshot_step=snap_step,
-        token_share=sum(r["used"] for r in records) / (n * pool_tokens),
-        internal_share=sum(r["waste"] for r in records) / (n * pool_tokens),
-        reserved_share=sum(r["reserved"] for r in records) / (n * pool_tokens),
-        external_share=sum(r["hole"] for r in records) / (n * pool_tokens),
-        mean_running=sum(r["running"] for r in records) / n,
-        steps=step,
+        token_share=used / (n * pool_tokens),
+        internal_share=waste / (n * pool_tokens),
+        reserved_share=reserved / (n * pool_tokens),
+        external_share=hole / (n * pool_tokens),
+        mean_running=running / n,
+        steps=steps,
         preempted=preempted,
     )
+
+
+#: A run of free blocks in :func:`allocate`'s map of the pool (1 free, 0 taken).
+_FREE_RUN = re.compile(b"\x01+")
 
 
 #: The allocator example of Part 3 (page and widget): a KV pool of ``pool`` token slots and a

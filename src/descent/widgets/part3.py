@@ -173,12 +173,14 @@ def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS)
     for o in sim.occupancy:
         by_slot.setdefault(o.slot, []).append(o)
     shown = min(rows, sim.slots)
+    middles = [start + (b + 0.5) * width for b in range(bins)]
+    when = [format_time(t - start) for t in middles]  # the same for every slot
     grid = []
     for slot in range(shown):
         row = []
-        for b in range(bins):
-            t = start + (b + 0.5) * width
-            o = next((o for o in by_slot.get(slot, []) if o.admitted <= t < o.released), None)
+        stays = by_slot.get(slot, [])
+        for t, at in zip(middles, when, strict=True):
+            o = next((o for o in stays if o.admitted <= t < o.released), None)
             if o is None:
                 cls, what = "is-free", "empty"
             elif t < o.first_token:
@@ -187,7 +189,7 @@ def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS)
                 cls, what = "is-decode", f"request {o.request} writing"
             else:
                 cls, what = "is-waste", f"request {o.request} finished, slot held"
-            row.append(v.cell(cls, title=f"slot {slot + 1}, {format_time(t - start)}: {what}"))
+            row.append(v.cell(cls, title=f"slot {slot + 1}, {at}: {what}"))
         grid.append(row)
     more = f" (the first {shown} of {sim.slots})" if shown < sim.slots else ""
     return v.cell_grid(grid, caption=f"Slots{more} over {format_time(end - start)}, {sim.policy} batching",
