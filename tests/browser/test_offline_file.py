@@ -45,6 +45,11 @@ def test_page_from_disk_is_complete_and_static(site_page, site_dir, make_page):
         w.scroll_into_view_if_needed()  # what would start the runtime when served
     page.wait_for_timeout(300)
     for w in widgets:
+        # Back on screen to read it: a block far off screen is skipped by the browser
+        # (content-visibility, docs/assets/site.css) and its rendered text (innerText) reads empty until
+        # the next frame draws it.
+        w.scroll_into_view_if_needed()
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         name = w.get_attribute("data-widget")
         assert w.get_attribute("data-state") == "static", name
         status = w.locator(".descent-widget__status").inner_text()
@@ -54,6 +59,13 @@ def test_page_from_disk_is_complete_and_static(site_page, site_dir, make_page):
         # Issue 13: every control is disabled from file:, so none can disagree with the results.
         enabled = w.locator("input:enabled, select:enabled, textarea:enabled, button:enabled").count()
         assert enabled == 0, f"{name}: {enabled} controls still enabled from file://"
+    # Figures load lazily (descent.site.figures.figure_html): a reader scrolls past each one.
+    for img in page.locator(".md-content img").all():
+        if img.is_visible():
+            img.scroll_into_view_if_needed()
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('.md-content img')]
+            .filter(i => getComputedStyle(i).display !== 'none').every(i => i.complete)""", timeout=10_000)
     images = page.evaluate(
         """() => [...document.querySelectorAll('.md-content img')]
             .filter(i => getComputedStyle(i).display !== 'none')
