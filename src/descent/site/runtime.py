@@ -25,6 +25,7 @@ the timestamp and flit_core's version.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -95,60 +96,33 @@ writeFileSync(out, pyodide.makeMemorySnapshot());
 """
 
 #: The node side of :func:`add_bytecode`: ``node --input-type=module -e _BYTECODE_JS <pyodide dir>
-#: <wheel in> <wheel out>``. Pyodide unpacks the wheel where the reader's browser does
-#: (site-packages), compiles every module with its own Python, and writes the wheel again with the
-#: bytecode of the modules every start imports (``descent.widgets`` and what it imports; the others
-#: are compiled when first used, mostly while the worker warms up) added under ``__pycache__`` and
-#: listed in RECORD. Only those: bytecode for the whole package would add 560 KB to the download for
-#: modules a cold start does not need. The bytecode is "unchecked-hash":
-#: Python uses it without comparing it to the source's timestamp, which the unpacked files do not
-#: keep. Entries are written in a fixed order with the DOS epoch as their date, so the same wheel
-#: and the same Pyodide give the same bytes.
+#: <out file> <wheel>``. Pyodide unpacks the wheel where the reader's browser does (site-packages),
+#: compiles the package with its own Python, imports ``descent.widgets`` and writes the bytecode of
+#: every ``descent`` module that import loaded into a zip (names as in the wheel). The bytecode is
+#: "unchecked-hash": Python uses it without comparing it to the source's timestamp, which the
+#: unpacked files do not keep.
 _BYTECODE_JS = """
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-const [dir, src, out] = process.argv.slice(1);
+const [dir, out, wheel] = process.argv.slice(1);
 process.argv.length = 1;
 const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
 const pyodide = await loadPyodide({ indexURL: dir + "/" });
-const data = new Uint8Array(readFileSync(src));
-pyodide.unpackArchive(data, "wheel");
-pyodide.FS.writeFile("/tmp/in.whl", data);
+pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel");
 pyodide.runPython(`
-import base64, compileall, hashlib, importlib.util, os, py_compile, zipfile
+import compileall, os, py_compile, sys, zipfile
 import descent
 pkg = os.path.dirname(descent.__file__)
 site = os.path.dirname(pkg)
 if not compileall.compile_dir(pkg, quiet=1, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH):
     raise SystemExit("compileall failed")
-import sys
 import descent.widgets
-pycs = sorted(os.path.relpath(m.__cached__, site).replace(os.sep, "/")
-              for n, m in list(sys.modules.items()) if n.split(".")[0] == "descent" and getattr(m, "__cached__", None))
-with zipfile.ZipFile("/tmp/in.whl") as zin, zipfile.ZipFile("/tmp/out.whl", "w", zipfile.ZIP_DEFLATED) as zout:
-    names = zin.namelist()
-    record = next(n for n in names if n.endswith(".dist-info/RECORD"))
-    lines = []
-    for rel in pycs:
-        body = open(os.path.join(site, rel), "rb").read()
-        digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
-        lines.append(f"{rel},sha256={digest},{len(body)}")
-    for info in zin.infolist():
-        body = zin.read(info)
-        if info.filename == record:
-            continue
-        zout.writestr(info, body)
-    for rel in pycs:
-        info = zipfile.ZipInfo(rel, date_time=(1980, 1, 1, 0, 0, 0))
-        info.external_attr = 0o644 << 16
-        info.compress_type = zipfile.ZIP_DEFLATED
-        zout.writestr(info, open(os.path.join(site, rel), "rb").read())
-    old = zin.getinfo(record)
-    text = zin.read(record).decode().rstrip("\\\\n").split("\\\\n")
-    keep = [l for l in text if not l.startswith(record + ",")]
-    zout.writestr(old, "\\\\n".join(keep + lines + [record + ",,"]) + "\\\\n")
+with zipfile.ZipFile("/tmp/pyc.zip", "w") as z:
+    for name, m in sorted(sys.modules.items()):
+        if name.split(".")[0] == "descent" and getattr(m, "__cached__", None):
+            z.write(m.__cached__, os.path.relpath(m.__cached__, site))
 `);
-writeFileSync(out, pyodide.FS.readFile("/tmp/out.whl"));
+writeFileSync(out, pyodide.FS.readFile("/tmp/pyc.zip"));
 """
 
 #: The earliest timestamp a zip entry can hold (1980-01-01, the DOS epoch), in Unix seconds.
@@ -350,59 +324,105 @@ def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
     return target
 
 
-def add_bytecode(root: Path, wheel: Path) -> Path:
-    """The wheel with its modules compiled by the browser's own Python (Pyodide's), beside the sources.
-
-    Without bytecode, Pyodide compiles every module the first time it is imported, in the reader's
-    browser: about two thirds of importing the widget runtime (105 ms of 160 ms under node; three
-    times that in a phone's worker). Only the runtime's own modules get bytecode (:data:`_BYTECODE_JS`). The compiled files are made under node with
-    ``node_modules/pyodide`` (the same files the site ships, so the bytecode's magic number is the
-    browser's) and cached in ``.cache/descent-wheel-pyc/<hash>/`` by the wheel's bytes, the Pyodide
-    files and the script. The sources stay in the wheel: tracebacks and ``descent.widgets.get``
-    read them.
-
-    Args:
-        root: the repository root (node_modules/pyodide, .cache).
-        wheel: a wheel from :func:`build_wheel`.
-
-    Returns:
-        The path of the wheel with bytecode, with the same file name as ``wheel``.
+def _under_node(root: Path, script: str, args: list[str], key: bytes, cache: str, name: str, what: str) -> Path:
+    """Run ``script`` (an ES module) under node with ``node_modules/pyodide``, once per ``key``: the
+    file it writes is kept as ``<root>/.cache/<cache>/<hash>/<name>``, the hash covering the script,
+    ``key`` and the Pyodide files. node gets ``<pyodide dir> <out file> *args``. Other entries of
+    ``.cache/<cache>/`` older than :data:`CACHE_KEEP_S` are deleted.
 
     Raises:
         FileNotFoundError: node or node_modules/pyodide is missing.
-        RuntimeError: node failed or ran past :data:`SNAPSHOT_TIMEOUT_S` (its stderr is in the message).
+        RuntimeError: node failed or ran past :data:`SNAPSHOT_TIMEOUT_S` (its stderr is in the message),
+            named by ``what``.
     """
     import subprocess
 
     src = root / "node_modules" / "pyodide"
     node = shutil.which("node")
     if node is None:
-        raise FileNotFoundError("node is not on PATH: the wheel's bytecode is compiled by Pyodide under node")
-    digest = hashlib.sha256(_BYTECODE_JS.encode() + b"\0" + wheel.read_bytes())
+        raise FileNotFoundError(f"node is not on PATH: {what} is made by Pyodide under node (as KaTeX runs)")
+    digest = hashlib.sha256(script.encode() + b"\0" + key)
     for f in PYODIDE_FILES:
         if not (src / f).is_file():
             raise FileNotFoundError(f"node_modules/pyodide lacks {f}: run `npm ci`")
         digest.update(f.encode() + b"\0" + (src / f).read_bytes())
-    cached = root / ".cache" / "descent-wheel-pyc" / digest.hexdigest()[:16] / wheel.name
+    cached = root / ".cache" / cache / digest.hexdigest()[:16] / name
     if cached.is_file():
         return cached
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(".tmp")
     try:
-        proc = subprocess.run(
-            [node, "--input-type=module", "-e", _BYTECODE_JS, str(src.resolve()), str(wheel.resolve()), str(tmp)],
-            capture_output=True, text=True, timeout=SNAPSHOT_TIMEOUT_S,
-        )
+        proc = subprocess.run([node, "--input-type=module", "-e", script, str(src.resolve()), str(tmp), *args],
+                              capture_output=True, text=True, timeout=SNAPSHOT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise RuntimeError(f"compiling the wheel's bytecode took over {SNAPSHOT_TIMEOUT_S} s") from None
+        raise RuntimeError(f"{what} took over {SNAPSHOT_TIMEOUT_S} s") from None
     if proc.returncode != 0 or not tmp.is_file():
-        raise RuntimeError(f"compiling the wheel's bytecode failed: {(proc.stderr or proc.stdout)[-800:]}")
+        raise RuntimeError(f"{what} failed: {(proc.stderr or proc.stdout)[-800:]}")
     tmp.replace(cached)
     now = time.time()
     for old in cached.parent.parent.iterdir():
         if old != cached.parent and old.is_dir() and now - old.stat().st_mtime > CACHE_KEEP_S:
             shutil.rmtree(old, ignore_errors=True)
     return cached
+
+
+def _record_line(name: str, body: bytes) -> str:
+    """A wheel RECORD row (PEP 376/427): ``name,sha256=<urlsafe base64, unpadded>,<size>``."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(body)}"
+
+
+def add_bytecode(root: Path, wheel: Path) -> Path:
+    """The wheel with bytecode, compiled by the browser's own Python (Pyodide's), beside the sources.
+
+    Without bytecode, Pyodide compiles every module the first time it is imported, in the reader's
+    browser: about two thirds of importing the widget runtime (105 ms of 160 ms under node; three
+    times that in a phone's worker). Only the modules every start imports get bytecode
+    (``descent.widgets`` and what it imports, :data:`_BYTECODE_JS`); the others compile when first
+    used, mostly while the worker warms up, and bytecode for the whole package would add 560 KB to
+    the download. The bytecode is made under node with ``node_modules/pyodide`` (the files the site
+    ships, so its magic number is the browser's) and cached by the wheel's bytes; the wheel is
+    written again with the bytecode added under ``__pycache__`` and listed in RECORD, in a fixed
+    order with the DOS epoch as each new entry's date, so the same wheel and Pyodide give the same
+    bytes. The sources stay: tracebacks and ``descent.widgets.get`` read them.
+
+    Args:
+        root: the repository root (node_modules/pyodide, .cache).
+        wheel: a wheel from :func:`build_wheel`.
+
+    Returns:
+        The path of the wheel with bytecode (in the cache), with the same file name as ``wheel``.
+
+    Raises:
+        FileNotFoundError: node or node_modules/pyodide is missing.
+        RuntimeError: node failed or ran past :data:`SNAPSHOT_TIMEOUT_S` (its stderr is in the message).
+    """
+    import zipfile
+
+    pycs = _under_node(root, _BYTECODE_JS, [str(wheel.resolve())], wheel.read_bytes(), "descent-wheel-pyc",
+                       "bytecode.zip", "compiling the wheel's bytecode")
+    target = pycs.with_name(wheel.name)
+    if target.is_file():
+        return target
+    tmp = target.with_suffix(".tmp")
+    with zipfile.ZipFile(wheel) as zin, zipfile.ZipFile(pycs) as zpyc, \
+            zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zout:
+        record = next(n for n in zin.namelist() if n.endswith(".dist-info/RECORD"))
+        for info in zin.infolist():
+            if info.filename != record:
+                zout.writestr(info, zin.read(info))
+        rows = []
+        for name in sorted(zpyc.namelist()):
+            body = zpyc.read(name)
+            info = zipfile.ZipInfo(name, date_time=time.gmtime(ZIP_EPOCH)[:6])
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zout.writestr(info, body)
+            rows.append(_record_line(name, body))
+        kept = [r for r in zin.read(record).decode().splitlines() if not r.startswith(record + ",")]
+        zout.writestr(zin.getinfo(record), "\n".join(kept + rows + [record + ",,"]) + "\n")
+    tmp.replace(target)
+    return target
 
 
 def copy_pyodide(root: Path, dest: Path) -> list[Path]:
@@ -437,32 +457,9 @@ def make_snapshot(root: Path, dest: Path) -> Path:
         FileNotFoundError: node or node_modules/pyodide is missing.
         RuntimeError: node failed or ran past :data:`SNAPSHOT_TIMEOUT_S` (its stderr is in the message).
     """
-    import subprocess
-
-    src = root / "node_modules" / "pyodide"
-    node = shutil.which("node")
-    if node is None:
-        raise FileNotFoundError("node is not on PATH: the Pyodide snapshot is made with node (as KaTeX runs)")
-    digest = hashlib.sha256(_SNAPSHOT_JS.encode() + ",".join(SNAPSHOT_PREIMPORTS).encode())
-    for f in PYODIDE_FILES:
-        if not (src / f).is_file():
-            raise FileNotFoundError(f"node_modules/pyodide lacks {f}: run `npm ci`")
-        digest.update(f.encode() + b"\0" + (src / f).read_bytes())
-    cached = root / ".cache" / "pyodide-snapshot" / digest.hexdigest()[:16] / SNAPSHOT_FILE
-    if not cached.is_file():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(".tmp")
-        try:
-            proc = subprocess.run(
-                [node, "--input-type=module", "-e", _SNAPSHOT_JS, str(src.resolve()), str(tmp),
-                 ",".join(SNAPSHOT_PREIMPORTS)],
-                capture_output=True, text=True, timeout=SNAPSHOT_TIMEOUT_S,
-            )
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"making the Pyodide snapshot took over {SNAPSHOT_TIMEOUT_S} s") from None
-        if proc.returncode != 0 or not tmp.is_file():
-            raise RuntimeError(f"making the Pyodide snapshot failed: {(proc.stderr or proc.stdout)[-800:]}")
-        tmp.replace(cached)
+    modules = ",".join(SNAPSHOT_PREIMPORTS)
+    cached = _under_node(root, _SNAPSHOT_JS, [modules], modules.encode(), "pyodide-snapshot", SNAPSHOT_FILE,
+                         "making the Pyodide snapshot")
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / SNAPSHOT_FILE
     if not (target.is_file() and target.stat().st_size == cached.stat().st_size
