@@ -107,7 +107,7 @@ def test_figure_images_load_lazily():
     # Issue 13 section 5 (page weight): with loading="lazy" the browser fetches neither the figures far
     # below the screen nor the hidden scheme's copy (display: none) before the reader needs them.
     html = figure_html("kv", "alt", "cap", "", 600, 300, narrow=(384, 326))
-    imgs = [chunk for chunk in html.split("<img ")[1:]]
+    imgs = html.split("<img ")[1:]
     assert len(imgs) == 2 and all('loading="lazy"' in i.split(">")[0] for i in imgs), html
 
 

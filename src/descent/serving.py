@@ -643,7 +643,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
             now = queue[0].arrival  # nothing to do until the next request arrives
             continue
         # 2. Plan: one token per decoding sequence, then prompt pieces within the budget.
-        decoding = [q for q in running if q.prefilled == q.req.prompt and len(q.times) < q.req.output]
+        decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
         budget = chunk - len(decoding) if chunk else math.inf
         spans = []
         for q in running:
@@ -680,7 +680,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
             if b == q.req.prompt:
                 q.times.append(now)
         # 4. Retire.
-        finished = [q for q in running if len(q.times) == q.req.output]
+        finished = [q for q in running if q.done]
         if policy == "continuous" or len(finished) == len(running):
             for q in finished:
                 running.remove(q)

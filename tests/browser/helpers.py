@@ -49,6 +49,12 @@ def go_live(page, url: str, root: str, *, check_static: bool = True):
     return w
 
 
+def next_frames(page) -> None:
+    """Wait until the browser has drawn two more frames (style changes applied, skipped blocks that
+    came on screen drawn: content-visibility in docs/assets/site.css)."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 def stat_number(page, root: str, label: str, *, exact: bool = True):
     """The number of the stat in ``root`` whose label is ``label`` (or, unless ``exact``, starts with it).
 

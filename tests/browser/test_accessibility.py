@@ -11,6 +11,7 @@ and footer contrast).
 from __future__ import annotations
 
 import pytest
+from helpers import next_frames
 
 #: axe impact levels that fail the test (axe-core's scale: minor, moderate, serious, critical).
 FAILING_IMPACTS = {"serious", "critical"}
@@ -74,7 +75,7 @@ def test_no_serious_axe_violations_light_and_dark(site_page, reader):
     for scheme in ("light", "dark"):
         _toggle_to(page, scheme)
         # Two frames: style changes and the theme's load-time fixes (overrides/assets/overrides/a11y.js) applied.
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        next_frames(page)
         page.wait_for_function(HEADER_SETTLED)
         # The title's fade is a CSS transition of 250 ms that may not have begun when the check above
         # ran (the scroll back to the top fires it a frame later): let it finish.

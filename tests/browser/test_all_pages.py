@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from helpers import next_frames
 from playwright.sync_api import expect
 
 #: Milliseconds to wait for Pyodide + the descent wheel (about 3 s here; CI machines are slower).
@@ -257,7 +258,7 @@ def check_phone_width(page) -> None:
     wrapper); widgets fit inside the content column."""
     page.set_viewport_size(PHONE)
     try:
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        next_frames(page)
         over = page.evaluate(
             """() => ({
                 page: document.documentElement.scrollWidth - document.documentElement.clientWidth,

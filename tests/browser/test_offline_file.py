@@ -15,6 +15,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
+from helpers import next_frames
 
 #: Schemes a page opened from disk may request.
 OFFLINE_SCHEMES = {"file", "data", "about"}
@@ -49,7 +50,7 @@ def test_page_from_disk_is_complete_and_static(site_page, site_dir, make_page):
         # (content-visibility, docs/assets/site.css) and its rendered text (innerText) reads empty until
         # the next frame draws it.
         w.scroll_into_view_if_needed()
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        next_frames(page)
         name = w.get_attribute("data-widget")
         assert w.get_attribute("data-state") == "static", name
         status = w.locator(".descent-widget__status").inner_text()

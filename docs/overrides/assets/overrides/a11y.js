@@ -18,6 +18,7 @@
   const idle = window.requestIdleCallback || ((cb) => setTimeout(() => cb({ timeRemaining: () => 8 }), 50));
   let pending = new Set();
   let observer = null;
+  let draining = false; // one idle loop at a time, however often start() runs (resize, navigation)
 
   function fix(el) {
     pending.delete(el);
@@ -49,7 +50,8 @@
       else pending.delete(el);
       if (performance.now() >= stop) break;
     }
-    if (pending.size) idle(drain, { timeout: 2000 });
+    draining = pending.size > 0;
+    if (draining) idle(drain, { timeout: 2000 });
     else document.documentElement.dataset.descentTables = "measured";
   }
 
@@ -65,7 +67,10 @@
       );
       wraps.forEach((el) => observer.observe(el));
     }
-    idle(drain, { timeout: 2000 });
+    if (!draining) {
+      draining = true;
+      idle(drain, { timeout: 2000 });
+    }
   }
 
   const doc$ = window.document$;
