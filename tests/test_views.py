@@ -106,6 +106,11 @@ def test_cell_grid():
     assert html.count("<tr>") == 3 and '<th scope="row">seq 1</th>' in html
     assert '<span class="descent-sr">used</span>' in html  # meaning from the legend
     assert '<span class="descent-sr">block 3</span>' in html
+    # A class of its own: Material styles and wraps only tables without one (the grid scrolls itself).
+    assert '<table class="descent-grid__table">' in html
+    # Without row or column labels the grid is a picture of named cells, not a table of data.
+    bare = v.render(v.cell_grid([[v.cell("is-used"), v.cell("is-free")]], caption="Tiles"))
+    assert '<table class="descent-grid__table" role="presentation">' in bare
     with pytest.raises(ValueError, match="same number of cells"):
         v.render(v.cell_grid([[v.cell()], []], caption="x"))
     with pytest.raises(ValueError, match="class must be letters"):

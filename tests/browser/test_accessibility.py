@@ -48,7 +48,7 @@ HEADER_SETTLED = """() => [...document.querySelectorAll('.md-header__topic')].ev
 
 
 #: Every skipped block drawn (an inline style wins over site.css; CSSOM writes are not subject to CSP).
-SHOW_SKIPPED = """() => document.querySelectorAll('.md-content__inner > *').forEach(
+SHOW_SKIPPED = """() => document.querySelectorAll('.md-content__inner > *, .descent-grid').forEach(
   el => { el.style.contentVisibility = 'visible'; })"""
 
 

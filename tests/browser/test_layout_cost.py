@@ -8,13 +8,16 @@ throttling (``nox -s bench`` measures it). These tests pin what it must not cost
 * nothing on screen moves while a page loads (a block skipped at first and drawn a frame later would
   push the text below it: the rule leaves the first blocks of each page alone for that reason);
 * every table that scrolls sideways is still reachable by keyboard, including the ones far below the
-  screen that were never drawn (overrides/assets/overrides/a11y.js measures them while idle);
+  screen that were never drawn (overrides/assets/overrides/a11y.js gives every table a tab stop until
+  the browser draws it and reports its width);
 * blocks far below the first screen are in fact skipped (the rule still applies).
 """
 
 from __future__ import annotations
 
 import pytest
+
+from helpers import next_frames
 
 #: Lighthouse's own viewports: its mobile form (Moto G Power, 412 x 823) and its desktop form.
 VIEWPORTS = {
@@ -54,27 +57,94 @@ def test_nothing_moves_while_a_page_loads(form, server, make_page, all_page_path
     assert not moved, f"content moved while loading at {form} size:\n" + "\n".join(moved)
 
 
-def test_tables_far_below_are_skipped_yet_reachable_by_keyboard(server, make_page):
-    """Reference > Accelerators at phone width: its last tables are skipped when the page opens, and
-    once a11y.js has measured every table, the ones wider than the column take focus."""
-    page = make_page(**VIEWPORTS["phone"])
+@pytest.mark.parametrize("form", sorted(VIEWPORTS))
+def test_tables_far_below_are_skipped_yet_reachable_by_keyboard(form, server, make_page):
+    """Reference > Accelerators: its last tables are skipped when the page opens, yet every table
+    wrapper there takes focus until it is drawn; once drawn, the tables wider than the column keep
+    their tab stop and a name, and the ones that fit lose it (a11y.js, told the sizes by a
+    ResizeObserver: nothing is laid out just to measure it). At phone width most tables scroll; at
+    desktop width some fit."""
+    page = make_page(**VIEWPORTS[form])
     page.goto(server + "reference/accelerators.html")
-    skipped = page.evaluate(
-        """() => { const blocks = [...document.querySelectorAll('.md-content__inner > *')];
-                   const last = blocks[blocks.length - 2];
-                   return [getComputedStyle(last).contentVisibility, blocks.length]; }"""
+    page.wait_for_load_state("load")
+    next_frames(page)
+    before = page.evaluate(
+        """() => { const far = [...document.querySelectorAll('.md-content__inner > .descent-far--table')];
+                   const last = far[far.length - 1];
+                   return { cv: getComputedStyle(last).contentVisibility, far: far.length,
+                            wraps: [...last.querySelectorAll('.md-typeset__scrollwrap')].map((w) => w.tabIndex) }; }"""
     )
-    assert skipped[0] == "auto", f"the rule no longer applies to the page's last blocks: {skipped}"
-    page.wait_for_function("() => document.documentElement.dataset.descentTables === 'measured'")
+    assert before["cv"] == "auto" and before["far"] > 10, f"the rule no longer applies to the page's last tables: {before}"
+    assert before["wraps"] and all(t == 0 for t in before["wraps"]), f"an undrawn table has no tab stop: {before}"
+    page.evaluate("() => document.querySelectorAll('.descent-far').forEach((el) => { el.style.contentVisibility = 'visible'; })")
+    next_frames(page)
     wraps = page.evaluate(
-        """() => [...document.querySelectorAll('.md-typeset__scrollwrap')].map((w) => {
-             w.style.contentVisibility = 'visible';
-             return { scrolls: w.scrollWidth > w.clientWidth + 1, focusable: w.tabIndex === 0,
-                      named: !!w.getAttribute('aria-label') }; })"""
+        """() => [...document.querySelectorAll('.md-typeset__scrollwrap')].map((w) => ({
+             scrolls: w.scrollWidth > w.clientWidth + 1, focusable: w.tabIndex === 0,
+             named: !!w.getAttribute('aria-label') }))"""
     )
     assert len(wraps) > 10
     scrolling = [w for w in wraps if w["scrolls"]]
-    # At 412 px the source columns make most field tables wider than the column.
-    assert len(scrolling) > 10, f"expected wide tables at phone width, found {len(scrolling)}"
+    fitting = [w for w in wraps if not w["scrolls"]]
+    if form == "phone":  # the source columns make most field tables wider than a phone's column
+        assert len(scrolling) > 10, f"expected wide tables at phone width, found {len(scrolling)}"
+    else:
+        assert fitting, "expected some tables that fit at desktop width"
     assert all(w["focusable"] and w["named"] for w in scrolling), [i for i, w in enumerate(wraps) if w["scrolls"] and not w["focusable"]]
-    assert not any(w["focusable"] for w in wraps if not w["scrolls"]), "a table that fits took a tab stop"
+    assert not any(w["focusable"] for w in fitting), "a table that fits kept a tab stop after it was drawn"
+
+
+#: Records each stylesheet link whose address changes once the body has content: a rewrite the page
+#: pays for with a full restyle. (The head script's own rewrite runs before the body exists.)
+RECORD_LATE_REWRITES = """
+window.__lateHrefs = [];
+new MutationObserver((list) => list.forEach((m) => {
+  if (m.target.rel === 'stylesheet' && document.body && document.body.childElementCount)
+    window.__lateHrefs.push(m.target.getAttribute('href'));
+})).observe(document, { subtree: true, attributes: true, attributeFilter: ['href'] });
+"""
+
+
+def test_start_up_marks_are_set_before_the_body_is_styled(server, make_page):
+    """overrides/main.html's head script: <html> says js (and carries the focus-visible polyfill's
+    marks) before Material's bundle runs, and every stylesheet link holds its absolute address
+    before the body exists, so Material's instant navigation, which rewrites relative addresses as
+    absolute ones once the page is drawn, leaves the stylesheets alone (a rewritten stylesheet is
+    parsed again and the whole page restyled)."""
+    page = make_page()
+    page.add_init_script(RECORD_LATE_REWRITES)
+    page.goto(server + "part-3-serving-software.html")
+    page.wait_for_load_state("load")
+    next_frames(page)
+    state = page.evaluate(
+        """() => ({ classes: [...document.documentElement.classList],
+                    polyfill: document.documentElement.hasAttribute('data-js-focus-visible'),
+                    hrefs: [...document.querySelectorAll('link[rel="stylesheet"]')].map((l) => l.getAttribute('href')),
+                    late: window.__lateHrefs })"""
+    )
+    assert "js" in state["classes"] and "no-js" not in state["classes"] and "js-focus-visible" in state["classes"]
+    assert state["polyfill"]
+    assert len(state["hrefs"]) >= 5, state["hrefs"]
+    assert all(h.startswith(server) for h in state["hrefs"]), state["hrefs"]
+    assert state["late"] == [], f"stylesheets rewritten after the page was drawn: {state['late']}"
+
+
+def test_code_blocks_get_their_copy_button_when_they_come_into_view(server, make_page):
+    """content.lazy (mkdocs.yml): Material mounts a code block (its copy button, its scroll check)
+    when the block is first seen, not all at start-up. Contributing has code blocks far below the
+    first screen: they have no button until scrolled to, then each has one."""
+    page = make_page(viewport={"width": 1280, "height": 800})
+    page.goto(server + "contributing.html")
+    page.wait_for_load_state("load")
+    next_frames(page)
+    blocks = page.locator("pre > code")
+    total = blocks.count()
+    assert total >= 3
+    at_load = page.locator(".md-code__button[data-md-type='copy']").count()
+    assert at_load < total, f"every code block was mounted at start-up ({at_load} of {total})"
+    for i in range(total):
+        blocks.nth(i).scroll_into_view_if_needed()
+        next_frames(page)
+    page.wait_for_function(
+        "n => document.querySelectorAll(\".md-code__button[data-md-type='copy']\").length === n", arg=total
+    )

@@ -17,7 +17,9 @@ What each event does:
 * ``on_page_markdown``: resolves shortcodes (:mod:`descent.site.shortcodes`); any error fails the
   build. Notebook pages have no Markdown to resolve (their numbers come from their code cells).
 * ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX; cleans a
-  notebook page's HTML (:func:`descent.site.notebooks.clean_html`).
+  notebook page's HTML (:func:`descent.site.notebooks.clean_html`); last, makes code blocks focusable
+  until Material measures them and marks the blocks far down the page that the browser may leave
+  undrawn until they near the screen (:mod:`descent.site.blocks`).
 * ``on_post_page``: strips mkdocs-jupyter's mermaid CDN script, then fails the build if any
   script, stylesheet, image or frame would load from another origin; last, adds the page's
   Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
@@ -47,7 +49,7 @@ from descent.catalog import CatalogError
 
 try:  # the widgets and the page values read the catalog as they load: a bad row is one line
     from descent import formulas, widgets
-    from descent.site import csp, glossary, katex, notebooks, runtime, shortcodes, values, wllama
+    from descent.site import blocks, csp, glossary, katex, notebooks, runtime, shortcodes, values, wllama
     from descent.site.figures import FigureBuilder, FigureError, figure_html
 except CatalogError as e:
     raise PluginError(f"the catalog: {e}") from None
@@ -346,9 +348,10 @@ def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
         except notebooks.NotebookError as e:
             raise PluginError(str(e)) from None
     try:
-        return katex.render_math_html(html, _state.renderer, page.file.src_uri)
+        html = katex.render_math_html(html, _state.renderer, page.file.src_uri)
     except katex.KatexError as e:
         raise PluginError(str(e)) from None
+    return blocks.mark_far_blocks(blocks.focusable_code(html))
 
 
 #: mkdocs-jupyter injects mermaid from a CDN; no notebook here uses mermaid diagrams.

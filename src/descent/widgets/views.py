@@ -527,8 +527,14 @@ def render_cell_grid(v: dict) -> str:
     )
     legend_html = f'<ul class="descent-grid__legend">{legend}</ul>' if legend else ""
     # The grid may be wider than the page (it scrolls): focusable, so a keyboard can scroll it too.
+    # The table has a class, so Material neither styles it nor wraps it in a scroll container of its
+    # own (the grid scrolls itself; a wrapper would be measured at start-up, laying out the skipped grid).
+    # A grid with neither row nor column labels is a picture of cells, each named by its own label,
+    # not a table of data: it is presented as such (axe's td-has-header asks data tables for headers).
+    role = ' role="presentation"' if rl is None and cl is None else ""
     return (
-        f'<div class="descent-grid" tabindex="0" role="group" aria-label="{_e(v["caption"])}"><table>'
+        f'<div class="descent-grid" tabindex="0" role="group" aria-label="{_e(v["caption"])}">'
+        f'<table class="descent-grid__table"{role}>'
         f'{_caption(v["caption"], "caption")}{head}'
         f'<tbody>{"".join(body)}</tbody></table>{legend_html}</div>'
     )

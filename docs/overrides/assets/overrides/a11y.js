@@ -3,83 +3,78 @@
 // Material wraps every content table in .md-typeset__scrollwrap (overflow: auto). When the table is
 // wider than the column, that wrapper is a scrollable region with nothing focusable in it, and a
 // keyboard user cannot scroll it (axe-core rule scrollable-region-focusable; WCAG 2.1.1). Such a
-// wrapper gets tabindex="0" and a name (role="region"); others are left alone (no extra tab stops).
+// wrapper gets tabindex="0" and a name (role="region"); a table that fits gets no tab stop.
 //
-// Cost: the article's off-screen blocks are skipped by the browser (content-visibility: auto in
-// site.css), and measuring every table at once would lay them all out again. So the tables near the
-// viewport are measured as they come near (an IntersectionObserver), and the rest a few at a time
-// while the browser is idle; each measure lays out that one table only. Runs on every page Material's
-// instant navigation swaps in (document$, which also announces the first page), and again after a
-// resize. When every table is measured, <html> carries data-descent-tables="measured".
+// Cost: nothing here asks the browser for a size it has not computed. The article's blocks far below
+// the screen are skipped until they come near it (content-visibility: auto in site.css), and asking
+// a table's width lays its block out on the spot: on a throttled phone one table of formulas took
+// 130 ms. So a ResizeObserver reports each table's width (and its wrapper's) when the browser lays it
+// out for drawing, and a table far down the page starts as a region that scrolls: if it fits, it loses
+// the tab stop when it is drawn. A keyboard user moving down the page brings the tables ahead near the screen, where they
+// are drawn and measured before focus reaches them; a table that was never drawn keeps its tab stop,
+// which costs one extra stop and never a table out of reach. The same observer follows resizes and
+// the pages Material's instant navigation swaps in (document$, which also announces the first page).
 // tests/browser/test_accessibility.py and test_layout_cost.py are the checks.
 (() => {
   "use strict";
   const LABEL = "Table (scrolls sideways)";
-  const idle = window.requestIdleCallback || ((cb) => setTimeout(() => cb({ timeRemaining: () => 8 }), 50));
-  let pending = new Set();
   let observer = null;
-  let draining = false; // one idle loop at a time, however often start() runs (resize, navigation)
 
-  function fix(el) {
-    pending.delete(el);
-    // The table's own width: asking a descendant lays out just this (possibly skipped) block.
-    const inner = el.querySelector("table") || el.firstElementChild;
-    const scrolls = !!inner && inner.getBoundingClientRect().width > el.clientWidth + 1;
-    if (scrolls && !el.hasAttribute("tabindex")) {
-      el.tabIndex = 0;
-      el.setAttribute("role", "region");
-      const caption = el.querySelector("caption");
-      el.setAttribute("aria-label", caption ? caption.textContent.trim() : LABEL);
-      el.dataset.descentScroll = "1";
-    } else if (!scrolls && el.dataset.descentScroll) {
-      el.removeAttribute("tabindex");
-      el.removeAttribute("role");
-      el.removeAttribute("aria-label");
-      delete el.dataset.descentScroll;
+  function setScrolls(wrap, scrolls) {
+    if (scrolls && !wrap.dataset.descentScroll) {
+      wrap.tabIndex = 0;
+      wrap.setAttribute("role", "region");
+      const caption = wrap.querySelector("caption");
+      wrap.setAttribute("aria-label", caption ? caption.textContent.trim() : LABEL);
+      wrap.dataset.descentScroll = "1";
+    } else if (!scrolls && wrap.dataset.descentScroll) {
+      wrap.removeAttribute("tabindex");
+      wrap.removeAttribute("role");
+      wrap.removeAttribute("aria-label");
+      delete wrap.dataset.descentScroll;
     }
   }
 
-  // A slice of idle time stays well under the 50 ms that makes a task "long" (an idle deadline can be
-  // 50 ms, and a measure that starts just before it runs past it).
-  const SLICE_MS = 12;
-  function drain(deadline) {
-    // At least one table per call, so a busy page (the deadline's timeout, no idle time) still ends.
-    const stop = performance.now() + Math.min(SLICE_MS, deadline.timeRemaining());
-    for (const el of pending) {
-      if (el.isConnected) fix(el);
-      else pending.delete(el);
-      if (performance.now() >= stop) break;
+  // The sizes come with the observer's reports (computed for drawing); nothing is read from the page.
+  const sizes = new WeakMap(); // wrapper -> { wrap: its width, table: the width of what it scrolls }
+  function measured(entries) {
+    const changed = new Set();
+    for (const entry of entries) {
+      const isWrap = entry.target.classList.contains("md-typeset__scrollwrap");
+      const wrap = isWrap ? entry.target : entry.target.parentElement;
+      const box = entry.borderBoxSize && entry.borderBoxSize[0];
+      const size = sizes.get(wrap) || {};
+      size[isWrap ? "wrap" : "table"] = isWrap ? entry.contentRect.width : box ? box.inlineSize : entry.contentRect.width;
+      sizes.set(wrap, size);
+      changed.add(wrap);
     }
-    draining = pending.size > 0;
-    if (draining) idle(drain, { timeout: 2000 });
-    else document.documentElement.dataset.descentTables = "measured";
+    // 0: not laid out yet (a skipped block is first reported with no size): it keeps its tab stop.
+    changed.forEach((wrap) => {
+      const { wrap: room, table } = sizes.get(wrap);
+      if (room > 0 && table > 0) setScrolls(wrap, table > room + 1);
+    });
   }
 
   function start() {
     if (observer) observer.disconnect();
     const wraps = [...document.querySelectorAll(".md-typeset__scrollwrap")];
-    pending = new Set(wraps);
-    document.documentElement.dataset.descentTables = "measuring";
-    if ("IntersectionObserver" in window) {
-      observer = new IntersectionObserver(
-        (entries) => entries.forEach((e) => e.isIntersecting && pending.has(e.target) && fix(e.target)),
-        { rootMargin: "100% 0px" },
-      );
-      wraps.forEach((el) => observer.observe(el));
-    }
-    if (!draining) {
-      draining = true;
-      idle(drain, { timeout: 2000 });
+    const canObserve = "ResizeObserver" in window;
+    if (canObserve) observer = new ResizeObserver(measured);
+    for (const wrap of wraps) {
+      // A table far down the page (in a block the browser skips) is taken to scroll until it is drawn;
+      // the restyle that brings waits for the drawing too. One near the screen is drawn in the next
+      // frame, and the observer's first report decides.
+      if (!canObserve || wrap.closest(".descent-far")) setScrolls(wrap, true);
+      // What scrolls is the wrapper's one child (Material's .md-typeset__table, padding included).
+      if (canObserve && wrap.firstElementChild) {
+        observer.observe(wrap);
+        observer.observe(wrap.firstElementChild);
+      }
     }
   }
 
   const doc$ = window.document$;
   if (doc$ && typeof doc$.subscribe === "function") doc$.subscribe(() => requestAnimationFrame(start));
-  else if (document.readyState === "complete") requestAnimationFrame(start);
-  else addEventListener("load", () => requestAnimationFrame(start), { once: true });
-  let t = 0;
-  addEventListener("resize", () => {
-    clearTimeout(t);
-    t = setTimeout(start, 150);
-  });
+  else if (document.readyState !== "loading") start();
+  else addEventListener("DOMContentLoaded", start, { once: true });
 })();

@@ -1,0 +1,160 @@
+"""Mark the blocks of a page that the browser may leave undrawn until they come near the screen.
+
+A long page costs a phone one full style and layout pass each time a script asks for a size, and
+Material's start-up asks several times. ``docs/assets/site.css`` lets the browser skip every block
+of the article marked here (``content-visibility: auto``) until it nears the viewport; the block
+stays in the accessibility tree, in find-in-page and in the tab order.
+
+Why a class written at build time, not a CSS selector such as ``:nth-child(n+10)``: a positional
+selector makes every child of the article depend on its siblings, so each time Material's start-up
+moves one child (it wraps every table in a scroll container) the browser restyles the whole
+article. On Part 3 that was one extra full style pass, 40-50 ms on a phone under Lighthouse's 4x
+slowdown (measured with Chromium's invalidation tracing).
+
+Which blocks are marked (:func:`mark_far_blocks`):
+
+* the top-level blocks of the page's content from the ninth on (:data:`FIRST_DRAWN`): the first
+  ones fill more than a phone's or a desktop's first screen, and a block on screen when the page
+  opens is drawn a frame late, which shifts the text below it (``tests/browser/test_layout_cost.py``);
+* never a heading (the table of contents' scroll tracking measures them), never a widget (its
+  controls must be measurable where they are: Lighthouse's accessibility audit checks contrast and
+  target size on them without drawing a skipped block first);
+* never the last block: a skipped block is laid out at its placeholder height (site.css), so the
+  text of a tall last block would sit over the footer when a tool lays it out without drawing it
+  (Lighthouse's contrast check read a closing list of links against the footer's dark background);
+* a table is wrapped in a marked ``<div class="descent-far descent-far--table">`` rather than
+  given the class itself: Material styles and wraps only tables without a class.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+__all__ = ["FAR", "FIRST_DRAWN", "focusable_code", "mark_far_blocks"]
+
+#: The class that site.css skips while the block is far from the screen.
+FAR = "descent-far"
+#: How many top-level blocks of the content are always drawn (the ninth block on may be skipped).
+FIRST_DRAWN = 8
+
+_NEVER = {"h1", "h2", "h3", "h4", "h5", "h6", "script", "style", "template"}
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class _TopLevel(HTMLParser):
+    """Finds each top-level element: ``(tag, class attribute or None, start, end of start tag, end)``."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=False)
+        self.html = html
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", html)]
+        self.depth = 0
+        self.stack: list[str] = []
+        self.blocks: list[list] = []
+        self.balanced = True
+
+    def _offset(self) -> int:
+        line, col = self.getpos()
+        return self.line_starts[line - 1] + col
+
+    def handle_starttag(self, tag, attrs):
+        start = self._offset()
+        tag_end = start + len(self.get_starttag_text() or "")
+        if self.depth == 0:
+            self.blocks.append([tag, dict(attrs).get("class"), start, tag_end, tag_end])
+        if tag in _VOID:
+            return
+        self.stack.append(tag)
+        self.depth += 1
+
+    def handle_startendtag(self, tag, attrs):
+        start = self._offset()
+        tag_end = start + len(self.get_starttag_text() or "")
+        if self.depth == 0:
+            self.blocks.append([tag, dict(attrs).get("class"), start, tag_end, tag_end])
+
+    def handle_endtag(self, tag):
+        if tag in _VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.balanced = False  # a stray or implied close: leave the page as it is
+            return
+        self.stack.pop()
+        self.depth -= 1
+        if self.depth == 0:
+            end = self.html.index(">", self._offset()) + 1
+            self.blocks[-1][4] = end
+
+
+def mark_far_blocks(html: str, first_drawn: int = FIRST_DRAWN) -> str:
+    """``html`` (a page's content) with its top-level blocks after the first ``first_drawn`` marked.
+
+    Headings, widgets (``class="descent-widget"``) and the last block are never marked; a table is
+    wrapped in a marked ``<div>``. HTML whose elements do not nest cleanly (a close tag that does not match the
+    open element) is returned unchanged: the page is then only slower, never broken.
+
+    Raises:
+        ValueError: ``first_drawn`` is negative.
+    """
+    if first_drawn < 0:
+        raise ValueError(f"first_drawn must be 0 or more, got {first_drawn}")
+    parser = _TopLevel(html)
+    parser.feed(html)
+    parser.close()
+    if not parser.balanced or parser.depth != 0:
+        return html
+    out = []
+    pos = 0
+    for tag, cls, start, tag_end, end in parser.blocks[first_drawn:-1]:
+        classes = (cls or "").split()
+        if tag in _NEVER or "descent-widget" in classes or FAR in classes:
+            continue
+        out.append(html[pos:start])
+        if tag == "table":
+            out.append(f'<div class="{FAR} {FAR}--table">{html[start:end]}</div>')
+            pos = end
+            continue
+        open_tag = html[start:tag_end]
+        if cls is None:
+            name_end = 1 + len(tag)
+            out.append(f'{open_tag[:name_end]} class="{FAR}"{open_tag[name_end:]}')
+        else:
+            out.append(_add_class(open_tag, FAR))
+        pos = tag_end
+    out.append(html[pos:])
+    return "".join(out)
+
+
+def _add_class(open_tag: str, name: str) -> str:
+    """``open_tag`` (``<tag ... class="a b" ...>``) with ``name`` added to its class attribute."""
+    lower = open_tag.lower()
+    i = lower.find("class=")
+    while i > 0 and not open_tag[i - 1].isspace():
+        i = lower.find("class=", i + 1)
+    if i < 0:
+        raise ValueError(f"no class attribute in {open_tag[:80]!r}")
+    j = i + len("class=")
+    quote = open_tag[j]
+    if quote in "\"'":
+        close = open_tag.index(quote, j + 1)
+        return f"{open_tag[:close]} {name}{open_tag[close:]}"
+    k = j
+    while k < len(open_tag) and not open_tag[k].isspace() and open_tag[k] not in ">/":
+        k += 1
+    return f'{open_tag[:j]}"{open_tag[j:k]} {name}"{open_tag[k:]}'
+
+
+_CODE_IN_PRE = re.compile(r"(<pre\b[^>]*>(?:<span></span>)?<code)(?![^>]*\btabindex=)(?=[\s>])")
+
+
+def focusable_code(html: str) -> str:
+    """``html`` with every code block's ``<code>`` focusable (``tabindex="0"``).
+
+    Material gives a code block that scrolls sideways a tab stop (and takes it from one that fits)
+    when it mounts the block; with ``content.lazy`` (mkdocs.yml) that happens when the block is
+    first seen, so a block far down the page would be out of a keyboard's reach until then (axe:
+    scrollable-region-focusable). Starting focusable, a block keeps its tab stop until Material
+    measures it: one extra stop at worst, never a block out of reach (as a11y.js does for tables).
+    """
+    return _CODE_IN_PRE.sub(r'\1 tabindex="0"', html)
