@@ -86,3 +86,12 @@ def test_code_blocks_start_focusable():
     # Inline code and a block already focusable are left alone.
     kept = '<p><code>z</code></p><pre><code tabindex="-1">w</code></pre><pre><codex>v</codex></pre>'
     assert focusable_code(kept) == kept
+
+
+def test_a_second_table_ends_the_blocks_always_drawn():
+    # h1, p, table, h2, p, table: the second table (block 6) is far although it is before the 9th.
+    table = "<table><tr><td>1</td></tr></table>"
+    html = "<h1>T</h1><p>a</p>" + table + "<h2>B</h2><p>b</p>" + table + "<p>c</p><p>end</p>"
+    out = mark_far_blocks(html)
+    assert out == ("<h1>T</h1><p>a</p>" + table + "<h2>B</h2><p>b</p>"
+                   + f'<div class="{FAR} {FAR}--table">{table}</div><p class="{FAR}">c</p><p>end</p>')

@@ -45,6 +45,7 @@ from descent.units import (
     format_number,
     format_rate,
     format_si,
+    format_time,
     plural,
 )
 from descent.weights import GROUP_LABELS, describe
@@ -78,6 +79,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: error: {message}")
+
+
+def _token_rate(per_s: float) -> str:
+    """A decode rate in tokens/s, or under one token a second the time one token takes
+    ("one token every 8.000 h"): never "3.472e-05 tokens/s" for an absurd model or chip."""
+    if per_s == 0 or per_s >= 1:
+        return f"{format_number(per_s, 4)} tokens/s"
+    return f"one token every {format_time(1 / per_s, 4)}"
 
 
 def _bytes_both(n: float) -> str:
@@ -179,8 +188,8 @@ def _cmd_size(args: argparse.Namespace) -> int:
                                     f"{format_si(s.peak_flops, 'FLOP/s')} ({s.compute_precision} dense peak)")),
         (
             "decode ceiling",
-            f"{format_number(s.decode_tokens_per_s, 4)} tokens/s per sequence, "
-            f"{format_number(s.decode_tokens_per_s_total, 4)} tokens/s total, {s.bound}-bound"
+            f"{_token_rate(s.decode_tokens_per_s)} per sequence, "
+            f"{_token_rate(s.decode_tokens_per_s_total)} total, {s.bound}-bound"
             + ("" if s.fits else " (if it fit on one chip)"),
         ),
         ("compute-bound from", "not known: no peak given" if no_peak else "no batch (the KV cache reads dominate)"
@@ -226,7 +235,6 @@ def _cmd_cost(args: argparse.Namespace) -> int:
 
 def _cmd_dials(args: argparse.Namespace) -> int:
     from descent import dials
-    from descent.units import format_time
 
     d = dials.server_dials(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch,
                            args.tp, args.price, args.link)

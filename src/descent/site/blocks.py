@@ -13,9 +13,11 @@ slowdown (measured with Chromium's invalidation tracing).
 
 Which blocks are marked (:func:`mark_far_blocks`):
 
-* the top-level blocks of the page's content from the ninth on (:data:`FIRST_DRAWN`): the first
-  ones fill more than a phone's or a desktop's first screen, and a block on screen when the page
-  opens is drawn a frame late, which shifts the text below it (``tests/browser/test_layout_cost.py``);
+* the top-level blocks of the page's content from the ninth on (:data:`FIRST_DRAWN`), or from the
+  second table on if that comes first: the first ones fill more than a phone's or a desktop's first
+  screen (a table with its rows is more than a screen's share: the reference pages open with a
+  summary table, then one table per model or chip), and a block on screen when the page opens is
+  drawn a frame late, which shifts the text below it (``tests/browser/test_layout_cost.py``);
 * never a heading (the table of contents' scroll tracking measures them), never a widget (its
   controls must be measurable where they are: Lighthouse's accessibility audit checks contrast and
   target size on them without drawing a skipped block first);
@@ -88,7 +90,8 @@ class _TopLevel(HTMLParser):
 
 
 def mark_far_blocks(html: str, first_drawn: int = FIRST_DRAWN) -> str:
-    """``html`` (a page's content) with its top-level blocks after the first ``first_drawn`` marked.
+    """``html`` (a page's content) with its top-level blocks after the first ``first_drawn`` (or from
+    the second top-level table, if that is earlier) marked.
 
     Headings, widgets (``class="descent-widget"``) and the last block are never marked; a table is
     wrapped in a marked ``<div>``. HTML whose elements do not nest cleanly (a close tag that does not match the
@@ -104,9 +107,13 @@ def mark_far_blocks(html: str, first_drawn: int = FIRST_DRAWN) -> str:
     parser.close()
     if not parser.balanced or parser.depth != 0:
         return html
+    drawn = first_drawn
+    tables = [i for i, b in enumerate(parser.blocks) if b[0] == "table"]
+    if len(tables) > 1:
+        drawn = min(drawn, tables[1])
     out = []
     pos = 0
-    for tag, cls, start, tag_end, end in parser.blocks[first_drawn:-1]:
+    for tag, cls, start, tag_end, end in parser.blocks[drawn:-1]:
         classes = (cls or "").split()
         if tag in _NEVER or "descent-widget" in classes or FAR in classes:
             continue

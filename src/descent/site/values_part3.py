@@ -9,7 +9,8 @@ cached by the GGUF's SHA-256). The single numbers that are quantities (``prefill
 * ``<!-- descent:value measured field=... -->``, ``<!-- descent:table measured_speeds -->``,
   ``<!-- descent:table measured_batches -->``, ``<!-- descent:table constrained_steps -->``: SmolLM2
   on the build machine.
-* ``<!-- descent:table simulator_loop -->``: the simulator's step loop, as it is in the source.
+* ``<!-- descent:table simulator_loop -->``, ``<!-- descent:table simulator_decode_run -->``: the
+  simulator's step loop and the helper it calls for runs of decode-only steps, as in the source.
 * ``<!-- descent:table batching_compare -->``, ``<!-- descent:value trace_fact field=... -->``,
   ``<!-- descent:value batching_exception field=... -->``: the batching simulator.
 * ``<!-- descent:value prefix_fact field=... -->``, ``<!-- descent:value multi_turn_fact field=... -->``.
@@ -52,6 +53,7 @@ __all__ = [
     "multi_turn_fact",
     "prefix_fact",
     "shared_blocks_fact",
+    "simulator_decode_run",
     "simulator_loop",
     "step_fact",
     "trace_fact",
@@ -286,6 +288,12 @@ def simulator_loop() -> str:
     body = src[src.index(_LOOP_START):src.index(_LOOP_END)].rstrip()
     lines = [line[4:] if line.startswith("    ") else line for line in body.splitlines()]
     return "\n\n```python\n" + "\n".join(lines) + "\n```\n\n"
+
+
+@table("simulator_decode_run")
+def simulator_decode_run() -> str:
+    """The helper the loop calls for a run of decode-only steps, as it is in the source (a fenced code block)."""
+    return "\n\n```python\n" + inspect.getsource(serving._decode_run).rstrip() + "\n```\n\n"
 
 
 _TRACE = (P.REQUESTS, P.ARRIVAL_RATE, P.PROMPT_MEAN, P.OUTPUT_MEAN, Q.SLOTS, P.SEED)
