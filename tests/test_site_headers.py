@@ -133,8 +133,11 @@ def test_ctrl_c_stops_serve_quietly(tmp_path):
 
     (tmp_path / "index.html").write_text("<p>hi</p>")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(serve.__file__).parents[2]), os.environ.get("PYTHONPATH", "")]))
+    # Started as a background job would be: with SIGINT ignored, which Python then leaves alone
+    # unless the server installs its own handler (a CI runner under nohup hung here for 20 s).
     proc = subprocess.Popen([sys.executable, "-m", "descent.site.serve", "--port", "0", "--directory", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         assert proc.stdout.readline().startswith("Serving ")
         time.sleep(0.2)

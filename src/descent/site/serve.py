@@ -21,6 +21,7 @@ import argparse
 import errno
 import functools
 import http.server
+import signal
 import socket
 import sys
 import urllib.parse
@@ -92,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"serve: cannot listen on {args.bind}:{args.port}: {e.strerror}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
+    # Ctrl-C stops it even when it was started from a shell that ignores SIGINT (a background job
+    # inherits SIG_IGN, and Python then installs no handler of its own).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         print(f"Serving {args.directory} at http://{host}:{port}/ with the site's security headers "
               "(Ctrl-C to stop)", flush=True)
