@@ -332,6 +332,39 @@ def test_snapshot_is_reproducible_and_boots(tmp_path):
     assert res["preimported"] == sorted(runtime.SNAPSHOT_PREIMPORTS)
 
 
+_SNAPSHOT_WHEEL_BOOT = """
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+const [dir, snap, whl] = process.argv.slice(2);
+const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
+const py = await loadPyodide({ indexURL: dir + "/", _loadSnapshot: readFileSync(snap) });
+const before = py.runPython("import sys; 'descent.widgets' in sys.modules");
+py.unpackArchive(new Uint8Array(readFileSync(whl)), "wheel");  // as the worker does after the boot
+console.log(JSON.stringify({ before, out: py.runPython(`
+import json, descent.widgets as w
+json.loads(w.run_json("next_token_guess", "{}", ""))["ok"]`) }));
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.pyodide
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
+def test_snapshot_with_the_wheel_starts_with_the_widget_runtime_imported(tmp_path):
+    # The site's snapshot (runtime.on_post_build passes the wheel): descent.widgets is in sys.modules
+    # as soon as the snapshot is restored, and once the worker has unpacked the same wheel, a widget
+    # whose module was not imported at build time runs (its module and data files come from the wheel).
+    wheel = runtime.add_bytecode(ROOT, runtime.build_wheel(ROOT))
+    snap = runtime.make_snapshot(ROOT, tmp_path, wheel)
+    assert snap.read_bytes() != runtime.make_snapshot(ROOT, tmp_path / "plain").read_bytes()
+    script = tmp_path / "boot.mjs"
+    script.write_text(_SNAPSHOT_WHEEL_BOOT)
+    proc = subprocess.run([NODE, str(script), str(PYODIDE), str(snap), str(wheel)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout) == {"before": True, "out": True}
+
+
 _BYTECODE_BOOT = """
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
