@@ -52,8 +52,9 @@ def test_huge_sizes_use_a_unit_that_fits(capsys):
     # The H200's "141 GB" is what the vendor writes; the bytes are 141 GiB = 151 GB.
     acc = next(ln for ln in out.splitlines() if ln.startswith("accelerator"))
     assert 'sold as "141 GB" = 151 GB = 141 GiB' in acc
-    # Each decode step reads those 5.16 PB at the H200's 4.8 TB/s: about 18 minutes a step. Under one
-    # token a second the rate is written as the time one token takes, never "0.0" or "9.3e-04".
+    # Each decode step reads those 5.16 PB and the BF16 weights (about 405e9 parameters x 2 bytes) at
+    # the H200's 4.8 TB/s (NVIDIA's datasheet): about 18 minutes a step. Under one token a second the
+    # rate is written as the time one token takes, never "0.0" or "9.3e-04".
     ceiling = next(ln for ln in out.splitlines() if ln.startswith("decode ceiling"))
     step_s = (5.16e15 + 810e9) / 4.8e12
     minutes = float(ceiling.split("one token every ")[1].split()[0])

@@ -1,8 +1,9 @@
 """descent.site.blocks: which of a page's top-level blocks the browser may leave undrawn.
 
 The expected markup is written out by hand from the rules in the module's docstring (the first
-eight blocks drawn; headings and widgets never marked; a table wrapped rather than given a class,
-because Material styles and wraps only tables without one). The built pages are checked in
+eight blocks drawn, fewer when a second table comes earlier; headings, widgets and the last block
+never marked; a table wrapped rather than given a class, because Material styles and wraps only
+tables without one). The built pages are checked in
 tests/browser/test_layout_cost.py.
 """
 

@@ -45,14 +45,13 @@ _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "me
 
 
 class _TopLevel(HTMLParser):
-    """Finds each top-level element: ``(tag, class attribute or None, start, end of start tag, end)``."""
+    """Finds each top-level element: ``[tag, class attribute or None, start, end of start tag, end]``."""
 
     def __init__(self, html: str):
         super().__init__(convert_charrefs=False)
         self.html = html
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", html)]
-        self.depth = 0
-        self.stack: list[str] = []
+        self.open: list[str] = []  # the elements open at this point, outermost first
         self.blocks: list[list] = []
         self.balanced = True
 
@@ -60,33 +59,26 @@ class _TopLevel(HTMLParser):
         line, col = self.getpos()
         return self.line_starts[line - 1] + col
 
-    def handle_starttag(self, tag, attrs):
-        start = self._offset()
-        tag_end = start + len(self.get_starttag_text() or "")
-        if self.depth == 0:
-            self.blocks.append([tag, dict(attrs).get("class"), start, tag_end, tag_end])
-        if tag in _VOID:
-            return
-        self.stack.append(tag)
-        self.depth += 1
-
     def handle_startendtag(self, tag, attrs):
-        start = self._offset()
-        tag_end = start + len(self.get_starttag_text() or "")
-        if self.depth == 0:
+        if not self.open:
+            start = self._offset()
+            tag_end = start + len(self.get_starttag_text() or "")
             self.blocks.append([tag, dict(attrs).get("class"), start, tag_end, tag_end])
+
+    def handle_starttag(self, tag, attrs):
+        self.handle_startendtag(tag, attrs)
+        if tag not in _VOID:
+            self.open.append(tag)
 
     def handle_endtag(self, tag):
         if tag in _VOID:
             return
-        if not self.stack or self.stack[-1] != tag:
+        if not self.open or self.open[-1] != tag:
             self.balanced = False  # a stray or implied close: leave the page as it is
             return
-        self.stack.pop()
-        self.depth -= 1
-        if self.depth == 0:
-            end = self.html.index(">", self._offset()) + 1
-            self.blocks[-1][4] = end
+        self.open.pop()
+        if not self.open:
+            self.blocks[-1][4] = self.html.index(">", self._offset()) + 1
 
 
 def mark_far_blocks(html: str, first_drawn: int = FIRST_DRAWN) -> str:
@@ -94,8 +86,8 @@ def mark_far_blocks(html: str, first_drawn: int = FIRST_DRAWN) -> str:
     the second top-level table, if that is earlier) marked.
 
     Headings, widgets (``class="descent-widget"``) and the last block are never marked; a table is
-    wrapped in a marked ``<div>``. HTML whose elements do not nest cleanly (a close tag that does not match the
-    open element) is returned unchanged: the page is then only slower, never broken.
+    wrapped in a marked ``<div>``. HTML whose elements do not nest cleanly (a close tag that does not
+    match the open element) is returned unchanged: the page is then only slower, never broken.
 
     Raises:
         ValueError: ``first_drawn`` is negative.
@@ -105,7 +97,7 @@ def mark_far_blocks(html: str, first_drawn: int = FIRST_DRAWN) -> str:
     parser = _TopLevel(html)
     parser.feed(html)
     parser.close()
-    if not parser.balanced or parser.depth != 0:
+    if not parser.balanced or parser.open:
         return html
     drawn = first_drawn
     tables = [i for i, b in enumerate(parser.blocks) if b[0] == "table"]

@@ -469,7 +469,7 @@ def make_snapshot(root: Path, dest: Path, wheel: Path | None = None) -> Path:
     """
     modules = ",".join(SNAPSHOT_PREIMPORTS)
     key = modules.encode() + (b"\0" + wheel.read_bytes() if wheel is not None else b"")
-    cached = _under_node(root, _SNAPSHOT_JS, [modules, str(wheel or "")], key, "pyodide-snapshot", SNAPSHOT_FILE,
+    cached = _under_node(root, _SNAPSHOT_JS, [modules, str(wheel.resolve()) if wheel is not None else ""], key, "pyodide-snapshot", SNAPSHOT_FILE,
                          "making the Pyodide snapshot")
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / SNAPSHOT_FILE

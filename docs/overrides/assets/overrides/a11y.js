@@ -9,10 +9,10 @@
 // the screen are skipped until they come near it (content-visibility: auto in site.css), and asking
 // a table's width lays its block out on the spot: on a throttled phone one table of formulas took
 // 130 ms. So a ResizeObserver reports each table's width (and its wrapper's) when the browser lays it
-// out for drawing, and a table far down the page starts as a region that scrolls: if it fits, it loses
-// the tab stop when it is drawn. A keyboard user moving down the page brings the tables ahead near the screen, where they
-// are drawn and measured before focus reaches them; a table that was never drawn keeps its tab stop,
-// which costs one extra stop and never a table out of reach. The same observer follows resizes and
+// out for drawing, and a table far down the page starts as a region that scrolls: if it fits, it
+// loses the tab stop when it is drawn. A keyboard user moving down the page brings the tables ahead
+// near the screen, where they are drawn and measured before focus reaches them; a table that was
+// never drawn keeps its tab stop, which costs one extra stop and never a table out of reach. The same observer follows resizes and
 // the pages Material's instant navigation swaps in (document$, which also announces the first page).
 // tests/browser/test_accessibility.py and test_layout_cost.py are the checks.
 (() => {
@@ -42,9 +42,10 @@
     for (const entry of entries) {
       const isWrap = entry.target.classList.contains("md-typeset__scrollwrap");
       const wrap = isWrap ? entry.target : entry.target.parentElement;
-      const box = entry.borderBoxSize && entry.borderBoxSize[0];
+      // The wrapper's room is its content box; what it scrolls counts with its padding (border box).
+      const box = !isWrap && entry.borderBoxSize && entry.borderBoxSize[0];
       const size = sizes.get(wrap) || {};
-      size[isWrap ? "wrap" : "table"] = isWrap ? entry.contentRect.width : box ? box.inlineSize : entry.contentRect.width;
+      size[isWrap ? "wrap" : "table"] = box ? box.inlineSize : entry.contentRect.width;
       sizes.set(wrap, size);
       changed.add(wrap);
     }
