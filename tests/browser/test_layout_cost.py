@@ -94,6 +94,51 @@ def test_tables_far_below_are_skipped_yet_reachable_by_keyboard(form, server, ma
     assert not any(w["focusable"] for w in fitting), "a table that fits kept a tab stop after it was drawn"
 
 
+#: Counts the tables taken out of or put into the page once it is parsed (Material's start-up moves
+#: every table:not([class]) into its scroll wrapper, and a moved table is laid out again).
+RECORD_TABLE_MOVES = """
+window.__tableMoves = [];
+new MutationObserver((list) => list.forEach((m) => {
+  if (document.readyState === 'loading') return;  // the parser adding the page
+  for (const n of [...m.addedNodes, ...m.removedNodes])
+    if (n.nodeName === 'TABLE') window.__tableMoves.push(n.className || '(no class)');
+})).observe(document, { subtree: true, childList: true });
+"""
+
+
+def test_tables_arrive_wrapped_and_styled_as_material_would(server, make_page):
+    """descent.site.tables: the build writes Material's scroll wrapper and a class on every content
+    table, so Material's start-up moves none (on Reference > Accelerators, 23 tables; each move was a
+    relayout inside its longest start-up task); and the copied rules give a table exactly the style
+    Material's own rules give a bare one (compared with a bare copy placed beside it; not the width,
+    which site.css's no-break rules for names change on purpose)."""
+    page = make_page(viewport={"width": 1280, "height": 800})
+    page.add_init_script(RECORD_TABLE_MOVES)
+    page.goto(server + "reference/accelerators.html")
+    page.wait_for_load_state("load")
+    next_frames(page)
+    assert page.evaluate("() => window.__tableMoves") == []
+    assert page.evaluate("() => document.querySelectorAll('article table.descent-content-table').length") == 23
+    ours, materials = page.evaluate(
+        """() => {
+          const t = document.querySelector('article table.descent-content-table');
+          const wrap = t.closest('.md-typeset__scrollwrap');
+          const bare = t.cloneNode(true);
+          bare.removeAttribute('class');
+          const copy = wrap.cloneNode(false), inner = t.parentElement.cloneNode(false);
+          inner.append(bare); copy.append(inner); wrap.after(copy);
+          const pick = (el) => {
+            const s = getComputedStyle(el), td = getComputedStyle(el.querySelector('td')), th = getComputedStyle(el.querySelector('th'));
+            return [s.display, s.fontSize, s.borderTopWidth, s.borderTopStyle, s.borderRadius,
+                    td.padding, td.borderTopWidth, td.verticalAlign, td.textAlign, th.fontWeight, th.minWidth, th.padding];
+          };
+          return [pick(t), pick(bare)];
+        }"""
+    )
+    assert ours == materials
+    assert ours[1] == "12.8px"  # Material's .64rem at its 125% root size (20 px)
+
+
 #: Records each stylesheet link whose address changes once the body has content: a rewrite the page
 #: pays for with a full restyle. (The head script's own rewrite runs before the body exists.)
 RECORD_LATE_REWRITES = """

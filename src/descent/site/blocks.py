@@ -25,7 +25,9 @@ Which blocks are marked (:func:`mark_far_blocks`):
   text of a tall last block would sit over the footer when a tool lays it out without drawing it
   (Lighthouse's contrast check read a closing list of links against the footer's dark background);
 * a table is wrapped in a marked ``<div class="descent-far descent-far--table">`` rather than
-  given the class itself: Material styles and wraps only tables without a class.
+  given the class itself: the skipped box must hold the table's scroll wrapper
+  (:mod:`descent.site.tables` writes it inside the ``<div>`` afterwards), or the wrapper's reach past
+  the text would be clipped.
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ What each event does:
   every page from ``SOURCE_DATE_EPOCH`` instead (:func:`page_dates_from_git`, :func:`fallback_date`).
 * ``on_files``: adds the vendored browser assets to the site as generated files: KaTeX's CSS and
   fonts (``assets/katex/``) and the iframe-worker shim (``assets/vendor/iframe-worker/shim.js``)
-  that ``extra.polyfills`` points at for Material's offline plugin.
+  that ``extra.polyfills`` points at for Material's offline plugin; and Material's table rules,
+  copied for the tables the build wraps itself (``assets/descent/content-tables.css``,
+  :mod:`descent.site.tables`).
 * ``on_pre_page``: for a notebook page (``docs/notebooks/*.ipynb``), runs the notebook into the
   build cache when its content or inputs changed and has mkdocs-jupyter render that executed copy,
   while the page itself keeps the unexecuted source (:mod:`descent.site.notebooks`: two handlers,
@@ -18,8 +20,9 @@ What each event does:
   build. Notebook pages have no Markdown to resolve (their numbers come from their code cells).
 * ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX; cleans a
   notebook page's HTML (:func:`descent.site.notebooks.clean_html`); last, makes code blocks focusable
-  until Material measures them and marks the blocks far down the page that the browser may leave
-  undrawn until they near the screen (:mod:`descent.site.blocks`).
+  until Material measures them, marks the blocks far down the page that the browser may leave
+  undrawn until they near the screen (:mod:`descent.site.blocks`) and puts each table in Material's
+  scroll wrapper (:mod:`descent.site.tables`).
 * ``on_post_page``: strips mkdocs-jupyter's mermaid CDN script, then fails the build if any
   script, stylesheet, image or frame would load from another origin; last, adds the page's
   Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
@@ -49,7 +52,7 @@ from descent.catalog import CatalogError
 
 try:  # the widgets and the page values read the catalog as they load: a bad row is one line
     from descent import formulas, widgets
-    from descent.site import blocks, csp, glossary, katex, notebooks, runtime, shortcodes, values, wllama
+    from descent.site import blocks, csp, glossary, katex, notebooks, runtime, shortcodes, tables, values, wllama
     from descent.site.figures import FigureBuilder, FigureError, figure_html
 except CatalogError as e:
     raise PluginError(f"the catalog: {e}") from None
@@ -245,6 +248,11 @@ def on_files(files: Files, config: Any) -> Files:
     for uri, src in vendored_assets(_state.node_modules).items():
         if files.get_file_from_path(uri) is None:
             files.append(File.generated(config, uri, abs_src_path=str(src)))
+    try:
+        table_css = tables.material_table_css(tables.material_stylesheet().read_text(encoding="utf-8"))
+    except tables.TableCssError as e:
+        raise PluginError(str(e)) from None
+    files.append(File.generated(config, tables.CSS_PATH, content=table_css))
     return files
 
 
@@ -351,7 +359,7 @@ def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
         html = katex.render_math_html(html, _state.renderer, page.file.src_uri)
     except katex.KatexError as e:
         raise PluginError(str(e)) from None
-    return blocks.mark_far_blocks(blocks.focusable_code(html))
+    return tables.prewrap(blocks.mark_far_blocks(blocks.focusable_code(html)))
 
 
 #: mkdocs-jupyter injects mermaid from a CDN; no notebook here uses mermaid diagrams.

@@ -1,8 +1,8 @@
 // descent: wide tables that scroll sideways are reachable by keyboard.
 //
-// Material wraps every content table in .md-typeset__scrollwrap (overflow: auto). When the table is
-// wider than the column, that wrapper is a scrollable region with nothing focusable in it, and a
-// keyboard user cannot scroll it (axe-core rule scrollable-region-focusable; WCAG 2.1.1). Such a
+// Every content table sits in .md-typeset__scrollwrap (overflow: auto; the build writes Material's
+// wrapper, descent.site.tables). When the table is wider than the column, that wrapper is a
+// scrollable region with nothing focusable in it, and a keyboard user cannot scroll it (axe-core rule scrollable-region-focusable; WCAG 2.1.1). Such a
 // wrapper gets tabindex="0" and a name (role="region"); a table that fits gets no tab stop.
 //
 // Cost: nothing here asks the browser for a size it has not computed. The article's blocks far below
