@@ -16,7 +16,6 @@ throttling (``nox -s bench`` measures it). These tests pin what it must not cost
 from __future__ import annotations
 
 import pytest
-
 from helpers import next_frames
 
 #: Lighthouse's own viewports: its mobile form (Moto G Power, 412 x 823) and its desktop form.

@@ -9,7 +9,6 @@ page and from the widgets' Python while they start (DESIGN.md, "The search index
 from __future__ import annotations
 
 import pytest
-
 from helpers import next_frames
 
 PAGE = "part-1-the-transformer.html"

@@ -52,7 +52,18 @@ from descent.catalog import CatalogError
 
 try:  # the widgets and the page values read the catalog as they load: a bad row is one line
     from descent import formulas, widgets
-    from descent.site import blocks, csp, glossary, katex, notebooks, runtime, shortcodes, tables, values, wllama
+    from descent.site import (
+        blocks,
+        csp,
+        glossary,
+        katex,
+        notebooks,
+        runtime,
+        shortcodes,
+        tables,
+        values,
+        wllama,
+    )
     from descent.site.figures import FigureBuilder, FigureError, figure_html
 except CatalogError as e:
     raise PluginError(f"the catalog: {e}") from None
