@@ -112,6 +112,13 @@ def test_the_installed_material_stylesheet_gives_every_table_rule():
     assert "@media print{.md-typeset table.descent-content-table{display:table}}" in out
 
 
+def test_the_build_copy_is_computed_once_per_stylesheet():
+    """What the build writes is the copy of the installed stylesheet, and a rebuild reuses it."""
+    first = tables.table_css()
+    assert first == tables.material_table_css(tables.material_stylesheet().read_text(encoding="utf-8"))
+    assert tables.table_css() is first
+
+
 def test_every_content_table_of_the_built_site_is_prewrapped(site_dir):
     """No page leaves a table for Material to move at start-up (its query is table:not([class]))."""
     bare = []

@@ -260,7 +260,7 @@ def on_files(files: Files, config: Any) -> Files:
         if files.get_file_from_path(uri) is None:
             files.append(File.generated(config, uri, abs_src_path=str(src)))
     try:
-        table_css = tables.material_table_css(tables.material_stylesheet().read_text(encoding="utf-8"))
+        table_css = tables.table_css()
     except tables.TableCssError as e:
         raise PluginError(str(e)) from None
     files.append(File.generated(config, tables.CSS_PATH, content=table_css))
