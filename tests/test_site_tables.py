@@ -68,6 +68,15 @@ def test_table_text_in_scripts_comments_and_code_is_not_a_table():
     assert out.startswith('<script>const s = "<table></table>";</script><!-- <table> -->')
 
 
+def test_table_text_in_a_textarea_is_text():
+    """A widget's text box may hold "<table>" as text: it neither counts as a table nor unpairs the
+    page's real ones (Python's parser reports tags inside a textarea; HTML does not)."""
+    html = "<textarea><table></textarea><table><tr><td>1</td></tr></table>"
+    assert tables.prewrap(html) == (
+        f'<textarea><table></textarea>{WRAP}<table class="descent-content-table"><tr><td>1</td></tr></table>{CLOSE}'
+    )
+
+
 @pytest.mark.parametrize(
     "html",
     [
@@ -93,6 +102,20 @@ def test_the_rules_are_copied_with_their_media_conditions():
         "@media print{.md-typeset table.descent-content-table{display:table}}\n"
         ".md-typeset table.descent-content-table td,.x table.descent-content-table th{padding:1em}\n"
     )
+
+
+def test_only_the_selectors_naming_the_table_are_copied():
+    """Of a selector list, the other selectors stay Material's alone; a longer name that ends in
+    "table" (``.my-table:not([class])``) is not Material's selector."""
+    css = ".a table:not([class]),.b p{color:red}.c .my-table:not([class]){color:blue}"
+    assert tables.material_table_css(css) == ".a table.descent-content-table{color:red}\n"
+
+
+def test_a_rule_the_copy_cannot_reach_fails_the_build():
+    """A table rule under @layer (or @container, or nested) would be dropped without a word."""
+    css = ".a table:not([class]){color:red}@layer base{.b table:not([class]){color:blue}}"
+    with pytest.raises(tables.TableCssError, match=r"names table:not\(\[class\]\) 2 times but descent.site.tables copied 1"):
+        tables.material_table_css(css)
 
 
 def test_a_stylesheet_without_material_table_rules_fails_the_build():

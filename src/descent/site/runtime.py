@@ -98,7 +98,7 @@ if (wheel) {
   // (Emscripten keeps them outside the memory): the worker unpacks the same wheel, where later
   // imports and the package's data files are read.
   pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel");
-  pyodide.runPython("import descent.widgets; descent.widgets.names()");
+  pyodide.runPython("import descent.widgets; descent.widgets.names(); None");
 }
 writeFileSync(out, pyodide.makeMemorySnapshot());
 """
@@ -462,7 +462,7 @@ def make_snapshot(root: Path, dest: Path, wheel: Path | None = None) -> Path:
     ``descent.widgets`` (the worker's first import: 140 to 280 ms of the cold start in the browser
     on a 2-core machine) and every widget module (the first widget's import and compilation: about
     100-150 ms before its first result), then save the interpreter's memory (the raw size stays
-    31.5 MB; gzip 7.75 -> 8.2 MB). Cached in
+    31.5 MB; at gzip level 1, 7.75 -> 8.2 MB). Cached in
     ``.cache/pyodide-snapshot/<hash>/`` by the Pyodide files, the module list, the wheel's bytes and
     the script.
 

@@ -15,7 +15,7 @@ copies those rules for the class from Material's own stylesheet at build time, s
 brings its table style along (``assets/descent/content-tables.css``, listed in mkdocs.yml).
 
 A table :func:`prewrap` leaves bare (in HTML whose tables do not nest cleanly) is still wrapped and
-styled by Material at start-up, as before: slower, never unstyled.
+styled by Material at start-up, as before, and site.css names both kinds: slower, never unstyled.
 """
 
 from __future__ import annotations
@@ -36,6 +36,11 @@ CSS_PATH = "assets/descent/content-tables.css"
 #: The selector Material's stylesheet and its start-up use for content tables.
 MATERIAL_SELECTOR = "table:not([class])"
 
+#: Elements whose content is text (HTML's RCDATA; Python's parser still reports tags inside them).
+_TEXT_ONLY = {"textarea", "title"}
+#: Material's selector where it stands as a whole compound start (not the tail of another name).
+_SELECTOR = re.compile(r"(?<![\w-])table:not\(\[class\]\)")
+
 #: What Material's start-up puts around a table (its ``renderTable``, templates/table/index.tsx).
 _OPEN = '<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
 _CLOSE = "</div></div>"
@@ -55,13 +60,16 @@ class _Tables(HTMLParser):
         self.tables: list[list] = []
         self.open: list[int] = []  # indexes into tables, innermost last
         self.balanced = True
+        self.text_only: str | None = None  # inside <textarea> or <title>: what looks like a tag is text
 
     def _offset(self) -> int:
         line, col = self.getpos()
         return self.line_starts[line - 1] + col
 
     def handle_starttag(self, tag, attrs):
-        if tag != "table":
+        if self.text_only is None and tag in _TEXT_ONLY:
+            self.text_only = tag
+        if tag != "table" or self.text_only is not None:
             return
         start = self._offset()
         has_class = any(name == "class" for name, _ in attrs)
@@ -69,11 +77,13 @@ class _Tables(HTMLParser):
         self.open.append(len(self.tables) - 1)
 
     def handle_startendtag(self, tag, attrs):
-        if tag == "table":
+        if tag == "table" and self.text_only is None:
             self.balanced = False  # <table/> is not HTML: leave the page to Material
 
     def handle_endtag(self, tag):
-        if tag != "table":
+        if tag == self.text_only:
+            self.text_only = None
+        if tag != "table" or self.text_only is not None:
             return
         if not self.open:
             self.balanced = False
@@ -94,18 +104,22 @@ def prewrap(html: str) -> str:
     parser.close()
     if not parser.balanced or parser.open:
         return html
-    # Edits at each offset, applied from the end so earlier offsets stay valid.
-    edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
+    # (start, end, replacement): a start tag replaced, or a wrapper's close inserted after </table>.
+    # Sorted by position; at one offset the insertion (empty span) comes first, so "</table>" +
+    # close of one table precedes the next table's opening.
+    edits: list[tuple[int, int, str]] = []
     for start, tag_end, has_class, end in parser.tables:
         if has_class:
             continue
         open_tag = html[start:tag_end]
         edits.append((start, tag_end, f'{_OPEN}{open_tag[:6]} class="{CLASS}"{open_tag[6:]}'))
         edits.append((end, end, _CLOSE))
-    out = html
-    for start, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
-        out = out[:start] + text + out[end:]
-    return out
+    out, pos = [], 0
+    for start, end, text in sorted(edits):
+        out += [html[pos:start], text]
+        pos = end
+    out.append(html[pos:])
+    return "".join(out)
 
 
 def material_stylesheet() -> Path:
@@ -128,23 +142,43 @@ def material_stylesheet() -> Path:
 def material_table_css(css: str, selector: str = f"table.{CLASS}") -> str:
     """Every rule of ``css`` (Material's stylesheet) that styles ``table:not([class])``, with that
     selector replaced by ``selector``; rules inside ``@media`` and ``@supports`` keep their
-    condition. One rule per line.
+    condition; of a rule's selector list only the selectors that name ``table:not([class])`` are
+    kept. One rule per line.
 
     ``table.descent-content-table`` has the same specificity as ``table:not([class])`` (one type, one
-    class or attribute), so the copied rules win and lose against the rest exactly as Material's did.
+    class or attribute). The copy is loaded after Material's stylesheet (mkdocs.yml's extra_css), so
+    a rule of equal specificity elsewhere that styles the same property of these tables would now
+    lose to it: none does (a copied table's computed style equals a bare one's under Material's
+    rules: tests/browser/test_layout_cost.py).
 
     Raises:
         TableCssError: ``css`` has no rule for ``table:not([class])`` (Material renamed its selector:
-            the copy would silently leave the tables unstyled).
+            the copy would silently leave the tables unstyled), or has one where this copy does not
+            look (``@layer``, ``@container``, nested rules): a rule would be silently dropped.
     """
     out: list[str] = []
+    copied = 0
+
+    def selectors(prelude) -> list[str]:
+        """The prelude's selector list, split at its top-level commas."""
+        items, current = [], []
+        for token in prelude:
+            if token.type == "literal" and token.value == ",":
+                items.append(current)
+                current = []
+            else:
+                current.append(token)
+        items.append(current)
+        return [tinycss2.serialize(item).strip() for item in items]
 
     def walk(rules, acc: list[str]) -> None:
+        nonlocal copied
         for rule in rules:
             if rule.type == "qualified-rule":
-                prelude = tinycss2.serialize(rule.prelude).strip()
-                if MATERIAL_SELECTOR in prelude:
-                    acc.append(f"{prelude.replace(MATERIAL_SELECTOR, selector)}{{{tinycss2.serialize(rule.content)}}}")
+                kept = [_SELECTOR.sub(selector, item) for item in selectors(rule.prelude) if _SELECTOR.search(item)]
+                if kept:
+                    copied += len(kept)
+                    acc.append(f"{','.join(kept)}{{{tinycss2.serialize(rule.content)}}}")
             elif rule.type == "at-rule" and rule.content is not None and rule.lower_at_keyword in ("media", "supports"):
                 inner: list[str] = []
                 walk(tinycss2.parse_blocks_contents(rule.content, skip_whitespace=True, skip_comments=True), inner)
@@ -156,6 +190,11 @@ def material_table_css(css: str, selector: str = f"table.{CLASS}") -> str:
         raise TableCssError(
             f"Material's stylesheet has no rule for {MATERIAL_SELECTOR}: descent.site.tables copies "
             "those rules for its pre-wrapped tables; check how this Material version styles tables")
+    present = len(_SELECTOR.findall(re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)))
+    if copied != present:
+        raise TableCssError(
+            f"Material's stylesheet names {MATERIAL_SELECTOR} {present} times but descent.site.tables "
+            f"copied {copied} (a rule under @layer, @container or nesting?): extend material_table_css")
     return "\n".join(out) + "\n"
 
 

@@ -12,8 +12,9 @@
 // out for drawing, and a table far down the page starts as a region that scrolls: if it fits, it
 // loses the tab stop when it is drawn. A keyboard user moving down the page brings the tables ahead
 // near the screen, where they are drawn and measured before focus reaches them; a table that was
-// never drawn keeps its tab stop, which costs one extra stop and never a table out of reach. The same observer follows resizes and
-// the pages Material's instant navigation swaps in (document$, which also announces the first page).
+// never drawn keeps its tab stop, which costs one extra stop and never a table out of reach. The
+// same observer follows resizes and the pages Material's instant navigation swaps in (document$,
+// which also announces the first page).
 // tests/browser/test_accessibility.py and test_layout_cost.py are the checks.
 (() => {
   "use strict";
