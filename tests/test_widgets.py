@@ -378,3 +378,25 @@ def test_cut_is_only_for_text_and_says_so():
     strict = Input(Param("t", "Text", "text", "x", max_length=5), "text")
     with pytest.raises(FieldError, match="at most 5 characters"):
         strict.coerce("abcdefgh")
+
+
+def test_every_offered_choice_computes_or_names_a_field():
+    """A select never offers a value its widget cannot take: with the other inputs at their
+    defaults, each choice gives a result or a message that names a field (an input the reader can
+    change), never an internal error with no field. (Found by a reader: "As released" was offered
+    by seven widgets that need one precision for every weight, and each said "unknown weight
+    precision 'released'".)"""
+    import json
+
+    from descent import widgets as w
+
+    bad = []
+    for name in w.names():
+        for inp in w.get(name).inputs:
+            if inp.kind != "select" or not callable(inp.param.choices):
+                continue
+            for value, _label in inp.param.choices():
+                out = json.loads(w.run_json(name, json.dumps({inp.param.name: value}), inp.param.name))
+                if not out.get("ok") and not out.get("field"):
+                    bad.append(f"{name}: {inp.param.name}={value}: {out.get('message', '')[:100]}")
+    assert not bad, "\n".join(bad)

@@ -546,6 +546,9 @@ WEIGHTS = declare(Param(
     help="How each weight is stored: as released, a GGUF mix, or one precision for every weight; "
     "block-scaled formats include their scales.",
 ))
+#: The weight choice of a computation that needs one precision for every weight: "as released"
+#: (each group as published) is left out, since its groups differ (descent.hardware, descent.weights).
+WEIGHTS_UNIFORM = WEIGHTS.but(choices=lambda: [c for c in WEIGHTS.choices() if c[0] != "released"])
 RUNTIME = declare(Param(
     "runtime_percent", "Runtime allowance", "float", 10.0, unit="% of memory", min=0.0, max=50.0, step=1.0,
     help="Memory kept back for the runtime (context, activations, workspace, fragmentation); "

@@ -87,7 +87,7 @@ def _decode_steps(s: serving.Server, prompt: int, output: int, cache: bool) -> l
     inputs=[
         Input(P.MODEL, "select"),
         Input(P.ACCELERATOR, "select"),
-        Input(P.WEIGHTS, "select"),
+        Input(P.WEIGHTS_UNIFORM, "select"),
         Input(P.PROMPT_TOKENS.but(max=131_072), "range", log=True),
         Input(P.OUTPUT_TOKENS.but(max=16_384), "range", log=True),
         Input(KV_CACHE, "toggle"),
@@ -219,10 +219,14 @@ def batching(policy: str, batch: int, chunk: int, rate: float, requests: int, se
     """Views: the chosen policy's metrics, a table of both policies on the same trace, the slot grid.
 
     Raises:
-        ValueError: from :func:`descent.serving.simulate` (a trace too large, a model that leaves no
-            room for a KV cache).
+        FieldError: the model leaves no room for a KV cache on one accelerator of this kind.
+        ValueError: from :func:`descent.serving.simulate` (a trace too large).
     """
     weights = P.WEIGHTS.default
+    s = _server(model, accelerator, weights)
+    if s.kv_capacity <= 0:
+        raise FieldError("model", f"{s.model.name}'s {weights} weights leave no memory for a KV cache on one "
+                         f"{s.accelerator.name}; choose a smaller model or a larger chip")
     settings = dict(model=model, accelerator=accelerator, weights=weights, kv=KV, requests=requests, rate=rate,
                     prompt_mean=P.PROMPT_MEAN.default, output_mean=P.OUTPUT_MEAN.default, batch=batch,
                     chunk=chunk, seed=seed)
@@ -448,7 +452,7 @@ UTILIZATION_BARS = (0.1, 0.25, 0.5, 0.75, 1.0)
         Input(Q.SLOTS.but(max=512), "range", log=True),
         Input(P.MODEL, "select"),
         Input(P.ACCELERATOR, "select"),
-        Input(P.WEIGHTS, "select"),
+        Input(P.WEIGHTS_UNIFORM, "select"),
     ],
 )
 def break_even(gpu_price: float, api_price: float, utilization: float, batch: int, model: str,

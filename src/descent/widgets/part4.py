@@ -302,7 +302,7 @@ TOKENS = P.BATCH.but(label="Tokens in the step", help="Tokens multiplied togethe
     title="One layer's matrix products",
     description="Every weight matrix of one layer, multiplied by the step's tokens: its FLOPs, the bytes "
     "it moves (weights once, activations in and out) and their ratio, against the chip's ridge.",
-    inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(TOKENS, "range", log=True),
+    inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS_UNIFORM, "select"), Input(TOKENS, "range", log=True),
             Input(P.ACCELERATOR, "select")],
     tries=[
         ('Raise the batch.', "FLOPs grow with it while the weights are read once: the ratio climbs towards the chip's ridge."),
@@ -405,7 +405,7 @@ X_RANGE = (0.1, 1e5)
     description="The chip's roofline: the sloped roof is its memory bandwidth, the flat roof its peak "
     "arithmetic. The points are one decode step of the batch and one prefill of its prompts. Raise the "
     "batch and watch decode climb the slope.",
-    inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
+    inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS_UNIFORM, "select"),
             Input(P.BATCH, "range", log=True), Input(P.CONTEXT, "range", log=True)],
     tries=[
         ('Raise the batch.', 'Decode climbs the sloped roof: more arithmetic per byte read, until it meets the flat roof.'),
@@ -474,7 +474,7 @@ MAX_DRAWN_STAGES, MAX_DRAWN_SLOTS = 16, 40
     description="Split a model by tensor parallelism (every matrix cut across devices), pipeline "
     "parallelism (consecutive layers per device) and expert parallelism (experts spread out). See "
     "what each device holds, what crosses the wire per layer, and how long each stage waits.",
-    inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
+    inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS_UNIFORM, "select"),
             Input(P.TP.but(max=64), "range"), Input(P.PP.but(max=64), "range"), Input(P.EP.but(max=256), "range"),
             Input(P.BATCH.but(max=4096), "range", log=True), Input(P.MICROBATCHES.but(max=4096), "range", log=True),
             Input(P.LINK, "select")],

@@ -384,7 +384,7 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     title="Decode speed across the field",
     description="One model on every chip of the catalog: the fastest decode each chip's memory "
     "bandwidth allows for one conversation. Greyed chips cannot hold the model.",
-    inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(P.CONTEXT, "range", log=True)],
+    inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS_UNIFORM, "select"), Input(P.CONTEXT, "range", log=True)],
     tries=[
         ("Switch the weights to a 4-bit format.", "Every bar grows: fewer bytes to read per token, and more chips can hold the model."),
         ("Pick a small model.", "Nearly every chip fits it, and the order of the bars is the order of their memory bandwidth."),

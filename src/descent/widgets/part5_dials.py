@@ -39,7 +39,7 @@ def reply_tokens() -> list[str]:
     description="One model served by N accelerators that split every weight matrix between them: "
     "how long the first token takes, how fast each reader and the whole server are served, what a "
     "million tokens cost and how much memory each accelerator has left.",
-    inputs=[Input(P.MODEL, "select"), Input(_ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
+    inputs=[Input(P.MODEL, "select"), Input(_ACCELERATOR, "select"), Input(P.WEIGHTS_UNIFORM, "select"),
             Input(_TP, "number"), Input(P.BATCH, "range", log=True), Input(_CONTEXT, "range", log=True),
             Input(P.PRICE, "number")],
 )
