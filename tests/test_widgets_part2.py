@@ -56,6 +56,18 @@ def test_float_bits_rounds_and_flips():
     assert _stat(res["html"], "Rounding error") == "overflow"
 
 
+def test_float_bits_overflow_keeps_the_sign_and_the_largest_value_is_whole():
+    """Found by a reader: -70000 in FP16 read "rounds to infinity" beside a stored "minus infinity",
+    and FP16's largest value showed as 65,500. IEEE 754 binary16: the largest finite value is
+    (2 - 2^-10) x 2^15 = 65,504, and a negative overflow rounds to minus infinity."""
+    text = _text(run("float_bits", {"format": "fp16", "value": "-70000"})["html"])
+    assert "beyond FP16's most negative value -65,504: it rounds to minus infinity" in text
+    assert "sign bit 1, exponent bits all ones: minus infinity = minus infinity" in text
+    assert "largest value 65,504" in text and "65,500" not in text
+    text = _text(run("float_bits", {"format": "fp16", "value": "70000"})["html"])
+    assert "beyond FP16's largest value 65,504: it rounds to infinity" in text
+
+
 @pytest.mark.parametrize("inputs,msg", [
     ({"format": "e8m0", "value": "-2"}, "no sign and no zero"),
     ({"format": "fp4_e2m1", "value": "nan"}, "not-a-number"),

@@ -153,7 +153,9 @@ def _reading(f: floats.FloatFormat, code: int) -> str:
     """How the bits read: ``(-1)^0 x 1.25 x 2^-3`` (or the special case in words)."""
     s, e, m = f.split(code)
     k = f.kind(code)
-    if k in ("nan", "infinity"):
+    if k == "infinity":
+        return f"sign bit {s}, exponent bits all ones: {'minus ' if s else ''}infinity"
+    if k == "nan":
         return f"exponent bits all ones: {_KIND_WORDS[k]}"
     if f.special == "e8m0":
         return f"2^({e} - {f.bias}) = 2^{e - f.bias}"
@@ -164,7 +166,12 @@ def _reading(f: floats.FloatFormat, code: int) -> str:
 
 
 def _fmt_prop(x: float | None) -> str:
-    return "none" if x is None else format_number(x, 4)
+    """A format's property: whole numbers in full (FP16's largest value is 65,504, not "65,500")."""
+    if x is None:
+        return "none"
+    if x == int(x) and abs(x) < 1e15:
+        return format_int(int(x))
+    return format_number(x, 4)
 
 
 @widget(
@@ -176,7 +183,7 @@ def _fmt_prop(x: float | None) -> str:
     tries=[
         ('Type 0.1 in BF16, then in FP32.', "Neither holds it exactly; BF16's error is far larger, with fewer mantissa bits."),
         ('Click the highest exponent bit.', 'The value jumps by a huge factor: the exponent sets the scale, the mantissa the digits.'),
-        ('Pick FP8 E4M3 and type a number in the thousands.', 'Past the largest value the format can hold, there is no code for it.'),
+        ('Pick FP8 E4M3 and type a number in the thousands.', 'Past the format\'s largest value no code holds the number, and E4M3 has no infinity: it becomes not a number.'),
     ],
 )
 def float_bits(format: str, value: str) -> list[dict]:
@@ -222,11 +229,15 @@ def float_bits(format: str, value: str) -> list[dict]:
     out.append(v.stat("Stored value", floats.value_text(stored), note=_KIND_WORDS[k]))
     if typed is not None and r is not None:
         if r.overflow:
-            what = {"ieee": "rounds to infinity", "fn": "has no infinity and becomes not a number",
-                    "none": "is clipped to the largest value", "e8m0": "becomes not a number"}[f.special]
+            neg = typed < 0
+            what = {"ieee": f"rounds to {'minus ' if neg else ''}infinity",
+                    "fn": "has no infinity and becomes not a number",
+                    "none": f"is clipped to the {'most negative' if neg else 'largest'} value",
+                    "e8m0": "becomes not a number"}[f.special]
+            limit = (f"most negative value -{_fmt_prop(f.max)}" if neg and f.signed
+                     else f"largest value {_fmt_prop(f.max)}")
             out.append(v.stat("Rounding error", "overflow",
-                              note=f"{floats.value_text(typed)} is beyond {f.label}'s largest value "
-                                   f"{format_number(f.max, 4)}: it {what}"))
+                              note=f"{floats.value_text(typed)} is beyond {f.label}'s {limit}: it {what}"))
         elif math.isfinite(typed) and math.isfinite(stored):
             err = stored - typed
             rel = abs(err) / abs(typed) if typed != 0 else 0.0

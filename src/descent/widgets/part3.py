@@ -55,6 +55,12 @@ def _rate(x: float) -> str:
     return format_number(x, SIG)
 
 
+def _a_or_an(number_text: str) -> str:
+    """``number_text`` after its article as said aloud: "an 80%", "an 11%", "a 50%", "a 110%"."""
+    said_an = number_text[:1] == "8" or (number_text[:2] in ("11", "18") and not number_text[2:3].isdigit())
+    return f"{'an' if said_an else 'a'} {number_text}"
+
+
 def _server(model: str, accelerator: str, weights: str) -> serving.Server:
     return serving.server(model, accelerator, weights, KV)
 
@@ -304,7 +310,7 @@ def prefix_cache(hit_rate: float, prefix_tokens: int, prompt_tokens: int, turns:
         v.stat("TTFT on a miss", format_time(saving.ttft_miss_s), note=f"prefill of {format_int(prompt_tokens)} tokens"),
         v.stat("TTFT on a hit", format_time(saving.ttft_hit_s),
                note=f"prefill of {format_int(prompt_tokens - prefix_tokens)} tokens"),
-        v.stat("Expected TTFT", format_time(saving.ttft_expected_s), note=f"at a {format_percent(hit_rate)} hit rate"),
+        v.stat("Expected TTFT", format_time(saving.ttft_expected_s), note=f"at {_a_or_an(format_percent(hit_rate))} hit rate"),
         v.stat("Prefill arithmetic saved", format_percent(saving.flops_saved_expected),
                note=f"{format_percent(saving.flops_saved)} on each hit"),
     ]

@@ -310,7 +310,7 @@ def size_it_yourself(
                quantity="bytes_per_decode_step")
     )
     if s.compute_bound_batch is None:
-        roof = "never, up to the batch limit: each sequence's KV cache takes longer to read than its arithmetic"
+        roof = None
     elif s.compute_bound_batch == 1:
         roof = "already at batch 1"
     else:
@@ -322,7 +322,9 @@ def size_it_yourself(
             "tokens/s",
             quantity="decode_compute_tokens_per_s_total",
             note=f"the most {format_si(s.peak_flops, 'FLOP/s')} of {s.compute_precision.upper()} arithmetic allows "
-            f"over the batch; decode turns compute-bound {roof}",
+            f"over the batch; " + (f"decode turns compute-bound {roof}" if roof else
+                                   "decode never turns compute-bound, up to the batch limit: each sequence's "
+                                   "KV cache takes longer to read than its arithmetic"),
         )
     )
     out.append(
