@@ -386,10 +386,6 @@ def test_every_offered_choice_computes_or_names_a_field():
     change), never an internal error with no field. (Found by a reader: "As released" was offered
     by seven widgets that need one precision for every weight, and each said "unknown weight
     precision 'released'".)"""
-    import json
-
-    from descent import widgets as w
-
     bad = []
     for name in w.names():
         for inp in w.get(name).inputs:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import pytest
 from helpers import next_frames
 
+from descent import catalog
+
 #: Lighthouse's own viewports: its mobile form (Moto G Power, 412 x 823) and its desktop form.
 VIEWPORTS = {
     "phone": {"viewport": {"width": 412, "height": 823}, "device_scale_factor": 1.75, "is_mobile": True, "has_touch": True},
@@ -107,8 +109,9 @@ new MutationObserver((list) => list.forEach((m) => {
 
 def test_tables_arrive_wrapped_and_styled_as_material_would(server, make_page):
     """descent.site.tables: the build writes Material's scroll wrapper and a class on every content
-    table, so Material's start-up moves none (on Reference > Accelerators, 23 tables; each move was a
-    relayout inside its longest start-up task); and the copied rules give a table exactly the style
+    table, so Material's start-up moves none (on Reference > Accelerators, a summary and one table
+    per chip; each move was a relayout inside its longest start-up task); and the copied rules give a
+    table exactly the style
     Material's own rules give a bare one (compared with a bare copy placed beside it; not the width,
     which site.css's no-break rules for names change on purpose)."""
     page = make_page(viewport={"width": 1280, "height": 800})
@@ -117,7 +120,9 @@ def test_tables_arrive_wrapped_and_styled_as_material_would(server, make_page):
     page.wait_for_load_state("load")
     next_frames(page)
     assert page.evaluate("() => window.__tableMoves") == []
-    assert page.evaluate("() => document.querySelectorAll('article table.descent-content-table').length") == 23
+    # The page's tables: the summary, then one per chip of the catalog.
+    tables = page.evaluate("() => document.querySelectorAll('article table.descent-content-table').length")
+    assert tables == 1 + len(catalog.accelerators())
     ours, materials = page.evaluate(
         """() => {
           const t = document.querySelector('article table.descent-content-table');

@@ -65,6 +65,19 @@ def _server(model: str, accelerator: str, weights: str) -> serving.Server:
     return serving.server(model, accelerator, weights, KV)
 
 
+def _server_with_kv_room(model: str, accelerator: str, weights: str) -> serving.Server:
+    """:func:`_server`, when the weights leave memory for a KV cache on one accelerator.
+
+    Raises:
+        FieldError: (field ``model``) they do not.
+    """
+    s = _server(model, accelerator, weights)
+    if s.kv_capacity <= 0:
+        raise FieldError("model", f"{s.model.name}'s {weights} weights do not fit on one {s.accelerator.name} "
+                         "with room for a KV cache; choose a smaller model, a lower precision or a larger chip")
+    return s
+
+
 # ---------------------------------------------------------------------------------------------
 # prefill_decode
 # ---------------------------------------------------------------------------------------------
@@ -229,10 +242,7 @@ def batching(policy: str, batch: int, chunk: int, rate: float, requests: int, se
         ValueError: from :func:`descent.serving.simulate` (a trace too large).
     """
     weights = P.WEIGHTS.default
-    s = _server(model, accelerator, weights)
-    if s.kv_capacity <= 0:
-        raise FieldError("model", f"{s.model.name}'s {weights} weights leave no memory for a KV cache on one "
-                         f"{s.accelerator.name}; choose a smaller model or a larger chip")
+    _server_with_kv_room(model, accelerator, weights)
     settings = dict(model=model, accelerator=accelerator, weights=weights, kv=KV, requests=requests, rate=rate,
                     prompt_mean=P.PROMPT_MEAN.default, output_mean=P.OUTPUT_MEAN.default, batch=batch,
                     chunk=chunk, seed=seed)
@@ -469,10 +479,7 @@ def break_even(gpu_price: float, api_price: float, utilization: float, batch: in
     Raises:
         FieldError: the model does not fit on one accelerator of this kind.
     """
-    s = _server(model, accelerator, weights)
-    if s.kv_capacity <= 0:
-        raise FieldError("model", f"{s.model.name}'s {weights} weights do not fit on one {s.accelerator.name}; "
-                         "choose a smaller model, a lower precision or a larger chip")
+    s = _server_with_kv_room(model, accelerator, weights)
     prompt, output = P.PROMPT_TOKENS.default, P.OUTPUT_TOKENS.default
     need = batch * s.kv_bytes(prompt + output)
     note = ""

@@ -310,11 +310,12 @@ def size_it_yourself(
                quantity="bytes_per_decode_step")
     )
     if s.compute_bound_batch is None:
-        roof = None
+        roof = ("decode never turns compute-bound, up to the batch limit: each sequence's KV cache takes "
+                "longer to read than its arithmetic")
     elif s.compute_bound_batch == 1:
-        roof = "already at batch 1"
+        roof = "decode turns compute-bound already at batch 1"
     else:
-        roof = f"from batch {format_int(s.compute_bound_batch)} on, at this context"
+        roof = f"decode turns compute-bound from batch {format_int(s.compute_bound_batch)} on, at this context"
     out.append(
         v.stat(
             "Compute roof",
@@ -322,9 +323,7 @@ def size_it_yourself(
             "tokens/s",
             quantity="decode_compute_tokens_per_s_total",
             note=f"the most {format_si(s.peak_flops, 'FLOP/s')} of {s.compute_precision.upper()} arithmetic allows "
-            f"over the batch; " + (f"decode turns compute-bound {roof}" if roof else
-                                   "decode never turns compute-bound, up to the batch limit: each sequence's "
-                                   "KV cache takes longer to read than its arithmetic"),
+            f"over the batch; {roof}",
         )
     )
     out.append(
