@@ -37,9 +37,8 @@ import math
 from dataclasses import dataclass
 
 from descent import numerics, transformer
-from descent.catalog import Accelerator, Model
+from descent.catalog import Accelerator, Model, resolve_accelerator, resolve_model
 from descent.checks import is_finite, is_int
-from descent.hardware import resolve_accelerator, resolve_model
 from descent.units import format_int
 
 __all__ = [

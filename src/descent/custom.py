@@ -12,7 +12,7 @@ GiB, 2**30 bytes: 24 GiB = 25.8 GB; the number to give here is the true byte cou
 is known), bandwidth in GB/s (1e9 bytes per second), peak in TFLOP/s (1e12 FLOP per second),
 dense (not the 2:4-sparse figure datasheets often print first), at the precision the weights are
 multiplied in: the one peak is recorded for BF16, FP8 and FP4 alike, so whichever precision the
-math runs in (:func:`descent.hardware.peak_flops`) gets it.
+math runs in (:func:`descent.step.peak_flops`) gets it.
 
 Without a peak the chip has no compute roof: its peaks are infinite and a step takes as long as
 its memory traffic (the memory-bandwidth ceiling, an upper bound on speed either way).

@@ -28,11 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from descent import params as P
-from descent.hardware import decode_ceiling, prefill_time, resolve_accelerator, resolve_model
+from descent.catalog import resolve_accelerator, resolve_model
+from descent.hardware import decode_ceiling, prefill_time
 from descent.memory import size
 
 __all__ = ["SECONDS_PER_HOUR", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch", "input_output_ratio",
-           "max_batch", "token_cost"]
+           "max_batch", "token_cost", "usd_per_million_tokens"]
 
 SECONDS_PER_HOUR = 3600
 TOKENS_PER_MILLION = 1_000_000
@@ -57,6 +58,13 @@ class TokenCost:
     joules_per_token: float
     bound: str
     fits: bool
+
+
+def usd_per_million_tokens(tokens_per_s_total: float, devices: int, price: float) -> float:
+    """Dollars per million tokens of ``devices`` accelerators at ``price`` dollars an hour each,
+    producing ``tokens_per_s_total``: ``devices x price / 3,600 / tokens_per_s x 1e6``. THE price
+    rule: the cost by batch, the server dials and the break-even all use it."""
+    return devices * price / SECONDS_PER_HOUR / tokens_per_s_total * TOKENS_PER_MILLION
 
 
 def _check(price: float, pue: float) -> None:
@@ -85,7 +93,7 @@ def token_cost(model, accelerator, weights: str = "fp8", kv: str = "bf16", conte
     return TokenCost(
         batch=batch,
         tokens_per_s_total=rate,
-        usd_per_million_tokens=price / SECONDS_PER_HOUR / rate * TOKENS_PER_MILLION,
+        usd_per_million_tokens=usd_per_million_tokens(rate, 1, price),
         joules_per_token=a.power_watts * pue / rate,
         bound=s.bound,
         fits=s.fits,

@@ -877,7 +877,7 @@ _register(Formula(
 # compares with the package function it mirrors.
 # ---------------------------------------------------------------------------------------------
 
-from descent import attention_io, memory_tiers, parallel, roofline, tiling  # noqa: E402
+from descent import attention_io, memory_tiers, roofline, step, tiling  # noqa: E402
 
 F_PEAK = _s("F_peak", r"F_{\text{peak}}", "dense peak of the chip in the step's compute precision", "FLOP/s")
 INTENSITY = _s("I", "I", "arithmetic intensity: FLOPs per byte of memory traffic", "FLOP/byte")
@@ -908,11 +908,11 @@ def _check_ridge():
     f = FORMULAS["ridge_point"]
     out = []
     for a in catalog.accelerators().values():
-        for prec, attr in hardware.COMPUTE_PRECISIONS.items():
+        for prec, attr in catalog.COMPUTE_PRECISIONS.items():
             if getattr(a, attr) is None:
                 continue
             out.append((f"{a.id} {prec}", f.evaluate(F_peak=getattr(a, attr), BW=a.memory_bandwidth),
-                        hardware.ridge_point(a, prec)))
+                        step.ridge_point(a, prec)))
     return out
 
 
@@ -922,7 +922,7 @@ def _check_roofline_attainable():
     for a in catalog.accelerators().values():
         for i in (0.5, 2.0, 300.0, 1e5):
             out.append((f"{a.id} I={i}", f.evaluate(F_peak=a.bf16_flops, I=i, BW=a.memory_bandwidth),
-                        hardware.roofline(a, i, "bf16")))
+                        step.attainable_flops(a, i, "bf16")))
     return out
 
 
@@ -948,13 +948,13 @@ def _check_tile_intensity():
 
 def _check_allreduce():
     f = FORMULAS["allreduce_bytes"]
-    return [(f"p={p} S={s}", f.evaluate(p=p, S_msg=s), parallel.ring_allreduce_bytes(s, p))
+    return [(f"p={p} S={s}", f.evaluate(p=p, S_msg=s), step.ring_allreduce_bytes(s, p))
             for p in (1, 2, 3, 4, 8, 16, 72) for s in (16_384, 1_048_576)]
 
 
 def _check_bubble():
     f = FORMULAS["pipeline_bubble"]
-    return [(f"p={p} m={m}", f.evaluate(p=p, m=m), parallel.pipeline_bubble(p, m))
+    return [(f"p={p} m={m}", f.evaluate(p=p, m=m), step.pipeline_bubble(p, m))
             for p in (1, 2, 4, 8, 16) for m in (1, 4, 8, 64)]
 
 
@@ -1063,11 +1063,12 @@ _register(Formula(
 _register(Formula(
     "pipeline_bubble", "Share of a pipeline schedule each stage sits idle",
     _s("f_bubble", r"f_{\text{bubble}}", "idle share of each stage", "fraction"),
-    sp.Mul(sp.Add(P_DEV.symbol, -1, evaluate=False),
-           sp.Pow(sp.Add(M_MB.symbol, P_DEV.symbol, -1, evaluate=False), -1, evaluate=False), evaluate=False),
+    sp.Max(0, sp.Mul(sp.Add(P_DEV.symbol, -M_MB.symbol, evaluate=False), sp.Pow(P_DEV.symbol, -1), evaluate=False)),
     (P_DEV, M_MB),
-    "Huang et al. 2019, GPipe, arXiv:1811.06965, section 2.2; Narayanan et al. 2021, arXiv:2104.04473, section 2.2",
-    note="p stages, m micro-batches: the first stage waits p - 1 slots at the end, the last at the start.",
+    "descent.step, the steady state of a serving engine's pipeline (a training flush idles (p - 1) / (m + p - 1) "
+    "instead: Huang et al. 2019, GPipe, arXiv:1811.06965, section 2.2)",
+    note="p stages, m micro-batches cycling through them: with m >= p every stage is always busy; "
+    "with fewer, each stage waits for the next micro-batch to come round.",
     check=_check_bubble,
 ))
 

@@ -17,7 +17,7 @@ Hence the **decode ceiling**:
 **The compute roof.** A step also does arithmetic: ``B x flops_per_token`` (2 FLOP per active
 matmul weight per sequence, plus attention's 4 x layers x heads x d_head x context), which takes at
 least ``flops / peak`` seconds at the chip's dense peak in the precision the math runs in
-(:func:`compute_precision`). The step takes at least the longer of the two times (the roofline of
+(:func:`descent.step.compute_precision`). The step takes at least the longer of the two times (the roofline of
 Williams et al. 2009), so decode is *memory-bound* at small batches and becomes *compute-bound*
 once B x flops_per_token / peak exceeds bytes / bandwidth (:func:`compute_bound_batch`). Prefill
 runs the whole prompt in one pass and is compute-bound for all but tiny prompts
@@ -43,6 +43,9 @@ imperfect use of bandwidth and tensor cores come on top.
 
 Activations stay on chip at decode sizes and are not counted.
 
+Every number here is a view of the one step model, :mod:`descent.step` (one device: the scenario's
+split is ignored); this module names its parts the way the roofline does.
+
 Standard library only (runs in Pyodide).
 """
 
@@ -51,201 +54,81 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from descent import params, transformer
+from descent import step as S
 from descent.catalog import Accelerator, Model
-from descent.catalog import accelerator as _catalog_accelerator
-from descent.catalog import model as _catalog_model
-from descent.checks import is_real
 from descent.numerics import Precision, kv_precision
+from descent.scenario import Scenario
 
 __all__ = [
-    "COMPUTE_PRECISIONS",
-    "MAX_BATCH",
-    "MOE_ROUTINGS",
     "DecodeCeiling",
     "StepBytes",
-    "bytes_per_decode_step",
-    "check_batch",
-    "check_inputs",
-    "decode_ceiling",
     "StepTime",
+    "bytes_per_decode_step",
+    "check_inputs",
     "compute_bound_batch",
-    "compute_precision",
+    "decode_ceiling",
     "decode_step_bytes",
     "prefill_time",
-    "kv_cache_bytes",
-    "peak_flops",
-    "resolve_accelerator",
-    "resolve_model",
-    "ridge_point",
-    "roofline",
 ]
-
-#: Largest batch (concurrent sequences) accepted, sequences. A guard against typos, well above what
-#: serving engines run on one replica (vLLM's ``max_num_seqs`` defaults to a few hundred).
-MAX_BATCH = params.BATCH.max
-
-#: How a batch of tokens spreads over MoE experts; see the module docstring.
-MOE_ROUTINGS = ("uniform", "active")
-
-#: Compute precision -> the Accelerator field holding its dense peak FLOP/s.
-COMPUTE_PRECISIONS: dict[str, str] = {
-    "bf16": "bf16_flops",
-    "fp16": "bf16_flops",
-    "fp8": "fp8_flops",
-    "fp4": "fp4_flops",
-    "mxfp4": "fp4_flops",
-    "nvfp4": "fp4_flops",
-}
-
-
-def resolve_model(model: str | Model) -> Model:
-    """A ``Model`` from itself or its catalog id. Raises ValueError listing the allowed ids."""
-    return model if isinstance(model, Model) else _catalog_model(model)
-
-
-def resolve_accelerator(accelerator: str | Accelerator) -> Accelerator:
-    """An ``Accelerator`` from itself or its catalog id. Raises ValueError listing the allowed ids."""
-    return accelerator if isinstance(accelerator, Accelerator) else _catalog_accelerator(accelerator)
-
-
-def check_batch(batch: int) -> int:
-    """Return ``batch`` if it is a whole number of sequences from 1 to ``MAX_BATCH``, else raise ValueError."""
-    return params.BATCH.check(batch)
-
-
-def check_weights(weights: str) -> str:
-    """Return ``weights`` if it is a weight choice (``descent.weights.scheme_names()``: ``released``,
-    a GGUF mix or a precision of ``numerics.PRECISIONS``), else raise ValueError listing them."""
-    from descent.weights import scheme_names
-
-    if weights not in scheme_names():
-        raise ValueError(f"unknown weight precision {weights!r}; allowed: {', '.join(scheme_names())}")
-    return weights
 
 
 def check_inputs(
     model: str | Model, weights: str, kv: str, context: int, batch: int
 ) -> tuple[Model, str, Precision]:
-    """The model, the weight choice and the KV precision of a decode or sizing question, checked.
-
-    Checks, in this order: the model (or its catalog id), the weight choice (:func:`check_weights`),
-    the KV-cache precision (``numerics.KV_PRECISIONS``), ``context`` (``transformer.check_context``:
-    1 to 20,000,000 tokens) and ``batch`` (:func:`check_batch`). Shared by
-    :func:`decode_step_bytes` and :func:`descent.memory.size`.
+    """The model, the weight choice and the KV precision of a decode or sizing question, checked
+    (as a :class:`descent.scenario.Scenario` checks them: model, weights, KV precision, context,
+    batch, in that order).
 
     Raises:
         ValueError: the first input that is not allowed (the message lists what is).
     """
-    mod = resolve_model(model)
-    w, kp = check_weights(weights), kv_precision(kv)
-    transformer.check_context(mod, context)
-    check_batch(batch)
-    return mod, w, kp
-
-
-def kv_cache_bytes(model: Model, kv: Precision, context: int, batch: int) -> float:
-    """KV cache of ``batch`` sequences at ``context`` tokens in precision ``kv``, bytes.
-
-    ``transformer.kv_cache_bytes(model, context, kv bits) x batch`` (all layers, sliding windows
-    capped, a linear-attention state at its own 16 bits). Inputs are not checked here: use
-    :func:`check_inputs` first.
-    """
-    return transformer.kv_cache_bytes(model, context, kv.bits_per_weight) * batch
-
-
-def _check_routing(moe_routing: str) -> str:
-    if moe_routing not in MOE_ROUTINGS:
-        raise ValueError(f"moe_routing must be one of {', '.join(MOE_ROUTINGS)}, got {moe_routing!r}")
-    return moe_routing
+    sc = Scenario(model=model, weights=S.check_weights(weights), kv=kv, context=context, batch=batch)
+    return sc.model_row, sc.weights, kv_precision(sc.kv)
 
 
 @dataclass(frozen=True)
 class StepBytes:
-    """The bytes one decode step reads, by part. Units: parameters and bytes (floats for bytes).
+    """The bytes one decode step reads, by part. Units: bytes.
 
     Attributes:
-        weight_params: weight values read (embedding rows, MoE coverage applied), parameters (float
-            when MoE coverage is an expectation).
-        weights_bytes: ``weight_params`` in the weight precision, bytes.
+        weights_bytes: weights read (embedding rows, MoE coverage applied), bytes.
         kv_cache_bytes: KV cache of all B sequences at this context, bytes.
         total_bytes: ``weights_bytes + kv_cache_bytes``.
         routed_expert_share: fraction of routed-expert weights read (0 for dense models).
+        by_group: ``weights_bytes`` by weight group (``descent.weights.GROUPS``).
     """
 
-    weight_params: float
     weights_bytes: float
     kv_cache_bytes: float
     total_bytes: float
     routed_expert_share: float
+    by_group: dict
 
 
-def decode_step_bytes(
-    model: str | Model,
-    weights: str = "bf16",
-    kv: str = "bf16",
-    context: int = 8192,
-    batch: int = 1,
-    moe_routing: str = "uniform",
-) -> StepBytes:
-    """Bytes one decode step reads, by part (see the module docstring for the rule).
+def _scenario(model, accelerator, weights, kv, context, batch, moe_routing) -> Scenario:
+    return Scenario(model=model, accelerator=accelerator, weights=S.check_weights(weights), kv=kv,
+                    context=context, batch=batch, moe_routing=moe_routing)
 
-    Args:
-        model: model or its catalog id.
-        weights: weight precision name (``numerics.PRECISIONS``).
-        kv: KV-cache precision name (``numerics.KV_PRECISIONS``).
-        context: tokens already in each sequence's KV cache, 1 to 20,000,000.
-        batch: B, sequences decoded together, 1 to ``MAX_BATCH``.
-        moe_routing: ``"uniform"`` (expected expert coverage at batch B) or ``"active"`` (k of E).
+
+def decode_step_bytes(model: str | Model, weights: str, kv: str, context: int, batch: int,
+                      moe_routing: str = "uniform") -> StepBytes:
+    """Bytes one decode step of ``batch`` sequences at ``context`` tokens reads, by part
+    (:func:`descent.step.decode`'s bytes; the module docstring gives the rule).
 
     Raises:
         ValueError: unknown id or precision, context or batch out of range, unknown routing.
     """
-    from descent.weights import bytes_by_group
-
-    mod, w, kp = check_inputs(model, weights, kv, context, batch)
-    _check_routing(moe_routing)
-    pc = transformer.param_counts(mod)
-    stored = bytes_by_group(mod, w)
-
-    if mod.moe is None or pc.experts == 0:
-        share = 0.0
-    elif batch == 1 or moe_routing == "active":
-        share = pc.active_experts / pc.experts
-    else:
-        k_over_e = mod.moe.experts_per_token / mod.moe.num_experts
-        share = 1.0 - (1.0 - k_over_e) ** batch
-
-    # Fraction of each group one step reads: B looked-up rows of an untied embedding table (a tied
-    # one is the output head, read in full), the routed experts the batch picks, all of the rest.
-    read = dict.fromkeys(stored, 1.0)
-    if not mod.tie_embeddings:
-        read["embedding"] = min(batch, mod.vocab_size) / mod.vocab_size
-    read["experts"] = share
-    weight_params = sum(getattr(pc, g) * f for g, f in read.items())
-    w_bytes = sum(stored[g] * f for g, f in read.items())
-    kv_bytes = kv_cache_bytes(mod, kp, context, batch)
-    return StepBytes(
-        weight_params=weight_params,
-        weights_bytes=w_bytes,
-        kv_cache_bytes=kv_bytes,
-        total_bytes=w_bytes + kv_bytes,
-        routed_expert_share=share,
-    )
+    sc = _scenario(model, Scenario.accelerator, weights, kv, context, batch, moe_routing)  # bytes: any chip
+    c = S.decode(sc)
+    groups = {g: b for g, b in c.bytes_by_group.items() if g != "kv_cache"}
+    m = sc.model_row
+    share = S.read_shares(m, batch, moe_routing)["experts"]
+    return StepBytes(c.weights_bytes, c.kv_bytes, c.bytes, share, groups)
 
 
-def bytes_per_decode_step(
-    model: str | Model,
-    weights: str = "bf16",
-    kv: str = "bf16",
-    context: int = 8192,
-    batch: int = 1,
-    moe_routing: str = "uniform",
-) -> float:
-    """Bytes read from memory by one decode step of ``batch`` sequences at ``context`` tokens.
-
-    ``decode_step_bytes(...).total_bytes``; arguments and errors as there.
-    """
+def bytes_per_decode_step(model: str | Model, weights: str, kv: str, context: int, batch: int,
+                          moe_routing: str = "uniform") -> float:
+    """``decode_step_bytes(...).total_bytes``, bytes; arguments and errors as there."""
     return decode_step_bytes(model, weights, kv, context, batch, moe_routing).total_bytes
 
 
@@ -255,17 +138,15 @@ class DecodeCeiling:
 
     Attributes:
         bytes_per_step: bytes one step reads (all B sequences), bytes.
-        flops_per_step: FLOPs of one step, ``B x transformer.flops_per_token(model, context)``.
+        flops_per_step: FLOPs of one step, FLOP.
         memory_seconds: ``bytes_per_step / memory_bandwidth``, seconds.
-        compute_seconds: ``flops_per_step / peak``, seconds (dense peak in ``compute_precision``).
+        compute_seconds: ``flops_per_step / peak``, seconds.
         step_seconds: the longer of the two, seconds (a lower bound on ITL).
         bound: ``"memory"`` or ``"compute"``: which of the two sets ``step_seconds``.
         tokens_per_s_per_sequence: ``1 / step_seconds``, tokens/s seen by each sequence.
         tokens_per_s_total: ``batch / step_seconds``, tokens/s over the batch.
-        batch: B.
-        memory_bandwidth: bytes/s used.
-        peak_flops: FLOP/s used.
-        compute_precision: the precision the math runs in (:func:`compute_precision`).
+        batch: B. memory_bandwidth: bytes/s. peak_flops: FLOP/s.
+        compute_precision: the precision the math runs in (:func:`descent.step.compute_precision`).
     """
 
     bytes_per_step: float
@@ -282,88 +163,26 @@ class DecodeCeiling:
     compute_precision: str
 
 
-def compute_precision(model: str | Model, accelerator: str | Accelerator, weights: str) -> str:
-    """The precision a decode or prefill step's matmuls run in: ``"fp4"``, ``"fp8"`` or ``"bf16"``.
-
-    FP8 weights (``fp8``, ``fp8_b128``) run FP8 matmuls and FP4 weights (``mxfp4``, ``nvfp4``) FP4
-    matmuls when the chip has a dense peak for that precision (H100 has FP8, not FP4; B200 both).
-    Integer and GGUF formats are weight-only: the weights are dequantized and the math runs in
-    16-bit, as are FP32/FP16/BF16 weights (counted at the BF16/FP16 peak). For ``released``, the
-    precision that holds the most parameters decides (gpt-oss: its MXFP4 experts).
-
-    Raises:
-        ValueError: unknown model, accelerator or weight choice.
-    """
-    from descent import weights as W
-
-    a = resolve_accelerator(accelerator)
-    w = check_weights(weights)
-    if w == W.RELEASED:
-        pc = transformer.param_counts(resolve_model(model))
-        rm = W.released_map(resolve_model(model))
-        by_precision: dict[str, int] = {}
-        for g in W.GROUPS:
-            by_precision[rm.by_group[g]] = by_precision.get(rm.by_group[g], 0) + getattr(pc, g)
-        w = max(by_precision, key=by_precision.get)
-    if w in ("fp8", "fp8_b128") and a.fp8_flops is not None:
-        return "fp8"
-    if w in ("mxfp4", "nvfp4") and a.fp4_flops is not None:
-        return "fp4"
-    return "bf16"
-
-
-def decode_ceiling(
-    model: str | Model,
-    accelerator: str | Accelerator,
-    weights: str = "bf16",
-    kv: str = "bf16",
-    context: int = 8192,
-    batch: int = 1,
-    moe_routing: str = "uniform",
-) -> DecodeCeiling:
-    """Upper bound on decode speed on one accelerator: the roofline of one decode step.
-
-    step seconds = max(bytes_per_step / bandwidth, flops_per_step / peak); tokens/s per sequence =
-    1 / step seconds (one step gives every sequence one token); total = batch x that. Pope et al.
-    2022, section 2; Williams et al. 2009. Whether the model fits is
-    :func:`descent.memory.size`'s question, not this one's.
+def decode_ceiling(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str, context: int,
+                   batch: int, moe_routing: str = "uniform") -> DecodeCeiling:
+    """Upper bound on decode speed on one accelerator: :func:`descent.step.decode` on one device.
 
     Raises:
         ValueError: unknown id or precision, context or batch out of range.
     """
-    a = resolve_accelerator(accelerator)
-    mod = resolve_model(model)
-    step = bytes_per_decode_step(mod, weights, kv, context, batch, moe_routing)
-    flops = batch * transformer.flops_per_token(mod, context)
-    cp = compute_precision(mod, a, weights)
-    peak = peak_flops(a, cp)
-    mem_s, comp_s = step / a.memory_bandwidth, flops / peak
-    seconds = max(mem_s, comp_s)
+    c = S.decode(_scenario(model, accelerator, weights, kv, context, batch, moe_routing))
     return DecodeCeiling(
-        bytes_per_step=step,
-        flops_per_step=flops,
-        memory_seconds=mem_s,
-        compute_seconds=comp_s,
-        step_seconds=seconds,
-        bound="compute" if comp_s > mem_s else "memory",
-        tokens_per_s_per_sequence=1 / seconds,
-        tokens_per_s_total=batch / seconds,
-        batch=batch,
-        memory_bandwidth=a.memory_bandwidth,
-        peak_flops=peak,
-        compute_precision=cp,
+        bytes_per_step=c.bytes, flops_per_step=c.flops, memory_seconds=c.memory_seconds,
+        compute_seconds=c.compute_seconds, step_seconds=c.seconds, bound=c.bound,
+        tokens_per_s_per_sequence=c.tokens_per_s_per_sequence, tokens_per_s_total=c.tokens_per_s_total,
+        batch=batch, memory_bandwidth=c.bandwidth, peak_flops=c.peak_flops, compute_precision=c.compute_precision,
     )
 
 
-def compute_bound_batch(
-    model: str | Model,
-    accelerator: str | Accelerator,
-    weights: str = "bf16",
-    kv: str = "bf16",
-    context: int = 8192,
-    moe_routing: str = "uniform",
-) -> int | None:
-    """The smallest batch at which a decode step is compute-bound, or None if none up to MAX_BATCH is.
+def compute_bound_batch(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str, context: int,
+                        moe_routing: str = "uniform") -> int | None:
+    """The smallest batch at which a decode step is compute-bound, or None if none up to
+    ``step.MAX_BATCH`` is.
 
     Memory time grows with B through the KV cache (and the experts a batch touches); compute time
     grows with B through the FLOPs. At long contexts each sequence's KV cache can cost more time
@@ -373,19 +192,21 @@ def compute_bound_batch(
     Raises:
         ValueError: as :func:`decode_ceiling`.
     """
-    def bound(b: int) -> bool:
-        return decode_ceiling(model, accelerator, weights, kv, context, b, moe_routing).bound == "compute"
-
-    if decode_ceiling(model, accelerator, weights, kv, context, 1, moe_routing).peak_flops == math.inf:
+    sc = _scenario(model, accelerator, weights, kv, context, 1, moe_routing)
+    if S.model_for(sc).peak == math.inf:
         return None  # a chip described without a peak (descent.custom): no compute roof at any batch
+
+    def bound(b: int) -> bool:
+        return S.decode(sc.but(batch=b)).bound == "compute"
+
     lo, hi = 1, 1
     if bound(1):
         return 1
     while not bound(hi):
         lo = hi
-        if hi >= MAX_BATCH:
+        if hi >= S.MAX_BATCH:
             return None
-        hi = min(hi * 2, MAX_BATCH)
+        hi = min(hi * 2, S.MAX_BATCH)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if bound(mid):
@@ -416,89 +237,16 @@ class StepTime:
     bound: str
 
 
-def prefill_time(
-    model: str | Model,
-    accelerator: str | Accelerator,
-    weights: str = "bf16",
-    kv: str = "bf16",
-    prompt_tokens: int = 8192,
-) -> StepTime:
-    """The roofline time of prefilling one prompt of ``prompt_tokens`` tokens in one pass.
-
-    FLOPs: ``2 x matmul_params_per_token x T`` plus attention, token t attending to t tokens
-    (``attention_flops_per_token`` summed over t = 1..T, computed in closed form per layer).
-    Bytes: every stored weight read once (all experts: a long prompt routes to all of them) plus
-    the KV cache written for the T tokens. The time is the longer of bytes / bandwidth and
-    flops / peak (Williams et al. 2009); TTFT is at least this.
+def prefill_time(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str,
+                 prompt_tokens: int) -> StepTime:
+    """The roofline time of prefilling one prompt of ``prompt_tokens`` tokens in one pass, on one
+    device: :func:`descent.step.prefill`. TTFT is at least this.
 
     Raises:
         ValueError: unknown ids or precisions, ``prompt_tokens`` out of range.
     """
-    from descent.weights import bytes_by_group
-
-    mod, w, kp = check_inputs(model, weights, kv, prompt_tokens, 1)
-    a = resolve_accelerator(accelerator)
-    T = prompt_tokens
-    # Attention: sum over t of attention_flops_per_token(t) ~ T * attention_flops(T) / 2 (the scores
-    # grow linearly with t); exact for full layers, an upper bound for sliding ones.
-    attn = (transformer.attention_flops_per_token(mod, T) * (T + 1)) / 2
-    flops = transformer.FLOP_PER_MAC * transformer.matmul_params_per_token(mod) * T + attn
-    nbytes = sum(bytes_by_group(mod, w).values()) + kv_cache_bytes(mod, kp, T, 1)
-    peak = peak_flops(a, compute_precision(mod, a, w))
-    mem_s, comp_s = nbytes / a.memory_bandwidth, flops / peak
-    return StepTime(
-        flops=flops, bytes=nbytes, intensity=flops / nbytes, ridge=peak / a.memory_bandwidth,
-        memory_seconds=mem_s, compute_seconds=comp_s, seconds=max(mem_s, comp_s),
-        bound="compute" if comp_s > mem_s else "memory",
-    )
-
-
-def peak_flops(accelerator: str | Accelerator, precision: str = "bf16") -> float:
-    """Dense peak FLOP/s of an accelerator in a compute precision (``COMPUTE_PRECISIONS``), FLOP/s.
-
-    Raises:
-        ValueError: unknown precision, or the chip has no peak for it (e.g. FP4 on H100); the
-            message lists the precisions this chip has.
-    """
-    a = resolve_accelerator(accelerator)
-    if precision not in COMPUTE_PRECISIONS:
-        raise ValueError(
-            f"compute precision must be one of {', '.join(COMPUTE_PRECISIONS)}, got {precision!r}"
-        )
-    value = getattr(a, COMPUTE_PRECISIONS[precision])
-    if value is None:
-        have = [p for p, f in COMPUTE_PRECISIONS.items() if getattr(a, f) is not None]
-        raise ValueError(f"{a.name} has no {precision} peak; allowed for this chip: {', '.join(have)}")
-    return value
-
-
-def ridge_point(accelerator: str | Accelerator, precision: str = "bf16") -> float:
-    """The roofline's ridge point: peak FLOP/s / memory bandwidth, in FLOP per byte.
-
-    Below this arithmetic intensity a kernel is memory-bound (Williams et al. 2009, section 2).
-    Raises ValueError as :func:`peak_flops`.
-    """
-    a = resolve_accelerator(accelerator)
-    return peak_flops(a, precision) / a.memory_bandwidth
-
-
-def roofline(accelerator: str | Accelerator, intensity: float, precision: str = "bf16") -> float:
-    """Attainable FLOP/s at an arithmetic intensity: min(peak, intensity x bandwidth).
-
-    Args:
-        accelerator: accelerator or its id.
-        intensity: arithmetic intensity, FLOP per byte of memory traffic, > 0.
-        precision: compute precision (``COMPUTE_PRECISIONS``).
-
-    Source: Williams, Waterman & Patterson 2009, "Roofline", CACM 52(4), equation in section 2.
-
-    Raises:
-        ValueError: intensity not a positive finite number; errors of :func:`peak_flops`.
-    """
-    if (
-        not is_real(intensity)
-        or not 0 < intensity < float("inf")
-    ):
-        raise ValueError(f"intensity must be a positive number of FLOP per byte, got {intensity!r}")
-    a = resolve_accelerator(accelerator)
-    return min(peak_flops(a, precision), intensity * a.memory_bandwidth)
+    sc = _scenario(model, accelerator, weights, kv, prompt_tokens, 1, "uniform")
+    c = S.prefill(sc, prompt_tokens)
+    return StepTime(flops=c.flops, bytes=c.bytes, intensity=c.intensity, ridge=c.peak_flops / c.bandwidth,
+                    memory_seconds=c.memory_seconds, compute_seconds=c.compute_seconds, seconds=c.seconds,
+                    bound=c.bound)

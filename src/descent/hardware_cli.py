@@ -21,6 +21,7 @@ import json
 from descent import parallel, roofline
 from descent import params as P
 from descent.catalog import accelerator, model
+from descent.catalog import link as catalog_link
 from descent.units import format_bytes, format_number, format_percent, format_si, format_time, plural
 
 __all__ = ["ROOFLINE_KEYS", "PARALLEL_KEYS", "add_subcommands"]
@@ -77,7 +78,7 @@ def _cmd_parallel(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(values))
         return 0
-    m, a, wire = model(p.model), accelerator(p.accelerator), parallel.link(p.link)
+    m, a, wire = model(p.model), accelerator(p.accelerator), catalog_link(p.link)
     usable = "fits" if p.fits else "does NOT fit"
     _table([
         ("split", f"{m.name} on {plural(p.devices, 'device')} ({a.name}): tp {p.tp} x pp {p.pp} x ep {p.ep}"),
@@ -87,10 +88,10 @@ def _cmd_parallel(args: argparse.Namespace) -> int:
          f"({plural(p.batch, 'sequence')} x {plural(p.context, 'token')}, {p.kv})"),
         ("memory per device", f"{format_bytes(p.memory_bytes_per_device, 'GB', 4, trim=True)}: {usable}"),
         ("all-reduce per layer", f"{format_bytes(p.allreduce_bytes_per_layer, 'auto', 4, trim=True)} sent per device, "
-         f"{format_time(p.allreduce_seconds_per_layer, 3)} over {wire.label} (latency not counted)"),
+         f"{format_time(p.allreduce_seconds_per_layer, 3)} over {wire.label} (bandwidth and latency)"),
         ("all-to-all per MoE layer", format_bytes(p.alltoall_bytes_per_layer, "auto", 4, trim=True)),
         ("pipeline bubble", f"{format_percent(p.bubble_fraction)} ({plural(p.pp, 'stage')}, "
-         f"{plural(p.microbatches, 'micro-batch', 'micro-batches')})"),
+         f"{plural(p.microbatches, 'micro-batch', 'micro-batches')} cycling through them; counted in the step)"),
         ("decode step", f"{format_time(p.decode_step_seconds, 4)}: "
          f"{format_number(p.decode_tokens_per_s, 4)} tokens/s over the batch (a ceiling)"),
     ])

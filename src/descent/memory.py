@@ -28,26 +28,16 @@ import math
 from dataclasses import dataclass
 
 from descent import catalog, params, transformer
-from descent.catalog import Accelerator, Model
+from descent.catalog import Accelerator, Model, resolve_accelerator, resolve_model
 from descent.checks import is_real
-from descent.hardware import (
-    check_inputs,
-    decode_ceiling,
-    kv_cache_bytes,
-    resolve_accelerator,
-    resolve_model,
-)
+from descent.hardware import check_inputs, compute_bound_batch, decode_ceiling
 from descent.numerics import BITS_PER_BYTE
+from descent.scenario import Scenario
+from descent.step import kv_cache_bytes
 from descent.units import format_bytes, format_count, format_int, format_percent
+from descent.weights import bytes_by_group
 
-__all__ = ["RUNTIME_ALLOWANCE", "RUNTIME_PERCENT", "Sizing", "across_field", "fits_in", "moe_line", "size"]
-
-#: The runtime parameter (descent.params.RUNTIME): percent of memory kept back, default 10.
-RUNTIME_PERCENT = params.RUNTIME
-
-#: The default share of an accelerator's memory kept back for the runtime (context, activations,
-#: workspace, fragmentation): 1 - vLLM's default ``gpu_memory_utilization`` (0.9). A fraction.
-RUNTIME_ALLOWANCE = params.RUNTIME.default / 100
+__all__ = ["Sizing", "across_field", "fits_in", "moe_line", "size"]
 
 
 @dataclass(frozen=True)
@@ -145,10 +135,10 @@ def fits_in(total_bytes: float, accelerator: str | Accelerator) -> bool:
 def size(
     model: str | Model,
     accelerator: str | Accelerator,
-    weights: str = "bf16",
-    kv: str = "bf16",
-    context: int = 8192,
-    batch: int = 1,
+    weights: str,
+    kv: str,
+    context: int,
+    batch: int,
     runtime_percent: float = params.RUNTIME.default,
 ) -> Sizing:
     """Size a model on one accelerator: memory segments, fit, and the decode ceiling.
@@ -171,13 +161,12 @@ def size(
         ValueError: unknown model/accelerator id or precision (message lists the allowed values),
             context, batch or runtime allowance out of range.
     """
-    from descent.hardware import compute_bound_batch
-    from descent.weights import bytes_by_group
-
     mod = resolve_model(model)
     a = resolve_accelerator(accelerator)
     mod, w, kp = check_inputs(mod, weights, kv, context, batch)
     params.RUNTIME.check(float(runtime_percent) if is_real(runtime_percent) else runtime_percent)
+    sc = Scenario(model=mod, accelerator=a, weights=w, kv=kp.name, context=context, batch=batch,
+                  runtime_percent=float(runtime_percent))
     allowance = runtime_percent / 100
 
     pc = transformer.param_counts(mod)
@@ -188,7 +177,7 @@ def size(
     capacity = a.memory_bytes
     runtime = allowance * capacity
     total = w_bytes + kv_bytes + runtime
-    usable = capacity * (1 - allowance)
+    usable = sc.usable_bytes
     needed = max(1, math.ceil((w_bytes + kv_bytes) / usable))
 
     c = decode_ceiling(mod, a, w, kp.name, context, batch)

@@ -12,7 +12,7 @@ From the tensor cores outwards (sizes for the whole chip; bandwidths in bytes/s)
 * **Infinity Cache** (AMD only): ``last_level_cache_bytes``.
 * **HBM** (or GDDR): ``memory_bytes`` at ``memory_bandwidth``: where the weights and KV cache live.
 * **the wires below HBM**: the chip's scale-up link (``scale_up_bandwidth``, halved: one
-  direction) and a 400 Gb/s InfiniBand port (:data:`descent.parallel.LINKS`), the next tiers when
+  direction) and a 400 Gb/s InfiniBand port (catalog ``links.toml``), the next tiers when
   a model spans many chips.
 
 A tier whose value is not published has ``None``: the pyramid says so rather than guessing.
@@ -25,9 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from descent import catalog
-from descent.catalog import Accelerator
-from descent.hardware import resolve_accelerator
-from descent.parallel import LINKS
+from descent.catalog import Accelerator, links, resolve_accelerator
 
 __all__ = ["ARRANGEMENTS", "Arrangement", "Tier", "arrangement", "gpus", "shared_memory_bandwidth", "tiers"]
 
@@ -122,7 +120,7 @@ def tiers(accelerator: str | Accelerator) -> list[Tier]:
     if a.scale_up_bandwidth is not None:
         out.append(tier(f"{a.scale_up_name} to other GPUs", None, a.scale_up_bandwidth / 2, None, "link",
                         "scale_up_bandwidth / 2 (one direction)"))
-    net = LINKS[SCALE_OUT_LINK]
+    net = links()[SCALE_OUT_LINK]
     out.append(tier(f"{net.label.split(',')[0]} to other servers", None, net.bytes_per_s, None, "link", net.source))
     return out
 

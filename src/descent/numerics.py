@@ -40,10 +40,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from descent import params as P
 from descent.checks import is_real
+from descent.units import format_limit, format_number
 
 __all__ = [
+    "ELEMENT_BYTES",
     "KV_PRECISIONS",
+    "MATMUL_PRECISION",
     "PRECISIONS",
     "Precision",
     "kv_precision",
@@ -266,6 +270,35 @@ PRECISIONS: dict[str, Precision] = {p.name: p for p in _ALL}
 KV_PRECISIONS: dict[str, Precision] = {
     n: PRECISIONS[n] for n in ("fp32", "bf16", "fp16", "fp8", "int8", "q8_0", "q4_0", "int4")
 }
+
+#: The precision a weight format's matmuls run in, where the chip has a dense peak for it: FP8
+#: weights multiply in FP8 (vLLM's and TensorRT-LLM's FP8 GEMMs, 128 x 128 block scales included)
+#: and MXFP4/NVFP4 in FP4 (Blackwell's FP4 tensor cores); every other format is weight-only (INT,
+#: the GGUF k-quants: dequantized to 16 bits before each multiply, as llama.cpp's and vLLM's
+#: kernels do) or 16/32-bit, and runs at the 16-bit peak. THE rule: descent.step.compute_precision
+#: applies it against the chip's peaks (catalog ``Accelerator.peak``).
+MATMUL_PRECISION: dict[str, str] = {"fp8": "fp8", "fp8_b128": "fp8", "mxfp4": "fp4", "nvfp4": "fp4"}
+
+#: Bytes per element of the formats a tensor core multiplies (Part 4's tiles): FP32 4, BF16/FP16 2,
+#: FP8 1, FP4 half a byte (two values per byte).
+ELEMENT_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
+
+#: The weight choice that stores each group as its publisher released it (descent.weights).
+RELEASED = "released"
+
+
+def _precision_choices(table: dict[str, Precision], released: bool) -> list[tuple[str, str]]:
+    out = [(RELEASED, "As released (each group as published)")] if released else []
+    for n, p in table.items():
+        mix = released and p.block_size == 0 and p.name.startswith("q")  # a GGUF mix: bits vary by tensor
+        out.append((n, f"{p.label} ({'mix, ' if mix else ''}{format_number(p.bits_per_weight, 4, trim=True)} bits)"))
+    return out
+
+
+P.provide("weights", lambda: _precision_choices(PRECISIONS, released=True))
+P.provide("kv", lambda: _precision_choices(KV_PRECISIONS, released=False))
+P.provide("element", lambda: [(n, f"{n.upper()} ({format_limit(b)} byte{'' if b == 1 else 's'})")
+                              for n, b in ELEMENT_BYTES.items()])
 
 # The block formats' stated bpw, checked at import so a typo in a constant cannot ship.
 assert PRECISIONS["q4_0"].bits_per_weight == 4.5 and PRECISIONS["q8_0"].bits_per_weight == 8.5

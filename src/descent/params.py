@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from descent.checks import is_finite, is_int, is_real
-from descent.units import format_int, format_limit, format_number, parse_count
+from descent.units import format_int, format_limit, parse_count
 
 __all__ = [
     "ParamError",
@@ -507,42 +507,39 @@ def add_argument(parser: Any, p: Param, *, positional: bool = False, metavar: st
 # ---------------------------------------------------------------------------------------------
 
 
-def _model_choices() -> list[tuple[str, str]]:
-    from descent import catalog
-
-    return [(m.id, m.name) for m in catalog.models().values()]
-
-
-def _accelerator_choices() -> list[tuple[str, str]]:
-    from descent import catalog
-
-    return [(a.id, a.name) for a in catalog.accelerators().values()]
+#: Choices that belong to a layer above this one (the catalog's ids, numerics' formats): that
+#: layer hands them over at its import with :func:`provide`, so this module imports nothing of
+#: descent but ``checks`` and ``units`` (it is the leaf; ``descent/__init__`` imports the providers).
+_PROVIDERS: dict[str, Callable[[], Options]] = {}
 
 
-def _precision_choices(kv: bool) -> Callable[[], list[tuple[str, str]]]:
-    def choices() -> list[tuple[str, str]]:
-        from descent import numerics
+def provide(name: str, choices: Callable[[], Options]) -> None:
+    """Hand over the choices of the catalog-backed parameter ``name`` (called by their owner at import)."""
+    _PROVIDERS[name] = choices
 
-        table = numerics.KV_PRECISIONS if kv else numerics.PRECISIONS
-        out = [] if kv else [("released", "As released (each group as published)")]
-        for n, p in table.items():
-            mix = not kv and p.block_size == 0 and p.name.startswith("q")  # a GGUF mix: bits vary by tensor
-            out.append((n, f"{p.label} ({'mix, ' if mix else ''}{format_number(p.bits_per_weight, 4, trim=True)} bits)"))
-        return out
+
+def provided(name: str) -> Callable[[], Options]:
+    """The choices ``name``'s owner provides, read when first needed (see :func:`provide`)."""
+
+    def choices() -> Options:
+        try:
+            return _PROVIDERS[name]()
+        except KeyError:
+            raise RuntimeError(f"no layer provided the choices of {name!r}: import descent first") from None
 
     return choices
 
 
 MODEL = declare(Param(
-    "model", "Model", "choice", "llama-3.1-70b", choices=_model_choices,
+    "model", "Model", "choice", "llama-3.1-70b", choices=provided("model"),
     help="Every model of the catalog, shapes from its published config.json.",
 ))
 ACCELERATOR = declare(Param(
-    "accelerator", "Accelerator", "choice", "h200", choices=_accelerator_choices, short=("-a",),
+    "accelerator", "Accelerator", "choice", "h200", choices=provided("accelerator"), short=("-a",),
     help="One chip; its memory capacity and bandwidth come from the catalog (vendor datasheets).",
 ))
 WEIGHTS = declare(Param(
-    "weights", "Weight precision", "choice", "fp8", choices=_precision_choices(kv=False), short=("-w",),
+    "weights", "Weight precision", "choice", "fp8", choices=provided("weights"), short=("-w",),
     help="How each weight is stored: as released, a GGUF mix, or one precision for every weight; "
     "block-scaled formats include their scales.",
 ))
@@ -573,7 +570,7 @@ TFLOPS = declare(Param(
     help="Dense (not 2:4 sparse) peak in TFLOP/s at the precision the weights are multiplied in.",
 ))
 KV = declare(Param(
-    "kv", "KV-cache precision", "choice", "bf16", choices=_precision_choices(kv=True),
+    "kv", "KV-cache precision", "choice", "bf16", choices=provided("kv"),
     help="How each cached key and value is stored.",
 ))
 CONTEXT = declare(Param(
@@ -670,18 +667,6 @@ PUE = declare(Param(
 # how a model is split over chips. Choices that name core constants read them when first needed.
 
 
-def _link_choices() -> list[tuple[str, str]]:
-    from descent import parallel
-
-    return [(x.id, x.label) for x in parallel.LINKS.values()]
-
-
-def _element_choices() -> list[tuple[str, str]]:
-    from descent import tiling
-
-    return [(n, f"{n.upper()} ({format_limit(b)} byte{'' if b == 1 else 's'})") for n, b in tiling.ELEMENT_BYTES.items()]
-
-
 PHASE = declare(Param(
     "phase", "Phase", "choice", "decode", choices=[("decode", "decode"), ("prefill", "prefill")],
     help="decode: each sequence gets one new token; prefill: each reads its whole prompt (context tokens) at once.",
@@ -691,7 +676,7 @@ TILE = declare(Param(
     help="Rows and columns of the output tile one group of cores computes at a time.",
 ))
 ELEMENT = declare(Param(
-    "element", "Element format", "choice", "fp16", choices=_element_choices,
+    "element", "Element format", "choice", "fp16", choices=provided("element"),
     help="Width of each number the tensor cores multiply.",
 ))
 SEQ_LEN = declare(Param(
@@ -715,7 +700,7 @@ MICROBATCHES = declare(Param(
     help="Groups of sequences in flight through the pipeline at once (at most the batch).",
 ))
 LINK = declare(Param(
-    "link", "Link", "choice", "nvlink4", choices=_link_choices,
+    "link", "Link", "choice", "nvlink4", choices=provided("link"),
     help="The wire between devices: NVLink inside a server or rack, InfiniBand or PCIe between them.",
 ))
 

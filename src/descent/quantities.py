@@ -381,10 +381,8 @@ def chips_that_fit(model: str, weights: str, kv: str, context: int, batch: int) 
 
 @quantity("runtime_allowance", "Runtime allowance", "fraction")
 def runtime_allowance() -> float:
-    """Share of an accelerator's memory the sizing keeps back for the runtime (descent.memory)."""
-    from descent.memory import RUNTIME_ALLOWANCE
-
-    return RUNTIME_ALLOWANCE
+    """Share of an accelerator's memory the sizing keeps back for the runtime (descent.scenario)."""
+    return P.RUNTIME.default / 100
 
 
 _COST_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)

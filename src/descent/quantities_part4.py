@@ -87,20 +87,20 @@ def attained_flops(**kw: Any) -> float:
     return _step(**kw).attained_flops
 
 
-@quantity("peak_flops", "Dense peak", "flop_per_s", P.ACCELERATOR, P.WEIGHTS)
-def peak_flops(accelerator: str, weights: str) -> float:
-    """The chip's dense peak in the precision weights of this format compute in (descent.roofline)."""
-    from descent import hardware, roofline
+@quantity("peak_flops", "Dense peak", "flop_per_s", P.MODEL, P.ACCELERATOR, P.WEIGHTS)
+def peak_flops(model: str, accelerator: str, weights: str) -> float:
+    """The chip's dense peak in the precision weights of this format compute in (descent.step)."""
+    from descent import step
 
-    return hardware.peak_flops(accelerator, roofline.compute_precision(weights, accelerator))
+    return step.peak_flops(accelerator, step.compute_precision(model, accelerator, weights))
 
 
-@quantity("ridge_point", "Ridge point", "flop_per_byte", P.ACCELERATOR, P.WEIGHTS)
-def ridge_point(accelerator: str, weights: str) -> float:
+@quantity("ridge_point", "Ridge point", "flop_per_byte", P.MODEL, P.ACCELERATOR, P.WEIGHTS)
+def ridge_point(model: str, accelerator: str, weights: str) -> float:
     """Dense peak FLOP/s over memory bandwidth: below this intensity a kernel is memory-bound."""
-    from descent import hardware, roofline
+    from descent import step
 
-    return hardware.ridge_point(accelerator, roofline.compute_precision(weights, accelerator))
+    return step.ridge_point(accelerator, step.compute_precision(model, accelerator, weights))
 
 
 # -- tiles ------------------------------------------------------------------------------------
@@ -238,6 +238,6 @@ def split_decode_tokens_per_s(**kw: Any) -> float:
 @quantity("link_bandwidth", "Link bandwidth", "bytes_per_s", P.LINK)
 def link_bandwidth(link: str) -> float:
     """Bytes/s one GPU sends over the link in one direction (vendor figures add both directions)."""
-    from descent import parallel
+    from descent import catalog
 
-    return parallel.link(link).bytes_per_s
+    return catalog.link(link).bytes_per_s

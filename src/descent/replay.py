@@ -29,6 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from descent import catalog, hardware, recorded, transformer, weights_sample
+from descent import step as S
 from descent.numerics import kv_precision
 
 __all__ = [
@@ -172,12 +173,12 @@ class StepCost:
 
 
 def _cost(accelerator, kv_tokens: int, flops: float) -> StepCost:
-    a = hardware.resolve_accelerator(accelerator)
+    a = catalog.resolve_accelerator(accelerator)
     m = catalog.model(MODEL)
     w = file_bytes()
-    kv = hardware.kv_cache_bytes(m, kv_precision("fp16"), kv_tokens, 1)
+    kv = S.kv_cache_bytes(m, kv_precision("fp16"), kv_tokens, 1)
     total = w + kv
-    mem, comp = total / a.memory_bandwidth, flops / hardware.peak_flops(a, "bf16")
+    mem, comp = total / a.memory_bandwidth, flops / S.peak_flops(a, "bf16")
     return StepCost(w, kv, total, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
 
 

@@ -38,39 +38,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from descent import hardware, transformer
-from descent.catalog import Accelerator, Model
+from descent import step as S
+from descent import transformer
+from descent.catalog import Accelerator, Model, resolve_model
 from descent.checks import is_finite
-from descent.hardware import decode_step_bytes, peak_flops, resolve_accelerator, resolve_model, ridge_point
+from descent.hardware import compute_bound_batch
+from descent.scenario import Scenario
 
 __all__ = [
     "PHASES",
     "Roofline",
     "attained_flops",
-    "compute_precision",
     "crossover_batch",
     "prefill_attention_flops",
-    "prefill_bytes",
-    "prefill_flops",
     "step",
 ]
 
 #: The kinds of step :func:`step` counts.
 PHASES = ("decode", "prefill")
-
-#: Weight precision -> the compute precisions tried, in order (the first the chip has wins).
-def compute_precision(weights: str, accelerator: str | Accelerator, model: str | Model | None = None) -> str:
-    """The precision a step's matrix products run in, a key of ``hardware.COMPUTE_PRECISIONS``:
-    :func:`descent.hardware.compute_precision`, the one rule (FP8 weights -> ``"fp8"`` where the chip
-    has an FP8 peak; MXFP4/NVFP4 -> ``"fp4"`` where it has an FP4 peak; otherwise ``"bf16"``).
-    ``model`` is needed only for ``weights="released"``.
-
-    Raises:
-        ValueError: unknown weight choice or accelerator, or ``released`` without a model.
-    """
-    if weights == "released" and model is None:
-        raise ValueError("weights='released' needs a model: each release stores its groups differently")
-    return hardware.compute_precision(model, accelerator, weights)
 
 
 def _sum_min(n: int, window: int | None) -> int:
@@ -99,39 +84,6 @@ def prefill_attention_flops(model: str | Model, tokens: int) -> int:
         window = m.sliding.window if m.sliding is not None and m.sliding.is_sliding(layer) else None
         total += per_pair * _sum_min(tokens, window)
     return total
-
-
-def prefill_flops(model: str | Model, tokens: int, batch: int = 1) -> float:
-    """FLOPs of a prefill of ``batch`` prompts of ``tokens`` tokens each (FLOP).
-
-    ``batch x (tokens x 2 x matmul_params_per_token + prefill_attention_flops)``: the same
-    counting as :func:`descent.transformer.flops_per_token` (Kaplan et al. 2020, table 1;
-    Hoffmann et al. 2022, appendix F), summed over the prompt's positions.
-
-    Raises:
-        ValueError: unknown model, ``tokens`` or ``batch`` out of range.
-    """
-    m = resolve_model(model)
-    hardware.check_batch(batch)
-    dense = transformer.FLOP_PER_MAC * transformer.matmul_params_per_token(m) * tokens
-    return float(batch * (dense + prefill_attention_flops(m, tokens)))
-
-
-def prefill_bytes(model: str | Model, weights: str, kv: str, tokens: int, batch: int = 1) -> float:
-    """Memory traffic of a prefill of ``batch`` prompts of ``tokens`` tokens, bytes.
-
-    The weights the B x T tokens touch, read once (:func:`descent.hardware.decode_step_bytes` at a
-    batch of B x T tokens, capped at its limit of 100,000: the MoE share ``1 - (1 - k/E)^n`` is
-    already 1 to double precision there), plus the KV cache the prompts write. Activations are not
-    counted (see the module docstring).
-
-    Raises:
-        ValueError: unknown model or precision, tokens or batch out of range.
-    """
-    m, _wp, _kp = hardware.check_inputs(model, weights, kv, tokens, batch)
-    touched = min(batch * tokens, hardware.MAX_BATCH)
-    return (decode_step_bytes(m, weights, kv, 1, touched).weights_bytes
-            + decode_step_bytes(m, weights, kv, tokens, batch).kv_cache_bytes)
 
 
 @dataclass(frozen=True)
@@ -190,25 +142,16 @@ def _check_phase(phase: str) -> str:
     return phase
 
 
-def step(
-    model: str | Model,
-    accelerator: str | Accelerator,
-    weights: str = "bf16",
-    kv: str = "bf16",
-    context: int = 8192,
-    batch: int = 1,
-    phase: str = "decode",
-) -> Roofline:
-    """Place one decode or prefill step of ``model`` on ``accelerator``'s roofline.
+def step(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str, context: int, batch: int,
+         phase: str) -> Roofline:
+    """Place one decode or prefill step of ``model`` on ``accelerator``'s roofline: the step model's
+    cost (:func:`descent.step.decode`, or :func:`descent.step.cost` of ``batch`` prompts of
+    ``context`` tokens for ``"prefill"``) on one device.
 
     Args:
-        model, accelerator: catalog ids (or objects).
-        weights: weight precision (``numerics.PRECISIONS``); also picks the compute precision.
-        kv: KV-cache precision (``numerics.KV_PRECISIONS``).
-        context: decode: tokens in each sequence's cache; prefill: prompt tokens per sequence;
-            1 to 10,000,000.
-        batch: B sequences, 1 to 100,000.
-        phase: ``"decode"`` or ``"prefill"``.
+        model, accelerator: catalog ids (or records). weights, kv: precision names.
+        context: decode: tokens in each sequence's cache; prefill: prompt tokens per sequence.
+        batch: B sequences, 1 to 100,000. phase: ``"decode"`` or ``"prefill"``.
 
     Returns:
         :class:`Roofline`. Sources: Williams et al. 2009 (the roofline); Pope et al. 2022,
@@ -218,32 +161,23 @@ def step(
         ValueError: unknown id, precision or phase; context or batch out of range.
     """
     _check_phase(phase)
-    m = resolve_model(model)
-    a = resolve_accelerator(accelerator)
-    hardware.check_inputs(m, weights, kv, context, batch)
-    prec = compute_precision(weights, a)
-    peak = peak_flops(a, prec)
+    sc = Scenario(model=model, accelerator=accelerator, weights=S.check_weights(weights), kv=kv, context=context,
+                  batch=batch)
     if phase == "decode":
-        flops = batch * transformer.flops_per_token(m, context)
-        nbytes = decode_step_bytes(m, weights, kv, context, batch).total_bytes
+        c = S.decode(sc)
         tokens = batch
     else:
-        flops = prefill_flops(m, context, batch)
-        nbytes = prefill_bytes(m, weights, kv, context, batch)
+        c = S.cost(sc, prefill_spans=[(0, context)] * batch)
         tokens = batch * context
-    compute_s = flops / peak
-    memory_s = nbytes / a.memory_bandwidth
-    seconds = max(compute_s, memory_s)
-    intensity = flops / nbytes
-    ridge = ridge_point(a, prec)
-    attained = flops / seconds
+    ridge = c.peak_flops / c.bandwidth
+    attained = c.flops / c.seconds
     return Roofline(
-        model=m.id, accelerator=a.id, weights=weights, kv=kv, context=context, batch=batch, phase=phase,
-        compute_precision=prec, flops_per_step=flops, bytes_per_step=nbytes, intensity=intensity,
-        peak_flops=peak, memory_bandwidth=a.memory_bandwidth, ridge=ridge,
-        bound="memory" if intensity < ridge else "compute",
-        compute_seconds=compute_s, memory_seconds=memory_s, seconds_per_step=seconds,
-        attained_flops=attained, compute_share=attained / peak, tokens_per_step=tokens,
+        model=sc.model_row.id, accelerator=sc.chip.id, weights=weights, kv=kv, context=context, batch=batch,
+        phase=phase, compute_precision=c.compute_precision, flops_per_step=c.flops, bytes_per_step=c.bytes,
+        intensity=c.intensity, peak_flops=c.peak_flops, memory_bandwidth=c.bandwidth, ridge=ridge,
+        bound=c.bound, compute_seconds=c.compute_seconds, memory_seconds=c.memory_seconds,
+        seconds_per_step=c.seconds, attained_flops=attained, compute_share=attained / c.peak_flops,
+        tokens_per_step=tokens,
     )
 
 
@@ -251,7 +185,7 @@ def attained_flops(peak: float, bandwidth: float, intensity: float) -> float:
     """The roof at ``intensity``: ``min(peak, intensity x bandwidth)``, FLOP/s (Williams et al. 2009).
 
     For a chip that is not in the catalog (the build machine's measured roofline); for a catalog
-    chip, :func:`descent.hardware.roofline` reads the peak and the bandwidth itself.
+    chip, :func:`descent.step.attainable_flops` reads the peak and the bandwidth itself.
 
     Raises:
         ValueError: any argument not a positive finite number.
@@ -262,39 +196,17 @@ def attained_flops(peak: float, bandwidth: float, intensity: float) -> float:
     return min(peak, intensity * bandwidth)
 
 
-def crossover_batch(
-    model: str | Model,
-    accelerator: str | Accelerator,
-    weights: str = "bf16",
-    kv: str = "bf16",
-    context: int = 8192,
-) -> int | None:
-    """The smallest decode batch whose step is compute-bound on this chip, or None if none is.
+def crossover_batch(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str,
+                    context: int) -> int | None:
+    """The smallest decode batch whose step is compute-bound on this chip, or None if none is:
+    :func:`descent.hardware.compute_bound_batch` (one search, one step model).
 
     Decode's intensity grows with the batch B (the weights are shared by B tokens) but each
     sequence brings its own KV cache, so it levels off near ``flops_per_token / kv_bytes_per_sequence``
     (about 2 FLOP per cached byte per query head sharing it): at long contexts no batch reaches the
-    ridge. Searched over B = 1 to ``hardware.MAX_BATCH`` (doubling, then bisection; the intensity
-    rises with B for every catalog model, MoE included, because more experts are touched but
-    never more than all of them).
+    ridge.
 
     Raises:
         ValueError: as :func:`step`.
     """
-    def compute_bound(b: int) -> bool:
-        return step(model, accelerator, weights, kv, context, b).bound == "compute"
-
-    if compute_bound(1):
-        return 1
-    lo, hi = 1, 2
-    while not compute_bound(hi):
-        if hi >= hardware.MAX_BATCH:
-            return None
-        lo, hi = hi, min(2 * hi, hardware.MAX_BATCH)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if compute_bound(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return compute_bound_batch(model, accelerator, S.check_weights(weights), kv, context)

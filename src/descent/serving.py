@@ -6,7 +6,7 @@ step cannot be faster than either of two ceilings, so its time is the larger of 
 (the roofline of Williams, Waterman & Patterson 2009, applied to a whole step as in Pope et al.
 2022, "Efficiently Scaling Transformer Inference", arXiv:2211.05102, section 2):
 
-    bytes  = the weights the step uses, read once (descent.hardware.decode_step_bytes)
+    bytes  = the weights the step uses, read once (descent.step.read_shares)
              + the KV cache of every sequence in the step, at its length
     FLOPs  = for every token in the step: 2 x its matmul weights + its attention over the tokens
              before it (descent.transformer.flops_per_token)
@@ -15,13 +15,14 @@ step cannot be faster than either of two ceilings, so its time is the larger of 
 A step that decodes one token for a few sequences reads the weights for very little arithmetic:
 memory-bound. A step that runs a 1,000-token prompt does 1,000 tokens' arithmetic for one read of
 the weights: compute-bound. That asymmetry is Part 3's whole subject. The peak is the chip's dense
-peak in the precision the matmuls run in (:func:`compute_precision`). Both ceilings are upper
+peak in the precision the matmuls run in (:func:`descent.step.compute_precision`). The step model
+itself is :mod:`descent.step`; this module runs requests through it. Both ceilings are upper
 bounds on speed: real kernels, launches and communication come on top, so every time here is a
 lower bound.
 
 **What is here.**
 
-* :class:`Server`: one model on one accelerator at given precisions; :meth:`Server.step` costs a
+* :class:`descent.step.StepModel`: one model on one accelerator at given precisions; :meth:`StepModel.step` costs a
   step; :func:`prefill` and :func:`decode_step` are the two plain cases (TTFT, time per token).
 * :func:`make_trace` and :func:`simulate`: a seeded request-level simulator of static and
   continuous batching, with chunked prefill (Orca, Yu et al., OSDI 2022; Sarathi-Serve, Agrawal et
@@ -45,35 +46,32 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache, reduce
-from itertools import accumulate, compress, repeat
-from operator import add, gt, sub, truediv
+from itertools import accumulate, compress
+from operator import add, sub
 
-from descent import hardware, transformer
 from descent import params as P
-from descent.catalog import Accelerator, Model
-from descent.checks import is_finite
-from descent.memory import RUNTIME_ALLOWANCE
-from descent.numerics import BITS_PER_BYTE, kv_precision, weight_bytes
+from descent.catalog import Accelerator, Link, Model, links
+from descent.checks import is_real
+from descent.economics import SECONDS_PER_HOUR, TOKENS_PER_MILLION, usd_per_million_tokens
+from descent.numerics import kv_precision
+from descent.scenario import Scenario
+from descent.step import DeviceStep, StepModel, kv_cache_bytes, model_for
 from descent.units import format_bytes, format_int
 
 __all__ = [
     "ALLOC_EXAMPLE",
-    "LINKS",
+    "KV_TRANSFER_LINKS",
     "MAX_SIMULATED_TOKENS",
     "Allocation",
-    "Link",
     "Metrics",
     "Occupancy",
     "PrefixSaving",
-    "Server",
     "Simulation",
     "Speculation",
-    "StepCost",
     "TraceRequest",
     "allocate",
     "backlog",
     "break_even_utilization",
-    "compute_precision",
     "cost_per_million",
     "decode_step",
     "make_trace",
@@ -91,351 +89,19 @@ __all__ = [
     "kv_transfer",
 ]
 
-#: Seconds per hour.
-SECONDS_PER_HOUR = 3600
-#: Tokens in "a million tokens", the unit API prices use.
-MILLION = 1_000_000
 
 
-# ---------------------------------------------------------------------------------------------
-# The step model
-# ---------------------------------------------------------------------------------------------
-
-
-def compute_precision(weights: str, accelerator: str | Accelerator) -> str:
-    """The precision the matmuls run in: the weights' own when the chip has a dense peak for it
-    (FP8 weights on an H200 multiply in FP8), else BF16 (weight-only formats such as INT4 or the
-    GGUF k-quants are widened to BF16 before each multiply, as vLLM's and llama.cpp's kernels do).
-
-    Raises:
-        ValueError: unknown accelerator.
-    """
-    a = hardware.resolve_accelerator(accelerator)
-    field_ = hardware.COMPUTE_PRECISIONS.get(weights)
-    if field_ is not None and getattr(a, field_) is not None:
-        return weights
-    return "bf16"
-
-
-class _Linear:
-    """``f(t) = a t + b h(t) + c``: a per-token cost that grows with the context on every layer
-    (``a``), a part that is bounded by a window ``W`` (``b``), and a part that never grows (``c``:
-    the fixed state of linear-attention layers). ``h(t)`` is ``min(t, W)`` (``shape="min"``: a
-    sliding-window layer's cache and attention, a chunked layer's cache) or ``((t - 1) mod W) + 1``
-    (``shape="mod"``: a chunked layer attends only within the current chunk of ``W`` tokens). The
-    KV bytes of one sequence and the attention FLOPs of one token both have this shape
-    (:func:`descent.transformer.kv_cache_bytes`, :func:`descent.transformer.attention_flops_per_token`),
-    so a few calls to the exact function give ``a``, ``b`` and ``c``, and sums over a range of
-    positions have a closed form: the simulator's inner loop stays O(1) per sequence.
-    """
-
-    def __init__(self, f, window: int | None, shape: str = "min"):
-        if shape not in ("min", "mod"):
-            raise ValueError(f"shape must be 'min' or 'mod', got {shape!r}")
-        self.window, self.shape = window, shape
-        first = f(2) - f(1)  # every part grows while t <= W
-        if window is None:
-            self.a, self.b = first, 0
-        elif shape == "min":
-            self.a = f(window + 2) - f(window + 1)
-            self.b = first - self.a
-        else:  # f(W + 1) - f(W) = a + b (1 - W)
-            self.b = (first - (f(window + 1) - f(window))) / window
-            self.a = first - self.b
-        self.c = f(1) - self.a - self.b
-
-    def _h(self, t: int) -> int:
-        w = self.window
-        return min(t, w) if self.shape == "min" else (t - 1) % w + 1
-
-    def __call__(self, t: int) -> float:
-        return self.a * t + (self.b * self._h(t) if self.window else 0) + self.c
-
-    def _prefix(self, n: int) -> float:
-        """sum of f(t) for t = 1..n."""
-        s = n * (n + 1) // 2
-        if not self.window:
-            return self.a * s + self.c * n
-        w = self.window
-        if self.shape == "min":
-            m = s if n <= w else w * (w + 1) // 2 + w * (n - w)
-        else:  # q whole chunks 1..W, then 1..r
-            q, r = divmod(n, w)
-            m = q * (w * (w + 1) // 2) + r * (r + 1) // 2
-        return self.a * s + self.b * m + self.c * n
-
-    def sum(self, start: int, end: int) -> float:
-        """sum of f(t) for t = start+1 .. end."""
-        return self._prefix(end) - self._prefix(start)
-
-
-@dataclass(frozen=True)
-class StepCost:
-    """The cost of one step. Units: bytes, FLOP, seconds, tokens.
-
-    Attributes:
-        tokens: tokens the step runs through the model (one per decoding sequence plus prompt pieces).
-        bytes: bytes read from memory: weights once, every sequence's KV cache.
-        flops: arithmetic of the step, FLOP.
-        memory_seconds: ``bytes / memory bandwidth``.
-        compute_seconds: ``flops / dense peak``.
-        seconds: the larger of the two: the step's time (a lower bound).
-        bound: ``"memory"`` or ``"compute"``, whichever ceiling sets the time.
-    """
-
-    tokens: int
-    bytes: float
-    flops: float
-    memory_seconds: float
-    compute_seconds: float
-    seconds: float
-    bound: str
-
-
-class Server:
-    """One model on one accelerator, weights and KV cache at given precisions: the step model.
-
-    Build it with :func:`server` (cached). Attributes: ``model``, ``accelerator`` (catalog rows),
-    ``weights``, ``kv`` (precision names), ``precision`` (the compute precision), ``bandwidth``
-    (bytes/s), ``peak`` (FLOP/s), ``kv_capacity`` (bytes of memory left for the KV cache after the
-    weights and the runtime allowance; may be negative when the weights do not fit).
-    """
-
-    def __init__(self, model: Model, accelerator: Accelerator, weights: str, kv: str):
-        self.model, self.accelerator, self.weights, self.kv = model, accelerator, weights, kv
-        self.precision = compute_precision(weights, accelerator)
-        self.bandwidth = accelerator.memory_bandwidth
-        self.peak = hardware.peak_flops(accelerator, self.precision)
-        kv_bits = kv_precision(kv).bits_per_weight
-        # KV bytes stop growing at a sliding window or a chunk (a chunked layer holds one chunk).
-        window = model.sliding.window if model.sliding is not None else None
-        kv_window = model.chunked.chunk if model.chunked is not None else window
-        self._kv = _Linear(lambda t: transformer.kv_cache_bytes(model, t, kv_bits), kv_window)
-        if model.chunked is not None:
-            self._attn = _Linear(lambda t: transformer.attention_flops_per_token(model, t), model.chunked.chunk, "mod")
-        else:
-            self._attn = _Linear(lambda t: transformer.attention_flops_per_token(model, t), window)
-        # 2 FLOP per weight of every matrix one token multiplies by (flops_per_token minus attention).
-        self.matmul_flops = transformer.flops_per_token(model, 1) - transformer.attention_flops_per_token(model, 1)
-        self._weights_at: dict[int, float] = {}
-        self._step1_weights = hardware.decode_step_bytes(model, weights=weights, kv=kv, context=1,
-                                                         batch=1).weights_bytes
-        #: Bytes of every stored weight (all experts), and what the memory leaves for the KV cache.
-        self.weight_bytes = weight_bytes(transformer.param_counts(model).total, weights)
-        self.kv_capacity = accelerator.memory_bytes * (1 - RUNTIME_ALLOWANCE) - self.weight_bytes
-        # decode_steps' tables by context t: kv_bytes(t) and the FLOPs of the token decoded at t.
-        self._kv_at: list[float] = []
-        self._decode_flops_at: list[float] = []
-        # When both are whole numbers a t + c, decode_steps sums them in closed form instead.
-        self._whole = _whole_linear(self._kv, self._attn, self.matmul_flops)
-        # Bandwidth and peak as exact fractions, for _memory_bound.
-        self._ratios = ((self.bandwidth.as_integer_ratio(), self.peak.as_integer_ratio())
-                        if is_finite(self.bandwidth) and is_finite(self.peak) and self.bandwidth > 0 and self.peak > 0
-                        else None)
-
-    def _tables(self, top: int) -> tuple[list[float], list[float]] | None:
-        """The tables of :meth:`decode_steps` for contexts 0 .. ``top`` (grown as asked, kept), or
-        None above ``DECODE_TABLE_TOKENS``."""
-        if top >= DECODE_TABLE_TOKENS:
-            return None
-        kv, fl = self._kv_at, self._decode_flops_at
-        if len(kv) <= top:
-            grow = range(len(kv), top + 1)
-            # The same expressions as step()'s: kv_bytes(c) and matmul_flops + attention at c + 1.
-            kv += [self.kv_bytes(c) for c in grow]
-            fl += [self.matmul_flops + self._attn(c + 1) for c in grow]
-        return kv, fl
-
-    def kv_bytes(self, tokens: int) -> float:
-        """KV-cache bytes of one sequence holding ``tokens`` tokens (sliding windows capped)."""
-        return self._kv(tokens) if tokens > 0 else 0.0
-
-    def step_weight_bytes(self, tokens: int) -> float:
-        """Weight bytes a step of ``tokens`` tokens reads (MoE: the experts those tokens touch)."""
-        if tokens <= 1:
-            return self._step1_weights
-        # Expert coverage saturates long before MAX_BATCH tokens; the call checks batch <= MAX_BATCH.
-        n = min(tokens, hardware.MAX_BATCH)
-        got = self._weights_at.get(n)
-        if got is None:
-            got = hardware.decode_step_bytes(self.model, weights=self.weights, kv=self.kv, context=1,
-                                             batch=n).weights_bytes
-            self._weights_at[n] = got
-        return got
-
-    def step(self, decode_contexts=(), prefill_spans=()) -> StepCost:
-        """The cost of one step.
-
-        Args:
-            decode_contexts: for each sequence that decodes one token this step, the tokens already
-                in its cache (the new token attends to those and to itself).
-            prefill_spans: ``(start, end)`` for each prompt piece run this step: positions
-                ``start + 1 .. end`` of that prompt (``start`` already cached).
-
-        Returns:
-            :class:`StepCost`. A prompt piece reads its cached part and writes its new keys and
-            values: ``kv_bytes(end)``; a decoding sequence reads ``kv_bytes(context)``.
-        """
-        tokens = len(decode_contexts) + sum(e - s for s, e in prefill_spans)
-        nbytes = self.step_weight_bytes(tokens)
-        flops = 0.0
-        if decode_contexts:  # nbytes += kv_bytes(c); flops += matmul_flops + attention at c + 1, for each c
-            sums = self._decode_sums(nbytes, decode_contexts, 1)
-            nbytes, flops = sums[0][0], sums[1][0]
-        for s, e in prefill_spans:
-            nbytes += self.kv_bytes(e)
-            flops += (e - s) * self.matmul_flops + self._attn.sum(s, e)
-        mem, comp = nbytes / self.bandwidth, flops / self.peak
-        return StepCost(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
-
-    def decode_steps(self, contexts, steps: int) -> tuple[list[float], int]:
-        """The times of ``steps`` consecutive decode steps of the same sequences, one token each:
-        step ``j`` (0-based) is ``step(decode_contexts=[c + j for c in contexts])``. The same floats
-        as :meth:`step`'s, to the last bit, computed for all the steps at once (in closed form
-        where that is exact: ``_exact_line``).
-
-        Args:
-            contexts: for each decoding sequence, the tokens in its cache at the first step (>= 0).
-            steps: number of steps, >= 1.
-
-        Returns:
-            ``(seconds, compute_bound)``: each step's ``StepCost.seconds`` (s), and how many of the
-            steps were compute-bound.
-
-        Raises:
-            ValueError: no sequences, a negative context or fewer than one step.
-        """
-        if not contexts or steps < 1 or min(contexts) < 0:
-            raise ValueError(f"decode_steps needs one or more contexts >= 0 and steps >= 1, got "
-                             f"{format_int(len(contexts))} contexts (least {min(contexts, default=0)!r}) "
-                             f"and {steps!r} steps")
-        weights = self.step_weight_bytes(len(contexts))
-        line = self._exact_line(weights, contexts, steps)
-        if line is None:
-            nbytes, flops = self._decode_sums(weights, contexts, steps)
-        else:
-            kv0, kv_step, fl0, fl_step = line
-            nbytes = _progression(weights + kv0, kv_step, steps)
-            last = steps - 1
-            if self._memory_bound(weights, kv0, fl0) and \
-                    self._memory_bound(weights, kv0 + kv_step * last, fl0 + fl_step * last):
-                return list(map(truediv, nbytes, repeat(self.bandwidth))), 0
-            flops = _progression(float(fl0), fl_step, steps)
-        mem = list(map(truediv, nbytes, repeat(self.bandwidth)))
-        comp = list(map(truediv, flops, repeat(self.peak)))
-        compute = sum(map(gt, comp, mem))
-        # max(mem, comp) step by step, as step() takes it (mostly all one or all the other).
-        return (mem if compute == 0 else comp if compute == steps else list(map(max, mem, comp))), compute
-
-    def _decode_sums(self, weights: float, contexts, steps: int) -> tuple[list[float], list[float]]:
-        """For ``steps`` steps (``j`` = 0, 1, ...): ``weights`` plus ``kv_bytes(c + j)``, and 0.0
-        plus ``matmul_flops`` + the attention at ``c + j + 1``, added sequence by sequence in the
-        order of ``contexts``, as :meth:`step` adds them. Two lists: bytes and FLOPs."""
-        line = self._exact_line(weights, contexts, steps)
-        if line is not None:
-            kv0, kv_step, fl0, fl_step = line
-            return (list(_progression(weights + kv0, kv_step, steps)),
-                    list(_progression(float(fl0), fl_step, steps)))
-        nbytes = [weights] * steps
-        flops = [0.0] * steps
-        tables = self._tables(max(contexts) + steps) if min(contexts) >= 0 else None
-        for c in contexts:  # sequence by sequence, for all the steps at once
-            if tables is not None:
-                kv = tables[0][c:c + steps]
-                fl = tables[1][c:c + steps]
-            else:
-                kv = [self.kv_bytes(t) for t in range(c, c + steps)]
-                fl = [self.matmul_flops + self._attn(t + 1) for t in range(c, c + steps)]
-            nbytes = list(map(add, nbytes, kv))
-            flops = list(map(add, flops, fl))
-        return nbytes, flops
-
-    def _exact_line(self, weights: float, contexts, steps: int) -> tuple[int, int, int, int] | None:
-        """:meth:`_decode_sums` in closed form: ``(kv0, kv_step, fl0, fl_step)``, the exact sums of
-        the sequences' KV bytes and FLOPs at the first step and their growth per step; or None
-        where that might differ from step()'s additions in a single bit.
-
-        When a sequence's KV bytes and its token's FLOPs are whole numbers ``a t + c`` in the
-        context t (no window: ``_whole``), every partial sum step() forms is a multiple of the
-        weights' smallest binary digit (1 when they are whole); below 2**53 of those digits each
-        addition is exact, so step()'s sums are ``weights + kv0 + kv_step j`` and
-        ``fl0 + fl_step j``.
-        """
-        if self._whole is None or min(contexts) < 1 or not isinstance(weights, float) or weights < 0:
-            return None
-        kv_a, kv_c, fl_a, fl_c = self._whole
-        n, total = len(contexts), sum(contexts)
-        kv0, kv_step = kv_a * total + kv_c * n, kv_a * n
-        fl0, fl_step = fl_a * total + fl_c * n, fl_a * n
-        num, den = weights.as_integer_ratio()  # den: a power of two
-        last = steps - 1
-        if num + (kv0 + kv_step * last) * den >= EXACT_FLOAT_LIMIT or fl0 + fl_step * last >= EXACT_FLOAT_LIMIT:
-            return None
-        return kv0, kv_step, fl0, fl_step
-
-    def _memory_bound(self, weights: float, kv_bytes: int, flops: int) -> bool:
-        """Whether ``flops / peak <= (weights + kv_bytes) / bandwidth`` in exact arithmetic. Then
-        step()'s rounded quotients compare the same way (rounding keeps order): memory-bound."""
-        if self._ratios is None:
-            return False
-        (bn, bd), (pn, pd) = self._ratios
-        wn, wd = weights.as_integer_ratio()
-        return flops * pd * wd * bn <= (wn + kv_bytes * wd) * bd * pn
-
-
-#: Integers up to 2**53 are exact in a float (53-bit significand, IEEE 754 binary64).
-EXACT_FLOAT_LIMIT = 2**53
-
-
-def _whole(x) -> int | None:
-    """``x`` as an int when it is a whole number >= 0 (an int or an integral float), else None."""
-    if not is_finite(x) or x < 0 or x != int(x):
-        return None
-    return int(x)
-
-
-def _whole_linear(kv: _Linear, attn: _Linear, matmul_flops: float) -> tuple[int, int, int, int] | None:
-    """``(kv_a, kv_c, fl_a, fl_c)`` with kv_bytes(t) = kv_a t + kv_c and matmul_flops + attention at
-    t + 1 = fl_a t + fl_c, every part a whole number (no window term), else None."""
-    parts = [_whole(x) for x in (kv.a, kv.b, kv.c, attn.a, attn.b, attn.c, matmul_flops)]
-    if None in parts or parts[1] or parts[4]:
-        return None
-    kv_a, _, kv_c, at_a, _, at_c, mf = parts
-    return kv_a, kv_c, at_a, at_a + at_c + mf
-
-
-def _progression(start: float, step: int, count: int):
-    """``start, start + step, ...``: ``count`` floats, each the last plus ``step`` (exact where
-    :meth:`Server._exact_line` allows it: every value a whole number of the start's smallest
-    binary digit, below 2**53 of them)."""
-    return accumulate(repeat(float(step), count - 1), initial=start)
-
-
-#: Contexts (tokens) up to which a :class:`Server` keeps its per-context tables for
-#: :meth:`Server.decode_steps`: two lists of floats, about 2 MB at this length; longer contexts are
-#: computed position by position (the same numbers, slower).
-DECODE_TABLE_TOKENS = 2**15
-
-
-@lru_cache(maxsize=64)
-def _server(model: str, accelerator: str, weights: str, kv: str) -> Server:
-    return Server(hardware.resolve_model(model), hardware.resolve_accelerator(accelerator), weights, kv)
-
-
-def server(model: str, accelerator: str, weights: str = "fp8", kv: str = "bf16") -> Server:
-    """The :class:`Server` for catalog ids and precision names (cached).
+def server(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str) -> StepModel:
+    """The step model's one-device closed forms (:class:`descent.step.StepModel`) for a model on a
+    chip at given precisions, the rest of the scenario at its defaults (cached).
 
     Raises:
         ValueError: an unknown model, accelerator or precision (the message lists the allowed values).
     """
-    P.MODEL.check(model)
-    P.ACCELERATOR.check(accelerator)
-    P.WEIGHTS.check(weights)
-    P.KV.check(kv)
-    return _server(model, accelerator, weights, kv)
+    return model_for(Scenario(model=model, accelerator=accelerator, weights=weights, kv=kv))
 
 
-def prefill(s: Server, prompt_tokens: int, cached_tokens: int = 0) -> StepCost:
+def prefill(s: StepModel, prompt_tokens: int, cached_tokens: int = 0) -> DeviceStep:
     """The step that reads a prompt of ``prompt_tokens`` tokens in one pass (``cached_tokens`` of
     them already in the cache from a prefix hit). Its time is the time to first token with no
     queue. Raises ValueError for a length out of range or a cached part longer than the prompt."""
@@ -446,7 +112,7 @@ def prefill(s: Server, prompt_tokens: int, cached_tokens: int = 0) -> StepCost:
     return s.step(prefill_spans=[(cached_tokens, prompt_tokens)])
 
 
-def decode_step(s: Server, batch: int = 1, context: int = 1024) -> StepCost:
+def decode_step(s: StepModel, batch: int, context: int) -> DeviceStep:
     """One decode step of ``batch`` sequences, each with ``context`` tokens cached: its time is the
     time per output token (ITL) each of them sees. Raises ValueError for a batch or context out of range."""
     P.BATCH.check(batch)
@@ -573,8 +239,8 @@ class Simulation:
     step_ends: tuple[float, ...] = ()
 
 
-def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chunk: int = 0) -> Simulation:
-    """Serve ``trace`` on ``s`` with static or continuous batching; every step costed by :meth:`Server.step`.
+def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, chunk: int = 0) -> Simulation:
+    """Serve ``trace`` on ``s`` with static or continuous batching; every step costed by :meth:`StepModel.step`.
 
     The loop, once per step:
 
@@ -584,10 +250,10 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
     2. *Plan*: every admitted sequence past its prompt decodes one token; prompts that are not yet
        read take the rest of the step: whole, or, with a ``chunk`` budget, as many tokens as the
        budget leaves after the decodes (chunked prefill).
-    3. *Run*: the step takes :meth:`Server.step`'s time; each decoding sequence gets a token, and a
+    3. *Run*: the step takes :meth:`StepModel.step`'s time; each decoding sequence gets a token, and a
        prompt whose last piece ran gets its first token (the last position's logits). Steps that
        only decode repeat the same plan until a sequence finishes or (continuous) a request that
-       fits arrives; the code costs such a run at once (:meth:`Server.decode_steps`, the same
+       fits arrives; the code costs such a run at once (:meth:`StepModel.decode_steps`, the same
        floats as one step at a time).
     4. *Retire*: a sequence with all its tokens leaves and frees its KV cache; in static batching
        its slot stays empty until the batch drains.
@@ -598,7 +264,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
 
     Args:
         trace: :class:`TraceRequest` s (any order; served first come, first served).
-        s: the :class:`Server`.
+        s: the :class:`descent.step.StepModel`.
         policy: ``"static"`` or ``"continuous"``.
         slots: most sequences in a step (a serving engine's max batch size), 1 to 100,000.
         chunk: the chunked-prefill token budget per step, or 0 for none.
@@ -653,7 +319,7 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
                 budget -= n
         # 3. Run. A step with prompt pieces runs alone. Steps that only decode repeat the same plan
         #    until a sequence writes its last token or (continuous) a request that fits arrives:
-        #    they are costed together, each exactly as Server.step costs it.
+        #    they are costed together, each exactly as StepModel.step costs it.
         if spans or not decoding:
             cost = s.step([q.context for q in decoding], [(a, b) for _, a, b in spans])
             seconds, bound = [cost.seconds], int(cost.bound == "compute")
@@ -700,10 +366,10 @@ def simulate(trace, s: Server, policy: str = "continuous", slots: int = 32, chun
     )
 
 
-def _decode_run(s: Server, contexts: list[int], limit: int, now: float, wake: float) -> tuple[list[float], int]:
+def _decode_run(s: StepModel, contexts: list[int], limit: int, now: float, wake: float) -> tuple[list[float], int]:
     """:func:`simulate`'s decode-only steps: up to ``limit`` steps of the sequences at ``contexts``
     starting at time ``now``, ending early after the first step that ends at or after ``wake``.
-    Returns each step's seconds and how many were compute-bound, as ``Server.step`` says."""
+    Returns each step's seconds and how many were compute-bound, as ``StepModel.step`` says."""
     seconds, bound = [], 0
     while len(seconds) < limit:
         done = len(seconds)
@@ -888,7 +554,7 @@ def run(model: str, accelerator: str, weights: str, kv: str, policy: str, reques
 # ---------------------------------------------------------------------------------------------
 
 
-def steady_throughput(s: Server, batch: int, prompt_tokens: int, output_tokens: int) -> float:
+def steady_throughput(s: StepModel, batch: int, prompt_tokens: int, output_tokens: int) -> float:
     """Output tokens/s of one accelerator kept full: ``batch`` requests at a time, each with a
     ``prompt_tokens`` prompt and an ``output_tokens`` reply. One round: every prompt's prefill plus
     ``output_tokens`` decode steps of the whole batch at the mean context (prompt + half the reply).
@@ -919,7 +585,7 @@ def cost_per_million(gpu_price: float, tokens_per_s: float, utilization: float) 
     gpu_price = P.GPU_PRICE.check(gpu_price)
     utilization = P.UTILIZATION.check(utilization)
     _positive(tokens_per_s, "tokens per second")
-    return gpu_price / (SECONDS_PER_HOUR * tokens_per_s * utilization) * MILLION
+    return usd_per_million_tokens(tokens_per_s * utilization, 1, gpu_price)
 
 
 def break_even_utilization(api_price: float, gpu_price: float, tokens_per_s: float) -> float:
@@ -937,12 +603,10 @@ def break_even_utilization(api_price: float, gpu_price: float, tokens_per_s: flo
     api_price = P.API_PRICE.check(api_price)
     gpu_price = P.GPU_PRICE.check(gpu_price)
     _positive(tokens_per_s, "tokens per second")
-    return gpu_price * MILLION / (SECONDS_PER_HOUR * tokens_per_s * api_price)
+    return gpu_price * TOKENS_PER_MILLION / (SECONDS_PER_HOUR * tokens_per_s * api_price)
 
 
 def _positive(x, what: str) -> float:
-    from descent.checks import is_real
-
     if not is_real(x) or not math.isfinite(x) or x <= 0:
         raise ValueError(f"{what} must be a positive number, got {x!r}")
     return float(x)
@@ -974,7 +638,7 @@ class PrefixSaving:
     flops_saved_expected: float
 
 
-def prefix_cache(s: Server, prefix_tokens: int, prompt_tokens: int, hit_rate: float) -> PrefixSaving:
+def prefix_cache(s: StepModel, prefix_tokens: int, prompt_tokens: int, hit_rate: float) -> PrefixSaving:
     """A prompt whose first ``prefix_tokens`` tokens are shared by many requests (a system prompt)
     and cached with probability ``hit_rate``. A hit skips the prefix's prefill; the rest of the
     prompt still attends to it (the attention FLOPs over the cached part remain). The engine keeps
@@ -996,7 +660,7 @@ def prefix_cache(s: Server, prefix_tokens: int, prompt_tokens: int, hit_rate: fl
                         hit_rate * hit.seconds + (1 - hit_rate) * miss.seconds, saved, hit_rate * saved)
 
 
-def multi_turn(s: Server, turns: int, prefix_tokens: int, user_tokens: int, reply_tokens: int) -> list[dict]:
+def multi_turn(s: StepModel, turns: int, prefix_tokens: int, user_tokens: int, reply_tokens: int) -> list[dict]:
     """A chat of ``turns`` rounds: each round sends the whole conversation again (a system prompt
     of ``prefix_tokens``, every earlier question and reply, the new question of ``user_tokens``).
     Without a cache each round prefills all of it; with one, only the new question: the earlier
@@ -1317,38 +981,16 @@ def shared_blocks(prompt_tokens: int, output_tokens: int, samples: int, block_si
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Link:
-    """A path a KV cache can travel: its name, bytes/s in one direction, and the source."""
-
-    name: str
-    bytes_per_s: float
-    source: str
-
-
-#: PCIe 5.0 x16, one direction: 32 GT/s per lane x 16 lanes x 128/130 (encoding) / 8 bits.
-PCIE5_X16_BYTES_PER_S = 32e9 * 16 * 128 / 130 / BITS_PER_BYTE
-#: InfiniBand NDR, one 400 Gb/s port (a ConnectX-7 adapter per GPU), bytes/s.
-INFINIBAND_NDR_BYTES_PER_S = 400e9 / BITS_PER_BYTE
-#: One NVMe SSD on PCIe 4.0 x4, sequential read: Samsung 990 PRO datasheet, up to 7,450 MB/s.
-NVME_SSD_BYTES_PER_S = 7.45e9
-
-#: The links :func:`kv_transfer` compares (the chip's own scale-up link is added from the catalog).
-LINKS = (
-    Link("InfiniBand NDR (400 Gb/s)", INFINIBAND_NDR_BYTES_PER_S,
-         "NVIDIA ConnectX-7 datasheet: 400 Gb/s per port"),
-    Link("PCIe 5.0 x16 (to CPU memory)", PCIE5_X16_BYTES_PER_S,
-         "PCI-SIG PCI Express Base Specification 5.0: 32 GT/s per lane, 128b/130b encoding"),
-    Link("NVMe SSD (PCIe 4.0 x4)", NVME_SSD_BYTES_PER_S,
-         "Samsung 990 PRO datasheet: sequential read up to 7,450 MB/s"),
-)
+#: The catalog links (``links.toml``) :func:`kv_transfer` compares, besides the chip's own
+#: scale-up link: a network port to another machine, PCIe to CPU memory, an SSD.
+KV_TRANSFER_LINKS = ("ib-ndr", "pcie5", "nvme-ssd")
 
 
 def kv_transfer(model: str, accelerator: str, kv: str, context: int) -> list[tuple[Link, float, float]]:
     """Time to move one sequence's KV cache at ``context`` tokens over each link.
 
     The scale-up link is the accelerator's own (catalog ``scale_up_bandwidth``, both directions
-    added, so half of it one way); the others are :data:`LINKS`. Disaggregated serving (DistServe,
+    added, so half of it one way); the others are :data:`KV_TRANSFER_LINKS` of the catalog. Disaggregated serving (DistServe,
     Zhong et al. 2024; Splitwise, Patel et al. 2024; Mooncake, Qin et al. 2024) sends the cache from
     the prefill machine to the decode machine; offloading parks it in CPU memory or on an SSD.
 
@@ -1358,17 +1000,15 @@ def kv_transfer(model: str, accelerator: str, kv: str, context: int) -> list[tup
     Raises:
         ValueError: unknown ids or precision, a context out of range.
     """
-    P.MODEL.check(model)
-    P.ACCELERATOR.check(accelerator)
-    P.KV.check(kv)
-    P.CONTEXT.check(context)
-    m, a = hardware.resolve_model(model), hardware.resolve_accelerator(accelerator)
-    nbytes = hardware.kv_cache_bytes(m, kv_precision(kv), context, 1)
-    links = list(LINKS)
+    sc = Scenario(model=model, accelerator=accelerator, kv=kv, context=context)
+    m, a = sc.model_row, sc.chip
+    nbytes = kv_cache_bytes(m, kv_precision(kv), context, 1)
+    paths = [x for x in links().values() if x.id in KV_TRANSFER_LINKS]
     if a.scale_up_bandwidth:
-        links.insert(0, Link(f"{a.scale_up_name} (one direction)", a.scale_up_bandwidth / 2,
-                             f"{a.name} datasheet: {format_bytes(a.scale_up_bandwidth, 'GB')}/s, both directions"))
-    return [(link, nbytes, nbytes / link.bytes_per_s) for link in sorted(links, key=lambda x: -x.bytes_per_s)]
+        paths.insert(0, Link(f"{a.id}-scale-up", f"{a.scale_up_name} (one direction)", a.scale_up_bandwidth / 2,
+                             "scale-up", 0, 0.0, 0.0,
+                             {"default": f"{a.name} datasheet: {format_bytes(a.scale_up_bandwidth, 'GB')}/s, both directions"}))
+    return [(x, nbytes, nbytes / x.bytes_per_s) for x in sorted(paths, key=lambda x: -x.bytes_per_s)]
 
 
 # ---------------------------------------------------------------------------------------------

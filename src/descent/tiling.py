@@ -28,10 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from descent import transformer
-from descent.catalog import Model
+from descent import numerics, transformer
+from descent.catalog import Model, resolve_model
 from descent.checks import is_finite, is_int
-from descent.hardware import resolve_model
 
 __all__ = [
     "ELEMENT_BYTES",
@@ -50,11 +49,11 @@ __all__ = [
     "tiled_traffic_bytes",
 ]
 
-#: Element formats a tensor core multiplies, -> bytes per element (block scales not counted: a
-#: tile's scales are a few percent of its bytes). FP16/BF16 are 16 bits, FP8 8, FP4 4 (NVIDIA
-#: Hopper and Blackwell tensor cores; OCP Microscaling spec v1.0 for FP4 elements); FP32 for
-#: comparison (the CUDA cores' format, no tensor core).
-ELEMENT_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
+#: Element formats a tensor core multiplies -> bytes per element: ``numerics.ELEMENT_BYTES`` (block
+#: scales not counted: a tile's scales are a few percent of its bytes). FP16/BF16 are 16 bits, FP8
+#: 8, FP4 4 (NVIDIA Hopper and Blackwell tensor cores; OCP Microscaling spec v1.0 for FP4
+#: elements); FP32 for comparison (the CUDA cores' format, no tensor core).
+ELEMENT_BYTES = numerics.ELEMENT_BYTES
 
 #: Tile edges offered (elements): powers of two from 16 (the smallest tensor-core fragment edge of
 #: an FP16 mma, CUDA C++ Programming Guide, "Warp Matrix Functions": 16 x 16 x 16) to 256.

@@ -33,7 +33,7 @@ from functools import cache, lru_cache
 from importlib import resources
 
 from descent import numerics, transformer
-from descent.catalog import Model
+from descent.catalog import Model, resolve_model
 from descent.numerics import BITS_PER_BYTE
 
 __all__ = [
@@ -59,7 +59,7 @@ GROUP_LABELS = {"embedding": "embedding", "output_head": "output head", "attenti
                 "router": "router", "norms": "norms"}
 
 #: The weight choice that means "as the publisher released the checkpoint".
-RELEASED = "released"
+RELEASED = numerics.RELEASED
 
 #: Bits per weight of the GGUF tensor types the mixes use: block bytes x 8 / block values, from the
 #: block structs of ggml-common.h (block_q4_0 18 B / 32, block_q4_1 20 B / 32, block_q5_0 22 B / 32,
@@ -331,8 +331,6 @@ def describe(model: str, weights: str) -> str:
 
 
 def _model(model: str | Model) -> Model:
-    from descent.hardware import resolve_model
-
     return resolve_model(model)
 
 
@@ -362,8 +360,6 @@ def bytes_by_group(model: str | Model, weights: str) -> dict[str, float]:
     Raises:
         ValueError: unknown model or weight choice (the message lists the allowed ones).
     """
-    from descent.hardware import resolve_model
-
     m = resolve_model(model)
     try:
         return dict(_bytes_by_group(m, weights))  # a copy: callers may change theirs

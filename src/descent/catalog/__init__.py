@@ -1,11 +1,14 @@
 """The catalog: real models and accelerators as data, every value with its source.
 
-Two TOML files ship inside the package:
+Four TOML files ship inside the package:
 
 * ``models.toml``: one table per model, architecture fields copied from the model's published
   ``config.json`` (text model only where the release also has a vision tower), plus the published
   total/active parameter counts from the model card or paper.
 * ``accelerators.toml``: one table per chip, from datasheets and vendor documentation.
+* ``links.toml``: the wires between chips (and the paths a KV cache moves over), with the
+  bandwidth and the latency a collective pays on them.
+* ``released.toml``: how each model's checkpoint stores its weights (read by descent.weights).
 
 Each row has a ``[X.sources]`` table. ``sources.default`` names where most fields come from; any
 field may be given its own source by a key of the same name (``sources.memory_bandwidth = "..."``).
@@ -15,8 +18,9 @@ publishes no FLOP/s; a card's peak scaled from its bigger sibling's); pages labe
 for any field, so reference pages can print a source next to every value.
 
 Loading validates every row: a missing or mistyped field, an unknown key or an impossible value
-raises :class:`CatalogError` naming the file, the row and the field. The core rule holds here: this
-module imports only the standard library, so it runs unchanged in Pyodide.
+raises :class:`CatalogError` naming the file, the row and the field. The catalog hands its ids to
+``descent.params`` as the choices of ``model``, ``accelerator`` and ``link`` (``params.provide``).
+The core rule holds here: standard library only, so it runs unchanged in Pyodide.
 """
 
 from __future__ import annotations
@@ -29,12 +33,15 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from descent import params as P
 from descent.checks import is_int, is_real
 from descent.units import format_limit
 
 __all__ = [
     "Accelerator",
+    "COMPUTE_PRECISIONS",
     "CatalogError",
+    "Link",
     "ChunkedAttention",
     "FFN_GATES",
     "LinearAttention",
@@ -47,10 +54,24 @@ __all__ = [
     "accelerator",
     "accelerators",
     "load_accelerators",
+    "link",
+    "links",
+    "load_links",
     "load_models",
     "model",
     "models",
+    "resolve_accelerator",
+    "resolve_model",
 ]
+
+#: Compute precision -> the Accelerator field holding its dense peak FLOP/s (FP16 runs at the
+#: 16-bit peak). Which precision a weight format's matmuls run in is ``numerics.MATMUL_PRECISION``.
+COMPUTE_PRECISIONS: dict[str, str] = {
+    "bf16": "bf16_flops",
+    "fp16": "bf16_flops",
+    "fp8": "fp8_flops",
+    "fp4": "fp4_flops",
+}
 
 
 class CatalogError(ValueError):
@@ -422,6 +443,21 @@ class Accelerator:
         out (a one-chip speed "if it fit" is not how they serve) and say how many chips it takes."""
         return self.kind not in SHARDED_KINDS
 
+    def peak(self, precision: str) -> float:
+        """Dense peak FLOP/s in a compute precision (:data:`COMPUTE_PRECISIONS`), FLOP/s.
+
+        Raises:
+            ValueError: unknown precision, or the chip has no peak for it (FP4 on an H100); the
+                message lists the precisions this chip has.
+        """
+        if precision not in COMPUTE_PRECISIONS:
+            raise ValueError(f"compute precision must be one of {', '.join(COMPUTE_PRECISIONS)}, got {precision!r}")
+        value = getattr(self, COMPUTE_PRECISIONS[precision])
+        if value is None:
+            have = [p for p, f in COMPUTE_PRECISIONS.items() if getattr(self, f) is not None]
+            raise ValueError(f"{self.name} has no {precision} peak; allowed for this chip: {', '.join(have)}")
+        return value
+
     def provenance(self, name: str) -> str:
         """``"estimate"`` or ``"derived"`` when field ``name``'s source starts with that word and a
         colon (a value this catalog worked out, not one the vendor printed), else ``""``."""
@@ -439,6 +475,46 @@ class Accelerator:
         if self.provenance("bf16_flops"):
             parts.append(self.provenance("bf16_flops"))
         return "; ".join(parts)
+
+
+LINK_SCOPES = ("scale-up", "scale-out", "storage")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A kind of wire between accelerators, or a place a KV cache can be moved to.
+
+    Units: bytes/s, seconds.
+
+    Attributes:
+        id: catalog id, ``"nvlink4"``. label: display name.
+        bytes_per_s: per GPU, ONE direction, bytes/s.
+        scope: ``"scale-up"`` (GPU to GPU inside a server or rack), ``"scale-out"`` (between
+            servers, a network card per GPU) or ``"storage"`` (an SSD: no collectives).
+        domain: how many GPUs it joins directly (0: a network, no fixed limit).
+        base_latency_s: the fixed latency of one collective, s.
+        step_latency_s: the latency of each ring step, s (an all-reduce over p devices takes
+            2 (p - 1) steps). Both from NCCL's cost model (links.toml's header).
+        sources: ``{"default": ..., field_name: ...}``.
+    """
+
+    id: str
+    label: str
+    bytes_per_s: float
+    scope: str
+    domain: int
+    base_latency_s: float
+    step_latency_s: float
+    sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def source_of(self, name: str) -> str:
+        """Where the value of field ``name`` comes from."""
+        return _source_of(self.sources, name)
+
+    @property
+    def source(self) -> str:
+        """Where the bandwidth comes from."""
+        return self.source_of("bytes_per_s")
 
 
 #: Fields that were renamed, with what to write instead (a row still using the old name is refused
@@ -681,6 +757,20 @@ def _validate_accelerator(a: Accelerator, file: str) -> None:
                                f"got {getattr(a, name)}")
 
 
+def _validate_link(x: Link, file: str) -> None:
+    where = f"{file}: [{x.id}]"
+    if x.scope not in LINK_SCOPES:
+        raise CatalogError(f"{where}: field 'scope' must be one of {', '.join(LINK_SCOPES)}, got {x.scope!r}")
+    if not 1e6 <= x.bytes_per_s <= 1e15:
+        raise CatalogError(f"{where}: field 'bytes_per_s' must be 1e6 to 1e15 bytes/s, got {x.bytes_per_s!r}")
+    for name in ("base_latency_s", "step_latency_s"):
+        if not 0 <= getattr(x, name) <= 1e-3:
+            raise CatalogError(f"{where}: field {name!r} must be 0 to 0.001 s, got {getattr(x, name)!r}")
+    if x.domain < 0:
+        raise CatalogError(f"{where}: field 'domain' must be 0 (a network) or a number of GPUs, got {x.domain}")
+    _check_sources(x, where)
+
+
 def _load(text: str, file: str, cls: type, validate) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
@@ -704,6 +794,11 @@ def load_models(text: str, file: str = "models.toml") -> dict[str, Model]:
 def load_accelerators(text: str, file: str = "accelerators.toml") -> dict[str, Accelerator]:
     """Parse and validate an accelerators TOML document. Raises CatalogError naming file, row, field."""
     return _load(text, file, Accelerator, _validate_accelerator)
+
+
+def load_links(text: str, file: str = "links.toml") -> dict[str, Link]:
+    """Parse and validate a links TOML document. Raises CatalogError naming file, row, field."""
+    return _load(text, file, Link, _validate_link)
 
 
 def _read(name: str) -> str:
@@ -738,3 +833,33 @@ def accelerator(accelerator_id: str) -> Accelerator:
         raise ValueError(
             f"unknown accelerator {accelerator_id!r}; allowed: {', '.join(accelerators())}"
         ) from None
+
+
+@cache
+def links() -> dict[str, Link]:
+    """Every catalog link by id, fastest first (file order)."""
+    return load_links(_read("links.toml"), "descent/catalog/links.toml")
+
+
+def link(link_id: str) -> Link:
+    """The link with this id. Raises ValueError listing the allowed ids."""
+    try:
+        return links()[link_id]
+    except (KeyError, TypeError):
+        raise ValueError(f"link must be one of {', '.join(links())}, got {link_id!r}") from None
+
+
+def resolve_model(m: str | Model) -> Model:
+    """A ``Model`` from itself or its catalog id. Raises ValueError listing the allowed ids."""
+    return m if isinstance(m, Model) else model(m)
+
+
+def resolve_accelerator(a: str | Accelerator) -> Accelerator:
+    """An ``Accelerator`` from itself or its catalog id. Raises ValueError listing the allowed ids."""
+    return a if isinstance(a, Accelerator) else accelerator(a)
+
+
+# The catalog's ids are the choices of params' catalog-backed parameters.
+P.provide("model", lambda: [(m.id, m.name) for m in models().values()])
+P.provide("accelerator", lambda: [(a.id, a.name) for a in accelerators().values()])
+P.provide("link", lambda: [(x.id, x.label) for x in links().values() if x.scope != "storage"])

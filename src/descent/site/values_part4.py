@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import random
 
-from descent import attention_io, catalog, memory_tiers, parallel, roofline, transformer
+from descent import attention_io, catalog, memory_tiers, roofline, transformer
 from descent import params as P
 from descent.site.shortcodes import table, value
 from descent.site.values import fmt_bytes, fmt_num, md_link_source, md_table, md_text
@@ -74,7 +74,7 @@ def links() -> str:
     """The wires between accelerators: bandwidth per GPU in one direction, scope, source."""
     rows = [[x.label, format_si(x.bytes_per_s, "B/s", 3, trim=True),
              x.scope + (f", {format_int(x.domain)} GPUs" if x.domain else ""), md_link_source(x.source)]
-            for x in parallel.LINKS.values()]
+            for x in catalog.links().values() if x.scope != "storage"]
     return md_table(["link", "per GPU, each way", "joins", "source"], rows, "lrll")
 
 

@@ -21,6 +21,7 @@ import math
 from descent import params as P
 from descent import quantities as Q
 from descent import serving
+from descent.step import DeviceStep, StepModel
 from descent.units import (
     format_bytes,
     format_int,
@@ -61,11 +62,11 @@ def _a_or_an(number_text: str) -> str:
     return f"{'an' if said_an else 'a'} {number_text}"
 
 
-def _server(model: str, accelerator: str, weights: str) -> serving.Server:
+def _server(model: str, accelerator: str, weights: str) -> StepModel:
     return serving.server(model, accelerator, weights, KV)
 
 
-def _server_with_kv_room(model: str, accelerator: str, weights: str) -> serving.Server:
+def _server_with_kv_room(model: str, accelerator: str, weights: str) -> StepModel:
     """:func:`_server`, when the weights leave memory for a KV cache on one accelerator.
 
     Raises:
@@ -90,7 +91,7 @@ KV_CACHE = P.declare(P.Param(
 STEP_BARS = 6
 
 
-def _decode_steps(s: serving.Server, prompt: int, output: int, cache: bool) -> list[serving.StepCost]:
+def _decode_steps(s: StepModel, prompt: int, output: int, cache: bool) -> list[DeviceStep]:
     """The cost of producing tokens 2 .. output (token 1 comes out of the prefill)."""
     if cache:
         return [s.step(decode_contexts=[prompt + i - 1]) for i in range(1, output)]
@@ -432,14 +433,14 @@ def kv_transfer(model: str, accelerator: str, kv: str, context: int) -> list[dic
     nbytes = moves[0][1]
     pre = serving.prefill(s, min(context, P.PROMPT_TOKENS.max))
     step = serving.decode_step(s, 1, context)
-    rows = [v.bar(link.name, t, display=format_time(t), note=link.source) for link, _, t in moves]
+    rows = [v.bar(link.label, t, display=format_time(t), note=link.source) for link, _, t in moves]
     rows.append(v.bar(f"prefill of {format_int(context)} tokens on one {s.accelerator.name}", pre.seconds,
                       display=format_time(pre.seconds), cls="is-selected"))
     rows.append(v.bar("one decode step", step.seconds, display=format_time(step.seconds), cls="is-selected"))
     return [
         v.stat("KV cache of the sequence", format_bytes(nbytes, "auto", SIG, trim=True),
                note=f"{format_int(context)} tokens, {kv}"),
-        v.stat("Over the fastest link", format_time(moves[0][2]), note=moves[0][0].name),
+        v.stat("Over the fastest link", format_time(moves[0][2]), note=moves[0][0].label),
         v.stat("Prefill that made it", format_time(pre.seconds)),
         v.bar_list(rows, caption="Time to move it, and what it is compared with", log=True),
         v.note("A transfer can overlap the prefill, layer by layer, as the cache is written; it only adds to the "

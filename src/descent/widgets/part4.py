@@ -20,9 +20,9 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
-from descent import attention_io, catalog, hardware, memory_tiers, numerics, parallel, roofline, tiling
+from descent import attention_io, catalog, hardware, memory_tiers, numerics, parallel, roofline, step, tiling
 from descent import params as P
-from descent.memory import RUNTIME_ALLOWANCE, size
+from descent.memory import size
 from descent.units import (
     GB,
     TB,
@@ -162,7 +162,7 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
     """
     ctx, batch, kv = P.CONTEXT.default, P.BATCH.default, P.KV.default
     s = size(model, accelerator, weights, kv, ctx, batch)
-    need = (s.weights_bytes + s.kv_cache_bytes) / (1 - RUNTIME_ALLOWANCE)
+    need = (s.weights_bytes + s.kv_cache_bytes) / (1 - P.RUNTIME.default / 100)
     accs = list(catalog.accelerators().values())
     xs = [a.memory_bytes / GB for a in accs] + [need / GB]
     ys = [a.memory_bandwidth / TB for a in accs]
@@ -251,7 +251,7 @@ def tiled_gemm(tile: int, element: str, step: int, accelerator: str) -> list[dic
     flops = tiling.gemm_flops(_M, _N, _K)
     traffic = tiling.tiled_traffic_bytes(_M, _N, _K, tile, b)
     prec = {"fp4": "mxfp4", "fp8": "fp8"}.get(element, "bf16")
-    ridge = hardware.ridge_point(a, roofline.compute_precision(prec, a))
+    ridge = step.ridge_point(a, step.compute_precision(P.MODEL.default, a, prec))
     out = [
         v.stat("Arithmetic intensity", _fpb(intensity), "FLOP/byte", quantity="tile_intensity",
                note=f"{tile} / {format_number(b, 2, trim=True)} bytes per element"),
@@ -314,7 +314,7 @@ def layer_matmuls(model: str, weights: str, batch: int, accelerator: str) -> lis
     wp = numerics.precision(weights)
     rows = tiling.layer_matmuls(model, batch, wp.bytes_per_weight)
     a = catalog.accelerator(accelerator)
-    ridge = hardware.ridge_point(a, roofline.compute_precision(weights, a))
+    ridge = step.ridge_point(a, step.compute_precision(model, a, weights))
     table_rows = []
     for r in rows:
         table_rows.append([r.name + (f" (x {r.count})" if r.count > 1 else ""), f"{format_int(r.d_in)} x {format_int(r.d_out)}",
@@ -500,7 +500,7 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
         if msg.startswith("Micro-batches"):
             field = "microbatches"
         raise FieldError(field, msg) from None
-    a, m, wire = catalog.accelerator(accelerator), catalog.model(model), parallel.link(link)
+    a, m, wire = catalog.accelerator(accelerator), catalog.model(model), catalog.link(link)
     one = hardware.decode_ceiling(model, accelerator, weights, kv, ctx, batch)
     fmt = lambda x: format_bytes(x, "GB", 3, trim=True)  # noqa: E731
     out = []
@@ -510,7 +510,7 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
                           f"and KV cache: it fits in the {a.name}'s {fmt(a.memory_bytes)}.", "info"))
     else:
         out.append(v.note(f"Each device would need {fmt(p.memory_bytes_per_device)}, more than the {a.name}'s "
-                          f"{fmt(a.memory_bytes * (1 - RUNTIME_ALLOWANCE))} usable: split it further.", "warn"))
+                          f"{fmt(p.memory_bytes_per_device - p.free_bytes)} usable: split it further.", "warn"))
     out += [
         v.stat("Devices", p.devices, quantity="devices", note=f"tp {tp} x pp {pp} x ep {ep}"),
         v.stat("Weights per device", fmt(p.weights_bytes_per_device), quantity="weights_bytes_per_device",
