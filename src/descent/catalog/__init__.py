@@ -44,6 +44,7 @@ __all__ = [
     "ROUTER_SCORINGS",
     "SHARDED_KINDS",
     "SlidingWindow",
+    "TORCH_DTYPES",
     "accelerator",
     "accelerators",
     "load_accelerators",
@@ -68,6 +69,10 @@ ROUTER_SCORINGS = ("softmax", "sigmoid")
 #: (gpt-oss: gate and up clamped to 7 and the gate a sigmoid of 1.702 x gate, arXiv:2508.10925,
 #: section 2; transformers ``GptOssExperts``). All three have the same three D x F matrices.
 FFN_GATES = ("SwiGLU", "GeGLU", "clamped SwiGLU")
+
+#: config.json ``torch_dtype`` (transformers 5 calls it ``dtype``) -> ``descent.numerics.PRECISIONS``
+#: name: the values a catalog row's ``torch_dtype`` may take, and how ``descent.hfconfig`` reads the file.
+TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
 
 @dataclass(frozen=True)
@@ -275,6 +280,10 @@ class Model:
         params_total_published: total parameters as the publisher states them.
         params_active_published: active parameters per token as published (None for dense).
         params_published_note: what the published count includes (embeddings? MTP module?).
+        torch_dtype: the checkpoint's dtype as its config.json names it (``torch_dtype``, one of
+            :data:`TORCH_DTYPES`). Read only for a row with no row of its own in ``released.toml``:
+            such a model is sized "as released" at this dtype in every weight group, and the sizing
+            says so (``descent.weights.released_map``). None: the row relies on ``released.toml``.
         sources: ``{"default": ..., field_name: ...}``; see :meth:`source_of`.
         released_by_group: for a record read from a config.json (:mod:`descent.hfconfig`), the
             published checkpoint's precision per weight group (``descent.weights.GROUPS`` ->
@@ -310,6 +319,7 @@ class Model:
     linear_attention: LinearAttention | None = None
     params_active_published: float | None = None
     params_published_note: str = ""
+    torch_dtype: str | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     released_by_group: dict[str, str] | None = field(default=None, compare=False, hash=False)
 
@@ -641,6 +651,9 @@ def _validate_model(m: Model, file: str) -> None:
         raise CatalogError(
             f"{where}: field 'moe.router_scoring' must be one of {', '.join(ROUTER_SCORINGS)}, got {m.moe.router_scoring!r}"
         )
+    if m.torch_dtype is not None and m.torch_dtype not in TORCH_DTYPES:
+        raise CatalogError(f"{where}: field 'torch_dtype' must be one of {', '.join(TORCH_DTYPES)} (as config.json "
+                           f"writes it), got {m.torch_dtype!r}")
     if m.ffn_gate not in FFN_GATES:
         raise CatalogError(f"{where}: field 'ffn_gate' must be one of {', '.join(FFN_GATES)}, got {m.ffn_gate!r}")
     patterns = [n for n in ("sliding", "chunked", "linear_attention") if getattr(m, n) is not None]
