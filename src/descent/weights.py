@@ -30,7 +30,6 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from importlib import resources
 
 from descent import numerics, transformer
 from descent.catalog import TORCH_DTYPES, Model
@@ -194,7 +193,9 @@ FROM_DTYPE_NOTE = "sized at its config.json dtype, {label}: no 'as released' row
 
 @cache
 def _released_table() -> dict[str, ReleasedMap]:
-    raw = tomllib.loads(resources.files("descent.catalog").joinpath("released.toml").read_text(encoding="utf-8"))
+    from descent import catalog
+
+    raw = tomllib.loads(catalog.read_file("released.toml"))
     out = {}
     for mid, row in raw.items():
         default = row.get("default")

@@ -51,6 +51,7 @@ __all__ = [
     "load_models",
     "model",
     "models",
+    "read_file",
 ]
 
 
@@ -719,20 +720,22 @@ def load_accelerators(text: str, file: str = "accelerators.toml") -> dict[str, A
     return _load(text, file, Accelerator, _validate_accelerator)
 
 
-def _read(name: str) -> str:
+def read_file(name: str) -> str:
+    """The text of the catalog file ``name`` (``models.toml``, ``accelerators.toml``, ``released.toml``):
+    the one place the catalog's files are read (a test points it at a copy)."""
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
 @cache
 def models() -> dict[str, Model]:
     """Every catalog model by id, in file order."""
-    return load_models(_read("models.toml"), "descent/catalog/models.toml")
+    return load_models(read_file("models.toml"), "descent/catalog/models.toml")
 
 
 @cache
 def accelerators() -> dict[str, Accelerator]:
     """Every catalog accelerator by id, in file order."""
-    return load_accelerators(_read("accelerators.toml"), "descent/catalog/accelerators.toml")
+    return load_accelerators(read_file("accelerators.toml"), "descent/catalog/accelerators.toml")
 
 
 def model(model_id: str) -> Model:
