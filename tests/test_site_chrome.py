@@ -103,8 +103,10 @@ _CITATION = re.compile(r"\b[A-Z][\w-]+(?: et al\.| and [A-Z][\w-]+| & [A-Z][\w-]
 NOT_PAGES = ROOT / "docs" / "decisions"
 
 
-@pytest.mark.parametrize("page", sorted(p for p in (ROOT / "docs").rglob("*.md") if NOT_PAGES not in p.parents),
-                         ids=lambda p: p.name)
+PAGES_MD = sorted(p for p in (ROOT / "docs").rglob("*.md") if NOT_PAGES not in p.parents)
+
+
+@pytest.mark.parametrize("page", PAGES_MD, ids=lambda p: p.name)
 def test_every_citation_is_a_link(page):
     # Issue 13: "Xiao et al. 2023" in prose is a link (arXiv, DOI or the project's page).
     text = _LINK.sub("", _FENCE.sub("", page.read_text(encoding="utf-8")))

@@ -31,7 +31,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from descent import numerics, transformer
+from descent import catalog, numerics, transformer
 from descent.catalog import TORCH_DTYPES, Model
 from descent.numerics import BITS_PER_BYTE
 
@@ -193,8 +193,6 @@ FROM_DTYPE_NOTE = "sized at its config.json dtype, {label}: no 'as released' row
 
 @cache
 def _released_table() -> dict[str, ReleasedMap]:
-    from descent import catalog
-
     raw = tomllib.loads(catalog.read_file("released.toml"))
     out = {}
     for mid, row in raw.items():
@@ -235,13 +233,11 @@ def released_map(model: str | Model) -> ReleasedMap:
     if mid in _released_table():
         return _released_table()[mid]
     if isinstance(model, str):
-        from descent.catalog import models
-
-        model = models().get(mid, model)
+        model = catalog.models().get(mid, model)
     if isinstance(model, Model) and model.torch_dtype is not None:
         p = TORCH_DTYPES[model.torch_dtype]
-        return ReleasedMap(mid, dict.fromkeys(GROUPS, p), FROM_DTYPE_NOTE.format(label=numerics.precision(p).label),
-                           model.source_of("torch_dtype"), from_dtype=True)
+        note = FROM_DTYPE_NOTE.format(label=numerics.precision(p).label)
+        return ReleasedMap(mid, dict.fromkeys(GROUPS, p), note, model.source_of("torch_dtype"), from_dtype=True)
     raise ValueError(f"{mid!r} has no 'as released' row in catalog/released.toml and its catalog row no "
                      f"torch_dtype; add either. Rows: {', '.join(_released_table())}")
 

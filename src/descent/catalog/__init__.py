@@ -653,8 +653,8 @@ def _validate_model(m: Model, file: str) -> None:
             f"{where}: field 'moe.router_scoring' must be one of {', '.join(ROUTER_SCORINGS)}, got {m.moe.router_scoring!r}"
         )
     if m.torch_dtype is not None and m.torch_dtype not in TORCH_DTYPES:
-        raise CatalogError(f"{where}: field 'torch_dtype' must be one of {', '.join(TORCH_DTYPES)} (as config.json "
-                           f"writes it), got {m.torch_dtype!r}")
+        raise CatalogError(f"{where}: field 'torch_dtype' must be one of {', '.join(TORCH_DTYPES)} "
+                           f"(as config.json writes it), got {m.torch_dtype!r}")
     if m.ffn_gate not in FFN_GATES:
         raise CatalogError(f"{where}: field 'ffn_gate' must be one of {', '.join(FFN_GATES)}, got {m.ffn_gate!r}")
     patterns = [n for n in ("sliding", "chunked", "linear_attention") if getattr(m, n) is not None]
