@@ -28,7 +28,7 @@ SOURCES = json.loads((DATA / "sources.json").read_text(encoding="utf-8"))
 
 #: Model fields that describe the release, not the architecture (the parser cannot know them).
 META = {"id", "name", "hf_repo", "params_total_published", "params_active_published", "params_published_note",
-        "sources", "released_by_group"}
+        "sources", "released_by_group", "torch_dtype"}
 ARCH_FIELDS = [f.name for f in dataclasses.fields(Model) if f.name not in META]
 
 

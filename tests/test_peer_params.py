@@ -90,7 +90,7 @@ VALUE_FIELDS = {
 }  # fmt: skip
 NOT_ARCHITECTURE = {
     "id", "name", "hf_repo", "params_total_published", "params_active_published", "params_published_note",
-    "sources", "released_by_group",
+    "sources", "released_by_group", "torch_dtype",
     # How the router weighs experts and which activation gates the FFN: no parameters change.
     "ffn_gate", "moe.router_scoring", "moe.router_normalize",
 }  # fmt: skip

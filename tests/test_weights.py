@@ -178,22 +178,13 @@ def test_cli_weights_default_to_released_and_report_groups(capsys):
 @pytest.mark.parametrize("source", ['""', '"   "', "3"])
 def test_released_rows_need_a_non_empty_source(monkeypatch, source):
     # Issue 15: every catalog value needs a source; a blank one is refused like a missing one.
-    from importlib import resources as real
+    from descent import catalog, weights
 
-    from descent import weights
-
-    class _Files:
-        def joinpath(self, name):
-            return self
-
-        def read_text(self, encoding="utf-8"):
-            return f'[smollm2-135m]\ndefault = "bf16"\nsource = {source}\n'
-
-    monkeypatch.setattr(weights.resources, "files", lambda package: _Files())
+    monkeypatch.setattr(catalog, "read_file", lambda name: f'[smollm2-135m]\ndefault = "bf16"\nsource = {source}\n')
     weights._released_table.cache_clear()
     try:
         with pytest.raises(ValueError, match=r"released.toml \[smollm2-135m\]: every row needs a non-empty source"):
             weights.released_map("smollm2-135m")
     finally:
-        monkeypatch.setattr(weights.resources, "files", real.files)
+        monkeypatch.undo()
         weights._released_table.cache_clear()

@@ -48,7 +48,7 @@ from descent.units import (
     format_time,
     plural,
 )
-from descent.weights import GROUP_LABELS, describe
+from descent.weights import GROUP_LABELS, RELEASED, describe, released_map
 
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main", "size_inputs"]
 
@@ -168,6 +168,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
         ),
         ("weights", f"{_bytes_both(s.weights_bytes)}  ({describe(m, s.weights)}, all parameters)"),
         *[(f"  {GROUP_LABELS[g]}", _bytes_both(b)) for g, b in s.weights_bytes_by_group.items() if b],
+        *([("note", released_map(m).note)] if s.weights == RELEASED and released_map(m).from_dtype else []),
         (
             "KV cache",
             f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {plural(s.context, 'token')} x {plural(s.batch, 'sequence')}; "

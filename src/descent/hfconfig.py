@@ -55,7 +55,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from descent.catalog import MLA, ChunkedAttention, LinearAttention, Model, MoE, SlidingWindow
+from descent.catalog import MLA, TORCH_DTYPES, ChunkedAttention, LinearAttention, Model, MoE, SlidingWindow
 from descent.checks import is_int
 from descent.units import format_int
 
@@ -419,8 +419,9 @@ def _qwen_sliding(r: _Reader, layers: int) -> SlidingWindow | None:
 # How the release stores its weights
 # ---------------------------------------------------------------------------------------------
 
-#: config.json ``torch_dtype`` (or transformers 5's ``dtype``) -> precision name.
-DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+#: config.json ``torch_dtype`` (or transformers 5's ``dtype``) -> precision name: the catalog's table,
+#: which a row's own ``torch_dtype`` field uses too.
+DTYPES = TORCH_DTYPES
 
 #: Weight groups (descent.weights.GROUPS) a quantization_config converts: the matmul weights.
 #: Embeddings, the output head, norms and routers stay in the checkpoint's dtype, as gpt-oss's

@@ -30,10 +30,9 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from importlib import resources
 
-from descent import numerics, transformer
-from descent.catalog import Model, resolve_model
+from descent import catalog, numerics, transformer
+from descent.catalog import TORCH_DTYPES, Model, resolve_model
 from descent.numerics import BITS_PER_BYTE
 
 __all__ = [
@@ -176,17 +175,25 @@ class ReleasedMap:
         by_group: group -> precision name (``descent.numerics.PRECISIONS``).
         note: what the checkpoint stores, in a sentence.
         source: the checkpoint's config.json / model card.
+        from_dtype: True when the catalog row has no row in ``released.toml`` and the map is its
+            config.json ``torch_dtype`` in every group (:data:`FROM_DTYPE_NOTE` says so).
     """
 
     model: str
     by_group: dict[str, str]
     note: str
     source: str
+    from_dtype: bool = False
+
+
+#: What the sizing says of a catalog row with no row in ``released.toml``: it is sized at its
+#: ``torch_dtype`` (``{label}``: the precision's label, e.g. BF16).
+FROM_DTYPE_NOTE = "sized at its config.json dtype, {label}: no 'as released' row in catalog/released.toml"
 
 
 @cache
 def _released_table() -> dict[str, ReleasedMap]:
-    raw = tomllib.loads(resources.files("descent.catalog").joinpath("released.toml").read_text(encoding="utf-8"))
+    raw = tomllib.loads(catalog.read_file("released.toml"))
     out = {}
     for mid, row in raw.items():
         default = row.get("default")
@@ -209,9 +216,13 @@ def released_map(model: str | Model) -> ReleasedMap:
 
     A model read from a config.json (:mod:`descent.hfconfig`) carries its own map
     (``Model.released_by_group``, from the file's ``torch_dtype`` and ``quantization_config``).
+    A catalog row with no row in ``catalog/released.toml`` is its ``torch_dtype`` field in every
+    group (a model added as one catalog row), with ``from_dtype`` set and :data:`FROM_DTYPE_NOTE`
+    as its note.
 
     Raises:
-        ValueError: the model has no row in ``catalog/released.toml`` and no map of its own.
+        ValueError: the model has no row in ``catalog/released.toml``, no map of its own and no
+            ``torch_dtype``.
     """
     if isinstance(model, Model) and model.released_by_group is not None:  # read from a config.json
         return ReleasedMap(model.id, {g: model.released_by_group.get(g, "bf16") for g in GROUPS},
@@ -219,11 +230,16 @@ def released_map(model: str | Model) -> ReleasedMap:
     mid = model.id if isinstance(model, Model) else model
     if isinstance(model, Model) and mid not in _released_table() and "released_by_group" in model.sources:
         raise ValueError(model.sources["released_by_group"])  # why its config.json gives no map
-    try:
+    if mid in _released_table():
         return _released_table()[mid]
-    except KeyError:
-        raise ValueError(f"{mid!r} has no 'as released' row in catalog/released.toml; "
-                         f"rows: {', '.join(_released_table())}") from None
+    if isinstance(model, str):
+        model = catalog.models().get(mid, model)
+    if isinstance(model, Model) and model.torch_dtype is not None:
+        p = TORCH_DTYPES[model.torch_dtype]
+        note = FROM_DTYPE_NOTE.format(label=numerics.precision(p).label)
+        return ReleasedMap(mid, dict.fromkeys(GROUPS, p), note, model.source_of("torch_dtype"), from_dtype=True)
+    raise ValueError(f"{mid!r} has no 'as released' row in catalog/released.toml and its catalog row no "
+                     f"torch_dtype; add either. Rows: {', '.join(_released_table())}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,6 +332,8 @@ def describe(model: str, weights: str) -> str:
     or weight choice."""
     if weights == RELEASED:
         rm = released_map(model)
+        if rm.from_dtype:  # no released.toml row: the row's torch_dtype throughout
+            return f"{numerics.precision(rm.by_group[GROUPS[0]]).label}, its config.json dtype"
         pc = transformer.param_counts(_model(model))
         kinds: dict[str, list[str]] = {}
         for g in GROUPS:

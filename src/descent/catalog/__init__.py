@@ -51,6 +51,7 @@ __all__ = [
     "ROUTER_SCORINGS",
     "SHARDED_KINDS",
     "SlidingWindow",
+    "TORCH_DTYPES",
     "accelerator",
     "accelerators",
     "load_accelerators",
@@ -62,6 +63,7 @@ __all__ = [
     "models",
     "resolve_accelerator",
     "resolve_model",
+    "read_file",
 ]
 
 #: Compute precision -> the Accelerator field holding its dense peak FLOP/s (FP16 runs at the
@@ -89,6 +91,10 @@ ROUTER_SCORINGS = ("softmax", "sigmoid")
 #: (gpt-oss: gate and up clamped to 7 and the gate a sigmoid of 1.702 x gate, arXiv:2508.10925,
 #: section 2; transformers ``GptOssExperts``). All three have the same three D x F matrices.
 FFN_GATES = ("SwiGLU", "GeGLU", "clamped SwiGLU")
+
+#: config.json ``torch_dtype`` (transformers 5 calls it ``dtype``) -> ``descent.numerics.PRECISIONS``
+#: name: the values a catalog row's ``torch_dtype`` may take, and how ``descent.hfconfig`` reads the file.
+TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
 
 @dataclass(frozen=True)
@@ -296,6 +302,10 @@ class Model:
         params_total_published: total parameters as the publisher states them.
         params_active_published: active parameters per token as published (None for dense).
         params_published_note: what the published count includes (embeddings? MTP module?).
+        torch_dtype: the checkpoint's dtype as its config.json names it (``torch_dtype``, one of
+            :data:`TORCH_DTYPES`). Read only for a row with no row of its own in ``released.toml``:
+            such a model is sized "as released" at this dtype in every weight group, and the sizing
+            says so (``descent.weights.released_map``). None: the row relies on ``released.toml``.
         sources: ``{"default": ..., field_name: ...}``; see :meth:`source_of`.
         released_by_group: for a record read from a config.json (:mod:`descent.hfconfig`), the
             published checkpoint's precision per weight group (``descent.weights.GROUPS`` ->
@@ -331,6 +341,7 @@ class Model:
     linear_attention: LinearAttention | None = None
     params_active_published: float | None = None
     params_published_note: str = ""
+    torch_dtype: str | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     released_by_group: dict[str, str] | None = field(default=None, compare=False, hash=False)
 
@@ -717,6 +728,9 @@ def _validate_model(m: Model, file: str) -> None:
         raise CatalogError(
             f"{where}: field 'moe.router_scoring' must be one of {', '.join(ROUTER_SCORINGS)}, got {m.moe.router_scoring!r}"
         )
+    if m.torch_dtype is not None and m.torch_dtype not in TORCH_DTYPES:
+        raise CatalogError(f"{where}: field 'torch_dtype' must be one of {', '.join(TORCH_DTYPES)} "
+                           f"(as config.json writes it), got {m.torch_dtype!r}")
     if m.ffn_gate not in FFN_GATES:
         raise CatalogError(f"{where}: field 'ffn_gate' must be one of {', '.join(FFN_GATES)}, got {m.ffn_gate!r}")
     patterns = [n for n in ("sliding", "chunked", "linear_attention") if getattr(m, n) is not None]
@@ -801,20 +815,22 @@ def load_links(text: str, file: str = "links.toml") -> dict[str, Link]:
     return _load(text, file, Link, _validate_link)
 
 
-def _read(name: str) -> str:
+def read_file(name: str) -> str:
+    """The text of the catalog file ``name`` (``models.toml``, ``accelerators.toml``, ``released.toml``):
+    the one place the catalog's files are read (a test points it at a copy)."""
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
 @cache
 def models() -> dict[str, Model]:
     """Every catalog model by id, in file order."""
-    return load_models(_read("models.toml"), "descent/catalog/models.toml")
+    return load_models(read_file("models.toml"), "descent/catalog/models.toml")
 
 
 @cache
 def accelerators() -> dict[str, Accelerator]:
     """Every catalog accelerator by id, in file order."""
-    return load_accelerators(_read("accelerators.toml"), "descent/catalog/accelerators.toml")
+    return load_accelerators(read_file("accelerators.toml"), "descent/catalog/accelerators.toml")
 
 
 def model(model_id: str) -> Model:
@@ -838,7 +854,7 @@ def accelerator(accelerator_id: str) -> Accelerator:
 @cache
 def links() -> dict[str, Link]:
     """Every catalog link by id, fastest first (file order)."""
-    return load_links(_read("links.toml"), "descent/catalog/links.toml")
+    return load_links(read_file("links.toml"), "descent/catalog/links.toml")
 
 
 def link(link_id: str) -> Link:
