@@ -1,4 +1,4 @@
-"""Part 3's page shortcodes (descent.site.values_part3): values worked by hand or computed by the core,
+"""Part 3's page shortcodes (descent.site.values.serving): values worked by hand or computed by the core,
 the measured facts read from a measurement (a fixed one here, so no model runs), the engines matrix."""
 
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from descent import serving
-from descent.site import values_part3
 from descent.site.shortcodes import ShortcodeError, resolve
+from descent.site.values import serving as serving_values
+from descent.site.values import serving_measured
 from descent.units import format_percent, format_time
 
 #: A measurement in the layout of descent.trace.measure, with round numbers.
@@ -40,7 +41,7 @@ FAKE = {
 
 @pytest.fixture
 def fake(monkeypatch):
-    monkeypatch.setattr(values_part3, "_measured", lambda: FAKE)
+    monkeypatch.setattr(serving_measured, "_measured", lambda: FAKE)
 
 
 def v(code: str) -> str:
@@ -68,7 +69,7 @@ def test_measured_facts(fake):
 def test_batch_note_without_a_jump(fake, monkeypatch):
     flat = dict(FAKE, batched=[{"batch": b, "seconds_per_step": 0.04 + 0.001 * b, "tokens_per_s": b / (0.04 + 0.001 * b)}
                                for b in (1, 2, 4, 8, 16)])
-    monkeypatch.setattr(values_part3, "_measured", lambda: flat)
+    monkeypatch.setattr(serving_measured, "_measured", lambda: flat)
     assert v("value serving_measured field=batch_note") == "A step at batch 16 takes 1.4× as long as at batch 1 for 16 times the tokens."
 
 
@@ -117,7 +118,7 @@ def test_engines_matrix_has_a_source_for_every_row():
         assert f"[{name}" in table
     assert "https://github.com/vllm-project/vllm" in table
     rows = [line for line in table.splitlines() if line.startswith("| [")]
-    assert len(rows) == len(values_part3.ENGINES)
+    assert len(rows) == len(serving_values.ENGINES)
     assert all("yes" in r for r in rows)
 
 
