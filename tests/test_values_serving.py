@@ -76,11 +76,17 @@ def test_batch_note_without_a_jump(fake, monkeypatch):
 def test_step_facts_by_hand():
     # Llama 3.1 70B FP8 on an H200: 65.7 GB left for the KV cache (151.4 GB x 0.9 - 70.55 GB), at
     # 327,680 bytes per token: 200,513 tokens.
-    assert v("value step_fact field=kv_capacity") == "65.7 GB"
-    assert v("value step_fact field=kv_tokens") == "200,513"
-    assert v("value step_fact field=prefill_bound") == "compute"
-    assert v("value step_fact field=decode_bound") == "memory"
-    assert v("value step_fact field=peak_flops") == "1,979 TFLOP/s"  # 1,978.9e12, 4 significant figures
+    # The step's numbers are quantities (descent.quantities.step), no longer a site dispatcher.
+    assert v("value kv_capacity_bytes unit=GB") == "65.7 GB"
+    assert v("value kv_capacity_tokens") == "200,513"
+    assert v("value prefill_bound") == "compute"
+    assert v("value decode_bound") == "memory"
+    assert v("value compute_precision") == "FP8"
+    assert v("value peak_flops unit=TFLOP/s sig=4") == "1,979 TFLOP/s"  # 1,978.9e12, 4 significant figures
+    # 1,024 tokens over the prefill's time, against one token per decode step.
+    assert v("value prefill_tokens_per_s") == v("value prefill_tokens_per_s prompt_tokens=1024")
+    with pytest.raises(ShortcodeError, match="unknown value 'step_fact'"):
+        v("value step_fact field=kv_tokens")
 
 
 def test_given_values_are_checked_by_their_parameter():

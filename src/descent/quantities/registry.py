@@ -53,7 +53,17 @@ KINDS = {
     "seconds": "s",
     "ratio": "times",
     "number": "",
+    "flop_count": "FLOP",
+    "text": "",
 }
+
+#: How a FLOP/s quantity may be printed: with the SI prefix that fits, or in a fixed one.
+FLOPS_PREFIXES = {"TFLOP/s": 1e12, "PFLOP/s": 1e15, "GFLOP/s": 1e9}
+FLOPS_UNIT = P.declare(P.Param(
+    "unit", "FLOP/s unit", "choice", "auto", key="flops_unit",
+    choices=[("auto", "auto"), *((u, u) for u in FLOPS_PREFIXES)],
+    help="auto (the SI prefix that fits) or a fixed one: " + ", ".join(FLOPS_PREFIXES),
+))
 
 #: The formatting parameters a page may add, by kind.
 FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
@@ -63,7 +73,7 @@ FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
     "tokens_per_s": (P.SIG,),
     "fraction": (P.SIG,),
     "bytes_per_s": (P.SIG,),
-    "flop_per_s": (P.SIG,),
+    "flop_per_s": (FLOPS_UNIT, P.SIG),
     "flop": (P.SIG,),
     "usd": (P.SIG,),
     "joules": (P.SIG,),
@@ -71,6 +81,8 @@ FORMAT_PARAMS: dict[str, tuple[P.Param, ...]] = {
     "seconds": (P.SIG,),
     "ratio": (P.SIG,),
     "number": (P.SIG,),
+    "flop_count": (P.SIG,),
+    "text": (),
 }
 
 @dataclass(frozen=True)
@@ -150,6 +162,12 @@ class Quantity:
             return f"{format_number(x, sig, trim=True)} times"
         if k == "number":
             return format_number(x, sig, trim=True)
+        if k == "flop_count":
+            return f"{format_count(x, 'auto', sig)} FLOP"
+        if k == "text":
+            return str(x)
+        if unit in FLOPS_PREFIXES:
+            return f"{format_number(x / FLOPS_PREFIXES[unit], sig, trim=True)} {unit}"
         return format_si(x, "FLOP/s", sig, trim=True)
 
 #: Every quantity, by name.

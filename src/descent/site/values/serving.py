@@ -3,9 +3,8 @@
 Imported by :mod:`descent.site.values`. The arithmetic is :mod:`descent.serving`'s
 (core); the measurements on the real model are :mod:`descent.trace.measure`'s (taken at build,
 cached by the GGUF's SHA-256). The single numbers that are quantities (``prefill_s``, ``itl_s``,
-``throughput_tokens_per_s``, ``speedup``, ...) need no entry here.
+``prefill_tokens_per_s``, ``throughput_tokens_per_s``, ``speedup``, ...) need no entry here.
 
-* ``<!-- descent:value step_fact field=... -->``: one prefill and one decode step of a model on a chip.
 * ``<!-- descent:value measured field=... -->``, ``<!-- descent:table measured_speeds -->``,
   ``<!-- descent:table measured_batches -->``, ``<!-- descent:table constrained_steps -->``: SmolLM2
   on the build machine.
@@ -30,7 +29,6 @@ from descent import serving
 from descent.site.shortcodes import table, value
 from descent.site.values.text import fmt_bytes, fmt_num, md_link_source, md_table, md_text
 from descent.units import (
-    format_count,
     format_int,
     format_number,
     format_percent,
@@ -42,38 +40,6 @@ _SERVER = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV)
 def field_choice(key: str, label: str, names, help_: str) -> P.Param:
     return P.declare(P.Param("field", label, "choice", key=key, choices=[(n, n) for n in names], help=help_))
 
-STEP_FIELD = field_choice("step_field", "Step fact", (
-    "prefill_tokens_per_s", "decode_tokens_per_s", "speed_ratio", "prefill_bound", "decode_bound",
-    "prefill_flops", "prefill_compute_s", "prefill_memory_s", "decode_bytes", "decode_compute_s",
-    "compute_precision", "peak_flops", "kv_capacity", "kv_tokens", "prompt", "context", "batch"),
-    "one number about a prefill of prompt_tokens and a decode step of batch sequences at context")
-
-@value("step_fact", *_SERVER, P.PROMPT_TOKENS, P.CONTEXT, P.BATCH, STEP_FIELD)
-def step_fact(model: str, accelerator: str, weights: str, kv: str, prompt_tokens: int, context: int,
-              batch: int, field: str) -> str:
-    """A prefill and a decode step of one model on one chip (descent.serving's step model)."""
-    s = serving.server(model, accelerator, weights, kv)
-    pre = serving.prefill(s, prompt_tokens)
-    dec = serving.decode_step(s, batch, context)
-    return {
-        "prefill_tokens_per_s": lambda: f"{fmt_num(prompt_tokens / pre.seconds)} tokens/s",
-        "decode_tokens_per_s": lambda: f"{fmt_num(batch / dec.seconds)} tokens/s",
-        "speed_ratio": lambda: fmt_num(prompt_tokens / pre.seconds / (batch / dec.seconds), 2),
-        "prefill_bound": lambda: pre.bound,
-        "decode_bound": lambda: dec.bound,
-        "prefill_flops": lambda: format_count(pre.flops) + " FLOP",
-        "prefill_compute_s": lambda: format_time(pre.compute_seconds),
-        "prefill_memory_s": lambda: format_time(pre.memory_seconds),
-        "decode_bytes": lambda: fmt_bytes(dec.bytes, "GB"),
-        "decode_compute_s": lambda: format_time(dec.compute_seconds),
-        "compute_precision": lambda: s.precision.upper(),
-        "peak_flops": lambda: format_number(s.peak / 1e12, 4, trim=True) + " TFLOP/s",
-        "kv_capacity": lambda: fmt_bytes(s.kv_capacity, "GB"),
-        "kv_tokens": lambda: format_int(int(s.kv_capacity // s.kv_bytes(1))),
-        "prompt": lambda: format_int(prompt_tokens),
-        "context": lambda: format_int(context),
-        "batch": lambda: format_int(batch),
-    }[field]()
 
 _LOOP_START = "    while queue or running:"
 
