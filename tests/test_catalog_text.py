@@ -17,8 +17,8 @@ import markdown
 import pytest
 
 from descent import catalog
-from descent.site import values
 from descent.site.shortcodes import registry, resolve
+from descent.site.values import text as values
 
 HOSTILE = ('<img src=x onerror=alert(1)><script>alert(2)</script> *bold* _it_ [link](javascript:alert(3)) '
            '$x^2$ {: #evil } `code` a | b &amp; \\[')

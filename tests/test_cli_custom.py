@@ -4,7 +4,6 @@ bad input one line on stderr and exit status 2."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -33,7 +32,7 @@ def test_config_gives_the_catalog_models_numbers(capsys):
                        "--context", "32768", "--json")
     assert rc == 0 and err == ""
     got = json.loads(out)
-    want = dataclasses.asdict(size("gpt-oss-120b", "h100-sxm", "mxfp4", "bf16", 32768, 1))
+    want = cli.size_json(size("gpt-oss-120b", "h100-sxm", "mxfp4", "bf16", 32768, 1))
     assert set(got) == set(want)  # the same keys
     assert got.pop("model") == "custom" and want.pop("model") == "gpt-oss-120b"
     assert got == want
@@ -44,7 +43,7 @@ def test_chip_flags_give_the_same_as_the_record(capsys):
                      "165.2", "--json")
     assert rc == 0
     got = json.loads(out)
-    assert got == dataclasses.asdict(size("llama-3.1-8b", custom.accelerator(24, 1008, 165.2), "released", "bf16", 8192, 1))
+    assert got == cli.size_json(size("llama-3.1-8b", custom.accelerator(24, 1008, 165.2), "released", "bf16", 8192, 1))
     assert got["capacity_bytes"] == 24_000_000_000 and got["memory_bandwidth"] == 1.008e12
 
 

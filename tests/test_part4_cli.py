@@ -23,11 +23,11 @@ def test_roofline_json_keys_and_values(capsys):
                         "--context", "8192", "--json")
     assert rc == 0 and not err
     got = json.loads(out)
-    assert {"flops_per_step", "bytes_per_step", "intensity", "ridge", "bound", "seconds_per_step"} <= set(got)
+    assert {"flops_per_step", "bytes_per_step", "intensity", "ridge_point", "bound", "seconds_per_step"} <= set(got)
     s = roofline.step("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 1, "decode")
     assert got["flops_per_step"] == s.flops_per_step and got["bytes_per_step"] == s.bytes_per_step
     # H200 FP8: 1,978.9 TFLOPS / 4.8 TB/s = 412.27 FLOP per byte; decode at batch 1 is memory-bound.
-    assert got["ridge"] == pytest.approx(412.2708333) and got["bound"] == "memory"
+    assert got["ridge_point"] == pytest.approx(412.2708333) and got["bound"] == "memory"
 
 
 def test_roofline_prefill_is_compute_bound(capsys):

@@ -11,8 +11,9 @@ from sitebuild import build_site
 
 from descent import catalog
 from descent import params as P
-from descent.site import hooks, shortcodes, values
+from descent.site import hooks, shortcodes
 from descent.site.shortcodes import Arg, ShortcodeError, find_shortcodes, resolve
+from descent.site.values import text as values
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,9 +26,9 @@ def test_value_resolves_to_a_number_with_unit():
 
 def test_value_with_unit_argument():
     # 80 GiB = 85,899,345,920 bytes; in GB to 3 significant figures: 85.9 GB (worked out by hand)
-    out = resolve("<!-- descent:value memory_capacity accelerator=h100-sxm unit=GB -->", "x.md")
+    out = resolve("<!-- descent:value capacity_bytes accelerator=h100-sxm unit=GB -->", "x.md")
     assert out == "85.9 GB"
-    out = resolve("<!-- descent:value memory_capacity accelerator=h100-sxm unit=GiB -->", "x.md")
+    out = resolve("<!-- descent:value capacity_bytes accelerator=h100-sxm unit=GiB -->", "x.md")
     assert out == "80 GiB"
 
 

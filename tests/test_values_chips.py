@@ -7,8 +7,9 @@ from pathlib import Path
 
 from descent import catalog
 from descent.memory import across_field
-from descent.site import values, values_part5
 from descent.site.figures import load_recipe, render
+from descent.site.values import across_chips
+from descent.site.values import catalog as values
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,7 +44,7 @@ def test_reference_memory_in_the_vendors_unit():
 
 
 def test_decode_table_leaves_out_machines_that_only_serve_sharded():
-    t = values_part5.decode_speed_across_field("llama-3.1-70b", "fp8", "bf16", 8192, 1)
+    t = across_chips.decode_speed_across_field("llama-3.1-70b", "fp8", "bf16", 8192, 1)
     rows = [x for x in t.splitlines() if x.startswith("| ") and not x.startswith("| accelerator")]
     shown = {x.split("|")[1].strip() for x in rows[1:]}
     sram = {a.name for a in catalog.accelerators().values() if a.kind in catalog.SHARDED_KINDS}
@@ -59,7 +60,7 @@ def test_decode_table_leaves_out_machines_that_only_serve_sharded():
 
 
 def test_part4_decode_ceilings_table_leaves_them_out_too():
-    t = values.decode_ceilings_table("llama-3.1-70b", "fp8", "bf16", 8192, 1)
+    t = across_chips.decode_ceilings_table("llama-3.1-70b", "fp8", "bf16", 8192, 1)
     rows = [x for x in t.splitlines() if x.startswith("| ")]
     assert not any("Groq" in x or "Cerebras" in x for x in rows)
     assert "Not in the comparison: Cerebras WSE-3" in t or "Not in the comparison: Groq LPU" in t

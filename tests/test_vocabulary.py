@@ -229,3 +229,120 @@ def test_no_silent_fallbacks():
 def test_stat_quantity_is_escaped_safely():
     with pytest.raises(ValueError, match="quantity must be a quantity name"):
         views.render(views.stat("x", 1, quantity='a" onclick="b'))
+
+
+# ---------------------------------------------------------------------------------------------
+# One question, one answer (issue 22): the layout by subject, and no arithmetic in the site layer
+# ---------------------------------------------------------------------------------------------
+
+_NUM_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+#: Calls whose result is text: an operator with one of them on a side joins strings, it computes nothing.
+_TEXT_CALLS = ("format_", "fmt_", "md_", "_md", "_show", "_text", "_code", "_cell")
+
+
+def _is_text(n: ast.AST) -> bool:
+    if isinstance(n, ast.Constant) and isinstance(n.value, str) or isinstance(n, ast.JoinedStr):
+        return True
+    if isinstance(n, ast.BinOp):
+        return _is_text(n.left) or _is_text(n.right)
+    if isinstance(n, ast.Call):
+        f = n.func
+        name = f.id if isinstance(f, ast.Name) else (f.attr if isinstance(f, ast.Attribute) else "")
+        return name.startswith(_TEXT_CALLS) or name in ("str", "join", "replace", "visible_whitespace", "strip", "upper")
+    return False
+
+
+def _site_arithmetic() -> set[str]:
+    """``module.function`` of every function in site/values that applies + - * / // % ** to numbers."""
+    found: set[str] = set()
+    for path in sorted((SRC / "site" / "values").glob("*.py")):
+        todo = [(ast.parse(path.read_text(encoding="utf-8")), "<module>")]
+        while todo:
+            node, where = todo.pop()
+            for child in ast.iter_child_nodes(node):
+                w = child.name if isinstance(child, ast.FunctionDef) and where == "<module>" else where
+                if isinstance(child, ast.BinOp) and isinstance(child.op, _NUM_OPS) and not _is_text(child):
+                    found.add(f"{path.stem}.{w}")
+                todo.append((child, w))
+    return found
+
+
+#: Site functions that still compute (or join text the check cannot tell from arithmetic): each is to
+#: become a quantity (descent.quantities) or a look-up. The list may only shrink: a new entry fails.
+SITE_ARITHMETIC_LEFT = {
+    "across_chips.decode_speed_across_field",
+    "browser_model.engine_check_value",
+    "catalog._ordinal",
+    "catalog.flat_fields",
+    "hardware.<module>",
+    "hardware._softmax_example",
+    "hardware.decode_by_batch",
+    "hardware.links",
+    "hardware.online_softmax_steps",
+    "kv.gqa_savings",
+    "kv.kv_bytes_per_token_table",
+    "kv.kv_quant",
+    "real_weights.gguf_file",
+    "real_weights.gguf_file_fact",
+    "real_weights.perplexity_fact",
+    "real_weights.perplexity_table",
+    "real_weights.quant_tensor_fact",
+    "serving.alloc_fact",
+    "serving.batching_exception",
+    "serving.kv_transfer_table",
+    "serving.multi_turn_fact",
+    "serving.prefix_fact",
+    "serving.trace_fact",
+    "serving_measured._batch_note",
+    "serving_measured.measured",
+    "serving_measured.measured_batches",
+    "tokens.token_splits",
+    "transformer.embedding_fact",
+    "transformer.part1_stacks",
+    "weights._rule_row",
+    "weights.float_round",
+    "weights.gguf_model_bytes",
+    "weights.gptq_bytes",
+    "weights.gptq_change",
+    "weights.published_value",
+    "weights.q4_rule",
+    "weights.q4_rule_fact",
+    "weights.rule_bits",
+}
+
+
+def test_the_site_computes_nothing_new():
+    """No arithmetic in src/descent/site/values beyond the shrinking list above (issue 22)."""
+    got = _site_arithmetic()
+    assert got <= SITE_ARITHMETIC_LEFT, f"arithmetic in the site layer: {sorted(got - SITE_ARITHMETIC_LEFT)}; " \
+        "register a quantity (descent.quantities) and name it in the page"
+    assert not SITE_ARITHMETIC_LEFT - got, f"no longer computing, drop from the list: {sorted(SITE_ARITHMETIC_LEFT - got)}"
+
+
+def test_packages_by_subject_not_by_page():
+    """No quantities_part4 or values_part01 beside values_part1: modules are named by subject."""
+    part = re.compile(r"_part\d|part\d+_?\.py$")
+    for sub in ("quantities", "site"):
+        names = [p.relative_to(SRC).as_posix() for p in (SRC / sub).rglob("*.py")]
+        assert not [n for n in names if part.search(n)], names
+    assert not list(SRC.glob("quantities_part*.py")) and not (SRC / "quantities.py").exists()
+
+
+def test_registries_import_no_subject_module():
+    """The quantity registry imports no subject module, and no subject module imports the package
+    ``__init__`` (which imports them all): the registry and its entries form no circle."""
+    def imports(path: Path) -> set[str]:
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                out |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+            elif isinstance(node, ast.Import):
+                out |= {a.name for a in node.names}
+        return out
+    assert not {m for m in imports(SRC / "quantities" / "registry.py") if m.startswith("descent.quantities")}
+    for pkg in ("quantities", "site/values"):
+        dotted = "descent." + pkg.replace("/", ".")
+        for path in (SRC / pkg).glob("*.py"):
+            if path.name != "__init__.py":
+                bad = {m for m in imports(path) if m == dotted}
+                assert not bad, f"{path.name} imports {dotted} (its package's __init__)"

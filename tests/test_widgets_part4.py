@@ -1,6 +1,6 @@
 """Part 4 widgets (descent.widgets.part4): each one's output against the core function it shows,
 worked by hand where a comment says so; the SVG charts (descent.widgets._svg); and the Part 4
-page shortcodes (descent.site.values_part4)."""
+page shortcodes (descent.site.values.hardware)."""
 
 from __future__ import annotations
 

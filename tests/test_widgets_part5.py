@@ -1,5 +1,5 @@
 """Tests for descent.widgets.part5 (size_it_yourself, decode_across_field, across_field) and the
-Part 5 shortcodes in descent.site.values_part5.
+Part 5 shortcodes in descent.site.values.across_chips.
 
 Expected values are computed in the tests from the catalog and descent.memory.size /
 descent.transformer.param_counts (the engine the widget must agree with), or worked out by hand
@@ -235,7 +235,7 @@ def test_decode_across_field_bad_input():
 
 
 # ---------------------------------------------------------------------------------------------
-# Shortcodes (descent.site.values_part5)
+# Shortcodes (descent.site.values.across_chips)
 # ---------------------------------------------------------------------------------------------
 
 

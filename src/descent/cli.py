@@ -34,7 +34,7 @@ from typing import NoReturn
 from descent import custom, floats, gguf_types, hardware_cli, hfconfig, serving_cli, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
-from descent.memory import size
+from descent.memory import Sizing, size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
     GB,
@@ -149,12 +149,23 @@ def size_inputs(args: argparse.Namespace) -> tuple[str | Model, str | Accelerato
     return model, custom.accelerator(args.memory_gb, args.bandwidth_gbs, tflops)
 
 
+#: ``descent size --json`` keys that differ from the sizing's field names: the quantity each is
+#: (the decode step's FLOPs and bytes are the roofline's ``flops_per_step`` and ``bytes_per_step``
+#: at ``phase=decode``: one number, one name).
+SIZE_JSON_NAMES = {"bytes_per_decode_step": "bytes_per_step", "flops_per_decode_step": "flops_per_step"}
+
+
+def size_json(s: Sizing) -> dict:
+    """A sizing as ``descent size --json`` names it: its fields, under their quantity names."""
+    return {SIZE_JSON_NAMES.get(k, k): v for k, v in dataclasses.asdict(s).items()}
+
+
 def _cmd_size(args: argparse.Namespace) -> int:
     model, accelerator = size_inputs(args)
     s = size(model, accelerator, args.weights, args.kv, args.context, args.batch, args.runtime_percent)
     no_peak = s.peak_flops == math.inf  # a chip described without --tflops: no compute roof
     if args.json:  # strict JSON: the no-peak chip's infinite peak and compute ceiling are null
-        print(json.dumps({k: None if v == math.inf else v for k, v in dataclasses.asdict(s).items()}, allow_nan=False))
+        print(json.dumps({k: None if v == math.inf else v for k, v in size_json(s).items()}, allow_nan=False))
         return 0
     m = model if isinstance(model, Model) else models()[s.model]
     a = accelerator if isinstance(accelerator, Accelerator) else accelerators()[s.accelerator]

@@ -28,7 +28,7 @@ __all__ = ["ROOFLINE_KEYS", "PARALLEL_KEYS", "add_subcommands"]
 
 #: ``descent roofline --json`` keys: the step's inputs, then its numbers (quantity names).
 ROOFLINE_KEYS = ("model", "accelerator", "weights", "kv", "context", "batch", "phase", "compute_precision",
-                 "flops_per_step", "bytes_per_step", "intensity", "ridge", "bound", "seconds_per_step",
+                 "flops_per_step", "bytes_per_step", "intensity", "ridge_point", "bound", "seconds_per_step",
                  "peak_flops", "memory_bandwidth", "attained_flops", "compute_share")
 
 #: ``descent parallel --json`` keys (``decode_tokens_per_s`` of the plan is the quantity
@@ -48,7 +48,7 @@ def _table(rows: list[tuple[str, str]]) -> None:
 def _cmd_roofline(args: argparse.Namespace) -> int:
     s = roofline.step(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch, args.phase)
     if args.json:
-        print(json.dumps({k: getattr(s, k) for k in ROOFLINE_KEYS}))
+        print(json.dumps({k: getattr(s, "ridge" if k == "ridge_point" else k) for k in ROOFLINE_KEYS}))
         return 0
     m, a = model(s.model), accelerator(s.accelerator)
     what = (f"{plural(s.batch, 'sequence')} x 1 new token, {plural(s.context, 'token')} of context"

@@ -68,7 +68,7 @@ class Sizing:
         beyond_max_context: ``context`` exceeds the model's published ``max_context``.
         memory_bandwidth: accelerator memory bandwidth, bytes/s.
         peak_flops: dense peak FLOP/s in ``compute_precision``.
-        compute_precision: the precision the matmuls run in (``hardware.compute_precision``).
+        compute_precision: the precision the matmuls run in (``step.compute_precision``).
         bytes_per_decode_step: bytes one decode step of B sequences reads (hardware module), bytes.
         flops_per_decode_step: FLOPs of one decode step of B sequences, FLOP.
         decode_memory_tokens_per_s: bandwidth / bytes_per_decode_step, tokens/s per sequence.

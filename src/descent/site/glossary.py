@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from descent.site.shortcodes import table
-from descent.site.values import md_table
+from descent.site.values.text import md_table
 
 __all__ = ["GLOSSARY_FILE", "SOURCE", "entries", "glossary_table"]
 

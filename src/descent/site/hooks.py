@@ -156,7 +156,7 @@ def on_config(config: Any) -> Any:
     if _state.node_modules not in _renderers:
         _renderers[_state.node_modules] = katex.Renderer(_state.node_modules)
     _state.renderer = _renderers[_state.node_modules]
-    values.FIGURES_DIR[:] = [root / "figures"]
+    values.reference.FIGURES_DIR[:] = [root / "figures"]
     glossary.SOURCE[:] = [Path(config.docs_dir)]
     polyfills = config.extra.get("polyfills") or []
     if SHIM_PATH not in polyfills:

@@ -184,7 +184,7 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
            f"{a.name} is ringed; a dashed line at {format_bytes(need, 'GB', 3, trim=True)} marks what "
            f"{catalog.model(model).name} needs.")
     out = [v.svg(chart, alt)]
-    out.append(v.stat("Memory", format_bytes(a.memory_bytes, "GB", 3, trim=True), quantity="memory_capacity",
+    out.append(v.stat("Memory", format_bytes(a.memory_bytes, "GB", 3, trim=True), quantity="capacity_bytes",
                       note=f"{a.memory_marketed} {a.memory_type}"))
     out.append(v.stat("Memory bandwidth", format_rate(a.memory_bandwidth), quantity="memory_bandwidth"))
     if a.kind == "sram":
@@ -441,7 +441,7 @@ def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, co
            f"{plural(batch, 'sequence')} sits at {_fpb(dec.intensity)} FLOP per byte ({dec.bound}-bound); "
            f"prefill at {_fpb(pre.intensity)} ({pre.bound}-bound).")
     out = [v.svg(chart, alt),
-           v.stat("Ridge point", _fpb(dec.ridge), "FLOP/byte", quantity="ridge",
+           v.stat("Ridge point", _fpb(dec.ridge), "FLOP/byte", quantity="ridge_point",
                   note=f"{format_si(peak, 'FLOP/s', 3, trim=True)} {dec.compute_precision.upper()} / {format_rate(bw)}"),
            v.stat("Decode intensity", _fpb(dec.intensity), "FLOP/byte", quantity="intensity",
                   note=f"{dec.bound}-bound; step {format_time(dec.seconds_per_step)}"),

@@ -307,7 +307,7 @@ def size_it_yourself(
         step_note += f"; about {format_percent(step.routed_expert_share, decimals=0)} of the experts are touched"
     out.append(
         v.stat("Bytes read per decode step", v.fmt(s.bytes_per_decode_step / GB), "GB", note=step_note,
-               quantity="bytes_per_decode_step")
+               quantity="bytes_per_step")
     )
     if s.compute_bound_batch is None:
         roof = ("decode never turns compute-bound, up to the batch limit: each sequence's KV cache takes "

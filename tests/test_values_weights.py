@@ -1,4 +1,4 @@
-"""Part 2's shortcodes (descent.site.values_part2): each resolves, and prints what the core computes."""
+"""Part 2's shortcodes (descent.site.values.weights): each resolves, and prints what the core computes."""
 
 from __future__ import annotations
 

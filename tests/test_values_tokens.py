@@ -1,12 +1,13 @@
-"""descent.site.values_part01: the Part 0/1 shortcodes print what the tokenizer, traces and catalog give."""
+"""descent.site.values.tokens: the Part 0/1 shortcodes print what the tokenizer, traces and catalog give."""
 
 from __future__ import annotations
 
 import pytest
 
 from descent import tokenizer
-from descent.site import values_part01 as v
 from descent.site.shortcodes import resolve
+from descent.site.values import kv
+from descent.site.values import tokens as v
 from descent.widgets.part0 import prompt_trace
 
 
@@ -39,14 +40,14 @@ def test_trace_values():
 def test_context_windows_llama_by_hand():
     # Llama 3.1 8B (config.json: 32 layers, 8 KV heads, head_dim 128, max_position_embeddings
     # 131,072), BF16: 2 x 32 x 8 x 128 x 131,072 x 2 B = 17,179,869,184 B = 16 GiB exactly.
-    table = v.context_windows("bf16")
+    table = kv.context_windows("bf16")
     assert "| Llama 3.1 8B | 131,072 | 16 GiB |" in table
-    growth = v.kv_growth("llama-3.1-8b", "bf16")
+    growth = kv.kv_growth("llama-3.1-8b", "bf16")
     # 1,024 tokens: 2 x 32 x 8 x 128 x 1,024 x 2 B = 134,217,728 B = 0.125 GiB
     assert "| 1,024 | 0.125 GiB |" in growth and "| 131,072 | 16 GiB |" in growth
 
 
 def test_kv_growth_stops_at_the_models_longest_context():
     # SmolLM2-135M's longest context is 8,192 tokens: no 32,768 or 131,072 rows.
-    growth = v.kv_growth("smollm2-135m", "bf16")
+    growth = kv.kv_growth("smollm2-135m", "bf16")
     assert "8,192" in growth and "32,768" not in growth

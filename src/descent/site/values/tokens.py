@@ -1,6 +1,6 @@
 """Value and table shortcodes for Part 0 ("The prompt") and Part 1's token sections.
 
-Imported at the bottom of :mod:`descent.site.values`, so the entries register with the others.
+Imported by :mod:`descent.site.values`, so the entries register with the others.
 Numbers come from the committed real traces (:mod:`descent.widgets.part0`), SmolLM2's tokenizer
 (:mod:`descent.tokenizer`) and the catalog (:mod:`descent.transformer`): the same code the page's
 widgets run.
@@ -17,21 +17,12 @@ widgets run.
 
 from __future__ import annotations
 
-from descent import catalog, numerics, tokenizer, transformer
 from descent import params as P
+from descent import tokenizer
 from descent.recorded import PROMPT, prompt_trace, trace_data
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, md_table, md_text
+from descent.site.values.text import md_table
 from descent.units import format_int, format_percent, visible_whitespace
-
-__all__ = [
-    "GROWTH_CONTEXTS",
-    "SPLIT_EXAMPLES",
-    "TRACE_FIELDS",
-    "context_windows",
-    "kv_growth",
-    "token_splits",
-]
 
 #: The aside's examples: key -> (what it shows, text). Hindi "मुझे चाय पसंद है" and Tamil
 #: "எனக்கு தேநீர் பிடிக்கும்" both mean "I like tea".
@@ -49,9 +40,6 @@ SPLIT_EXAMPLES: dict[str, tuple[str, str]] = {
     "hindi": ("the same sentence in Hindi", "मुझे चाय पसंद है।"),
     "tamil": ("the same sentence in Tamil", "எனக்கு தேநீர் பிடிக்கும்."),
 }
-
-#: Context lengths of the ``kv_growth`` table, tokens.
-GROWTH_CONTEXTS = (1_024, 8_192, 32_768, 131_072)
 
 #: Fields of ``descent:value trace``.
 TRACE_FIELDS = (
@@ -71,15 +59,12 @@ TRACE_FIELDS = (
     "stop",
 )
 
-
 def _split(text: str) -> list[tuple[str, int]]:
     return tokenizer.tokens(text)
-
 
 def _show_split(pieces: list[tuple[str, int]]) -> str:
     """Tokens as inline code, separated by a thin bar; spaces shown as ␣ so they are visible."""
     return " · ".join(f"`{visible_whitespace(t)}`" for t, _ in pieces)
-
 
 @table("token_splits")
 def token_splits() -> str:
@@ -97,22 +82,21 @@ def token_splits() -> str:
         rows.append([what, f"`{visible_whitespace(text)}`", shown, len(pieces)])
     return md_table(["example", "text", "tokens", "count"], rows, "lllr")
 
-
 SPLIT_EXAMPLE = P.declare(P.Param("example", "Split example", "choice", key="split_example",
                                    choices=[(k, k) for k in SPLIT_EXAMPLES], help="a key of SPLIT_EXAMPLES"))
+
 SPLIT_FIELD = P.declare(P.Param("field", "Split field", "choice", key="split_field",
                                 choices=[("tokens", "tokens"), ("count", "count")],
                                 help="tokens (the split) or count"))
+
 TRACE_FIELD = P.declare(P.Param("field", "Trace field", "choice", key="trace_field",
                                 choices=[(f, f) for f in TRACE_FIELDS], help="what to print"))
-
 
 @value("token_split", SPLIT_EXAMPLE, SPLIT_FIELD)
 def token_split(example: str, field: str) -> str:
     """One example's split (as inline code) or its token count."""
     pieces = _split(SPLIT_EXAMPLES[example][1])
     return format_int(len(pieces)) if field == "count" else _show_split(pieces)
-
 
 @value("trace", PROMPT.but(default=P.REQUIRED), TRACE_FIELD)
 def trace_value(prompt: str, field: str) -> str:
@@ -143,31 +127,3 @@ def trace_value(prompt: str, field: str) -> str:
         return {"stop_token": "the end-of-reply token", "max_new_tokens": "the length limit set for it"}[
             p["generation"]["stop_reason"]]
     return "“" + " ".join(p["generation"]["text"].split()) + "”"  # reply, line breaks as spaces
-
-
-def _kv_bytes(model_id: str, context: int, kv: str) -> float:
-    m = catalog.model(model_id)
-    return transformer.kv_cache_bytes(m, context, numerics.kv_precision(kv).bits_per_weight)
-
-
-@table("context_windows", P.KV.but(default="bf16"))
-def context_windows(kv: str) -> str:
-    """Every catalog model's longest context (tokens) and one sequence's KV cache filled to it."""
-    rows = []
-    for m in catalog.models().values():
-        rows.append([md_text(m.name), format_int(m.max_context), fmt_bytes(_kv_bytes(m.id, m.max_context, kv), "GiB")])
-    label = numerics.kv_precision(kv).label
-    return md_table(
-        ["model", "longest context (tokens)", f"KV cache at that length, one sequence ({label})"], rows, "lrr"
-    )
-
-
-@table("kv_growth", P.MODEL.but(default="llama-3.1-8b"), P.KV.but(default="bf16"))
-def kv_growth(model: str, kv: str) -> str:
-    """One model's KV cache for one sequence at :data:`GROWTH_CONTEXTS` (capped at its longest context)."""
-    m = catalog.model(model)
-    rows = [
-        [format_int(t), fmt_bytes(_kv_bytes(model, t, kv), "GiB")] for t in GROWTH_CONTEXTS if t <= m.max_context
-    ]
-    label = numerics.kv_precision(kv).label
-    return md_table(["context (tokens)", f"{md_text(m.name)} KV cache, one sequence ({label})"], rows, "rr")

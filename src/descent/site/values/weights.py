@@ -1,6 +1,6 @@
 """Value and table shortcodes for Part 2 ("Weights as numbers").
 
-Imported at the bottom of :mod:`descent.site.values`. The core supplies the formats
+Imported by :mod:`descent.site.values`. The core supplies the formats
 (:mod:`descent.floats`, :mod:`descent.quant`, :mod:`descent.gguf_types`, :mod:`descent.published`,
 :mod:`descent.numerics`); the build side reads the real GGUF (:mod:`descent.trace.weights`) and
 measures perplexity (:mod:`descent.trace.quality`, cached by the file's sha256).
@@ -16,21 +16,13 @@ measures perplexity (:mod:`descent.trace.quality`, cached by the file's sha256).
 
 from __future__ import annotations
 
-import functools
 import math
 
 from descent import catalog, floats, gguf_types, numerics, published, transformer
 from descent import params as P
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, fmt_num, md_table, md_text
+from descent.site.values.text import fmt_bytes, fmt_num, md_table, md_text
 from descent.units import GB, format_count, format_fixed, format_int, format_percent
-
-__all__ = ["float_fact", "float_formats", "float_round", "gguf_fact", "kv_quant", "perplexity_table",
-           "q4_rule", "quant_tensor"]
-
-# ---------------------------------------------------------------------------------------------
-# Floating point
-# ---------------------------------------------------------------------------------------------
 
 FLOAT_FIELD = P.declare(P.Param(
     "field", "Float format property", "choice", key="float_field",
@@ -38,16 +30,15 @@ FLOAT_FIELD = P.declare(P.Param(
                               "min_subnormal", "epsilon", "decades", "finite_codes")],
     help="bits, exponent_bits, mantissa_bits, bias, max, min_normal, min_subnormal, epsilon, decades, finite_codes",
 ))
+
 ROUND_FIELD = P.declare(P.Param(
     "field", "Rounding result", "choice", "nearest", key="round_field",
     choices=[(f, f) for f in ("nearest", "error", "relative_error", "bits")],
     help="nearest (the stored value), error, relative_error (percent), bits",
 ))
 
-
 def _num(x: float, sig: int = 5) -> str:
     return fmt_num(x, sig)
-
 
 @value("float_fact", floats.FLOAT_FORMAT, FLOAT_FIELD)
 def float_fact(format: str, field: str) -> str:
@@ -64,7 +55,6 @@ def float_fact(format: str, field: str) -> str:
     if x is None:
         raise ValueError(f"{f.label} has no {field}")
     return _num(x)
-
 
 @value("float_round", floats.FLOAT_FORMAT, floats.FLOAT_VALUE, ROUND_FIELD)
 def float_round(format: str, value: str, field: str) -> str:
@@ -84,7 +74,6 @@ def float_round(format: str, value: str, field: str) -> str:
         return fmt_num(r.error, 3)
     return format_percent(abs(r.error) / abs(float(x)), 2)
 
-
 @table("float_formats")
 def float_formats() -> str:
     """Every float format of descent.floats, its layout and what follows from it."""
@@ -100,68 +89,11 @@ def float_formats() -> str:
                      "smallest subnormal", "epsilon", "decades", "infinity", "NaN codes"],
                     rows, "lrrrrrrrrrlr")
 
-
-# ---------------------------------------------------------------------------------------------
-# One real tensor, one scale (build side: the GGUF)
-# ---------------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _tensor_table() -> list[dict]:
-    from descent.trace import quality
-
-    return quality.tensor_table()
-
-
-@table("quant_tensor")
-def quant_tensor() -> str:
-    """One real SmolLM2 matrix rounded with a single scale, 8 to 2 bits (descent.trace.quality)."""
-    rows = []
-    for r in _tensor_table():
-        rows.append([format_int(r["bits"]), "symmetric" if r["symmetric"] else "zero point", format_int(r["levels"]),
-                     fmt_num(r["step"], 3), fmt_num(r["rmse"], 3), fmt_num(r["sqnr_db"], 3),
-                     fmt_bytes(r["bytes"], "KB")])
-    return md_table(["bits", "scheme", "levels", "step", "RMSE", "SQNR (dB)", "size"], rows, "rlrrrrr")
-
-
-TENSOR_FIELD = P.declare(P.Param(
-    "field", "Tensor fact", "choice", key="tensor_field",
-    choices=[(f, f) for f in ("name", "weights", "max_over_std", "std", "max", "sqnr_int8", "sqnr_int4")],
-    help="name, weights, max_over_std, std, max, sqnr_int8, sqnr_int4 (symmetric, one scale)",
-))
-
-
-@value("quant_tensor_fact", TENSOR_FIELD)
-def quant_tensor_fact(field: str) -> str:
-    """A fact about the matrix the quant_tensor table rounds."""
-    from descent.trace import quality
-
-    if field == "name":
-        return "`" + quality.TABLE_TENSOR + "`"
-    if field.startswith("sqnr_int"):
-        bits = int(field[-1])
-        row = next(r for r in _tensor_table() if r["bits"] == bits and r["symmetric"])
-        return fmt_num(row["sqnr_db"], 2) + " dB"
-    w = quality.tensor_values()
-    if field == "weights":
-        return format_int(int(w.size))
-    if field == "std":
-        return fmt_num(float(w.std()), 3)
-    if field == "max":
-        return fmt_num(float(abs(w).max()), 3)
-    return fmt_num(float(abs(w).max() / w.std()), 3)
-
-
-# ---------------------------------------------------------------------------------------------
-# GGUF
-# ---------------------------------------------------------------------------------------------
-
 GGUF_FIELD = P.declare(P.Param(
     "field", "Block type fact", "choice", "bits_per_weight", key="gguf_field",
     choices=[(f, f) for f in ("bits_per_weight", "block_size", "block_bytes", "published_bpw")],
     help="bits_per_weight, block_size, block_bytes, published_bpw (file average, Llama-3.1-8B)",
 ))
-
 
 @value("gguf_fact", gguf_types.QUANT_FORMAT, GGUF_FIELD)
 def gguf_fact(format: str, field: str) -> str:
@@ -176,14 +108,12 @@ def gguf_fact(format: str, field: str) -> str:
         return fmt_num(b.bits_per_weight, 5)
     return format_int(getattr(b, field))
 
-
 @value("gguf_model_bytes", P.MODEL, gguf_types.QUANT_FORMAT, P.BYTE_UNIT.but(default="GB"))
 def gguf_model_bytes(model: str, format: str, unit: str) -> str:
     """Every parameter of a catalog model stored in one GGUF block type (no mix): N x bpw / 8."""
     b = gguf_types.decode_name(format).block
     n = transformer.param_counts(catalog.model(model)).total
     return fmt_bytes(n * b.bits_per_weight / 8, unit)
-
 
 @table("gguf_block_types")
 def gguf_block_types() -> str:
@@ -192,7 +122,6 @@ def gguf_block_types() -> str:
              fmt_num(b.bits_per_weight, 5), f"`{b.formula}`"] for b in gguf_types.BLOCK_TYPES.values()]
     return md_table(["type", "family", "weights per block", "bytes per block", "bits per weight", "a weight is"],
                     rows, "llrrrl")
-
 
 @table("gguf_mixes")
 def gguf_mixes() -> str:
@@ -205,145 +134,10 @@ def gguf_mixes() -> str:
     return md_table(["file type", "base block", "base bits per weight", "file average (Llama-3.1-8B)", "mix"],
                     rows, "llrrl")
 
-
-@functools.cache
-def _file_summary() -> dict:
-    from descent.trace import weights
-
-    return weights.summary()
-
-
-@table("gguf_file")
-def gguf_file() -> str:
-    """The shipped SmolLM2 GGUF's tensors by block type, read from the file at build."""
-    s = _file_summary()
-    total = s["total"]
-    rows = []
-    for t, r in sorted(s["file_types"].items(), key=lambda kv: -kv[1]["weights"]):
-        rows.append([f"`{t}`", format_int(r["tensors"]), format_int(r["weights"]),
-                     format_percent(r["weights"] / total["weights"], 2), fmt_bytes(r["bytes"], "MB"),
-                     fmt_num(8 * r["bytes"] / r["weights"], 4)])
-    rows.append(["all", format_int(total["tensors"]), format_int(total["weights"]), "100%",
-                 fmt_bytes(total["bytes"], "MB"), fmt_num(8 * total["bytes"] / total["weights"], 4)])
-    return md_table(["type", "tensors", "weights", "share of weights", "bytes", "bits per weight"], rows, "lrrrrr")
-
-
-FILE_FIELD = P.declare(P.Param(
-    "field", "File fact", "choice", key="file_field",
-    choices=[(f, f) for f in ("avg_bpw", "tensors", "weights", "bytes", "q4_1_tensors", "q4_1_share",
-                              "q8_0_share", "layers")],
-    help="avg_bpw, tensors, weights, bytes, q4_1_tensors, q4_1_share, q8_0_share, layers",
-))
-
-
-@value("gguf_file_fact", FILE_FIELD)
-def gguf_file_fact(field: str) -> str:
-    """A fact about the shipped SmolLM2 GGUF, read from it at build."""
-    s = _file_summary()
-    total, ft = s["total"], s["file_types"]
-    if field == "avg_bpw":
-        return fmt_num(8 * total["bytes"] / total["weights"], 3)
-    if field in ("tensors", "weights"):
-        return format_int(total[field])
-    if field == "bytes":
-        return fmt_bytes(total["bytes"], "MB")
-    if field == "q4_1_tensors":
-        return format_int(ft["Q4_1"]["tensors"])
-    if field == "layers":
-        from descent.trace import weights
-
-        return format_int(int(weights.reader().fields["llama.block_count"].contents()))
-    key = "Q4_1" if field == "q4_1_share" else "Q8_0"
-    return format_percent(ft[key]["weights"] / total["weights"], 2)
-
-
-# ---------------------------------------------------------------------------------------------
-# Perplexity, measured at build
-# ---------------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _quality() -> dict:
-    from descent.trace import quality
-
-    return quality.measure()
-
-
-def _variant(vid: str) -> dict:
-    for r in _quality()["variants"]:
-        if r["id"] == vid:
-            return r
-    raise ValueError(f"no measured variant {vid!r}")
-
-
-def _variant_ids() -> list[tuple[str, str]]:
-    from descent.trace import quality
-
-    return [(v.id, v.id) for v in quality.VARIANTS]
-
-
-PPL_VARIANT = P.declare(P.Param(
-    "variant", "Re-quantization", "choice", "shipped", key="ppl_variant", choices=_variant_ids,
-    help="shipped or a re-quantization of it (descent.trace.quality.VARIANTS)",
-))
-PPL_FIELD = P.declare(P.Param(
-    "field", "Perplexity fact", "choice", "perplexity", key="ppl_field",
-    choices=[(f, f) for f in ("perplexity", "change", "bits_per_weight")],
-    help="perplexity, change (percent against the shipped file), bits_per_weight",
-))
-
-
-@value("perplexity_fact", PPL_VARIANT, PPL_FIELD)
-def perplexity_fact(variant: str, field: str) -> str:
-    """SmolLM2's perplexity on the evaluation text for one variant, measured at build."""
-    r = _variant(variant)
-    if field == "perplexity":
-        return fmt_num(r["perplexity"], 3)
-    if field == "bits_per_weight":
-        return fmt_num(r["bits_per_weight"], 3)
-    base = _variant("shipped")["perplexity"]
-    return format_percent(r["perplexity"] / base - 1, 2)
-
-
-@table("perplexity")
-def perplexity_table() -> str:
-    """Perplexity of the shipped file and of each re-quantization, with the change against the shipped file."""
-    base = _variant("shipped")["perplexity"]
-    rows = []
-    for r in _quality()["variants"]:
-        change = "(the reference)" if r["id"] == "shipped" else "+" + format_percent(r["perplexity"] / base - 1, 3)
-        rows.append([r["label"], fmt_num(r["bits_per_weight"], 3), fmt_num(r["perplexity"], 4), change])
-    return md_table(["the 210 layer matrices stored as", "bits per weight (matrices)", "perplexity",
-                     "against the shipped 4-bit file"], rows, "lrrr")
-
-
-META_FIELD = P.declare(P.Param(
-    "field", "Measurement fact", "choice", key="quality_field",
-    choices=[(f, f) for f in ("tokens", "text", "machine", "date", "seconds", "python")],
-    help="tokens, text, machine, date, seconds, python",
-))
-
-
-@value("quality_meta", META_FIELD)
-def quality_meta(field: str) -> str:
-    """Where, when and on what the perplexities were measured."""
-    q = _quality()
-    if field == "tokens":
-        return format_int(q["tokens"])
-    if field == "seconds":
-        return fmt_num(q["seconds"], 2) + " s"
-    return str(q[field])
-
-
-# ---------------------------------------------------------------------------------------------
-# Published results
-# ---------------------------------------------------------------------------------------------
-
 PUBLISHED_KEY = P.declare(P.Param(
     "key", "Published result", "choice", key="published_key", choices=[(k, k) for k in published.PUBLISHED],
     help="a key of descent.published.PUBLISHED",
 ))
-
 
 @value("published", PUBLISHED_KEY)
 def published_value(key: str) -> str:
@@ -356,21 +150,14 @@ def published_value(key: str) -> str:
     text = format_int(int(p.value)) if p.value == int(p.value) and p.value >= 100 else str(p.value)
     return text + (f" {p.unit}" if p.unit else "")
 
-
 @table("gptq_llama")
 def gptq_llama() -> str:
     """The GPTQ repository's LLaMA table: WikiText-2 perplexity (lower is better), as published."""
     rows = [[m, *(format_fixed(x, 2) for x in vals)] for m, vals in published.GPTQ_LLAMA.items()]
     return md_table(["model", *published.GPTQ_COLUMNS], rows, "lrrrrrr")
 
-
-# ---------------------------------------------------------------------------------------------
-# The memory budget and the KV cache
-# ---------------------------------------------------------------------------------------------
-
 #: The rule of thumb checked: gigabytes at Q4 ~ RULE_GB_PER_BILLION x billions of parameters.
 RULE_GB_PER_BILLION = 0.6
-
 
 def _rule_row(m: catalog.Model) -> dict:
     """The rule against llama.cpp's per-tensor mixes (descent.weights: llama_tensor_get_type's
@@ -384,7 +171,6 @@ def _rule_row(m: catalog.Model) -> dict:
             "q4_0": sum(bytes_by_group(m.id, "q4_0").values()),
             "released": sum(bytes_by_group(m.id, "released").values()), "params": n,
             "q4_k_m_bits": q4km * 8 / n}
-
 
 @table("q4_rule")
 def q4_rule() -> str:
@@ -400,14 +186,12 @@ def q4_rule() -> str:
                      "Q4_K_M", "Q4_K_M bits per weight", "Q4_0", "as released", "rule against Q4_K_M"],
                     rows, "lrrrrrrr")
 
-
 RULE_FIELD = P.declare(P.Param(
     "field", "Rule-of-thumb fact", "choice", key="rule_field",
     choices=[(f, f) for f in ("rule", "q4_k_m", "q4_0", "released", "gap", "q4_k_m_bits")],
     help="rule (0.6 GB per billion), q4_k_m, q4_0, released (bytes), gap (rule against Q4_K_M, percent), "
     "q4_k_m_bits",
 ))
-
 
 @value("q4_rule_fact", P.MODEL, RULE_FIELD, P.BYTE_UNIT.but(default="GB"))
 def q4_rule_fact(model: str, field: str, unit: str) -> str:
@@ -419,31 +203,11 @@ def q4_rule_fact(model: str, field: str, unit: str) -> str:
         return fmt_num(r["q4_k_m_bits"], 3)
     return fmt_bytes(r[field], unit)
 
-
-#: KV precisions the KV table compares.
-KV_COMPARED = ("bf16", "fp8", "int4")
-
-
-@table("kv_quant", P.CONTEXT.but(default=131072))
-def kv_quant(context: int) -> str:
-    """KV cache of one sequence at a long context in BF16, FP8 and 4-bit, and what the smaller formats free."""
-    rows = []
-    for m in catalog.models().values():
-        t = min(context, m.max_context)
-        b = {k: transformer.kv_cache_bytes(m, t, numerics.kv_precision(k).bits_per_weight) for k in KV_COMPARED}
-        rows.append([md_text(m.name), format_int(t), fmt_bytes(b["bf16"], "GB"), fmt_bytes(b["fp8"], "GB"),
-                     fmt_bytes(b["int4"], "GB"), fmt_bytes(b["bf16"] - b["fp8"], "GB"),
-                     fmt_bytes(b["bf16"] - b["int4"], "GB")])
-    return md_table(["model", "tokens", "BF16", "FP8", "4-bit (g128)", "FP8 frees", "4-bit frees"], rows,
-                    "lrrrrrr")
-
-
 PRECISION_FIELD = P.declare(P.Param(
     "field", "Precision fact", "choice", "bits_per_weight", key="precision_field",
     choices=[(f, f) for f in ("bits_per_weight", "element_bits", "block_size", "scale_bits")],
     help="bits_per_weight (scales included), element_bits, block_size, scale_bits",
 ))
-
 
 @value("precision_fact", P.WEIGHTS, PRECISION_FIELD)
 def precision_fact(weights: str, field: str) -> str:
@@ -452,16 +216,15 @@ def precision_fact(weights: str, field: str) -> str:
     x = getattr(p, field)
     return fmt_num(x, 4) if isinstance(x, float) else format_int(x)
 
-
 GPTQ_MODEL = P.declare(P.Param(
     "model", "LLaMA model of the GPTQ table", "choice", "LLaMa-65B", key="gptq_model",
     choices=[(m, m) for m in published.GPTQ_LLAMA], help="a row of the GPTQ README's LLaMA table",
 ))
+
 GPTQ_COLUMN = P.declare(P.Param(
     "column", "GPTQ table column", "choice", "4bit-RTN", key="gptq_column",
     choices=[(c, c) for c in published.GPTQ_COLUMNS], help="a column of the GPTQ README's LLaMA table",
 ))
-
 
 @value("gptq_change", GPTQ_MODEL, GPTQ_COLUMN)
 def gptq_change(model: str, column: str) -> str:
@@ -469,18 +232,15 @@ def gptq_change(model: str, column: str) -> str:
     row = published.GPTQ_LLAMA[model]
     return format_percent(row[published.GPTQ_COLUMNS.index(column)] / row[0] - 1, 2)
 
-
 GPTQ_BITS = P.declare(P.Param(
     "bits", "Bits per weight", "int", 16, key="gptq_bits", min=1, max=32, help="bits per weight",
 ))
-
 
 @value("gptq_bytes", GPTQ_MODEL, GPTQ_BITS, P.BYTE_UNIT.but(default="GB"))
 def gptq_bytes(model: str, bits: int, unit: str) -> str:
     """Weight bytes of a GPTQ-table LLaMA model at ``bits`` bits, from the billions in its name
     (scales not counted): billions x 1e9 x bits / 8."""
     return fmt_bytes(published.GPTQ_LLAMA_BILLIONS[model] * 1e9 * bits / 8, unit)
-
 
 @value("float_values", floats.FLOAT_FORMAT.but(default="fp4_e2m1"))
 def float_values(format: str) -> str:
@@ -491,12 +251,10 @@ def float_values(format: str) -> str:
     vals = sorted({f.decode(c) for c in range(f.codes) if f.kind(c) != "nan" and f.decode(c) >= 0})
     return ", ".join(fmt_num(v, 4) for v in vals)
 
-
 @value("rule_bits")
 def rule_bits() -> str:
     """Bits per weight that the rule of thumb's 0.6 GB per billion parameters means: 0.6 x 8."""
     return fmt_num(RULE_GB_PER_BILLION * 8, 3)
-
 
 @value("context_tokens", P.CONTEXT)
 def context_tokens(context: int) -> str:

@@ -1,6 +1,6 @@
 """Value and table shortcodes for Part 1 ("The transformer"): embeddings, stacks, attention, MoE.
 
-Imported at the bottom of :mod:`descent.site.values`. Every number comes from the core
+Imported by :mod:`descent.site.values`. Every number comes from the core
 (:mod:`descent.transformer`, the catalog) or from ``descent/data/embeddings.json`` (the real
 SmolLM2 embedding table, exported by :mod:`descent.trace.embeddings`).
 
@@ -14,23 +14,21 @@ SmolLM2 embedding table, exported by :mod:`descent.trace.embeddings`).
 
 from __future__ import annotations
 
-from descent import catalog, numerics, transformer
+from descent import catalog, transformer
 from descent import params as P
 from descent.recorded import embedding_data
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, fmt_num, md_table, md_text
+from descent.site.values.text import fmt_num, md_table, md_text
 from descent.units import format_count, format_int, format_number, format_percent
-
-__all__ = ["embedding_fact", "gqa_savings", "part1_stacks", "softmax_saturation", "stack_count"]
 
 SATURATION_FIELD = P.declare(P.Param(
     "field", "Saturation field", "choice", key="saturation_field",
     choices=[(f, f) for f in ("score_std", "scaled_max", "unscaled_max", "scaled_spread", "unscaled_spread", "keys")],
     help="score_std, scaled_max, unscaled_max (percent), scaled_spread, unscaled_spread (keys), keys",
 ))
+
 KEY_WIDTH = P.declare(P.Param("d", "Key width d_k", "int", 128, key="key_width", min=1, max=16384,
                               help="width of the query and key vectors"))
-
 
 @value("softmax_saturation", SATURATION_FIELD, KEY_WIDTH)
 def softmax_saturation(field: str, d: int) -> str:
@@ -42,9 +40,7 @@ def softmax_saturation(field: str, d: int) -> str:
         return format_percent(r)
     return fmt_num(r)
 
-
 _EMBED_FIELDS = ["pca1", "pca2", "pca12", "words", "vocab", "d_model"]
-
 
 def _analogy(expected: str) -> dict:
     for a in embedding_data()["analogies"]:
@@ -52,19 +48,18 @@ def _analogy(expected: str) -> dict:
             return a
     raise ValueError(f"no analogy with expected answer {expected!r}")
 
-
 EMBED_FIELD = P.declare(P.Param(
     "field", "Embedding fact", "choice", key="embedding_field",
     choices=[(f, f) for f in (*_EMBED_FIELDS, "rank_all", "rank_excluding_inputs", "cosine", "top")],
     help="pca1, pca2, pca12 (percent of variance), words, vocab, d_model, rank_all, rank_excluding_inputs, "
     "cosine, top",
 ))
+
 EMBED_ANALOGY = P.declare(P.Param(
     "analogy", "Analogy answer", "choice", "", key="embedding_analogy",
     choices=lambda: [("", "none"), *((a["expected"], a["expected"]) for a in embedding_data()["analogies"])],
     help="expected answer of an analogy (for rank_*, cosine, top)",
 ))
-
 
 @value("embedding_fact", EMBED_FIELD, EMBED_ANALOGY)
 def embedding_fact(field: str, analogy: str) -> str:
@@ -92,9 +87,7 @@ def embedding_fact(field: str, analogy: str) -> str:
         return "“" + a["top"][0]["text"].strip() + "”"
     return str(a[field])
 
-
 _STACK = transformer.STACK_EXAMPLE
-
 
 @value(
     "stack_count",
@@ -109,7 +102,6 @@ def stack_count(layers: int, d_model: int, heads: int, ffn: int, gated: bool, un
     """Weights in a stack of identical layers (:func:`descent.transformer.stack_params`), query heads
     as key/value heads (MHA)."""
     return format_count(transformer.stack_params(layers, d_model, heads, heads, ffn, gated).total, unit)
-
 
 @table("part1_stacks")
 def part1_stacks() -> str:
@@ -155,43 +147,4 @@ def part1_stacks() -> str:
         ],
         rows,
         "lrrrrrrrrrr",
-    )
-
-
-@table("gqa_savings", P.KV.but(default="bf16"))
-def gqa_savings(kv: str) -> str:
-    """Query heads H against key/value heads K, and the KV cache per token with K heads vs with H."""
-    per = numerics.kv_precision(kv).bytes_per_weight
-    rows = []
-    for m in catalog.models().values():
-        if m.mla is not None:
-            continue  # MLA caches a latent, not K heads: see the kv-cache-per-token figure
-        kv_b = transformer.kv_elements_per_token(m) * per
-        # the layers that cache keys and values (a hybrid's linear-attention layers keep a state instead)
-        caching = sum(1 for i in range(m.num_layers) if transformer.layer_kind(m, i) != "linear")
-        mha = transformer.KV_TENSORS * caching * m.num_heads * m.head_dim * per
-        kind = "MHA" if m.num_kv_heads == m.num_heads else ("MQA" if m.num_kv_heads == 1 else "GQA")
-        rows.append(
-            [
-                md_text(m.name),
-                m.num_heads,
-                m.num_kv_heads,
-                kind,
-                fmt_bytes(kv_b, "KiB"),
-                fmt_bytes(mha, "KiB"),
-                f"{fmt_num(mha / kv_b)}x",
-            ]
-        )
-    return md_table(
-        [
-            "model",
-            "query heads H",
-            "KV heads K",
-            "kind",
-            "KV per token",
-            "if every head had its own K, V",
-            "smaller by",
-        ],
-        rows,
-        "lrrlrrr",
     )

@@ -1,4 +1,4 @@
-"""Part 3's page shortcodes (descent.site.values_part3): values worked by hand or computed by the core,
+"""Part 3's page shortcodes (descent.site.values.serving): values worked by hand or computed by the core,
 the measured facts read from a measurement (a fixed one here, so no model runs), the engines matrix."""
 
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from descent import serving
-from descent.site import values_part3
 from descent.site.shortcodes import ShortcodeError, resolve
+from descent.site.values import serving as serving_values
+from descent.site.values import serving_measured
 from descent.units import format_percent, format_time
 
 #: A measurement in the layout of descent.trace.measure, with round numbers.
@@ -40,7 +41,7 @@ FAKE = {
 
 @pytest.fixture
 def fake(monkeypatch):
-    monkeypatch.setattr(values_part3, "_measured", lambda: FAKE)
+    monkeypatch.setattr(serving_measured, "_measured", lambda: FAKE)
 
 
 def v(code: str) -> str:
@@ -68,18 +69,24 @@ def test_measured_facts(fake):
 def test_batch_note_without_a_jump(fake, monkeypatch):
     flat = dict(FAKE, batched=[{"batch": b, "seconds_per_step": 0.04 + 0.001 * b, "tokens_per_s": b / (0.04 + 0.001 * b)}
                                for b in (1, 2, 4, 8, 16)])
-    monkeypatch.setattr(values_part3, "_measured", lambda: flat)
+    monkeypatch.setattr(serving_measured, "_measured", lambda: flat)
     assert v("value serving_measured field=batch_note") == "A step at batch 16 takes 1.4× as long as at batch 1 for 16 times the tokens."
 
 
 def test_step_facts_by_hand():
     # Llama 3.1 70B FP8 on an H200: 65.7 GB left for the KV cache (151.4 GB x 0.9 - 70.55 GB), at
     # 327,680 bytes per token: 200,513 tokens.
-    assert v("value step_fact field=kv_capacity") == "65.7 GB"
-    assert v("value step_fact field=kv_tokens") == "200,513"
-    assert v("value step_fact field=prefill_bound") == "compute"
-    assert v("value step_fact field=decode_bound") == "memory"
-    assert v("value step_fact field=peak_flops") == "1,979 TFLOP/s"  # 1,978.9e12, 4 significant figures
+    # The step's numbers are quantities (descent.quantities.step), no longer a site dispatcher.
+    assert v("value kv_capacity_bytes unit=GB") == "65.7 GB"
+    assert v("value kv_capacity_tokens") == "200,513"
+    assert v("value prefill_bound") == "compute"
+    assert v("value decode_bound") == "memory"
+    assert v("value compute_precision") == "FP8"
+    assert v("value peak_flops unit=TFLOP/s sig=4") == "1,979 TFLOP/s"  # 1,978.9e12, 4 significant figures
+    # 1,024 tokens over the prefill's time, against one token per decode step.
+    assert v("value prefill_tokens_per_s") == v("value prefill_tokens_per_s prompt_tokens=1024")
+    with pytest.raises(ShortcodeError, match="unknown value 'step_fact'"):
+        v("value step_fact field=kv_tokens")
 
 
 def test_given_values_are_checked_by_their_parameter():
@@ -117,7 +124,7 @@ def test_engines_matrix_has_a_source_for_every_row():
         assert f"[{name}" in table
     assert "https://github.com/vllm-project/vllm" in table
     rows = [line for line in table.splitlines() if line.startswith("| [")]
-    assert len(rows) == len(values_part3.ENGINES)
+    assert len(rows) == len(serving_values.ENGINES)
     assert all("yes" in r for r in rows)
 
 

@@ -1,6 +1,6 @@
 """Value and table shortcodes for Part 4 ("Hardware").
 
-Imported at the bottom of :mod:`descent.site.values`. The single numbers of Part 4 that are
+Imported by :mod:`descent.site.values`. The single numbers of Part 4 that are
 functions of parameters (``ridge``, ``intensity``, ``tile_intensity``, ``allreduce_bytes_per_layer``,
 ...) are quantities (:mod:`descent.quantities_part4`); the entries here are the page-only ones:
 
@@ -26,10 +26,8 @@ import random
 from descent import attention_io, catalog, memory_tiers, roofline, transformer
 from descent import params as P
 from descent.site.shortcodes import table, value
-from descent.site.values import fmt_bytes, fmt_num, md_link_source, md_table, md_text
+from descent.site.values.text import fmt_bytes, fmt_num, md_link_source, md_table, md_text
 from descent.units import format_bytes, format_int, format_number, format_percent, format_si, format_time
-
-__all__ = ["decode_by_batch", "gpu_internals", "links", "measured", "memory_arrangement", "online_softmax_steps"]
 
 
 @table("gpu_internals")
@@ -51,7 +49,6 @@ def gpu_internals() -> str:
     return md_table(["GPU", "compute units", "tensor cores each", "registers each", "shared memory each",
                      "L2 cache", "clock", "shared-memory bandwidth"], rows, "lrrrrrrr")
 
-
 @table("memory_arrangement")
 def memory_arrangement() -> str:
     """How each kind of catalog accelerator arranges its memory, with the source."""
@@ -68,7 +65,6 @@ def memory_arrangement() -> str:
             for arr in arrs]
     return md_table(["chips", "on the chip", "weights live in", "who decides what is on chip", "source"], rows)
 
-
 @table("links")
 def links() -> str:
     """The wires between accelerators: bandwidth per GPU in one direction, scope, source."""
@@ -77,18 +73,15 @@ def links() -> str:
             for x in catalog.links().values() if x.scope != "storage"]
     return md_table(["link", "per GPU, each way", "joins", "source"], rows, "lrll")
 
-
 #: The worked example of the online softmax: 8 scores in blocks of 3 (any values would do; these
 #: are drawn from a fixed seed so the page never changes).
 SOFTMAX_SEED, SOFTMAX_SCORES, SOFTMAX_BLOCK = 4, 8, 3
-
 
 def _softmax_example() -> tuple[list[float], list[list[float]]]:
     rng = random.Random(SOFTMAX_SEED)
     scores = [round(rng.uniform(-3, 6), 1) for _ in range(SOFTMAX_SCORES)]
     values = [[float(i + 1)] for i in range(SOFTMAX_SCORES)]
     return scores, values
-
 
 @table("online_softmax_steps")
 def online_softmax_steps() -> str:
@@ -108,7 +101,6 @@ def online_softmax_steps() -> str:
     return md_table(["block", "scores", "block max", "running max m", "rescale e^(m - m')", "running sum"],
                     rows, "rlrrrr") + caption
 
-
 @table("decode_by_batch", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.CONTEXT)
 def decode_by_batch(model: str, accelerator: str, weights: str, context: int) -> str:
     """One decode step at batches 1 to 4,096: intensity, which roof binds, share of peak, tokens/s."""
@@ -121,21 +113,16 @@ def decode_by_batch(model: str, accelerator: str, weights: str, context: int) ->
     return md_table(["batch", "FLOP/byte", "bound", "share of peak", "step", "tokens/s (all sequences)"],
                     rows, "rrlrrr")
 
-
 @value("roofline_bound", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.PHASE)
 def roofline_bound(**kw) -> str:
     """Which roof binds a step: "memory-bound" or "compute-bound" (descent.roofline.step)."""
     return roofline.step(**kw).bound + "-bound"
-
 
 @value("decode_crossover", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT)
 def decode_crossover(**kw) -> str:
     """The smallest decode batch that is compute-bound, or "no batch" (descent.roofline.crossover_batch)."""
     b = roofline.crossover_batch(**kw)
     return "no batch" if b is None else format_int(b)
-
-
-# -- measured at build ------------------------------------------------------------------------
 
 MEASURED_FIELDS = {
     "cpu": lambda m: m["machine"]["cpu"],
@@ -167,18 +154,15 @@ MEASURED_FIELD = P.declare(P.Param(
     help="a number of the build machine's measured roofline: " + ", ".join(MEASURED_FIELDS),
 ))
 
-
 def _measured() -> dict:
     from descent.trace.roofline_measure import measure
 
     return measure()
 
-
 @value("measured", MEASURED_FIELD)
 def measured(field: str) -> str:
     """This build machine's measured roofline and SmolLM2's measured speeds (cached per machine)."""
     return MEASURED_FIELDS[field](_measured())
-
 
 @table("measured_roofline")
 def measured_roofline() -> str:
@@ -198,9 +182,6 @@ def measured_roofline() -> str:
          f"the {f['decode_bound_tokens_per_s']} the bandwidth allows"],
     ]
     return md_table(["measured", "value", "how"], rows, "lrl")
-
-
-# -- one GPU's internals, in running text -------------------------------------------------------
 
 GPU_FACTS = {
     "units": lambda a, t: format_int(a.compute_units),
@@ -223,7 +204,6 @@ GPU_FACT = P.declare(P.Param(
     "field", "GPU fact", "choice", key="gpu_fact", choices=[(f, f) for f in GPU_FACTS],
     help="one number of a GPU's internals: " + ", ".join(GPU_FACTS),
 ))
-
 
 @value("gpu_fact", P.ACCELERATOR, GPU_FACT)
 def gpu_fact(accelerator: str, field: str) -> str:

@@ -1,4 +1,4 @@
-"""Part 1's page-only shortcodes (descent.site.values_part1), each with a hand-worked value."""
+"""Part 1's page-only shortcodes (descent.site.values.transformer), each with a hand-worked value."""
 
 from __future__ import annotations
 

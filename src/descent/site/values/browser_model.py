@@ -1,6 +1,6 @@
 """Value shortcodes for the model in the reader's browser (Part 0's load panel and its notes).
 
-Imported at the bottom of :mod:`descent.site.values`, so the entries register with the others.
+Imported by :mod:`descent.site.values`, so the entries register with the others.
 
 * ``<!-- descent:value model_download field=... -->``: the model file the site ships
   (:func:`descent.recorded.model_file`): ``size`` (MB, the parts together: what the reader downloads), ``parts``, ``part_size`` (the largest
@@ -26,23 +26,22 @@ from descent.recorded import model_file
 from descent.site.shortcodes import value
 from descent.units import format_bytes, format_int, format_number
 
-__all__ = ["CHECK_FILE", "build_speed_value", "engine_check", "engine_check_value", "model_download"]
-
 #: The browser test's comparison of the engine with the traces, in ``descent/data/``.
 CHECK_FILE = "engine_check.json"
 
 DOWNLOAD_FIELD = P.declare(P.Param("field", "Model download field", "choice", key="model_download_field",
                                    choices=[(f, f) for f in ("size", "parts", "part_size", "engine")],
                                    help="size, parts, part_size or engine"))
+
 SPEED_FIELD = P.declare(P.Param("field", "Build speed field", "choice", key="build_speed_field",
                                 choices=[(f, f) for f in ("prefill", "decode", "prefill_tokens", "decode_tokens",
                                                           "cpu", "date")],
                                 help="prefill, decode (tokens/s), prefill_tokens, decode_tokens, cpu or date"))
+
 CHECK_FIELD = P.declare(P.Param("field", "Engine check field", "choice", key="engine_check_field",
                                 choices=[(f, f) for f in ("max_difference", "same_order", "prompts", "browser",
                                                           "engine")],
                                 help="max_difference, same_order, prompts, browser or engine"))
-
 
 @value("model_download", DOWNLOAD_FIELD)
 def model_download(field: str) -> str:
@@ -55,7 +54,6 @@ def model_download(field: str) -> str:
     if field == "part_size":
         return format_bytes(max(p["bytes"] for p in f["parts"]), "MB")
     return f"`{f['engine']['package']}` {f['engine']['version']}"
-
 
 @value("build_speed", SPEED_FIELD)
 def build_speed_value(field: str) -> str:
@@ -71,12 +69,10 @@ def build_speed_value(field: str) -> str:
         return f"{s['machine']['cpu']}, {format_int(s['machine']['cores'])} cores"
     return s["date"]
 
-
 @functools.cache
 def engine_check() -> dict:
     """The parsed ``engine_check.json`` (see the module docstring and the browser test that writes it)."""
     return json.loads(resources.files("descent").joinpath("data", CHECK_FILE).read_text(encoding="utf-8"))
-
 
 @value("engine_check", CHECK_FIELD)
 def engine_check_value(field: str) -> str:

@@ -1,0 +1,58 @@
+"""Memory sizing: weights + KV cache + runtime allowance against a chip's memory (descent.memory.size).
+
+Every function calls the core module that owns the arithmetic. Standard library only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from descent import params as P
+from descent.quantities.registry import quantity
+
+__all__: list[str] = []
+
+
+SIZING_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
+
+def sizing(**kw: Any) -> Any:
+    from descent.memory import size
+
+    return size(**kw)
+
+@quantity("kv_cache_bytes", "KV cache", "bytes", *SIZING_PARAMS)
+def kv_cache_bytes(**kw: Any) -> float:
+    """KV cache of the batch at this context (sliding windows capped), bytes (descent.memory.size)."""
+    return sizing(**kw).kv_cache_bytes
+
+@quantity("runtime_bytes", "Runtime allowance", "bytes", *SIZING_PARAMS)
+def runtime_bytes(**kw: Any) -> float:
+    """Memory kept back for activations, the runtime and fragmentation (descent.memory)."""
+    return sizing(**kw).runtime_bytes
+
+@quantity("total_bytes", "Memory needed", "bytes", *SIZING_PARAMS)
+def total_bytes(**kw: Any) -> float:
+    """Weights + KV cache + runtime allowance, bytes (descent.memory.size)."""
+    return sizing(**kw).total_bytes
+
+@quantity("free_bytes", "Memory free", "bytes", *SIZING_PARAMS)
+def free_bytes(**kw: Any) -> float:
+    """Capacity minus everything needed, bytes; negative when it does not fit."""
+    return sizing(**kw).free_bytes
+
+@quantity("accelerators_needed", "Chips needed", "integer", *SIZING_PARAMS)
+def accelerators_needed(**kw: Any) -> int:
+    """Fewest such chips whose usable memory holds weights + KV cache (memory only)."""
+    return sizing(**kw).accelerators_needed
+
+@quantity("chips_that_fit", "Chips that hold it", "integer", P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
+def chips_that_fit(model: str, weights: str, kv: str, context: int, batch: int) -> int:
+    """How many catalog accelerators hold the model (weights + KV cache + runtime allowance) alone."""
+    from descent.memory import across_field
+
+    return sum(1 for s in across_field(model, weights, kv, context, batch) if s.fits)
+
+@quantity("runtime_allowance", "Runtime allowance", "fraction")
+def runtime_allowance() -> float:
+    """Share of an accelerator's memory the sizing keeps back for the runtime (descent.memory)."""
+    return P.RUNTIME.default / 100

@@ -1,0 +1,237 @@
+"""One step of a model on a chip: the decode ceilings of the sizing, the roofline of a step
+(descent.roofline.step), and Part 3's prefill and decode timing (descent.serving).
+
+Every function calls the core module that owns the arithmetic. Standard library only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from descent import params as P
+from descent.quantities.memory import SIZING_PARAMS, sizing
+from descent.quantities.registry import quantity
+from descent.units import format_int
+
+__all__: list[str] = []
+
+
+#: The inputs of a roofline step: the sizing's, plus the phase.
+STEP_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.PHASE)
+
+def _step(**kw: Any):
+    from descent import roofline
+
+    return roofline.step(**kw)
+
+@quantity("flops_per_step", "FLOPs per step", "flop", *STEP_PARAMS)
+def flops_per_step(**kw: Any) -> float:
+    """Arithmetic of one decode or prefill step of the batch, FLOP (descent.roofline.step)."""
+    return _step(**kw).flops_per_step
+
+@quantity("bytes_per_step", "Bytes per step", "bytes", *STEP_PARAMS)
+def bytes_per_step(**kw: Any) -> float:
+    """Memory traffic of one decode or prefill step: weights touched once, KV cache read or written."""
+    return _step(**kw).bytes_per_step
+
+@quantity("intensity", "Arithmetic intensity", "flop_per_byte", *STEP_PARAMS)
+def intensity(**kw: Any) -> float:
+    """FLOPs per byte of memory traffic of one step (Williams et al. 2009)."""
+    return _step(**kw).intensity
+
+@quantity("seconds_per_step", "Time per step", "seconds", *STEP_PARAMS)
+def seconds_per_step(**kw: Any) -> float:
+    """The slower of FLOPs / peak and bytes / bandwidth: a lower bound on one step's time."""
+    return _step(**kw).seconds_per_step
+
+@quantity("compute_share", "Share of peak FLOP/s used", "fraction", *STEP_PARAMS)
+def compute_share(**kw: Any) -> float:
+    """Attained FLOP/s over the dense peak: how much of the chip's arithmetic the step can use."""
+    return _step(**kw).compute_share
+
+@quantity("attained_flops", "Attained FLOP/s", "flop_per_s", *STEP_PARAMS)
+def attained_flops(**kw: Any) -> float:
+    """FLOPs per step over the time per step: the height of the step's point on the roofline."""
+    return _step(**kw).attained_flops
+
+@quantity("decode_tokens_per_s", "Decode ceiling per sequence", "tokens_per_s", *SIZING_PARAMS)
+def decode_tokens_per_s(**kw: Any) -> float:
+    """Memory-bandwidth ceiling on decode, tokens/s each sequence sees (descent.hardware)."""
+    return sizing(**kw).decode_tokens_per_s
+
+@quantity("decode_tokens_per_s_total", "Decode ceiling in total", "tokens_per_s", *SIZING_PARAMS)
+def decode_tokens_per_s_total(**kw: Any) -> float:
+    """Memory-bandwidth ceiling on decode over the whole batch, tokens/s (descent.hardware)."""
+    return sizing(**kw).decode_tokens_per_s_total
+
+@quantity("decode_memory_tokens_per_s", "Memory ceiling per sequence", "tokens_per_s", *SIZING_PARAMS)
+def decode_memory_tokens_per_s(**kw: Any) -> float:
+    """Bandwidth / bytes per decode step: the memory ceiling on each sequence's decode speed, tokens/s."""
+    return sizing(**kw).decode_memory_tokens_per_s
+
+@quantity("decode_compute_tokens_per_s", "Compute ceiling per sequence", "tokens_per_s", *SIZING_PARAMS)
+def decode_compute_tokens_per_s(**kw: Any) -> float:
+    """Dense peak FLOP/s / FLOPs of one decode step: the compute ceiling on each sequence's speed."""
+    return sizing(**kw).decode_compute_tokens_per_s
+
+@quantity("decode_compute_tokens_per_s_total", "Compute roof in total", "tokens_per_s", *SIZING_PARAMS)
+def decode_compute_tokens_per_s_total(**kw: Any) -> float:
+    """Dense peak FLOP/s / FLOPs per token: the most tokens/s over the batch the arithmetic allows."""
+    s = sizing(**kw)
+    return s.decode_compute_tokens_per_s * s.batch
+
+@quantity("compute_bound_batch", "Compute-bound from batch", "integer", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV,
+          P.CONTEXT)
+def compute_bound_batch(model: str, accelerator: str, weights: str, kv: str, context: int) -> int:
+    """The smallest batch at which a decode step is compute-bound (descent.hardware.compute_bound_batch)."""
+    from descent import hardware
+
+    b = hardware.compute_bound_batch(model, accelerator, weights, kv, context)
+    if b is None:
+        raise P.ParamError("context", f"at {format_int(context)} tokens no batch up to {format_int(P.BATCH.max)} is "
+                           "compute-bound")
+    return b
+
+MOE_ROUTING = P.declare(P.Param(
+    "routing", "MoE routing", "choice", "uniform", choices=[("uniform", "uniform"), ("active", "active")],
+    help="uniform: the expected share of experts a batch touches, 1 - (1 - k/E)^B; active: k of E.",
+))
+
+@quantity("moe_expert_share", "Experts read per step", "fraction", P.MODEL, P.BATCH, MOE_ROUTING)
+def moe_expert_share(model: str, batch: int, routing: str) -> float:
+    """Share of a MoE model's routed-expert weights one decode step of B sequences reads."""
+    from descent import catalog, hardware
+
+    m = catalog.model(model)
+    if m.moe is None:
+        raise P.ParamError("model", f"{m.name} is dense; moe_expert_share needs a mixture-of-experts model")
+    return hardware.decode_step_bytes(m, "bf16", "bf16", 1, batch, routing).routed_expert_share
+
+SERVER_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV)
+
+@quantity("prefill_s", "Prefill (TTFT with no queue)", "seconds", *SERVER_PARAMS, P.PROMPT_TOKENS)
+def prefill_s(model: str, accelerator: str, weights: str, kv: str, prompt_tokens: int) -> float:
+    """Time of the one step that reads a whole prompt: the larger of its FLOPs over the dense peak and its bytes over the bandwidth."""
+    from descent import serving
+
+    return serving.prefill(serving.server(model, accelerator, weights, kv), prompt_tokens).seconds
+
+@quantity("itl_s", "Time per output token", "seconds", *SERVER_PARAMS, P.CONTEXT, P.BATCH)
+def itl_s(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int) -> float:
+    """Time of one decode step of the batch at this context: the inter-token latency each sequence sees (descent.serving)."""
+    from descent import serving
+
+    return serving.decode_step(serving.server(model, accelerator, weights, kv), batch, context).seconds
+
+@quantity("reasoning_wait_s", "Hidden thinking before the first visible token", "seconds",
+          *SERVER_PARAMS, P.CONTEXT, P.BATCH, P.THINKING_TOKENS)
+def reasoning_wait_s(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int,
+                     thinking_tokens: int) -> float:
+    """Hidden thinking tokens x the time per output token: what a reasoning model adds before its first visible token."""
+    return thinking_tokens * itl_s(model=model, accelerator=accelerator, weights=weights, kv=kv,
+                                   context=context, batch=batch)
+
+
+# -- Part 3: one prefill and one decode step of a server (descent.serving's step model) ----------
+
+
+def _server(model: str, accelerator: str, weights: str, kv: str) -> Any:
+    from descent import serving
+
+    return serving.server(model, accelerator, weights, kv)
+
+
+def _prefill(model: str, accelerator: str, weights: str, kv: str, prompt_tokens: int) -> Any:
+    from descent import serving
+
+    return serving.prefill(_server(model, accelerator, weights, kv), prompt_tokens)
+
+
+def _decode(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int) -> Any:
+    from descent import serving
+
+    return serving.decode_step(_server(model, accelerator, weights, kv), batch, context)
+
+
+@quantity("prefill_tokens_per_s", "Prefill speed", "tokens_per_s", *SERVER_PARAMS, P.PROMPT_TOKENS)
+def prefill_tokens_per_s(prompt_tokens: int, **kw: Any) -> float:
+    """Prompt tokens over the time of the one step that reads them (descent.serving.prefill)."""
+    return prompt_tokens / _prefill(**kw, prompt_tokens=prompt_tokens).seconds
+
+
+@quantity("decode_step_tokens_per_s", "Decode speed over the batch", "tokens_per_s", *SERVER_PARAMS, P.CONTEXT,
+          P.BATCH)
+def decode_step_tokens_per_s(batch: int, **kw: Any) -> float:
+    """The batch over the time of one decode step: new tokens per second, all sequences (descent.serving)."""
+    return batch / _decode(**kw, batch=batch).seconds
+
+
+@quantity("prefill_decode_ratio", "Prefill faster than decode by", "number", *SERVER_PARAMS, P.PROMPT_TOKENS,
+          P.CONTEXT, P.BATCH)
+def prefill_decode_ratio(model: str, accelerator: str, weights: str, kv: str, prompt_tokens: int, context: int,
+                         batch: int) -> float:
+    """Prefill tokens/s over decode tokens/s (the batch's): how much faster a prompt is read than a reply written."""
+    server = {"model": model, "accelerator": accelerator, "weights": weights, "kv": kv}
+    return (prefill_tokens_per_s.func(prompt_tokens=prompt_tokens, **server)
+            / decode_step_tokens_per_s.func(context=context, batch=batch, **server))
+
+
+@quantity("prefill_bound", "Prefill is bound by", "text", *SERVER_PARAMS, P.PROMPT_TOKENS)
+def prefill_bound(**kw: Any) -> str:
+    """Which roof binds the prefill step: "compute" or "memory" (descent.serving.prefill)."""
+    return _prefill(**kw).bound
+
+
+@quantity("prefill_flops", "Prefill arithmetic", "flop_count", *SERVER_PARAMS, P.PROMPT_TOKENS)
+def prefill_flops(**kw: Any) -> float:
+    """FLOPs of the step that reads the whole prompt (descent.serving.prefill)."""
+    return _prefill(**kw).flops
+
+
+@quantity("prefill_compute_s", "Prefill's arithmetic at peak", "seconds", *SERVER_PARAMS, P.PROMPT_TOKENS)
+def prefill_compute_s(**kw: Any) -> float:
+    """The prefill step's FLOPs over the dense peak, s (descent.serving.prefill)."""
+    return _prefill(**kw).compute_seconds
+
+
+@quantity("prefill_memory_s", "Prefill's reads at full bandwidth", "seconds", *SERVER_PARAMS, P.PROMPT_TOKENS)
+def prefill_memory_s(**kw: Any) -> float:
+    """The prefill step's bytes over the memory bandwidth, s (descent.serving.prefill)."""
+    return _prefill(**kw).memory_seconds
+
+
+@quantity("decode_bound", "Decode is bound by", "text", *SERVER_PARAMS, P.CONTEXT, P.BATCH)
+def decode_bound(**kw: Any) -> str:
+    """Which roof binds one decode step of the batch: "compute" or "memory" (descent.serving.decode_step)."""
+    return _decode(**kw).bound
+
+
+@quantity("decode_step_bytes", "Bytes one decode step reads", "bytes", *SERVER_PARAMS, P.CONTEXT, P.BATCH)
+def decode_step_bytes(**kw: Any) -> float:
+    """Bytes one decode step of the batch reads in the serving step model (descent.serving.decode_step)."""
+    return _decode(**kw).bytes
+
+
+@quantity("decode_compute_s", "Decode's arithmetic at peak", "seconds", *SERVER_PARAMS, P.CONTEXT, P.BATCH)
+def decode_compute_s(**kw: Any) -> float:
+    """One decode step's FLOPs over the dense peak, s (descent.serving.decode_step)."""
+    return _decode(**kw).compute_seconds
+
+
+@quantity("compute_precision", "Matmuls run in", "text", *SERVER_PARAMS)
+def compute_precision(**kw: Any) -> str:
+    """The precision a server's matmuls run in, upper case ("FP8"): its peak is the chip's in it (descent.serving)."""
+    return _server(**kw).precision.upper()
+
+
+@quantity("kv_capacity_bytes", "Memory left for the KV cache", "bytes", *SERVER_PARAMS)
+def kv_capacity_bytes(**kw: Any) -> float:
+    """A chip's memory after the weights and the runtime allowance: what the KV cache may fill (descent.serving)."""
+    return _server(**kw).kv_capacity
+
+
+@quantity("kv_capacity_tokens", "Tokens of context that fit", "integer", *SERVER_PARAMS)
+def kv_capacity_tokens(**kw: Any) -> int:
+    """Whole tokens of KV cache the memory left holds, shared by every sequence (descent.serving)."""
+    s = _server(**kw)
+    return int(s.kv_capacity // s.kv_bytes(1))
