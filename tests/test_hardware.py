@@ -10,11 +10,9 @@ from descent.hardware import (
     check_inputs,
     decode_ceiling,
     decode_step_bytes,
-    kv_cache_bytes,
-    peak_flops,
-    ridge_point,
-    roofline,
 )
+from descent.step import attainable_flops as roofline
+from descent.step import kv_cache_bytes, peak_flops, ridge_point
 
 
 def test_untied_embedding_reads_only_looked_up_rows():
@@ -71,7 +69,7 @@ def test_moe_batch_coverage():
     assert a.routed_expert_share == 0.25
     assert a.total_bytes < u.total_bytes
     with pytest.raises(ValueError, match="moe_routing must be one of uniform, active"):
-        decode_step_bytes("mixtral-8x7b", moe_routing="hot")
+        decode_step_bytes("mixtral-8x7b", "bf16", "bf16", 1, 2, moe_routing="hot")
 
 
 def test_decode_ceiling_is_bandwidth_over_bytes():
@@ -88,11 +86,11 @@ def test_decode_ceiling_is_bandwidth_over_bytes():
 
 def test_ridge_point_and_roofline():
     # H100 BF16: 989.4e12 FLOP/s / 3.35e12 B/s = 295.34 FLOP/byte.
-    assert ridge_point("h100-sxm") == pytest.approx(295.343, abs=1e-3)
+    assert ridge_point("h100-sxm", "bf16") == pytest.approx(295.343, abs=1e-3)
     assert ridge_point("h100-sxm", "fp8") == pytest.approx(1978.9e12 / 3.35e12)
     # Below the ridge: intensity * bandwidth = 10 * 3.35e12; above: the 989.4e12 peak.
-    assert roofline("h100-sxm", 10) == pytest.approx(33.5e12)
-    assert roofline("h100-sxm", 1000) == 989.4e12
+    assert roofline("h100-sxm", 10, "bf16") == pytest.approx(33.5e12)
+    assert roofline("h100-sxm", 1000, "bf16") == 989.4e12
     assert peak_flops("b200", "nvfp4") == 9e15
 
 
@@ -102,7 +100,7 @@ def test_missing_peak_names_the_allowed_precisions():
     with pytest.raises(ValueError, match="compute precision must be one of bf16"):
         peak_flops("h100-sxm", "tf32")
     with pytest.raises(ValueError, match="intensity must be a positive number"):
-        roofline("h100-sxm", 0)
+        roofline("h100-sxm", 0, "bf16")
 
 
 model_ids = st.sampled_from(list(models()))
@@ -128,5 +126,5 @@ def test_bytes_never_fall_with_batch(mid, b1, b2, routing):
 
 @given(st.sampled_from(list(accelerators())), st.floats(1e-3, 1e6))
 def test_roofline_never_exceeds_either_roof(acc, intensity):
-    r = roofline(acc, intensity)
-    assert r <= peak_flops(acc) and r <= intensity * (peak_flops(acc) / ridge_point(acc)) * (1 + 1e-12)
+    r = roofline(acc, intensity, "bf16")
+    assert r <= peak_flops(acc, "bf16") and r <= intensity * (peak_flops(acc, "bf16") / ridge_point(acc, "bf16")) * (1 + 1e-12)

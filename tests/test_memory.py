@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from descent import transformer
 from descent.catalog import accelerators, models
-from descent.hardware import MAX_BATCH
-from descent.memory import RUNTIME_ALLOWANCE, fits_in, size
+from descent.memory import fits_in, size
+from descent.scenario import Scenario
+from descent.step import MAX_BATCH
 from descent.numerics import KV_PRECISIONS, PRECISIONS
 from descent.weights import GGUF_MIXES
 
@@ -42,7 +43,7 @@ def test_segments_add_up():
     assert s.kv_bytes_per_token == 131_072
     assert s.kv_cache_bytes == GIB
     # Runtime: 10% of 85,899,345,920 = 8,589,934,592 bytes (vLLM gpu_memory_utilization 0.9).
-    assert RUNTIME_ALLOWANCE == 0.10
+    assert Scenario().runtime_percent == 10.0  # 1 - vLLM's gpu_memory_utilization default, 0.9
     assert s.runtime_bytes == pytest.approx(8_589_934_592)
     assert s.total_bytes == pytest.approx(16_060_522_496 + GIB + 8_589_934_592)
     assert s.free_bytes == pytest.approx(s.capacity_bytes - s.total_bytes)
@@ -105,7 +106,7 @@ def test_beyond_max_context_is_flagged_not_refused():
         ({"batch": 0}, "Batch must be 1 to 100,000 sequences"),
         ({"batch": MAX_BATCH + 1}, "Batch must be 1 to 100,000"),
         ({"weights": "fp5"}, "unknown weight precision 'fp5'; allowed: released, fp32"),
-        ({"kv": "nvfp4"}, "unknown KV-cache precision 'nvfp4'; allowed: fp32"),
+        ({"kv": "nvfp4"}, "KV-cache precision must be one of: fp32, bf16"),
     ],
 )
 def test_bad_input_raises_with_allowed_values(kwargs, match):

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from descent import catalog, hardware, serving, transformer
+from descent import catalog, hardware, serving, step, transformer
 from descent.params import ParamError
 
 SETTINGS = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
@@ -83,10 +83,10 @@ def test_compute_roof_binds_at_a_huge_batch(llama):
 
 
 def test_compute_precision():
-    assert serving.compute_precision("fp8", "h200") == "fp8"
-    assert serving.compute_precision("mxfp4", "h200") == "bf16"  # Hopper has no FP4 peak
-    assert serving.compute_precision("mxfp4", "b200") == "mxfp4"
-    assert serving.compute_precision("q4_k_m", "rtx-5090") == "bf16"  # weight-only format: widened to BF16
+    assert step.compute_precision("llama-3.1-70b", "h200", "fp8") == "fp8"
+    assert step.compute_precision("llama-3.1-70b", "h200", "mxfp4") == "bf16"  # Hopper has no FP4 peak
+    assert step.compute_precision("llama-3.1-70b", "b200", "mxfp4") == "fp4"
+    assert step.compute_precision("llama-3.1-70b", "rtx-5090", "q4_k_m") == "bf16"  # weight-only format: widened to BF16
 
 
 def test_server_rejects_bad_ids():
@@ -189,7 +189,7 @@ def _reference_step(s, decode_contexts=(), prefill_spans=()):
         nbytes += s.kv_bytes(e)
         flops += (e - a) * s.matmul_flops + s._attn.sum(a, e)
     mem, comp = nbytes / s.bandwidth, flops / s.peak
-    return serving.StepCost(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+    return step.DeviceStep(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
 
 
 def _reference_simulate(trace, s, policy, slots, chunk):
@@ -260,7 +260,7 @@ FAST_PATH_MODELS = ["llama-3.1-70b", "mixtral-8x7b", "gpt-oss-120b", "gemma-3-27
     ([1], 1), ([1], 700), ([0, 2, 9], 40), ([5, 300, 7000, 129, 4097, 8193], 300),
     ([100] * 300, 600),  # compute-bound at first, memory-bound once the caches grow
     ([128] * 2000, 3),  # compute-bound
-    ([serving.DECODE_TABLE_TOKENS - 3, 40_000], 9),  # past the tables
+    ([step.DECODE_TABLE_TOKENS - 3, 40_000], 9),  # past the tables
 ])
 def test_decode_steps_equal_steps_one_by_one(model, contexts, steps):
     s = serving.server(model, "h200", "fp8", "bf16")
@@ -276,7 +276,7 @@ def test_decode_steps_without_the_closed_form(llama, monkeypatch):
     # one) give the same floats.
     contexts, steps = [100] * 300, 600
     want = [_reference_step(llama, [c + j for c in contexts]).seconds for j in range(steps)]
-    monkeypatch.setattr(serving, "EXACT_FLOAT_LIMIT", 0)
+    monkeypatch.setattr(step, "EXACT_FLOAT_LIMIT", 0)
     assert llama._exact_line(llama.step_weight_bytes(300), contexts, steps) is None
     assert llama.decode_steps(contexts, steps)[0] == want
     monkeypatch.setattr(serving, "DECODE_TABLE_TOKENS", 0)
@@ -733,15 +733,16 @@ def test_shared_blocks_by_hand():
 def test_kv_transfer_by_hand():
     # Llama 3.1 70B, 8,192 tokens, BF16: 327,680 bytes per token x 8,192 = 2,684,354,560 bytes.
     moves = serving.kv_transfer("llama-3.1-70b", "h200", "bf16", 8192)
-    names = [link.name for link, _, _ in moves]
+    names = [link.label for link, _, _ in moves]
     assert names[0].startswith("NVLink 4")
     assert all(b == 2_684_354_560 for _, b, _ in moves)
-    by = {link.name.split(" ")[0]: link.bytes_per_s for link, _, _ in moves}
-    assert by["NVLink"] == 450e9  # 900 GB/s both directions (H200 datasheet), half each way
-    assert by["PCIe"] == pytest.approx(63.0154e9, rel=1e-5)  # 32 GT/s x 16 x 128/130 / 8
-    assert by["InfiniBand"] == 50e9
+    by = {link.id: link.bytes_per_s for link, _, _ in moves}
+    assert by["h200-scale-up"] == 450e9  # 900 GB/s both directions (H200 datasheet), half each way
+    assert by["pcie5"] == pytest.approx(63.0154e9, rel=1e-5)  # 32 GT/s x 16 x 128/130 / 8
+    assert by["ib-ndr"] == 50e9
+    assert by["nvme-ssd"] == 7.45e9  # Samsung 990 PRO datasheet
     assert [t for _, _, t in moves] == sorted(t for _, _, t in moves)
-    assert "NVLink" not in " ".join(link.name for link, _, _ in serving.kv_transfer("llama-3.1-8b", "rtx-5090", "bf16", 1000))
+    assert "NVLink" not in " ".join(link.label for link, _, _ in serving.kv_transfer("llama-3.1-8b", "rtx-5090", "bf16", 1000))
 
 
 # -- speculative decoding -----------------------------------------------------------------------

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from descent import cli, transformer
 from descent.catalog import accelerators, model, models
-from descent.hardware import compute_bound_batch, decode_ceiling, peak_flops, prefill_time
+from descent.hardware import compute_bound_batch, decode_ceiling, prefill_time
+from descent.step import peak_flops
 from descent.memory import size
 from descent.units import GB, GiB
 from descent.weights import GROUPS, bytes_by_group, gguf_tensor_type, released_map, tensors
@@ -121,10 +122,11 @@ def test_gguf_rules_fall_back_on_rows_that_are_not_whole_super_blocks():
 def test_llama_70b_fp8_h200_large_batch_is_compute_bound():
     # Issue case: context 128, batch 1024. The FP8 dense peak allows at most 1.979e15 / (2 x 70.55e9) =
     # 14,025 tokens/s; the model's matmuls use 69.5e9 of its 70.55e9 weights (the embedding lookup is a
-    # gather, not a matmul), so the exact roof is peak / flops_per_token, about 1.3% higher.
+    # gather, not a matmul), so the exact roof is peak / flops_per_token, about 1.3% higher. The token
+    # decoded at context 128 attends to the 128 cached tokens and itself: flops_per_token at 129.
     s = size("llama-3.1-70b", "h200", "fp8", "bf16", 128, 1024)
     assert s.bound == "compute" and s.compute_precision == "fp8"
-    per_token = transformer.flops_per_token(model("llama-3.1-70b"), 128)
+    per_token = transformer.flops_per_token(model("llama-3.1-70b"), 129)
     assert s.peak_flops == peak_flops("h200", "fp8") == pytest.approx(1.979e15, rel=1e-3)  # datasheet, dense
     assert s.decode_tokens_per_s_total == pytest.approx(s.peak_flops / per_token, rel=1e-9)
     assert s.decode_tokens_per_s_total == pytest.approx(1.979e15 / (2 * 70.55e9), rel=0.02)

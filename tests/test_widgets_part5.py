@@ -16,8 +16,12 @@ import pytest
 from widget_html import text as _text
 
 from descent import catalog, numerics, transformer
-from descent.memory import RUNTIME_ALLOWANCE, size
+from descent import params as P
+from descent.memory import size
 from descent.units import GB, GiB, KiB, format_bytes
+
+#: The runtime allowance at its default (descent.params.RUNTIME: 10%), a fraction.
+RUNTIME_ALLOWANCE = P.RUNTIME.default / 100
 from descent.widgets import get, names, part5, render_static, run
 
 # Combinations the widget is checked on: a dense model that fits, a MoE model, one that does not
@@ -62,7 +66,7 @@ def test_registered():
         "accelerator": "h200",
         "runtime_percent": 10.0,
     }
-    # Context and batch limits are the engine's own (transformer.MAX_CONTEXT_TOKENS, hardware.MAX_BATCH).
+    # Context and batch limits are the engine's own (transformer.MAX_CONTEXT_TOKENS, step.MAX_BATCH).
     assert (w.input("context").min, w.input("context").max, w.input("context").log) == (1, 20_000_000, True)
     assert (w.input("batch").min, w.input("batch").max, w.input("batch").log) == (1, 100_000, True)
     # Every catalog model/accelerator, then "custom" (a pasted config.json, a typed-in chip), and

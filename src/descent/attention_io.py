@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from descent import numerics, transformer
 from descent.catalog import Accelerator, Model, resolve_accelerator, resolve_model
 from descent.checks import is_finite, is_int
+from descent.scenario import Scenario
 from descent.units import format_int
 
 __all__ = [
@@ -200,7 +201,7 @@ class DecodeAttention:
     intensity: float
 
 
-def decode_attention(model: str | Model, context: int, kv: str = "bf16") -> DecodeAttention:
+def decode_attention(model: str | Model, context: int, kv: str = Scenario.kv) -> DecodeAttention:
     """FLOPs, bytes and intensity of decode-time attention over ``context`` cached tokens.
 
     Bytes: ``transformer.kv_cache_bytes(model, context, kv bits)`` (sliding windows capped);

@@ -67,7 +67,7 @@ class Dials:
     fits: bool
 
 
-def server_dials(model, accelerator, weights: str, kv: str, context: int, batch: int, tp: int,
+def server_dials(model, accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch, tp: int = Scenario.tp,
                  price: float = Scenario.price, link_id: str = Scenario.link) -> Dials:
     """TTFT, tokens/s per user and in total, cost and spare memory of a ``tp``-way server.
 

@@ -31,6 +31,7 @@ from descent import params as P
 from descent.catalog import resolve_accelerator, resolve_model
 from descent.hardware import decode_ceiling, prefill_time
 from descent.memory import size
+from descent.scenario import Scenario
 
 __all__ = ["SECONDS_PER_HOUR", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch", "input_output_ratio",
            "max_batch", "token_cost", "usd_per_million_tokens"]
@@ -72,8 +73,8 @@ def _check(price: float, pue: float) -> None:
     P.PUE.check(pue)
 
 
-def token_cost(model, accelerator, weights: str = "fp8", kv: str = "bf16", context: int = 8192,
-               batch: int = 1, price: float = P.PRICE.default, pue: float = P.PUE.default,
+def token_cost(model, accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context,
+               batch: int = Scenario.batch, price: float = P.PRICE.default, pue: float = P.PUE.default,
                runtime_percent: float = P.RUNTIME.default) -> TokenCost:
     """Dollars and joules per output token for one model on one accelerator at one batch.
 
@@ -100,7 +101,7 @@ def token_cost(model, accelerator, weights: str = "fp8", kv: str = "bf16", conte
     )
 
 
-def max_batch(model, accelerator, weights: str = "fp8", kv: str = "bf16", context: int = 8192,
+def max_batch(model, accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context,
               runtime_percent: float = P.RUNTIME.default) -> int:
     """The largest batch whose KV cache fits beside the weights and the runtime allowance, or 0 when
     not even one sequence fits. Sequences at ``context`` tokens each.
@@ -131,7 +132,7 @@ def _batches(limit: int) -> list[int]:
     return out
 
 
-def cost_by_batch(model, accelerator, weights: str = "fp8", kv: str = "bf16", context: int = 8192,
+def cost_by_batch(model, accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context,
                   price: float = P.PRICE.default, pue: float = P.PUE.default,
                   runtime_percent: float = P.RUNTIME.default) -> list[TokenCost]:
     """:func:`token_cost` at batches 1, 2, 4, ... up to :func:`max_batch` (which closes the list).
@@ -146,8 +147,8 @@ def cost_by_batch(model, accelerator, weights: str = "fp8", kv: str = "bf16", co
             for b in _batches(limit)]
 
 
-def input_output_ratio(model, accelerator, weights: str = "fp8", kv: str = "bf16",
-                       prompt_tokens: int = 8192, batch: int = 1) -> float:
+def input_output_ratio(model, accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv,
+                       prompt_tokens: int = 8192, batch: int = Scenario.batch) -> float:
     """How many times cheaper a prompt token is than an output token: the time per output token
     (one decode step of ``batch`` sequences at ``prompt_tokens`` of context, divided by the batch)
     over the time per prompt token (the prefill of ``prompt_tokens`` tokens in one pass, divided by

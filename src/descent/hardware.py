@@ -55,6 +55,7 @@ import math
 from dataclasses import dataclass
 
 from descent import step as S
+from descent import transformer
 from descent.catalog import Accelerator, Model
 from descent.numerics import Precision, kv_precision
 from descent.scenario import Scenario
@@ -73,7 +74,7 @@ __all__ = [
 
 
 def check_inputs(
-    model: str | Model, weights: str, kv: str, context: int, batch: int
+    model: str | Model, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch
 ) -> tuple[Model, str, Precision]:
     """The model, the weight choice and the KV precision of a decode or sizing question, checked
     (as a :class:`descent.scenario.Scenario` checks them: model, weights, KV precision, context,
@@ -91,13 +92,16 @@ class StepBytes:
     """The bytes one decode step reads, by part. Units: bytes.
 
     Attributes:
-        weights_bytes: weights read (embedding rows, MoE coverage applied), bytes.
+        weight_params: weight values read (embedding rows, MoE coverage applied), parameters
+            (a float when the MoE coverage is an expectation).
+        weights_bytes: ``weight_params`` in their stored precisions, bytes.
         kv_cache_bytes: KV cache of all B sequences at this context, bytes.
         total_bytes: ``weights_bytes + kv_cache_bytes``.
         routed_expert_share: fraction of routed-expert weights read (0 for dense models).
         by_group: ``weights_bytes`` by weight group (``descent.weights.GROUPS``).
     """
 
+    weight_params: float
     weights_bytes: float
     kv_cache_bytes: float
     total_bytes: float
@@ -110,7 +114,7 @@ def _scenario(model, accelerator, weights, kv, context, batch, moe_routing) -> S
                     context=context, batch=batch, moe_routing=moe_routing)
 
 
-def decode_step_bytes(model: str | Model, weights: str, kv: str, context: int, batch: int,
+def decode_step_bytes(model: str | Model, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch,
                       moe_routing: str = "uniform") -> StepBytes:
     """Bytes one decode step of ``batch`` sequences at ``context`` tokens reads, by part
     (:func:`descent.step.decode`'s bytes; the module docstring gives the rule).
@@ -122,11 +126,13 @@ def decode_step_bytes(model: str | Model, weights: str, kv: str, context: int, b
     c = S.decode(sc)
     groups = {g: b for g, b in c.bytes_by_group.items() if g != "kv_cache"}
     m = sc.model_row
-    share = S.read_shares(m, batch, moe_routing)["experts"]
-    return StepBytes(c.weights_bytes, c.kv_bytes, c.bytes, share, groups)
+    shares = S.read_shares(m, min(batch, S.MAX_BATCH), moe_routing)
+    pc = transformer.param_counts(m)
+    params = sum(getattr(pc, g) * shares.get(g, 1.0) for g in groups)
+    return StepBytes(params, c.weights_bytes, c.kv_bytes, c.bytes, shares["experts"], groups)
 
 
-def bytes_per_decode_step(model: str | Model, weights: str, kv: str, context: int, batch: int,
+def bytes_per_decode_step(model: str | Model, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch,
                           moe_routing: str = "uniform") -> float:
     """``decode_step_bytes(...).total_bytes``, bytes; arguments and errors as there."""
     return decode_step_bytes(model, weights, kv, context, batch, moe_routing).total_bytes
@@ -163,8 +169,8 @@ class DecodeCeiling:
     compute_precision: str
 
 
-def decode_ceiling(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str, context: int,
-                   batch: int, moe_routing: str = "uniform") -> DecodeCeiling:
+def decode_ceiling(model: str | Model, accelerator: str | Accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context,
+                   batch: int = Scenario.batch, moe_routing: str = "uniform") -> DecodeCeiling:
     """Upper bound on decode speed on one accelerator: :func:`descent.step.decode` on one device.
 
     Raises:
@@ -179,7 +185,7 @@ def decode_ceiling(model: str | Model, accelerator: str | Accelerator, weights: 
     )
 
 
-def compute_bound_batch(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str, context: int,
+def compute_bound_batch(model: str | Model, accelerator: str | Accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context,
                         moe_routing: str = "uniform") -> int | None:
     """The smallest batch at which a decode step is compute-bound, or None if none up to
     ``step.MAX_BATCH`` is.
@@ -237,8 +243,8 @@ class StepTime:
     bound: str
 
 
-def prefill_time(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str,
-                 prompt_tokens: int) -> StepTime:
+def prefill_time(model: str | Model, accelerator: str | Accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv,
+                 prompt_tokens: int = Scenario.context) -> StepTime:
     """The roofline time of prefilling one prompt of ``prompt_tokens`` tokens in one pass, on one
     device: :func:`descent.step.prefill`. TTFT is at least this.
 

@@ -135,10 +135,10 @@ def fits_in(total_bytes: float, accelerator: str | Accelerator) -> bool:
 def size(
     model: str | Model,
     accelerator: str | Accelerator,
-    weights: str,
-    kv: str,
-    context: int,
-    batch: int,
+    weights: str = Scenario.weights,
+    kv: str = Scenario.kv,
+    context: int = Scenario.context,
+    batch: int = Scenario.batch,
     runtime_percent: float = params.RUNTIME.default,
 ) -> Sizing:
     """Size a model on one accelerator: memory segments, fit, and the decode ceiling.
@@ -237,7 +237,7 @@ def moe_line(model: str | Model) -> str | None:
 
 
 def across_field(
-    model: str, weights: str, kv: str = "bf16", context: int = 8192, batch: int = 1
+    model: str, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch
 ) -> list[Sizing]:
     """One :class:`~descent.memory.Sizing` per catalog accelerator, fastest decode ceiling first.
 

@@ -96,7 +96,7 @@ class Plan:
     step: S.StepCost
 
 
-def plan(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str, context: int, batch: int,
+def plan(model: str | Model, accelerator: str | Accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch,
          tp: int = 1, pp: int = 1, ep: int = 1, microbatches: int = 1, link_id: str = Scenario.link) -> Plan:
     """Memory per device, communication per layer and the pipeline bubble of one split.
 

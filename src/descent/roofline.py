@@ -142,8 +142,8 @@ def _check_phase(phase: str) -> str:
     return phase
 
 
-def step(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str, context: int, batch: int,
-         phase: str) -> Roofline:
+def step(model: str | Model, accelerator: str | Accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch,
+         phase: str = "decode") -> Roofline:
     """Place one decode or prefill step of ``model`` on ``accelerator``'s roofline: the step model's
     cost (:func:`descent.step.decode`, or :func:`descent.step.cost` of ``batch`` prompts of
     ``context`` tokens for ``"prefill"``) on one device.
@@ -196,8 +196,8 @@ def attained_flops(peak: float, bandwidth: float, intensity: float) -> float:
     return min(peak, intensity * bandwidth)
 
 
-def crossover_batch(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str,
-                    context: int) -> int | None:
+def crossover_batch(model: str | Model, accelerator: str | Accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv,
+                    context: int = Scenario.context) -> int | None:
     """The smallest decode batch whose step is compute-bound on this chip, or None if none is:
     :func:`descent.hardware.compute_bound_batch` (one search, one step model).
 

@@ -91,7 +91,7 @@ __all__ = [
 
 
 
-def server(model: str | Model, accelerator: str | Accelerator, weights: str, kv: str) -> StepModel:
+def server(model: str | Model, accelerator: str | Accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv) -> StepModel:
     """The step model's one-device closed forms (:class:`descent.step.StepModel`) for a model on a
     chip at given precisions, the rest of the scenario at its defaults (cached).
 

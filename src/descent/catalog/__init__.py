@@ -73,6 +73,8 @@ COMPUTE_PRECISIONS: dict[str, str] = {
     "fp16": "bf16_flops",
     "fp8": "fp8_flops",
     "fp4": "fp4_flops",
+    "mxfp4": "fp4_flops",
+    "nvfp4": "fp4_flops",
 }
 
 
