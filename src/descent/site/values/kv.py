@@ -9,7 +9,7 @@ from descent import params as P
 from descent.site.shortcodes import table
 from descent.site.values.catalog import attention_kind
 from descent.site.values.quantities import show
-from descent.site.values.text import fmt_bytes, fmt_num, md_table, md_text
+from descent.site.values.text import fmt_bytes, md_table, md_text
 from descent.units import (
     format_int,
 )
