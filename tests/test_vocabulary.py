@@ -273,7 +273,6 @@ def _site_arithmetic() -> set[str]:
 #: become a quantity (descent.quantities) or a look-up. The list may only shrink: a new entry fails.
 SITE_ARITHMETIC_LEFT = {
     "browser_model.engine_check_value",
-    "hardware.<module>",
     "hardware._softmax_example",
     "hardware.decode_by_batch",
     "hardware.online_softmax_steps",
@@ -285,9 +284,6 @@ SITE_ARITHMETIC_LEFT = {
     "serving_measured._batch_note",
     "serving_measured.measured",
     "serving_measured.measured_batches",
-    "tokens.token_splits",
-    "transformer.embedding_fact",
-    "transformer.part1_stacks",
 }
 
 

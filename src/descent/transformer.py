@@ -166,6 +166,16 @@ class ParamCounts:
     active_experts: int
 
     @property
+    def in_layers(self) -> int:
+        """The layer stack's weights: attention, dense FFNs, routed and shared experts, routers (no norms)."""
+        return self.attention + self.dense_ffn + self.experts + self.shared_experts + self.router
+
+    @property
+    def embeddings(self) -> int:
+        """The embedding table plus the untied output head (0 when tied)."""
+        return self.embedding + self.output_head
+
+    @property
     def total(self) -> int:
         return (
             self.embedding

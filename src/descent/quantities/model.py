@@ -82,3 +82,17 @@ def kv_sequence_bytes(model: str, kv: str, context: int) -> float:
 def kv_sequence_bytes_freed(model: str, kv: str, context: int) -> float:
     """What storing one sequence's KV cache in this precision instead of BF16 frees: kv_sequence_bytes at BF16 minus at it."""
     return kv_sequence_bytes.func(model, "bf16", context) - kv_sequence_bytes.func(model, kv, context)
+
+@quantity("params_in_layers", "Parameters in the layers", "params", P.MODEL)
+def params_in_layers(model: str) -> int:
+    """Parameters of the layer stack: attention, FFN or experts, shared experts, routers (descent.transformer.param_counts)."""
+    from descent import catalog, transformer
+
+    return transformer.param_counts(catalog.model(model)).in_layers
+
+@quantity("params_embeddings", "Embeddings and output head", "params", P.MODEL)
+def params_embeddings(model: str) -> int:
+    """Parameters of the embedding table plus the output head (0 when tied; descent.transformer.param_counts)."""
+    from descent import catalog, transformer
+
+    return transformer.param_counts(catalog.model(model)).embeddings
