@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from descent import catalog, numerics, published, serving, transformer
+from descent import catalog, floats, gguf_types, numerics, published, serving, transformer
 from descent import quantities as Q
 from descent.site.shortcodes import resolve
-from descent.weights import bytes_by_group
 from descent.units import GB
+from descent.weights import bytes_by_group
 
 
 def v(body: str) -> str:
@@ -64,13 +64,12 @@ def test_kv_quantities_equal_the_old_arithmetic(model):
 
 def test_part2_values_print_the_same():
     assert v("value rule_bits") == "4.8"
-    assert Q.get("gptq_weights_bytes")(model="LLaMa-13B", bits=4) == 13 * 1e9 * 4 / 8
+    assert published.gptq_weights_bytes("LLaMa-13B", 4) == 13 * 1e9 * 4 / 8
     row = published.GPTQ_LLAMA["LLaMa-65B"]
-    assert Q.get("gptq_perplexity_change")(model="LLaMa-65B", column="4bit-RTN") == row[1] / row[0] - 1
+    assert published.gptq_change("LLaMa-65B", "4bit-RTN") == row[1] / row[0] - 1
     n = transformer.param_counts(catalog.model("llama-3.1-70b")).total
-    assert Q.get("gguf_type_bytes")(model="llama-3.1-70b", format="Q4_K") == n * 4.5 / 8
-    assert v("value float_round format=bf16 value=0.1 field=relative_error") == \
-        Q.get("float_round_relative_error").format(abs(0.10009765625 - 0.1) / 0.1, sig=2)
+    assert gguf_types.bytes_for(n, "Q4_K") == n * 4.5 / 8
+    assert floats.relative_error("bf16", 0.1) == abs(0.10009765625 - 0.1) / 0.1
 
 
 def test_gpu_ratios_equal_the_old_arithmetic():

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import math
 
-from descent import catalog, floats, gguf_types, numerics, published
+from descent import catalog, floats, gguf_types, numerics, published, transformer
 from descent import params as P
-from descent.quantities.weights import GPTQ_BITS, GPTQ_COLUMN, GPTQ_MODEL
 from descent.site.shortcodes import table, value
 from descent.site.values.quantities import show
-from descent.site.values.text import fmt_num, md_table, md_text
-from descent.units import format_count, format_fixed, format_int
+from descent.site.values.text import fmt_bytes, fmt_num, md_table, md_text
+from descent.units import format_count, format_fixed, format_int, format_percent
 from descent.weights import Q4_RULE_GB_PER_BILLION
 
 FLOAT_FIELD = P.declare(P.Param(
@@ -75,7 +74,7 @@ def float_round(format: str, value: str, field: str) -> str:
         return floats.value_text(r.value)
     if field == "error":
         return fmt_num(r.error, 3)
-    return show("float_round_relative_error", sig=2, format=format, value=value)
+    return format_percent(floats.relative_error(format, float(x)), 2)
 
 @table("float_formats")
 def float_formats() -> str:
@@ -114,7 +113,7 @@ def gguf_fact(format: str, field: str) -> str:
 @value("gguf_model_bytes", P.MODEL, gguf_types.QUANT_FORMAT, P.BYTE_UNIT.but(default="GB"))
 def gguf_model_bytes(model: str, format: str, unit: str) -> str:
     """Every parameter of a catalog model stored in one GGUF block type (no mix): N x bpw / 8."""
-    return show("gguf_type_bytes", unit, model=model, format=format)
+    return fmt_bytes(gguf_types.bytes_for(transformer.param_counts(catalog.model(model)).total, format), unit)
 
 @table("gguf_block_types")
 def gguf_block_types() -> str:
@@ -204,16 +203,30 @@ def precision_fact(weights: str, field: str) -> str:
     x = getattr(p, field)
     return fmt_num(x, 4) if isinstance(x, float) else format_int(x)
 
+GPTQ_MODEL = P.declare(P.Param(
+    "model", "LLaMA model of the GPTQ table", "choice", "LLaMa-65B", key="gptq_model",
+    choices=[(m, m) for m in published.GPTQ_LLAMA], help="a row of the GPTQ README's LLaMA table",
+))
+
+GPTQ_COLUMN = P.declare(P.Param(
+    "column", "GPTQ table column", "choice", "4bit-RTN", key="gptq_column",
+    choices=[(c, c) for c in published.GPTQ_COLUMNS], help="a column of the GPTQ README's LLaMA table",
+))
+
 @value("gptq_change", GPTQ_MODEL, GPTQ_COLUMN)
 def gptq_change(model: str, column: str) -> str:
     """How much a published GPTQ-table perplexity exceeds the same model's FP16 one, percent."""
-    return show("gptq_perplexity_change", sig=2, model=model, column=column)
+    return format_percent(published.gptq_change(model, column), 2)
+
+GPTQ_BITS = P.declare(P.Param(
+    "bits", "Bits per weight", "int", 16, key="gptq_bits", min=1, max=32, help="bits per weight",
+))
 
 @value("gptq_bytes", GPTQ_MODEL, GPTQ_BITS, P.BYTE_UNIT.but(default="GB"))
 def gptq_bytes(model: str, bits: int, unit: str) -> str:
     """Weight bytes of a GPTQ-table LLaMA model at ``bits`` bits, from the billions in its name
     (scales not counted): billions x 1e9 x bits / 8."""
-    return show("gptq_weights_bytes", unit, model=model, bits=bits)
+    return fmt_bytes(published.gptq_weights_bytes(model, bits), unit)
 
 @value("float_values", floats.FLOAT_FORMAT.but(default="fp4_e2m1"))
 def float_values(format: str) -> str:
