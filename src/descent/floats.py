@@ -43,6 +43,7 @@ from descent.units import format_int
 __all__ = [
     "FLOAT_FORMAT",
     "FLOAT_VALUE",
+    "relative_error",
     "FORMATS",
     "FloatFormat",
     "FormatTable",
@@ -454,6 +455,22 @@ def value_text(x: float) -> str:
     if x == 0:
         return "-0" if math.copysign(1.0, x) < 0 else "0"
     return repr(x)
+
+
+def relative_error(format: str, x: float) -> float:
+    """|stored - x| / |x| when ``x`` is rounded to the nearest value of ``format`` (:meth:`Format.round`).
+
+    Raises:
+        ValueError: an unknown format, ``x`` zero or not a number, or a value that rounds to no
+            finite value of the format.
+    """
+    f = get(format)
+    if not is_real(x) or x == 0:
+        raise ValueError(f"the relative error needs a number other than 0, got {x!r}")
+    r = f.round(float(x))
+    if not math.isfinite(r.value):
+        raise ValueError(f"{x} does not round to a finite {f.label} value")
+    return abs(r.error) / abs(float(x))
 
 
 FLOAT_FORMAT = P.declare(P.Param(

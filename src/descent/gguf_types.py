@@ -47,6 +47,7 @@ __all__ = [
     "NameInfo",
     "QUANT_FORMAT",
     "block_type",
+    "bytes_for",
     "decode_name",
 ]
 
@@ -258,6 +259,16 @@ class NameInfo:
 
 #: A quantization name inside any text (a file name such as "model.Q4_K_M.gguf").
 _NAME = re.compile(r"(?<![A-Z0-9])(BF16|F16|F32|MXFP4|NVFP4|I?Q[1-8]_(?:K(?:_[SML])?|[01]|NL|XXS|XS|S|M))(?![A-Z0-9])")
+
+
+def bytes_for(params: int, name: str) -> float:
+    """Bytes of ``params`` weights all stored in the block type of quantization name ``name`` (no
+    mix): params x bits per weight / 8 (the block's own layout, scales included).
+
+    Raises:
+        ValueError: no known name in ``name``.
+    """
+    return params * decode_name(name).block.bits_per_weight / 8
 
 
 def decode_name(text: str) -> NameInfo:

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["AIME_DISTILLED", "GPTQ_COLUMNS", "GPTQ_LLAMA", "GPTQ_URL", "PUBLISHED", "Published", "get"]
+__all__ = ["AIME_DISTILLED", "GPTQ_COLUMNS", "GPTQ_LLAMA", "GPTQ_URL", "PUBLISHED", "Published", "get", "gptq_change",
+           "gptq_weights_bytes"]
 
 GPTQ_URL = "https://github.com/IST-DASLab/gptq"
 GPTQ_PAPER = "https://arxiv.org/abs/2210.17323"
@@ -52,6 +53,26 @@ GPTQ_LLAMA: dict[str, tuple[float, ...]] = {
 
 #: Billions of parameters of each LLaMA row (the model names).
 GPTQ_LLAMA_BILLIONS = {"LLaMa-7B": 7, "LLaMa-13B": 13, "LLaMa-30B": 30, "LLaMa-65B": 65}
+
+#: Parameters in a billion (the short scale of the model names), and bits in a byte.
+_BILLION, _BITS_PER_BYTE = 1e9, 8
+
+
+def gptq_weights_bytes(model: str, bits: int) -> float:
+    """Weight bytes of a row of :data:`GPTQ_LLAMA` at ``bits`` per weight, from the billions in its
+    name (scales not counted): billions x 1e9 x bits / 8. Raises ValueError for an unknown row."""
+    if model not in GPTQ_LLAMA_BILLIONS:
+        raise ValueError(f"model must be one of {', '.join(GPTQ_LLAMA_BILLIONS)}, got {model!r}")
+    return GPTQ_LLAMA_BILLIONS[model] * _BILLION * bits / _BITS_PER_BYTE
+
+
+def gptq_change(model: str, column: str) -> float:
+    """How much a :data:`GPTQ_LLAMA` perplexity exceeds the same row's FP16 one (0.11 = 11% higher).
+    Raises ValueError for an unknown row or column."""
+    if model not in GPTQ_LLAMA or column not in GPTQ_COLUMNS:
+        raise ValueError(f"no GPTQ table cell {model!r}, {column!r}")
+    row = GPTQ_LLAMA[model]
+    return row[GPTQ_COLUMNS.index(column)] / row[0] - 1
 
 #: AIME 2024 pass@1 (percent) from the DeepSeek-R1 README, "Distilled Model Evaluation".
 AIME_DISTILLED: dict[str, float] = {

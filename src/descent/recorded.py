@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 from importlib import resources
 
 from descent import params as P
@@ -32,6 +33,7 @@ __all__ = [
     "embedding_rows",
     "find_prompt",
     "model_file",
+    "pca_explained",
     "prompt_ids",
     "prompt_options",
     "prompt_trace",
@@ -108,6 +110,19 @@ def model_file() -> dict:
 def embedding_data() -> dict:
     """The parsed ``embeddings.json`` (see :mod:`descent.trace.embeddings` for its fields)."""
     return json.loads(resources.files("descent").joinpath("data", EMBEDDINGS_FILE).read_text(encoding="utf-8"))
+
+
+def pca_explained(components: int) -> float:
+    """Share of the recorded embeddings' variance the first ``components`` principal components
+    explain together (``embeddings.json``'s ``pca.explained``, one share per component).
+
+    Raises:
+        ValueError: more components than were recorded, or fewer than one.
+    """
+    ex = embedding_data()["pca"]["explained"]
+    if not 1 <= components <= len(ex):
+        raise ValueError(f"components must be 1 to {len(ex)}, got {components!r}")
+    return functools.reduce(operator.add, ex[:components])  # a left fold: the same in every Python
 
 
 @functools.cache

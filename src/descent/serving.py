@@ -69,6 +69,7 @@ __all__ = [
     "Simulation",
     "Speculation",
     "TraceRequest",
+    "alloc_pool_tokens",
     "allocate",
     "backlog",
     "break_even_utilization",
@@ -86,6 +87,7 @@ __all__ = [
     "simulate",
     "speculative",
     "steady_throughput",
+    "trace_summary",
     "kv_transfer",
 ]
 
@@ -165,6 +167,28 @@ def make_trace(requests: int, rate: float, prompt_mean: int, output_mean: int, s
         t += rng.expovariate(rate)
         out.append(TraceRequest(i, t, _length(rng, prompt_mean), _length(rng, output_mean)))
     return tuple(out)
+
+
+def trace_summary(trace) -> dict[str, float]:
+    """Facts of a trace (:func:`make_trace`): ``duration_s`` (first to last arrival, s),
+    ``mean_prompt`` and ``mean_reply`` (tokens, unrounded), ``longest_prompt``, ``longest_reply``,
+    ``shortest_reply`` and ``output_tokens`` (the replies' sum), tokens.
+
+    Raises:
+        ValueError: an empty trace.
+    """
+    if not trace:
+        raise ValueError("a trace needs at least one request")
+    n = len(trace)
+    return {
+        "duration_s": trace[-1].arrival - trace[0].arrival,
+        "mean_prompt": sum(r.prompt for r in trace) / n,
+        "mean_reply": sum(r.output for r in trace) / n,
+        "longest_prompt": max(r.prompt for r in trace),
+        "longest_reply": max(r.output for r in trace),
+        "shortest_reply": min(r.output for r in trace),
+        "output_tokens": sum(r.output for r in trace),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -938,6 +962,13 @@ _FREE_RUN = re.compile(b"\x01+")
 #: backlog of ``requests`` requests with these mean prompt and reply lengths (tokens), drawn by
 #: :func:`make_trace` (its arrival times do not matter: every request waits from the start).
 ALLOC_EXAMPLE = {"pool": 4096, "requests": 120, "prompt_mean": 120, "output_mean": 60, "rate": 1.0}
+
+
+def alloc_pool_tokens(block_size: int) -> int:
+    """The allocator example's KV pool in token slots, cut down to whole blocks of ``block_size``
+    (:data:`ALLOC_EXAMPLE`'s ``pool``). Raises ParamError for a bad block size."""
+    P.BLOCK_SIZE.check(block_size)
+    return ALLOC_EXAMPLE["pool"] // block_size * block_size
 
 
 def backlog(seed: int, reserve_tokens: int) -> list[tuple[int, int]]:

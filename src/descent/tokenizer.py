@@ -378,6 +378,13 @@ def tokens(text: str) -> list[tuple[str, int]]:
     return smollm2().tokens_of(text)
 
 
+def fragments(pieces: list[tuple[str, int]]) -> tuple[int, int]:
+    """``(whole, fragments)`` of a split (:func:`tokens`): tokens that decode to whole characters,
+    and tokens that hold only some of one character's bytes (their text shows U+FFFD)."""
+    broken = sum(1 for t, _ in pieces if "\ufffd" in t)
+    return len(pieces) - broken, broken
+
+
 def apply_chat_template(messages: list[dict], add_generation_prompt: bool = True) -> str:
     """SmolLM2's chat text for ``messages`` (see :meth:`Tokenizer.apply_chat_template`)."""
     return smollm2().apply_chat_template(messages, add_generation_prompt)

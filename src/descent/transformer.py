@@ -54,6 +54,7 @@ __all__ = [
     "kv_cache_bytes",
     "STATE_BITS",
     "kv_elements_per_token",
+    "kv_elements_per_token_mha",
     "kv_elements_per_token_per_layer",
     "layer_kind",
     "matmul_params_per_token",
@@ -163,6 +164,16 @@ class ParamCounts:
     norms: int
     output_head: int
     active_experts: int
+
+    @property
+    def in_layers(self) -> int:
+        """The layer stack's weights: attention, dense FFNs, routed and shared experts, routers (no norms)."""
+        return self.attention + self.dense_ffn + self.experts + self.shared_experts + self.router
+
+    @property
+    def embeddings(self) -> int:
+        """The embedding table plus the untied output head (0 when tied)."""
+        return self.embedding + self.output_head
 
     @property
     def total(self) -> int:
@@ -467,6 +478,18 @@ def kv_elements_per_token(model: Model) -> int:
     Example: Llama 3.1 70B: 2 * 8 * 128 * 80 = 163,840 elements (327,680 bytes at BF16).
     """
     return sum(kv_elements_per_token_per_layer(model, i) for i in range(model.num_layers))
+
+
+def kv_elements_per_token_mha(model: Model) -> int:
+    """Values one token would add to the KV cache if every query head had its own key and value
+    head (MHA): ``2 * H * d_head`` per layer that caches keys and values (a hybrid's linear-attention
+    layers keep a state instead). The yardstick GQA and MQA are measured against (Ainslie et al.
+    2023, section 2). Raises ValueError for an MLA model (it caches a latent, not heads).
+    """
+    if model.mla is not None:
+        raise ValueError(f"{model.name} uses MLA: it caches a latent, not key/value heads")
+    caching = sum(1 for i in range(model.num_layers) if layer_kind(model, i) != "linear")
+    return KV_TENSORS * caching * model.num_heads * model.head_dim
 
 
 def cached_tokens(model: Model, layer: int, context: int) -> int:

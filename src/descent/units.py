@@ -35,6 +35,7 @@ __all__ = [
     "format_count",
     "format_fixed",
     "format_int",
+    "format_ordinal",
     "format_limit",
     "format_number",
     "format_percent",
@@ -282,6 +283,18 @@ def format_int(n: int) -> str:
     if not is_int(n):
         raise ValueError(f"format_int needs an int, got {n!r}")
     return f"{n:,}"
+
+
+def format_ordinal(n: int) -> str:
+    """An English ordinal: ``format_ordinal(2) == "2nd"``, ``format_ordinal(11) == "11th"``.
+
+    Raises:
+        ValueError: ``n`` is not an int (a bool is not an int).
+    """
+    if not is_int(n):
+        raise ValueError(f"format_ordinal needs an int, got {n!r}")
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def format_fixed(x: float, decimals: int) -> str:

@@ -41,12 +41,17 @@ __all__ = [
     "GROUPS",
     "RELEASED",
     "Tensor",
+    "Q4_RULE_BITS_PER_WEIGHT",
+    "Q4_RULE_GB_PER_BILLION",
+    "bits_per_param",
     "bytes_by_group",
     "describe",
     "gguf_tensor_type",
     "released_map",
     "scheme_names",
+    "q4_rule_bytes",
     "tensors",
+    "total_bytes",
 ]
 
 #: The weight groups, in display order.
@@ -401,3 +406,30 @@ def _bytes_by_group(m: Model, weights: str) -> dict[str, float]:
         raise ValueError(f"weights must be one of {', '.join(scheme_names())}; got {weights!r}")
     bpw = numerics.precision(weights).bits_per_weight
     return {g: getattr(pc, g) * bpw / BITS_PER_BYTE for g in GROUPS}
+
+
+def total_bytes(model: str | Model, weights: str) -> float:
+    """Bytes of every weight of ``model`` stored as ``weights``: the sum of :func:`bytes_by_group`."""
+    return sum(bytes_by_group(model, weights).values())
+
+
+def bits_per_param(model: str | Model, weights: str) -> float:
+    """Bits per parameter of ``model`` stored as ``weights`` (scales and per-tensor mixes included):
+    :func:`total_bytes` x 8 over the parameters of :func:`descent.transformer.param_counts`."""
+    m = resolve_model(model)
+    return total_bytes(m, weights) * BITS_PER_BYTE / transformer.param_counts(m).total
+
+
+#: The rule of thumb "a Q4 file takes about 0.6 GB per billion parameters" (GB = 1e9 bytes), as
+#: repeated in llama.cpp discussions and model cards; Part 2 checks it against llama.cpp's mixes.
+Q4_RULE_GB_PER_BILLION = 0.6
+
+#: The bits per weight that rule means: 1 GB per billion parameters is 8 bits per parameter.
+Q4_RULE_BITS_PER_WEIGHT = Q4_RULE_GB_PER_BILLION * BITS_PER_BYTE
+
+
+def q4_rule_bytes(model: str | Model) -> float:
+    """The rule of thumb's size of ``model`` at Q4: :data:`Q4_RULE_GB_PER_BILLION` GB per billion of
+    its published parameters (``params_total_published``), in bytes."""
+    m = resolve_model(model)
+    return Q4_RULE_GB_PER_BILLION * (m.params_total_published / 1e9) * 1e9

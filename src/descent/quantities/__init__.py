@@ -4,6 +4,7 @@ The registry (:class:`Quantity`, the :func:`quantity` decorator, :func:`get`, th
 :mod:`descent.quantities.registry`; the quantities are registered by subject:
 
 * :mod:`~descent.quantities.model`: parameters, weight bytes, KV bytes per token;
+* :mod:`~descent.quantities.weights`: bits per parameter, the Q4 rule of thumb;
 * :mod:`~descent.quantities.chip`: an accelerator's memory, bandwidth, peak, ridge point, links;
 * :mod:`~descent.quantities.memory`: the sizing (KV cache, runtime allowance, what fits);
 * :mod:`~descent.quantities.step`: one step: decode ceilings, the roofline, prefill and decode timing;
@@ -30,6 +31,7 @@ from descent.quantities import (  # noqa: F401  (each registers its quantities o
     parallel,
     serving,
     step,
+    weights,
 )
 from descent.quantities.registry import FORMAT_PARAMS, KINDS, QUANTITIES, Quantity, blame, get, quantity
 from descent.quantities.serving import SLOTS

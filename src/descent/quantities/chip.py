@@ -56,3 +56,57 @@ def link_bandwidth(link: str) -> float:
     from descent import catalog
 
     return catalog.link(link).bytes_per_s
+
+
+# -- A GPU's internals and memory pyramid (Part 4; descent.memory_tiers) --------------------------
+
+def _chip(accelerator: str):
+    from descent import catalog
+
+    return catalog.accelerator(accelerator)
+
+def _recorded(a, *values):
+    if any(v is None for v in values):
+        raise P.ParamError("accelerator", f"{a.name}: the catalog does not record this for it; pick a GPU with "
+                           "recorded internals")
+
+@quantity("tensor_cores_total", "Tensor cores", "integer", P.ACCELERATOR)
+def tensor_cores_total(accelerator: str) -> int:
+    """Compute units x tensor cores per unit: every tensor core on the chip (catalog, vendor whitepapers)."""
+    a = _chip(accelerator)
+    _recorded(a, a.compute_units, a.tensor_cores_per_unit)
+    return a.compute_units * a.tensor_cores_per_unit
+
+@quantity("hbm_vs_shared_size", "Memory over shared memory", "ratio", P.ACCELERATOR)
+def hbm_vs_shared_size(accelerator: str) -> float:
+    """How many times the chip's memory holds all its shared memory together (descent.memory_tiers.tiers)."""
+    from descent import memory_tiers
+
+    a = _chip(accelerator)
+    shared = memory_tiers.tiers(a)[1]
+    _recorded(a, shared.size_vs_hbm)
+    return 1 / shared.size_vs_hbm
+
+@quantity("shared_vs_hbm_bandwidth", "Shared memory over memory bandwidth", "ratio", P.ACCELERATOR)
+def shared_vs_hbm_bandwidth(accelerator: str) -> float:
+    """How many times faster all the shared memory together reads than the chip's memory (descent.memory_tiers.tiers)."""
+    from descent import memory_tiers
+
+    a = _chip(accelerator)
+    shared = memory_tiers.tiers(a)[1]
+    _recorded(a, shared.bandwidth_vs_hbm)
+    return shared.bandwidth_vs_hbm
+
+@quantity("hbm_vs_l2_size", "Memory over L2 cache", "ratio", P.ACCELERATOR)
+def hbm_vs_l2_size(accelerator: str) -> float:
+    """How many times the chip's memory holds its L2 cache (catalog memory_bytes / l2_bytes)."""
+    a = _chip(accelerator)
+    _recorded(a, a.l2_bytes)
+    return a.memory_bytes / a.l2_bytes
+
+@quantity("hbm_vs_link_bandwidth", "Memory bandwidth over the chip-to-chip link", "ratio", P.ACCELERATOR)
+def hbm_vs_link_bandwidth(accelerator: str) -> float:
+    """How many times faster a chip reads its memory than it sends over its own scale-up link, one direction (catalog)."""
+    a = _chip(accelerator)
+    _recorded(a, a.scale_up_bandwidth or None)
+    return a.memory_bandwidth / (a.scale_up_bandwidth / 2)

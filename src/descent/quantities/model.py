@@ -50,3 +50,49 @@ def kv_bytes_per_token(model: str, kv: str) -> float:
     from descent import catalog, numerics, transformer
 
     return transformer.kv_elements_per_token(catalog.model(model)) * numerics.kv_precision(kv).bytes_per_weight
+
+@quantity("kv_bytes_per_token_mha", "KV cache per token if every head had its own", "bytes", P.MODEL, P.KV)
+def kv_bytes_per_token_mha(model: str, kv: str) -> float:
+    """KV-cache bytes per token with one key/value head per query head (MHA), the yardstick of GQA (descent.transformer, Ainslie et al. 2023).
+
+    Raises ParamError for an MLA model."""
+    from descent import catalog, numerics, transformer
+
+    m = catalog.model(model)
+    if m.mla is not None:
+        raise P.ParamError("model", f"{m.name} uses MLA: it caches a latent, not key/value heads; pick another model")
+    return transformer.kv_elements_per_token_mha(m) * numerics.kv_precision(kv).bytes_per_weight
+
+@quantity("gqa_kv_reduction", "KV cache smaller than MHA by", "number", P.MODEL)
+def gqa_kv_reduction(model: str) -> float:
+    """The KV cache per token with every query head's own keys and values, over the model's own (H / K for plain GQA).
+
+    The precision cancels. Raises ParamError for an MLA model."""
+    return kv_bytes_per_token_mha.func(model, "bf16") / kv_bytes_per_token.func(model, "bf16")
+
+@quantity("kv_sequence_bytes", "KV cache of one sequence", "bytes", P.MODEL, P.KV, P.CONTEXT)
+def kv_sequence_bytes(model: str, kv: str, context: int) -> float:
+    """One sequence's KV cache at the context capped at the model's longest, windows and state counted (descent.transformer.kv_cache_bytes)."""
+    from descent import catalog, numerics, transformer
+
+    m = catalog.model(model)
+    return transformer.kv_cache_bytes(m, min(context, m.max_context), numerics.kv_precision(kv).bits_per_weight)
+
+@quantity("kv_sequence_bytes_freed", "KV cache freed against BF16", "bytes", P.MODEL, P.KV, P.CONTEXT)
+def kv_sequence_bytes_freed(model: str, kv: str, context: int) -> float:
+    """What storing one sequence's KV cache in this precision instead of BF16 frees: kv_sequence_bytes at BF16 minus at it."""
+    return kv_sequence_bytes.func(model, "bf16", context) - kv_sequence_bytes.func(model, kv, context)
+
+@quantity("params_in_layers", "Parameters in the layers", "params", P.MODEL)
+def params_in_layers(model: str) -> int:
+    """Parameters of the layer stack: attention, FFN or experts, shared experts, routers (descent.transformer.param_counts)."""
+    from descent import catalog, transformer
+
+    return transformer.param_counts(catalog.model(model)).in_layers
+
+@quantity("params_embeddings", "Embeddings and output head", "params", P.MODEL)
+def params_embeddings(model: str) -> int:
+    """Parameters of the embedding table plus the output head (0 when tied; descent.transformer.param_counts)."""
+    from descent import catalog, transformer
+
+    return transformer.param_counts(catalog.model(model)).embeddings

@@ -83,3 +83,75 @@ def steady_tokens_per_s(model: str, accelerator: str, weights: str, kv: str, bat
 
     return serving.steady_throughput(serving.server(model, accelerator, weights, kv), batch, prompt_tokens,
                                      output_tokens)
+
+
+# -- Part 3's worked examples: the trace, the batching exception, the chat, the allocator --------
+
+TRACE_PARAMS = (P.REQUESTS, P.ARRIVAL_RATE, P.PROMPT_MEAN, P.OUTPUT_MEAN, P.SEED)
+
+def _trace_summary(**kw: Any) -> dict[str, float]:
+    from descent import serving
+
+    return serving.trace_summary(serving.make_trace(**kw))
+
+@quantity("trace_duration_s", "Trace duration", "seconds", *TRACE_PARAMS)
+def trace_duration_s(requests: int, rate: float, prompt_mean: int, output_mean: int, seed: int) -> float:
+    """Seconds from the first arrival to the last of the seeded trace (descent.serving.make_trace, trace_summary)."""
+    return _trace_summary(requests=requests, rate=rate, prompt_mean=prompt_mean, output_mean=output_mean,
+                          seed=seed)["duration_s"]
+
+@quantity("trace_mean_prompt_tokens", "Mean prompt", "integer", *TRACE_PARAMS)
+def trace_mean_prompt_tokens(requests: int, rate: float, prompt_mean: int, output_mean: int, seed: int) -> int:
+    """The seeded trace's mean prompt, rounded to whole tokens (descent.serving.trace_summary)."""
+    return round(_trace_summary(requests=requests, rate=rate, prompt_mean=prompt_mean, output_mean=output_mean,
+                                seed=seed)["mean_prompt"])
+
+@quantity("trace_mean_reply_tokens", "Mean reply", "integer", *TRACE_PARAMS)
+def trace_mean_reply_tokens(requests: int, rate: float, prompt_mean: int, output_mean: int, seed: int) -> int:
+    """The seeded trace's mean reply, rounded to whole tokens (descent.serving.trace_summary)."""
+    return round(_trace_summary(requests=requests, rate=rate, prompt_mean=prompt_mean, output_mean=output_mean,
+                                seed=seed)["mean_reply"])
+
+_BATCHING = (*SERVER_PARAMS, P.REQUESTS, P.ARRIVAL_RATE, P.PROMPT_MEAN, P.OUTPUT_MEAN, SLOTS, P.CHUNK, P.SEED)
+
+@quantity("continuous_loss", "Continuous batching's loss against static", "fraction", *_BATCHING)
+def continuous_loss(**kw: Any) -> float:
+    """1 - continuous / static throughput on the same simulated trace: what continuous batching loses (negative: gains)."""
+    from descent import serving
+
+    tps = {p: serving.metrics(serving.run(policy=p, **kw)).throughput_tokens_per_s for p in ("static", "continuous")}
+    return 1 - tps["continuous"] / tps["static"]
+
+@quantity("decode_weight_share", "Weights a decode step reads, against a prefill", "fraction", *SERVER_PARAMS,
+          SLOTS, P.PROMPT_TOKENS)
+def decode_weight_share(model: str, accelerator: str, weights: str, kv: str, batch: int, prompt_tokens: int) -> float:
+    """Weight bytes a decode step of a batch of tokens reads, over those a prompt's step reads (MoE: the experts touched; descent.step).
+
+    An MoE step reads only the experts its tokens touch (descent.step.StepModel.step_weight_bytes)."""
+    from descent import serving
+
+    s = serving.server(model, accelerator, weights, kv)
+    return s.step_weight_bytes(batch) / s.step_weight_bytes(prompt_tokens)
+
+#: A chat turn of the multi-turn example: a question and a reply, tokens (example sizes).
+TURN_QUESTION = P.PROMPT_TOKENS.but(default=150, label="Question")
+
+TURN_REPLY = P.OUTPUT_TOKENS.but(default=300, label="Reply")
+
+@quantity("multi_turn_prefill_ratio", "Prefill tokens without a cache, against with one", "number", *SERVER_PARAMS,
+          P.TURNS, P.PREFIX_TOKENS, TURN_QUESTION, TURN_REPLY)
+def multi_turn_prefill_ratio(model: str, accelerator: str, weights: str, kv: str, turns: int, prefix_tokens: int,
+                             prompt_tokens: int, output_tokens: int) -> float:
+    """Prompt tokens prefilled over a whole chat without a prefix cache, over those with one (descent.serving.multi_turn)."""
+    from descent import serving
+
+    last = serving.multi_turn(serving.server(model, accelerator, weights, kv), turns, prefix_tokens, prompt_tokens,
+                              output_tokens)[-1]
+    return last["prefill_tokens_no_cache"] / last["prefill_tokens_cached"]
+
+@quantity("alloc_pool_tokens", "KV pool", "integer", P.BLOCK_SIZE)
+def alloc_pool_tokens(block_size: int) -> int:
+    """The allocator example's KV pool, token slots in whole blocks (descent.serving.alloc_pool_tokens)."""
+    from descent import serving
+
+    return serving.alloc_pool_tokens(block_size)

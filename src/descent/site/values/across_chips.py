@@ -58,7 +58,5 @@ def decode_speed_across_field(model: str, weights: str, kv: str, context: int, b
                 fit,
             ]
         )
-    out = md_table(
-        ["accelerator", "memory", "bandwidth", "tokens/s per sequence (ceiling)", "one chip"], rows, "lrrrl"
-    )
-    return out + sharded_sentence(left) + ("\n\n" if left else "")
+    return md_table(["accelerator", "memory", "bandwidth", "tokens/s per sequence (ceiling)", "one chip"], rows,
+                    "lrrrl") + sharded_sentence(left) + ("\n\n" if left else "")

@@ -12,7 +12,7 @@ from descent import catalog, transformer
 from descent import params as P
 from descent.site.shortcodes import link_to, table, value
 from descent.site.values.text import fmt_bytes, fmt_num, md_link_source, md_table, md_text
-from descent.units import BYTE_UNITS, format_count, format_int, format_si
+from descent.units import BYTE_UNITS, format_count, format_int, format_ordinal, format_si
 
 
 def flat_fields(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
@@ -23,9 +23,9 @@ def flat_fields(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
             continue
         v = getattr(obj, f.name)
         if dataclasses.is_dataclass(v):
-            out += flat_fields(v, prefix + f.name + ".")
+            out += flat_fields(v, f"{prefix}{f.name}.")
         else:
-            out.append((prefix + f.name, v))
+            out.append((f"{prefix}{f.name}", v))
     return out
 
 def _model_field_names() -> list[str]:
@@ -116,10 +116,6 @@ def count(what: str) -> str:
     """How many rows the catalog has."""
     return format_int(len(catalog.models() if what == "models" else catalog.accelerators()))
 
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
 def attention_kind(m: catalog.Model) -> str:
     """MHA / GQA / MQA / MLA, plus the sliding window, the chunks or the linear-attention layers if
     any (K and H are shown beside it)."""
@@ -133,13 +129,13 @@ def attention_kind(m: catalog.Model) -> str:
         kind = "GQA"
     if m.sliding is not None:
         every = m.sliding.full_attention_every
-        kind += f", window {format_int(m.sliding.window)}" + (f", every {_ordinal(every)} layer full" if every else "")
+        kind += f", window {format_int(m.sliding.window)}" + (f", every {format_ordinal(every)} layer full" if every else "")
     if m.chunked is not None:
         every = m.chunked.full_attention_every
-        kind += f", chunks of {format_int(m.chunked.chunk)}" + (f", every {_ordinal(every)} layer full" if every else "")
+        kind += f", chunks of {format_int(m.chunked.chunk)}" + (f", every {format_ordinal(every)} layer full" if every else "")
     if m.linear_attention is not None:
         every = m.linear_attention.full_attention_every
-        kind = f"hybrid: {kind} in every {_ordinal(every)} layer, linear attention (fixed state) in the others"
+        kind = f"hybrid: {kind} in every {format_ordinal(every)} layer, linear attention (fixed state) in the others"
     return kind
 
 #: The reference pages that hold each row's details (docs-relative).

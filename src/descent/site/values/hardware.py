@@ -26,6 +26,7 @@ import random
 from descent import attention_io, catalog, memory_tiers, roofline, transformer
 from descent import params as P
 from descent.site.shortcodes import table, value
+from descent.site.values.quantities import show
 from descent.site.values.text import fmt_bytes, fmt_num, md_link_source, md_table, md_text
 from descent.units import format_bytes, format_int, format_number, format_percent, format_si, format_time
 
@@ -185,7 +186,7 @@ def measured_roofline() -> str:
 
 GPU_FACTS = {
     "units": lambda a, t: format_int(a.compute_units),
-    "tensor_cores": lambda a, t: format_int(a.compute_units * a.tensor_cores_per_unit),
+    "tensor_cores": lambda a, t: show("tensor_cores_total", accelerator=a.id),
     "tensor_cores_per_unit": lambda a, t: format_int(a.tensor_cores_per_unit),
     "registers_per_unit": lambda a, t: fmt_bytes(a.register_file_per_unit_bytes, "KiB"),
     "registers_total": lambda a, t: fmt_bytes(t["registers"].size_bytes, "MiB"),
@@ -193,11 +194,10 @@ GPU_FACTS = {
     "shared_total": lambda a, t: fmt_bytes(t["shared"].size_bytes, "MiB"),
     "l2": lambda a, t: fmt_bytes(a.l2_bytes, "MiB"),
     "shared_bandwidth": lambda a, t: format_si(t["shared"].bandwidth, "B/s", 3, trim=True),
-    "shared_vs_hbm_bandwidth": lambda a, t: format_number(t["shared"].bandwidth_vs_hbm, 2, trim=True) + " times",
-    "hbm_vs_shared_size": lambda a, t: format_number(1 / t["shared"].size_vs_hbm, 2, trim=True) + " times",
-    "hbm_vs_l2_size": lambda a, t: format_number(a.memory_bytes / a.l2_bytes, 2, trim=True) + " times",
-    "hbm_vs_link_bandwidth": lambda a, t: format_number(a.memory_bandwidth / (a.scale_up_bandwidth / 2), 2, trim=True)
-    + " times",
+    "shared_vs_hbm_bandwidth": lambda a, t: show("shared_vs_hbm_bandwidth", sig=2, accelerator=a.id),
+    "hbm_vs_shared_size": lambda a, t: show("hbm_vs_shared_size", sig=2, accelerator=a.id),
+    "hbm_vs_l2_size": lambda a, t: show("hbm_vs_l2_size", sig=2, accelerator=a.id),
+    "hbm_vs_link_bandwidth": lambda a, t: show("hbm_vs_link_bandwidth", sig=2, accelerator=a.id),
 }
 
 GPU_FACT = P.declare(P.Param(

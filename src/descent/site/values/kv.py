@@ -8,7 +8,8 @@ from descent import catalog, numerics, transformer
 from descent import params as P
 from descent.site.shortcodes import table
 from descent.site.values.catalog import attention_kind
-from descent.site.values.text import fmt_bytes, fmt_num, md_table, md_text
+from descent.site.values.quantities import show
+from descent.site.values.text import fmt_bytes, md_table, md_text
 from descent.units import (
     format_int,
 )
@@ -19,9 +20,8 @@ def kv_bytes_per_token_table(kv: str, unit: str) -> str:
     """KV-cache bytes per token for every catalog model."""
     rows = []
     for m in catalog.models().values():
-        n = transformer.kv_elements_per_token(m)
-        rows.append([md_text(m.name), attention_kind(m), format_int(n),
-                     fmt_bytes(n * numerics.kv_precision(kv).bytes_per_weight, unit)])
+        rows.append([md_text(m.name), attention_kind(m), format_int(transformer.kv_elements_per_token(m)),
+                     show("kv_bytes_per_token", unit, model=m.id, kv=kv)])
     return md_table(["model", "attention", "elements per token", f"bytes per token ({kv})"], rows, "llrr")
 
 #: Context lengths of the ``kv_growth`` table, tokens.
@@ -55,15 +55,10 @@ def kv_growth(model: str, kv: str) -> str:
 @table("gqa_savings", P.KV.but(default="bf16"))
 def gqa_savings(kv: str) -> str:
     """Query heads H against key/value heads K, and the KV cache per token with K heads vs with H."""
-    per = numerics.kv_precision(kv).bytes_per_weight
     rows = []
     for m in catalog.models().values():
         if m.mla is not None:
             continue  # MLA caches a latent, not K heads: see the kv-cache-per-token figure
-        kv_b = transformer.kv_elements_per_token(m) * per
-        # the layers that cache keys and values (a hybrid's linear-attention layers keep a state instead)
-        caching = sum(1 for i in range(m.num_layers) if transformer.layer_kind(m, i) != "linear")
-        mha = transformer.KV_TENSORS * caching * m.num_heads * m.head_dim * per
         kind = "MHA" if m.num_kv_heads == m.num_heads else ("MQA" if m.num_kv_heads == 1 else "GQA")
         rows.append(
             [
@@ -71,9 +66,9 @@ def gqa_savings(kv: str) -> str:
                 m.num_heads,
                 m.num_kv_heads,
                 kind,
-                fmt_bytes(kv_b, "KiB"),
-                fmt_bytes(mha, "KiB"),
-                f"{fmt_num(mha / kv_b)}x",
+                show("kv_bytes_per_token", "KiB", model=m.id, kv=kv),
+                show("kv_bytes_per_token_mha", "KiB", model=m.id, kv=kv),
+                f"{show('gqa_kv_reduction', model=m.id)}x",
             ]
         )
     return md_table(
@@ -98,10 +93,9 @@ def kv_quant(context: int) -> str:
     """KV cache of one sequence at a long context in BF16, FP8 and 4-bit, and what the smaller formats free."""
     rows = []
     for m in catalog.models().values():
-        t = min(context, m.max_context)
-        b = {k: transformer.kv_cache_bytes(m, t, numerics.kv_precision(k).bits_per_weight) for k in KV_COMPARED}
-        rows.append([md_text(m.name), format_int(t), fmt_bytes(b["bf16"], "GB"), fmt_bytes(b["fp8"], "GB"),
-                     fmt_bytes(b["int4"], "GB"), fmt_bytes(b["bf16"] - b["fp8"], "GB"),
-                     fmt_bytes(b["bf16"] - b["int4"], "GB")])
+        at = {"model": m.id, "context": context}
+        rows.append([md_text(m.name), format_int(min(context, m.max_context)),
+                     *(show("kv_sequence_bytes", "GB", kv=k, **at) for k in KV_COMPARED),
+                     *(show("kv_sequence_bytes_freed", "GB", kv=k, **at) for k in KV_COMPARED[1:])])
     return md_table(["model", "tokens", "BF16", "FP8", "4-bit (g128)", "FP8 frees", "4-bit frees"], rows,
                     "lrrrrrr")

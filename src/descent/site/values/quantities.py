@@ -10,6 +10,12 @@ from descent import quantities as Q
 from descent.site.shortcodes import value
 
 
+def show(name: str, unit: str = "auto", sig: int = 3, **params: Any) -> str:
+    """The quantity ``name`` at ``params``, printed by its unit (:meth:`Quantity.format`): what its
+    value shortcode prints, for a site entry that only looks quantities up (a table's cells)."""
+    q = Q.get(name)
+    return q.format(q(**params), unit, sig)
+
 def register_quantities() -> None:
     """Register every :data:`descent.quantities.QUANTITIES` entry as a value shortcode: its
     parameters, then ``unit=``/``sig=`` as its kind allows; printed by :meth:`Quantity.format`."""

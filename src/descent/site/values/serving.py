@@ -26,12 +26,15 @@ import re
 from descent import params as P
 from descent import quantities as Q
 from descent import serving
+from descent.quantities.serving import TURN_QUESTION, TURN_REPLY
 from descent.site.shortcodes import table, value
+from descent.site.values.quantities import show
 from descent.site.values.text import fmt_bytes, fmt_num, md_link_source, md_table, md_text
 from descent.units import (
     format_int,
     format_number,
     format_percent,
+    format_si,
     format_time,
 )
 
@@ -87,16 +90,19 @@ TRACE_FIELD = field_choice("sim_trace_field", "Trace fact", (
 @value("trace_fact", *_TRACE, TRACE_FIELD)
 def trace_fact(requests: int, rate: float, prompt_mean: int, output_mean: int, batch: int, seed: int,
                field: str) -> str:
-    """A fact about the seeded trace the batching simulator serves (descent.serving.make_trace)."""
-    tr = serving.make_trace(requests, rate, prompt_mean, output_mean, seed)
+    """A fact about the seeded trace the batching simulator serves (descent.serving.trace_summary).
+
+    The duration and the means are the quantities trace_duration_s, trace_mean_prompt_tokens, trace_mean_reply_tokens."""
+    kw = {"requests": requests, "rate": rate, "prompt_mean": prompt_mean, "output_mean": output_mean, "seed": seed}
+    tr = serving.trace_summary(serving.make_trace(**kw))
     return {
-        "duration": lambda: format_time(tr[-1].arrival - tr[0].arrival),
-        "mean_prompt": lambda: format_int(round(sum(r.prompt for r in tr) / len(tr))),
-        "mean_reply": lambda: format_int(round(sum(r.output for r in tr) / len(tr))),
-        "longest_prompt": lambda: format_int(max(r.prompt for r in tr)),
-        "longest_reply": lambda: format_int(max(r.output for r in tr)),
-        "shortest_reply": lambda: format_int(min(r.output for r in tr)),
-        "output_tokens": lambda: format_int(sum(r.output for r in tr)),
+        "duration": lambda: show("trace_duration_s", **kw),
+        "mean_prompt": lambda: show("trace_mean_prompt_tokens", **kw),
+        "mean_reply": lambda: show("trace_mean_reply_tokens", **kw),
+        "longest_prompt": lambda: format_int(tr["longest_prompt"]),
+        "longest_reply": lambda: format_int(tr["longest_reply"]),
+        "shortest_reply": lambda: format_int(tr["shortest_reply"]),
+        "output_tokens": lambda: format_int(tr["output_tokens"]),
         "requests": lambda: format_int(requests),
         "rate": lambda: fmt_num(rate) + " requests/s",
         "slots": lambda: format_int(batch),
@@ -120,22 +126,21 @@ def batching_exception(field: str) -> str:
     """A burst of short requests on a mixture-of-experts model: continuous batching slower than static."""
     e = EXCEPTION
     sims = {p: serving.run(policy=p, **e) for p in ("static", "continuous")}
-    tps = {p: serving.metrics(sims[p]).throughput_tokens_per_s for p in sims}
-    s = serving.server(e["model"], e["accelerator"], e["weights"], e["kv"])
+    server = {k: e[k] for k in ("model", "accelerator", "weights", "kv")}
     return {
-        "static_tokens_per_s": lambda: fmt_num(tps["static"]) + " tokens/s",
-        "continuous_tokens_per_s": lambda: fmt_num(tps["continuous"]) + " tokens/s",
-        "loss": lambda: format_percent(1 - tps["continuous"] / tps["static"]),
+        "static_tokens_per_s": lambda: show("throughput_tokens_per_s", policy="static", **e),
+        "continuous_tokens_per_s": lambda: show("throughput_tokens_per_s", policy="continuous", **e),
+        "loss": lambda: show("continuous_loss", **e),
         "requests": lambda: format_int(e["requests"]),
         "slots": lambda: format_int(e["batch"]),
         "prefill_steps_static": lambda: format_int(_prefill_steps(sims["static"])),
         "prefill_steps_continuous": lambda: format_int(_prefill_steps(sims["continuous"])),
-        "expert_share_decode": lambda: format_percent(
-            s.step_weight_bytes(e["batch"]) / s.step_weight_bytes(e["prompt_mean"])),
+        "expert_share_decode": lambda: show("decode_weight_share", batch=e["batch"], prompt_tokens=e["prompt_mean"],
+                                            **server),
     }[field]()
 
 PREFIX_FIELD = field_choice("prefix_field", "Prefix fact", (
-    "ttft_miss", "ttft_hit", "ttft_expected", "flops_saved", "flops_saved_expected", "rest_tokens"),
+    "ttft_miss", "ttft_hit", "ttft_expected", "flops_saved", "flops_saved_expected"),
     "one number about a cached shared prefix")
 
 _PREFIX_PROMPT = P.PROMPT_TOKENS.but(default=2400)
@@ -151,18 +156,12 @@ def prefix_fact(model: str, accelerator: str, weights: str, kv: str, prefix_toke
         "ttft_expected": lambda: format_time(r.ttft_expected_s),
         "flops_saved": lambda: format_percent(r.flops_saved),
         "flops_saved_expected": lambda: format_percent(r.flops_saved_expected),
-        "rest_tokens": lambda: format_int(prompt_tokens - prefix_tokens),
     }[field]()
 
 TURN_FIELD = field_choice("turn_field", "Multi-turn fact", (
     "tokens_no_cache", "tokens_cached", "ratio", "last_prompt", "last_ttft_no_cache", "last_ttft_cached",
     "question", "reply"),
     "one number about a multi-turn chat with and without a prefix cache")
-
-#: A chat turn of the multi-turn example: a question and a reply, tokens (example sizes).
-TURN_QUESTION = P.PROMPT_TOKENS.but(default=150, label="Question")
-
-TURN_REPLY = P.OUTPUT_TOKENS.but(default=300, label="Reply")
 
 @value("multi_turn_fact", *_SERVER, P.TURNS, P.PREFIX_TOKENS, TURN_QUESTION, TURN_REPLY, TURN_FIELD)
 def multi_turn_fact(model: str, accelerator: str, weights: str, kv: str, turns: int, prefix_tokens: int,
@@ -174,7 +173,9 @@ def multi_turn_fact(model: str, accelerator: str, weights: str, kv: str, turns: 
     return {
         "tokens_no_cache": lambda: format_int(last["prefill_tokens_no_cache"]),
         "tokens_cached": lambda: format_int(last["prefill_tokens_cached"]),
-        "ratio": lambda: fmt_num(last["prefill_tokens_no_cache"] / last["prefill_tokens_cached"], 2),
+        "ratio": lambda: show("multi_turn_prefill_ratio", sig=2, model=model, accelerator=accelerator, weights=weights,
+                              kv=kv, turns=turns, prefix_tokens=prefix_tokens, prompt_tokens=prompt_tokens,
+                              output_tokens=output_tokens),
         "last_prompt": lambda: format_int(last["prompt_tokens"]),
         "last_ttft_no_cache": lambda: format_time(last["ttft_no_cache_s"]),
         "last_ttft_cached": lambda: format_time(last["ttft_cached_s"]),
@@ -184,14 +185,14 @@ def multi_turn_fact(model: str, accelerator: str, weights: str, kv: str, turns: 
 
 ALLOC_FIELD = field_choice("alloc_field", "Allocator fact", (
     "token_share", "internal_share", "reserved_share", "external_share", "mean_running", "preempted", "pool",
-    "requests", "prompt_mean", "output_mean", "blocks", "block_size", "reserve_tokens"),
+    "requests", "prompt_mean", "output_mean", "block_size", "reserve_tokens"),
     "one number about the allocator example (descent.serving.ALLOC_EXAMPLE)")
 
 @value("alloc_fact", P.ALLOCATOR, P.BLOCK_SIZE, P.RESERVE_TOKENS, P.SEED, ALLOC_FIELD)
 def alloc_fact(allocator: str, block_size: int, reserve_tokens: int, seed: int, field: str) -> str:
     """Where the KV pool goes under one allocator on the allocator example's backlog (descent.serving.allocate)."""
     e = serving.ALLOC_EXAMPLE
-    pool = e["pool"] // block_size * block_size
+    pool = serving.alloc_pool_tokens(block_size)
     got = serving.allocate(serving.backlog(seed, reserve_tokens), pool, allocator, block_size, reserve_tokens)
     return {
         "token_share": lambda: format_percent(got.token_share),
@@ -200,11 +201,10 @@ def alloc_fact(allocator: str, block_size: int, reserve_tokens: int, seed: int, 
         "external_share": lambda: format_percent(got.external_share),
         "mean_running": lambda: fmt_num(got.mean_running),
         "preempted": lambda: format_int(got.preempted),
-        "pool": lambda: format_int(pool),
+        "pool": lambda: show("alloc_pool_tokens", block_size=block_size),
         "requests": lambda: format_int(e["requests"]),
         "prompt_mean": lambda: format_int(e["prompt_mean"]),
         "output_mean": lambda: format_int(e["output_mean"]),
-        "blocks": lambda: format_int(pool // block_size),
         "block_size": lambda: format_int(block_size),
         "reserve_tokens": lambda: format_int(reserve_tokens),
     }[field]()
@@ -221,7 +221,7 @@ def shared_blocks_fact(prompt_tokens: int, output_tokens: int, samples: int, blo
 @table("kv_transfer_table", P.MODEL, P.ACCELERATOR, P.KV, P.CONTEXT)
 def kv_transfer_table(model: str, accelerator: str, kv: str, context: int) -> str:
     """One sequence's KV cache moved over each link: bandwidth, time, and the source of the bandwidth."""
-    rows = [[md_text(link.label), format_number(link.bytes_per_s / 1e9, 3, trim=True) + " GB/s", format_time(t),
+    rows = [[md_text(link.label), format_si(link.bytes_per_s, "B/s", 3, trim=True), format_time(t),
              md_link_source(link.source)]
             for link, _, t in serving.kv_transfer(model, accelerator, kv, context)]
     return md_table(["link", "one direction", "time", "source"], rows, "lrrl")

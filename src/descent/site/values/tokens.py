@@ -72,9 +72,9 @@ def token_splits() -> str:
     rows = []
     for what, text in SPLIT_EXAMPLES.values():
         pieces = _split(text)
-        broken = sum(1 for t, _ in pieces if "\ufffd" in t)
+        whole, broken = tokenizer.fragments(pieces)
         shown = (
-            f"{len(pieces) - broken} whole characters or pieces, and {broken} fragments that each hold "
+            f"{whole} whole characters or pieces, and {broken} fragments that each hold "
             f"only some of one character's bytes"
             if broken
             else _show_split(pieces)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from descent import catalog, transformer
 from descent import params as P
-from descent.recorded import embedding_data
+from descent.recorded import embedding_data, pca_explained
 from descent.site.shortcodes import table, value
+from descent.site.values.quantities import show
 from descent.site.values.text import fmt_num, md_table, md_text
 from descent.units import format_count, format_int, format_number, format_percent
 
@@ -73,7 +74,7 @@ def embedding_fact(field: str, analogy: str) -> str:
         return {
             "pca1": format_percent(ex[0]),
             "pca2": format_percent(ex[1]),
-            "pca12": format_percent(ex[0] + ex[1]),
+            "pca12": format_percent(pca_explained(2)),
             "words": format_int(d["pca"]["words"]),
             "vocab": format_int(d["vocab_size"]),
             "d_model": format_int(d["d_model"]),
@@ -108,14 +109,12 @@ def part1_stacks() -> str:
     """Every catalog model's stack: L, D, H, K, d_head, FFN width, and its parameters by part."""
     rows = []
     for m in catalog.models().values():
-        p = transformer.param_counts(m)
         if m.moe:
             ffn = f"{m.moe.num_experts} x {format_int(m.moe.expert_intermediate_size)}"
             if m.moe.num_shared_experts:
                 ffn += f" + {m.moe.num_shared_experts} shared"
         else:
             ffn = format_int(m.intermediate_size)
-        layers_w = p.attention + p.dense_ffn + p.experts + p.shared_experts + p.router
         rows.append(
             [
                 md_text(m.name),
@@ -125,10 +124,10 @@ def part1_stacks() -> str:
                 m.num_kv_heads,
                 m.head_dim,
                 ffn,
-                format_count(layers_w),
-                format_count(p.embedding + p.output_head),
-                format_count(p.total),
-                format_count(p.active),
+                show("params_in_layers", model=m.id),
+                show("params_embeddings", model=m.id),
+                show("params_total", model=m.id),
+                show("params_active", model=m.id),
             ]
         )
     return md_table(

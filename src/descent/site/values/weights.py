@@ -21,8 +21,10 @@ import math
 from descent import catalog, floats, gguf_types, numerics, published, transformer
 from descent import params as P
 from descent.site.shortcodes import table, value
+from descent.site.values.quantities import show
 from descent.site.values.text import fmt_bytes, fmt_num, md_table, md_text
-from descent.units import GB, format_count, format_fixed, format_int, format_percent
+from descent.units import format_count, format_fixed, format_int, format_percent
+from descent.weights import Q4_RULE_GB_PER_BILLION
 
 FLOAT_FIELD = P.declare(P.Param(
     "field", "Float format property", "choice", key="float_field",
@@ -72,7 +74,7 @@ def float_round(format: str, value: str, field: str) -> str:
         return floats.value_text(r.value)
     if field == "error":
         return fmt_num(r.error, 3)
-    return format_percent(abs(r.error) / abs(float(x)), 2)
+    return format_percent(floats.relative_error(format, float(x)), 2)
 
 @table("float_formats")
 def float_formats() -> str:
@@ -111,9 +113,7 @@ def gguf_fact(format: str, field: str) -> str:
 @value("gguf_model_bytes", P.MODEL, gguf_types.QUANT_FORMAT, P.BYTE_UNIT.but(default="GB"))
 def gguf_model_bytes(model: str, format: str, unit: str) -> str:
     """Every parameter of a catalog model stored in one GGUF block type (no mix): N x bpw / 8."""
-    b = gguf_types.decode_name(format).block
-    n = transformer.param_counts(catalog.model(model)).total
-    return fmt_bytes(n * b.bits_per_weight / 8, unit)
+    return fmt_bytes(gguf_types.bytes_for(transformer.param_counts(catalog.model(model)).total, format), unit)
 
 @table("gguf_block_types")
 def gguf_block_types() -> str:
@@ -156,33 +156,19 @@ def gptq_llama() -> str:
     rows = [[m, *(format_fixed(x, 2) for x in vals)] for m, vals in published.GPTQ_LLAMA.items()]
     return md_table(["model", *published.GPTQ_COLUMNS], rows, "lrrrrrr")
 
-#: The rule of thumb checked: gigabytes at Q4 ~ RULE_GB_PER_BILLION x billions of parameters.
-RULE_GB_PER_BILLION = 0.6
-
-def _rule_row(m: catalog.Model) -> dict:
-    """The rule against llama.cpp's per-tensor mixes (descent.weights: llama_tensor_get_type's
-    choices applied to the model's shapes) and the checkpoint as released."""
-    from descent.weights import bytes_by_group
-
-    n = transformer.param_counts(m).total
-    billions = m.params_total_published / 1e9
-    q4km = sum(bytes_by_group(m.id, "q4_k_m").values())
-    return {"rule": RULE_GB_PER_BILLION * billions * GB, "q4_k_m": q4km,
-            "q4_0": sum(bytes_by_group(m.id, "q4_0").values()),
-            "released": sum(bytes_by_group(m.id, "released").values()), "params": n,
-            "q4_k_m_bits": q4km * 8 / n}
-
 @table("q4_rule")
 def q4_rule() -> str:
     """The rule 'Q4 GB ~ 0.6 x billions of parameters' against every catalog model's Q4_K_M and Q4_0
     files (llama.cpp's per-tensor types, computed) and its checkpoint as released."""
     rows = []
     for m in catalog.models().values():
-        r = _rule_row(m)
-        rows.append([md_text(m.name), format_count(m.params_total_published), fmt_bytes(r["rule"], "GB"),
-                     fmt_bytes(r["q4_k_m"], "GB"), fmt_num(r["q4_k_m_bits"], 3), fmt_bytes(r["q4_0"], "GB"),
-                     fmt_bytes(r["released"], "GB"), format_percent(r["rule"] / r["q4_k_m"] - 1, 2)])
-    return md_table(["model", "published size", f"rule: {fmt_num(RULE_GB_PER_BILLION)} GB per billion",
+        rows.append([md_text(m.name), format_count(m.params_total_published), show("q4_rule_bytes", "GB", model=m.id),
+                     show("weights_bytes", "GB", model=m.id, weights="q4_k_m"),
+                     show("weights_bits_per_param", model=m.id, weights="q4_k_m"),
+                     show("weights_bytes", "GB", model=m.id, weights="q4_0"),
+                     show("weights_bytes", "GB", model=m.id, weights="released"),
+                     show("q4_rule_gap", sig=2, model=m.id)])
+    return md_table(["model", "published size", f"rule: {fmt_num(Q4_RULE_GB_PER_BILLION)} GB per billion",
                      "Q4_K_M", "Q4_K_M bits per weight", "Q4_0", "as released", "rule against Q4_K_M"],
                     rows, "lrrrrrrr")
 
@@ -195,13 +181,14 @@ RULE_FIELD = P.declare(P.Param(
 
 @value("q4_rule_fact", P.MODEL, RULE_FIELD, P.BYTE_UNIT.but(default="GB"))
 def q4_rule_fact(model: str, field: str, unit: str) -> str:
-    """One model's row of the q4_rule table."""
-    r = _rule_row(catalog.model(model))
+    """One model's row of the q4_rule table: the quantities q4_rule_bytes, weights_bytes, weights_bits_per_param, q4_rule_gap."""
     if field == "gap":
-        return format_percent(r["rule"] / r["q4_k_m"] - 1, 2)
+        return show("q4_rule_gap", sig=2, model=model)
     if field == "q4_k_m_bits":
-        return fmt_num(r["q4_k_m_bits"], 3)
-    return fmt_bytes(r[field], unit)
+        return show("weights_bits_per_param", model=model, weights="q4_k_m")
+    if field == "rule":
+        return show("q4_rule_bytes", unit, model=model)
+    return show("weights_bytes", unit, model=model, weights=field)
 
 PRECISION_FIELD = P.declare(P.Param(
     "field", "Precision fact", "choice", "bits_per_weight", key="precision_field",
@@ -229,8 +216,7 @@ GPTQ_COLUMN = P.declare(P.Param(
 @value("gptq_change", GPTQ_MODEL, GPTQ_COLUMN)
 def gptq_change(model: str, column: str) -> str:
     """How much a published GPTQ-table perplexity exceeds the same model's FP16 one, percent."""
-    row = published.GPTQ_LLAMA[model]
-    return format_percent(row[published.GPTQ_COLUMNS.index(column)] / row[0] - 1, 2)
+    return format_percent(published.gptq_change(model, column), 2)
 
 GPTQ_BITS = P.declare(P.Param(
     "bits", "Bits per weight", "int", 16, key="gptq_bits", min=1, max=32, help="bits per weight",
@@ -240,7 +226,7 @@ GPTQ_BITS = P.declare(P.Param(
 def gptq_bytes(model: str, bits: int, unit: str) -> str:
     """Weight bytes of a GPTQ-table LLaMA model at ``bits`` bits, from the billions in its name
     (scales not counted): billions x 1e9 x bits / 8."""
-    return fmt_bytes(published.GPTQ_LLAMA_BILLIONS[model] * 1e9 * bits / 8, unit)
+    return fmt_bytes(published.gptq_weights_bytes(model, bits), unit)
 
 @value("float_values", floats.FLOAT_FORMAT.but(default="fp4_e2m1"))
 def float_values(format: str) -> str:
@@ -254,7 +240,7 @@ def float_values(format: str) -> str:
 @value("rule_bits")
 def rule_bits() -> str:
     """Bits per weight that the rule of thumb's 0.6 GB per billion parameters means: 0.6 x 8."""
-    return fmt_num(RULE_GB_PER_BILLION * 8, 3)
+    return show("q4_rule_bits")
 
 @value("context_tokens", P.CONTEXT)
 def context_tokens(context: int) -> str:
