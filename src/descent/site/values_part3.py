@@ -1,8 +1,8 @@
 """Value and table shortcodes for Part 3 ("Serving software").
 
 Imported at the bottom of :mod:`descent.site.values`. The arithmetic is :mod:`descent.serving`'s
-(core); the measurements on the real model are :mod:`descent.trace.measure`'s (taken at build,
-cached by the GGUF's SHA-256). The single numbers that are quantities (``prefill_s``, ``itl_s``,
+(core); the measurements on the real model are :mod:`descent.trace.measure`'s (token-level results
+computed at build and cached by the GGUF's SHA-256; timings read from the build machine's record). The single numbers that are quantities (``prefill_s``, ``itl_s``,
 ``throughput_tokens_per_s``, ``speedup``, ...) need no entry here.
 
 * ``<!-- descent:value step_fact field=... -->``: one prefill and one decode step of a model on a chip.
@@ -123,7 +123,7 @@ def measured_label() -> str:
     mc = d["machine"]
     load = f", load average {format_number(mc['load_average'], 2, trim=True)}" if mc.get("load_average") is not None else ""
     return (f"measured on {mc['cpu']} ({plural_cores(mc['cores'])}{load}), NumPy {mc['numpy']} on one BLAS thread, "
-            f"{d['date']}")
+            f"{d['date']}, median of {format_int(d['repeats'])} runs")
 
 
 def plural_cores(n: int) -> str:

@@ -51,6 +51,7 @@ from descent.trace.batched import forward_batch
 from descent.trace.blas import use_one_thread
 from descent.trace.forward import KVCache, forward, generate
 from descent.trace.gguf_reader import load_model
+from descent.trace.measure import BATCHES, SETTINGS
 from descent.trace.record import MODEL_NAME, stop_ids
 
 __all__ = ["BATCHES", "FORMAT", "GEMM_N", "REPEATS", "STREAM_BYTES", "blas_library", "cpu_model",
@@ -60,19 +61,13 @@ __all__ = ["BATCHES", "FORMAT", "GEMM_N", "REPEATS", "STREAM_BYTES", "blas_libra
 FORMAT = recorded.MACHINE_FORMAT
 #: Runs of every workload; the median is kept.
 REPEATS = 5
-#: Sequences decoded together in the batch sweep (1 is ``decode``).
-BATCHES = (1, 2, 4, 8, 16)
 #: Edge of the square float32 matrices multiplied for the arithmetic roof (2.1 GFLOP a product).
 GEMM_N = 1024
 #: Bytes of the float32 array read for the memory roof (256 MiB: far beyond any CPU cache).
 STREAM_BYTES = 256 * 2**20
 #: Part 3's copying task for speculative decoding (the prompt and the reply's length cap).
-SPECULATIVE_PROMPT = (
-    "Copy this text exactly, word for word:\nThe old lighthouse keeper climbed the stairs every "
-    "evening, lit the lamp, wound the clock and wrote the weather in his book. Then he sat by the "
-    "window and watched the ships pass in the dark."
-)
-SPECULATIVE_MAX_TOKENS = 64
+SPECULATIVE_PROMPT = SETTINGS["speculative_prompt"]
+SPECULATIVE_MAX_TOKENS = SETTINGS["speculative_max_tokens"]
 
 
 def cpu_model() -> str:
@@ -132,7 +127,7 @@ def _decode_steps(model, prompt: KVCache, first: int, batch: int, steps: int) ->
     return total / steps
 
 
-def _runs(repeats: int) -> tuple[dict[str, list[float]], dict[str, tuple[float, str, str]]]:
+def _runs(repeats: int, gemm_n: int, stream_bytes: int, batches: tuple[int, ...]) -> tuple[dict[str, list[float]], dict[str, tuple[float, str, str]]]:
     """Every workload ``repeats`` times, interleaved: ``({name: [seconds, ...]}, {name: (work, unit, what)})``."""
     use_one_thread()
     model = load_model()
@@ -142,16 +137,16 @@ def _runs(repeats: int) -> tuple[dict[str, list[float]], dict[str, tuple[float, 
     copy_ids = tok.encode(tok.apply_chat_template([{"role": "user", "content": SPECULATIVE_PROMPT}]))
     stops = stop_ids()
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((GEMM_N, GEMM_N), dtype=np.float32)
-    b = rng.standard_normal((GEMM_N, GEMM_N), dtype=np.float32)
-    x = np.ones(STREAM_BYTES // 4, dtype=np.float32)
+    a = rng.standard_normal((gemm_n, gemm_n), dtype=np.float32)
+    b = rng.standard_normal((gemm_n, gemm_n), dtype=np.float32)
+    x = np.ones(stream_bytes // 4, dtype=np.float32)
     np.dot(x, x)  # first touch: the pages are mapped before timing
     forward(model, ids[:4])  # warm up: pages the memory-mapped weights in
 
     prompt = KVCache()
     first = int(np.argmax(forward(model, ids, prompt).logits[-1]))
     greedy = [s.token for s in generate(copy_ids, SPECULATIVE_MAX_TOKENS, stop_ids=stops, model=model)]
-    spec = speculative.speculative_greedy(copy_ids, SPECULATIVE_MAX_TOKENS, stops, model)
+    spec = speculative.speculative_greedy(copy_ids, SPECULATIVE_MAX_TOKENS, stops, model, SETTINGS["ngram_max"], SETTINGS["draft_max"])
     if spec["tokens"] != greedy:
         raise RuntimeError("speculative decoding did not reproduce greedy decoding: nothing recorded")
     n = len(ids)
@@ -162,11 +157,11 @@ def _runs(repeats: int) -> tuple[dict[str, list[float]], dict[str, tuple[float, 
                                                 f"{len(greedy)} tokens, prefill included"),
         "speculative_reply": (len(greedy), "tokens", f"{MODEL_NAME} prompt-lookup speculative decoding of the same "
                                                      f"task (the same {len(greedy)} tokens), prefill included"),
-        "gemm": (2 * GEMM_N**3, "FLOP", f"one float32 product of two {GEMM_N} x {GEMM_N} matrices (NumPy)"),
-        "stream": (STREAM_BYTES, "bytes", f"one BLAS dot product over a float32 array of {STREAM_BYTES} bytes "
-                                          "(read once)"),
+        "gemm": (2 * gemm_n**3, "FLOP", f"one float32 product of two {gemm_n} x {gemm_n} matrices (NumPy)"),
+        "stream": (x.nbytes, "bytes", f"one BLAS dot product over a float32 array of {x.nbytes} bytes "
+                                      "(read once)"),
     }
-    for bt in BATCHES:
+    for bt in batches:
         name = "decode" if bt == 1 else f"decode_batch_{bt}"
         who = "one sequence" if bt == 1 else f"{bt} sequences decoded together"
         work[name] = (bt, "tokens", f"{MODEL_NAME} decode step, {who}, mean of {steps} greedy steps after the "
@@ -175,23 +170,31 @@ def _runs(repeats: int) -> tuple[dict[str, list[float]], dict[str, tuple[float, 
     runs: dict[str, list[float]] = {k: [] for k in work}
     for _ in range(repeats):
         runs["prefill"].append(_timed(lambda: forward(model, ids, KVCache())))
-        for bt in BATCHES:
+        for bt in batches:
             runs["decode" if bt == 1 else f"decode_batch_{bt}"].append(_decode_steps(model, prompt, first, bt, steps))
         runs["greedy_reply"].append(_timed(
             lambda: list(generate(copy_ids, SPECULATIVE_MAX_TOKENS, stop_ids=stops, model=model))))
         runs["speculative_reply"].append(_timed(
-            lambda: speculative.speculative_greedy(copy_ids, SPECULATIVE_MAX_TOKENS, stops, model)))
+            lambda: speculative.speculative_greedy(copy_ids, SPECULATIVE_MAX_TOKENS, stops, model, SETTINGS["ngram_max"], SETTINGS["draft_max"])))
         runs["gemm"].append(_timed(lambda: a @ b))
         runs["stream"].append(_timed(lambda: np.dot(x, x)))
     return runs, work
 
 
-def record(repeats: int = REPEATS) -> dict:
-    """Time every workload now (see the module docstring) and return the record, JSON-ready."""
+def record(repeats: int = REPEATS, *, gemm_n: int = GEMM_N, stream_bytes: int = STREAM_BYTES,
+           batches: tuple[int, ...] = BATCHES) -> dict:
+    """Time every workload now (see the module docstring) and return the record, JSON-ready.
+
+    Args:
+        repeats: runs of every workload (the median is kept).
+        gemm_n, stream_bytes, batches: the sizes (tests use small ones; ``settings`` records them).
+    """
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
+    if 1 not in batches:
+        raise ValueError("the batches must include 1 (decode)")
     load_before = _load()
-    runs, work = _runs(repeats)
+    runs, work = _runs(repeats, gemm_n, stream_bytes, tuple(batches))
     load_after = _load()
     model = load_model()
     return {
@@ -202,6 +205,8 @@ def record(repeats: int = REPEATS) -> dict:
         "load_average": {"before": load_before, "after": load_after},
         "repeats": repeats,
         "statistic": "median",
+        "settings": {"prefill_tokens": int(work["prefill"][0]), "decode_steps": engine.SPEED_DECODE_STEPS,
+                     "batches": list(batches), "gemm_n": gemm_n, "stream_bytes": int(work["stream"][0])},
         "measurements": {
             name: {"value": statistics.median(runs[name]), "unit": "s", "work": w, "work_unit": unit, "what": what,
                    "runs": [float(f"{t:.6g}") for t in runs[name]]}

@@ -24,20 +24,18 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import json
 import math
 import os
 import platform
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from descent import numerics
-from descent.trace.gguf_reader import Model, cache_dir, load_model
+from descent.trace.cache import cached_json
+from descent.trace.gguf_reader import Model, load_model
 
 #: Bump when the variants, the text or the measurement change.
 QUALITY_VERSION = 1
@@ -170,14 +168,6 @@ def _key(sha: str) -> str:
     return f"{sha}-v{QUALITY_VERSION}-{text_hash}"
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def measure(model: Model | None = None) -> dict:
     """Perplexity of every :data:`VARIANTS` entry, from the cache or measured now (about half a
     minute here) and cached.
@@ -190,27 +180,26 @@ def measure(model: Model | None = None) -> dict:
 
     model = model or load_model()
     key = _key(model.sha256)
-    path = cache_dir() / "quality" / f"{key}.json"
-    if path.is_file():
-        return json.loads(path.read_text())
-    ids = eval_ids()
-    t0 = time.perf_counter()
-    rows = []
-    for v in VARIANTS:
-        rows.append({"id": v.id, "label": v.label, "bits_per_weight": v.bits_per_weight,
-                     "perplexity": perplexity(requantized(model, v), ids)})
-    out = {
-        "key": key,
-        "tokens": len(ids),
-        "text": f"Python {sys.version_info.major}.{sys.version_info.minor} documentation, 'Naming and binding'",
-        "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}",
-        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
-        "seconds": round(time.perf_counter() - t0, 1),
-        "variants": rows,
-    }
-    _atomic_write(path, json.dumps(out, indent=1))
-    return out
+
+    def compute() -> dict:
+        ids = eval_ids()
+        t0 = time.perf_counter()
+        rows = []
+        for v in VARIANTS:
+            rows.append({"id": v.id, "label": v.label, "bits_per_weight": v.bits_per_weight,
+                         "perplexity": perplexity(requantized(model, v), ids)})
+        return {
+            "key": key,
+            "tokens": len(ids),
+            "text": f"Python {sys.version_info.major}.{sys.version_info.minor} documentation, 'Naming and binding'",
+            "python": platform.python_version(),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}",
+            "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
+            "seconds": round(time.perf_counter() - t0, 1),
+            "variants": rows,
+        }
+
+    return cached_json("quality", f"{key}.json", compute)
 
 
 # -- one real tensor, rounded every way (the quantization table and the histogram figure) --------
