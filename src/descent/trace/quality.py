@@ -16,13 +16,14 @@ ships with Python itself (``pydoc_data.topics``, PSF licence), fed as one sequen
 token (the GGUF's ``add_bos_token`` is false). The forward pass is :func:`descent.trace.forward.forward`,
 whose logits the peer test compares with transformers.
 
-Results are cached as JSON under ``cache_dir()/quality/``, keyed by the GGUF's sha256,
-:data:`QUALITY_VERSION` and a hash of the text, and say where and when they were measured.
+Results are cached as JSON under ``cache_dir()/quality/`` (:func:`descent.trace.cache.cached_json`),
+keyed by the GGUF's sha256, :data:`QUALITY_VERSION` and a hash of the text, and say on what machine
+they were computed. They are untimed and undated: the perplexities depend on the model and the
+text, not on the day, so two builds print the same page.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import math
 import os
@@ -173,17 +174,15 @@ def measure(model: Model | None = None) -> dict:
     minute here) and cached.
 
     Returns:
-        ``{"key", "tokens", "text", "python", "machine", "date", "seconds", "variants": [{"id",
-        "label", "bits_per_weight", "perplexity"}]}``; ``date`` is when it was measured (UTC, ISO).
+        ``{"key", "tokens", "text", "python", "machine", "variants": [{"id", "label",
+        "bits_per_weight", "perplexity"}]}`` (a cache written before version 1's results dropped
+        them may also hold ``date`` and ``seconds``: nothing reads them).
     """
-    import time
-
     model = model or load_model()
     key = _key(model.sha256)
 
     def compute() -> dict:
         ids = eval_ids()
-        t0 = time.perf_counter()
         rows = []
         for v in VARIANTS:
             rows.append({"id": v.id, "label": v.label, "bits_per_weight": v.bits_per_weight,
@@ -194,8 +193,6 @@ def measure(model: Model | None = None) -> dict:
             "text": f"Python {sys.version_info.major}.{sys.version_info.minor} documentation, 'Naming and binding'",
             "python": platform.python_version(),
             "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}",
-            "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
-            "seconds": round(time.perf_counter() - t0, 1),
             "variants": rows,
         }
 
