@@ -18,7 +18,7 @@ CAPTION = (
     f"Perplexity of SmolLM2-135M over {format_int(_Q['tokens'])} tokens ({_Q['text']}), lower is better, "
     "with the 210 attention and feed-forward matrices stored each way; the embedding stays as shipped (Q8_0). "
     "Every bar is relative to the shipped 4-bit file (Q4_1), not to the original BF16 model. "
-    f"Measured with this site's NumPy forward pass on {_Q['machine']}, {_Q['date']}."
+    f"Computed with this site's NumPy forward pass on {_Q['machine']} when the site is built."
 )
 
 

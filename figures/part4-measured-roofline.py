@@ -1,17 +1,17 @@
 """Figure: the roofline of the machine that built this site, measured, with SmolLM2-135M's measured
-prefill and decode placed on it (descent.trace.roofline_measure; cached per machine and model)."""
+prefill and decode placed on it (descent.trace.roofline_measure.from_record: the committed record)."""
 
 import hashlib
 import json
 
 from descent.roofline import attained_flops
-from descent.trace.roofline_measure import measure
+from descent.trace.roofline_measure import from_record
 from descent.units import format_number, format_percent, format_si
 
-_M = measure()
+_M = from_record()
 _MACHINE = f"{_M['machine']['cpu']}, one core of {_M['machine']['cores']}"
 
-#: The drawn SVG changes with the measurement, not only with the recipe.
+#: The drawn SVG changes with the record, not only with the recipe.
 CACHE_KEY = hashlib.sha256(json.dumps(_M, sort_keys=True).encode()).hexdigest()
 
 ALT = (
@@ -24,7 +24,7 @@ ALT = (
 )
 CAPTION = (
     f"This machine's roofline, measured when the site was built ({_M['measured_at']}, {_MACHINE}): the flat roof "
-    f"is NumPy's best float32 matrix product, the sloped roof its best read of a "
+    f"is NumPy's median float32 matrix product, the sloped roof its median read of a "
     f"{format_number(_M['stream']['bytes'] / 2**20, 3)} MiB array. The two points are SmolLM2-135M running "
     f"through the site's NumPy forward pass on the same core, FLOPs and bytes counted by the site's own "
     f"arithmetic (FP32 weights and cache)."

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from descent import transformer
 from descent.catalog import accelerators, models
 from descent.memory import fits_in, size
+from descent.numerics import KV_PRECISIONS, PRECISIONS
 from descent.scenario import Scenario
 from descent.step import MAX_BATCH
-from descent.numerics import KV_PRECISIONS, PRECISIONS
 from descent.weights import GGUF_MIXES
 
 GIB = 2**30

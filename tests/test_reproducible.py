@@ -7,9 +7,16 @@ link would resolve to one real path for both) and its own ``src/`` on PYTHONPATH
 another checkout's ``.cache/``, sources or npm packages:
 
 * A: checkout 1, cold (empty ``.cache/``: figures drawn, wheel built, KaTeX rendered, Pyodide
-  snapshot made from scratch);
+  snapshot made from scratch; and an empty model cache, ``DESCENT_CACHE`` inside it: the GGUF
+  dequantized, every trace, perplexity and token-level result computed anew);
 * B: checkout 2 at another absolute path, cold (catches absolute paths leaking into the output);
 * C: checkout 1 again, warm (its ``.cache/`` from A: catches cache-dependent output).
+
+No file is left out of the comparison. The build machine's timings are not taken by a build: every
+page reads them from the committed record (``descent/data/build_machine.json``), so the pages that
+print them (Parts 0, 3 and 4, their figures, the roofline notebook) are byte-identical too (issue
+22: two clean builds differed in eight files, all of them timings, when each build measured and a
+shared ``~/.cache/descent`` hid it between builds of one machine).
 
 Every file's sha256 must match across A, B and C; a failure lists the files that differ. And no
 file of any build may hold the absolute path of a checkout, of its site folder or of this
@@ -62,7 +69,9 @@ def _checkout(dest: Path, files: list[str]) -> Path:
 
 
 def _build(checkout: Path, out: Path) -> None:
-    env = dict(os.environ, SOURCE_DATE_EPOCH=EPOCH, NO_MKDOCS_2_WARNING="1")
+    # The model cache of this checkout alone (empty on its first build), not the user's ~/.cache/descent.
+    env = dict(os.environ, SOURCE_DATE_EPOCH=EPOCH, NO_MKDOCS_2_WARNING="1",
+               DESCENT_CACHE=str(checkout / ".cache" / "descent-trace-cache"))
     env.pop("DESCENT_SITE_URL", None)  # the default site_url in mkdocs.yml for all three
     # This checkout's package, ahead of the editable install (which points at ROOT/src).
     env["PYTHONPATH"] = os.pathsep.join([str(checkout / "src"), *filter(None, [env.get("PYTHONPATH")])])
@@ -142,6 +151,11 @@ def test_two_clean_builds_are_byte_identical(tmp_path):
     _build(one, tmp_path / "A")
     _build(two, tmp_path / "B")
     assert (one / ".cache").is_dir(), "the first build should have filled its .cache/"
+    # Each cold build computed the model's results (perplexities, Part 3's token-level results) in
+    # its own, empty cache; the timings it printed came from the committed record.
+    for checkout in (one, two):
+        for kind in ("quality", "measurements"):
+            assert list((checkout / ".cache" / "descent-trace-cache" / kind).glob("*.json")), (checkout, kind)
     _build(one, tmp_path / "C")
 
     a, b, c = (site_hashes(tmp_path / s) for s in "ABC")

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from descent import tokenizer
+from descent import recorded, tokenizer
 from descent.trace import constrained, measure, speculative
 from descent.trace.batched import forward_batch
 from descent.trace.forward import KVCache, forward, generate
@@ -119,17 +119,37 @@ def test_constrained_generation_obeys_the_pattern(model, tok):
 
 
 def test_measurements_are_cached_by_the_gguf(model, tmp_path, monkeypatch):
+    # The token-level results are computed once and cached (descent.trace.cache); the timings
+    # beside them are the record's, read on every call, never timed.
     monkeypatch.setenv("DESCENT_CACHE", str(tmp_path))
     calls = []
-    monkeypatch.setattr(measure, "measure", lambda: calls.append(1) or {"version": measure.MEASURE_VERSION, "x": 1})
+    fake = {"version": measure.MEASURE_VERSION, "speculative": {"tokens": 3}}
+    monkeypatch.setattr(measure, "compute", lambda: calls.append(1) or fake)
     first = measure.measurements()
     second = measure.measurements()
-    assert first == second == {"version": measure.MEASURE_VERSION, "x": 1}
-    assert len(calls) == 1
+    assert first == second and len(calls) == 1
     (path,) = (tmp_path / "measurements").glob("serving-*.json")
-    assert json.loads(path.read_text()) == first
+    assert path.name == f"serving-{measure._key(model.sha256)}.json"
+    assert json.loads(path.read_text()) == fake
+    # The timings: the record's prefill, decode and speculative reply.
+    pre, dec = recorded.measurement("prefill"), recorded.measurement("decode")
+    assert first["prefill"] == {"tokens": pre.work, "seconds": pre.value, "tokens_per_s": pre.work / pre.value}
+    assert first["decode"]["tokens_per_s"] == 1 / dec.value
+    assert [r["batch"] for r in first["batched"]] == list(measure.BATCHES)
+    assert first["batched"][0]["seconds_per_step"] == dec.value  # batch 1 is the decode recording
+    assert first["speculative"] == {"tokens": 3, "seconds_greedy": recorded.measurement("greedy_reply").value,
+                                    "seconds_speculative": recorded.measurement("speculative_reply").value}
+    assert first["date"] == pre.date and first["repeats"] == pre.repeats
 
 
-def test_machine_label_fields():
-    m = measure.machine()
-    assert m["cores"] >= 1 and m["cpu"] and m["numpy"] == np.__version__ and m["blas_threads"] == 1
+def test_a_torn_cache_file_is_computed_again(tmp_path, monkeypatch):
+    from descent.trace import cache
+
+    monkeypatch.setenv("DESCENT_CACHE", str(tmp_path))
+    (tmp_path / "kind").mkdir()
+    (tmp_path / "kind" / "k.json").write_text('{"half": ')  # a process killed mid-write
+    assert cache.cached_json("kind", "k.json", lambda: {"whole": 1}) == {"whole": 1}
+    assert json.loads((tmp_path / "kind" / "k.json").read_text()) == {"whole": 1}
+    assert cache.cached_json("kind", "k.json", lambda: {"other": 2}) == {"whole": 1}  # read back
+    assert cache.cached_json("kind", "k.json", lambda: {"other": 2}, use_cache=False) == {"other": 2}
+    assert cache.digest({"b": 1, "a": 2}, 8) == cache.digest({"a": 2, "b": 1}, 8) != cache.digest({"a": 3}, 8)

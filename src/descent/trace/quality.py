@@ -16,28 +16,27 @@ ships with Python itself (``pydoc_data.topics``, PSF licence), fed as one sequen
 token (the GGUF's ``add_bos_token`` is false). The forward pass is :func:`descent.trace.forward.forward`,
 whose logits the peer test compares with transformers.
 
-Results are cached as JSON under ``cache_dir()/quality/``, keyed by the GGUF's sha256,
-:data:`QUALITY_VERSION` and a hash of the text, and say where and when they were measured.
+Results are cached as JSON under ``cache_dir()/quality/`` (:func:`descent.trace.cache.cached_json`),
+keyed by the GGUF's sha256, :data:`QUALITY_VERSION` and a hash of the text, and say on what machine
+they were computed. They are untimed and undated: the perplexities depend on the model and the
+text, not on the day, so two builds print the same page.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
-import json
 import math
 import os
 import platform
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from descent import numerics
-from descent.trace.gguf_reader import Model, cache_dir, load_model
+from descent.trace.cache import cached_json
+from descent.trace.gguf_reader import Model, load_model
 
 #: Bump when the variants, the text or the measurement change.
 QUALITY_VERSION = 1
@@ -170,47 +169,34 @@ def _key(sha: str) -> str:
     return f"{sha}-v{QUALITY_VERSION}-{text_hash}"
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def measure(model: Model | None = None) -> dict:
     """Perplexity of every :data:`VARIANTS` entry, from the cache or measured now (about half a
     minute here) and cached.
 
     Returns:
-        ``{"key", "tokens", "text", "python", "machine", "date", "seconds", "variants": [{"id",
-        "label", "bits_per_weight", "perplexity"}]}``; ``date`` is when it was measured (UTC, ISO).
+        ``{"key", "tokens", "text", "python", "machine", "variants": [{"id", "label",
+        "bits_per_weight", "perplexity"}]}`` (a cache written before version 1's results dropped
+        them may also hold ``date`` and ``seconds``: nothing reads them).
     """
-    import time
-
     model = model or load_model()
     key = _key(model.sha256)
-    path = cache_dir() / "quality" / f"{key}.json"
-    if path.is_file():
-        return json.loads(path.read_text())
-    ids = eval_ids()
-    t0 = time.perf_counter()
-    rows = []
-    for v in VARIANTS:
-        rows.append({"id": v.id, "label": v.label, "bits_per_weight": v.bits_per_weight,
-                     "perplexity": perplexity(requantized(model, v), ids)})
-    out = {
-        "key": key,
-        "tokens": len(ids),
-        "text": f"Python {sys.version_info.major}.{sys.version_info.minor} documentation, 'Naming and binding'",
-        "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}",
-        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
-        "seconds": round(time.perf_counter() - t0, 1),
-        "variants": rows,
-    }
-    _atomic_write(path, json.dumps(out, indent=1))
-    return out
+
+    def compute() -> dict:
+        ids = eval_ids()
+        rows = []
+        for v in VARIANTS:
+            rows.append({"id": v.id, "label": v.label, "bits_per_weight": v.bits_per_weight,
+                         "perplexity": perplexity(requantized(model, v), ids)})
+        return {
+            "key": key,
+            "tokens": len(ids),
+            "text": f"Python {sys.version_info.major}.{sys.version_info.minor} documentation, 'Naming and binding'",
+            "python": platform.python_version(),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()}",
+            "variants": rows,
+        }
+
+    return cached_json("quality", f"{key}.json", compute)
 
 
 # -- one real tensor, rounded every way (the quantization table and the histogram figure) --------

@@ -21,15 +21,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 
 import numpy as np
 
 from descent import tokenizer
 from descent.checks import is_int
+from descent.trace.cache import cached_json
 from descent.trace.forward import forward, generate, log_softmax
-from descent.trace.gguf_reader import cache_dir, load_model
+from descent.trace.gguf_reader import load_model
 
 #: The model's name as its publisher gives it (Hugging Face repo HuggingFaceTB/SmolLM2-135M-Instruct).
 MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -225,20 +224,8 @@ def cached_trace(
 ) -> dict:
     """:func:`trace`, read from / written to ``cache_dir()/traces/<key>.json`` when ``use_cache``."""
     _check(prompt, chat, top, max_new_tokens)
-    if not use_cache:
-        return trace(prompt, chat, top, max_new_tokens)
-    path = (
-        cache_dir() / "traces" / f"{_cache_key(load_model().sha256, prompt, chat, top, max_new_tokens)}.json"
-    )
-    if path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
-    result = trace(prompt, chat, top, max_new_tokens)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(result, f, ensure_ascii=False)
-    os.replace(tmp, path)
-    return result
+    return cached_json("traces", f"{_cache_key(load_model().sha256, prompt, chat, top, max_new_tokens)}.json",
+                       lambda: trace(prompt, chat, top, max_new_tokens), use_cache)
 
 
 def site_traces(use_cache: bool = True, top: int = 50) -> list[dict]:

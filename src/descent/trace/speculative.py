@@ -15,8 +15,6 @@ The KV cache holds the drafted positions after the check; the rejected ones are 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from descent.trace.forward import KVCache, forward
@@ -58,7 +56,6 @@ def speculative_greedy(prompt_ids, max_new_tokens: int, stop_ids=(), model: Mode
         The tokens equal plain greedy decoding's (up to the first stop token, or ``max_new_tokens``).
     """
     model = model or load_model()
-    start = time.perf_counter()
     cache = KVCache()
     out = forward(model, list(prompt_ids), cache)  # prefill: the first target pass
     tokens = list(prompt_ids) + [int(np.argmax(out.logits[-1]))]
@@ -81,5 +78,4 @@ def speculative_greedy(prompt_ids, max_new_tokens: int, stop_ids=(), model: Mode
         drafted += len(draft)
         accepted += n
     generated = tokens[len(prompt_ids):]
-    return {"tokens": generated[:max_new_tokens], "passes": passes, "drafted": drafted, "accepted": accepted,
-            "seconds": time.perf_counter() - start}
+    return {"tokens": generated[:max_new_tokens], "passes": passes, "drafted": drafted, "accepted": accepted}

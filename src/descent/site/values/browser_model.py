@@ -6,8 +6,9 @@ Imported by :mod:`descent.site.values`, so the entries register with the others.
   (:func:`descent.recorded.model_file`): ``size`` (MB, the parts together: what the reader downloads), ``parts``, ``part_size`` (the largest
   part, MB), ``engine`` (package and version).
 * ``<!-- descent:value build_speed field=... -->``: the build machine's NumPy forward pass on the
-  work the browser times (:func:`descent.trace.speed.build_speed`): ``prefill`` and ``decode``
-  (tokens/s), ``prefill_tokens``, ``decode_tokens``, ``cpu``, ``date``.
+  work the browser times, read from its record (:func:`descent.recorded.measurement`, the same
+  ``prefill`` and ``decode`` Parts 3 and 4 print): ``prefill`` and ``decode`` (tokens/s),
+  ``prefill_tokens``, ``decode_tokens``, ``cpu``, ``date``.
 * ``<!-- descent:value engine_check field=... -->``: what the browser test measured when the
   engine in Chromium was compared with the build's traces (``descent/data/engine_check.json``,
   written by tests/browser/test_model_in_browser.py): ``max_difference`` (the largest absolute
@@ -22,7 +23,7 @@ import json
 from importlib import resources
 
 from descent import params as P
-from descent.recorded import model_file
+from descent.recorded import machine_record, measurement, model_file
 from descent.site.shortcodes import value
 from descent.units import format_bytes, format_int, format_number
 
@@ -57,17 +58,17 @@ def model_download(field: str) -> str:
 
 @value("build_speed", SPEED_FIELD)
 def build_speed_value(field: str) -> str:
-    """The build machine's speed on the browser's timed work (measured at build, cached by the GGUF's hash)."""
-    from descent.trace.speed import build_speed
-
-    s = build_speed()
+    """The build machine's speed on the browser's timed work, from its record (nothing is timed at build)."""
+    pre, dec = measurement("prefill"), measurement("decode")
     if field in ("prefill", "decode"):
-        return f"{format_number(s[field]['tokens_per_s'])} tokens/s"
-    if field in ("prefill_tokens", "decode_tokens"):
-        return format_int(s[field.split("_")[0]]["tokens"])
+        return f"{format_number((pre if field == 'prefill' else dec).rate)} tokens/s"
+    if field == "prefill_tokens":
+        return format_int(int(pre.work))
+    if field == "decode_tokens":
+        return format_int(machine_record()["settings"]["decode_steps"])
     if field == "cpu":
-        return f"{s['machine']['cpu']}, {format_int(s['machine']['cores'])} cores"
-    return s["date"]
+        return f"{pre.machine['cpu']}, {format_int(pre.machine['cores'])} cores"
+    return pre.date
 
 @functools.cache
 def engine_check() -> dict:

@@ -14,7 +14,8 @@ functions of parameters (``ridge``, ``intensity``, ``tile_intensity``, ``allredu
 * ``<!-- descent:value roofline_bound ... -->``: "memory-bound" or "compute-bound".
 * ``<!-- descent:value decode_crossover ... -->``: the smallest compute-bound decode batch.
 * ``<!-- descent:value measured field=... -->``: this build machine's measured roofline and
-  SmolLM2's measured prefill and decode (:mod:`descent.trace.roofline_measure`, cached).
+  SmolLM2's measured prefill and decode, from the machine's record
+  (:func:`descent.trace.roofline_measure.from_record`: nothing is timed at build).
 * ``<!-- descent:table measured_roofline -->``: the same, as a table.
 """
 
@@ -156,13 +157,13 @@ MEASURED_FIELD = P.declare(P.Param(
 ))
 
 def _measured() -> dict:
-    from descent.trace.roofline_measure import measure
+    from descent.trace.roofline_measure import from_record
 
-    return measure()
+    return from_record()
 
 @value("measured", MEASURED_FIELD)
 def measured(field: str) -> str:
-    """This build machine's measured roofline and SmolLM2's measured speeds (cached per machine)."""
+    """This build machine's measured roofline and SmolLM2's measured speeds (its record)."""
     return MEASURED_FIELDS[field](_measured())
 
 @table("measured_roofline")
@@ -171,9 +172,9 @@ def measured_roofline() -> str:
     m = _measured()
     f = {k: fn(m) for k, fn in MEASURED_FIELDS.items()}
     rows = [
-        ["peak arithmetic (float32 product)", f["gemm_flops"], f"best of {m['gemm']['repeats']} products of "
+        ["peak arithmetic (float32 product)", f["gemm_flops"], f"median of {m['gemm']['repeats']} products of "
          f"{f['gemm_n']} x {f['gemm_n']} matrices"],
-        ["memory read bandwidth", f["bandwidth"], f"best of {m['stream']['repeats']} reads of {f['stream_bytes']}"],
+        ["memory read bandwidth", f["bandwidth"], f"median of {m['stream']['repeats']} reads of {f['stream_bytes']}"],
         ["ridge point", f["ridge"], "peak / bandwidth"],
         ["SmolLM2 prefill", f["prefill_tokens_per_s"],
          f"{f['prefill_tokens']} tokens at {f['prefill_intensity']}: {f['prefill_flops_per_s']}, "

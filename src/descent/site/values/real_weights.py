@@ -154,16 +154,14 @@ def perplexity_table() -> str:
 
 META_FIELD = P.declare(P.Param(
     "field", "Measurement fact", "choice", key="quality_field",
-    choices=[(f, f) for f in ("tokens", "text", "machine", "date", "seconds", "python")],
-    help="tokens, text, machine, date, seconds, python",
+    choices=[(f, f) for f in ("tokens", "text", "machine", "python")],
+    help="tokens, text, machine, python",
 ))
 
 @value("quality_meta", META_FIELD)
 def quality_meta(field: str) -> str:
-    """Where, when and on what the perplexities were measured."""
+    """On what the perplexities were computed (untimed and undated: a build measures nothing)."""
     q = _quality()
     if field == "tokens":
         return format_int(q["tokens"])
-    if field == "seconds":
-        return fmt_num(q["seconds"], 2) + " s"
     return str(q[field])

@@ -31,7 +31,7 @@ def measured_label() -> str:
     mc = d["machine"]
     load = f", load average {format_number(mc['load_average'], 2, trim=True)}" if mc.get("load_average") is not None else ""
     return (f"measured on {mc['cpu']} ({plural_cores(mc['cores'])}{load}), NumPy {mc['numpy']} on one BLAS thread, "
-            f"{d['date']}")
+            f"{d['date']}, median of {format_int(d['repeats'])} runs")
 
 def plural_cores(n: int) -> str:
     return f"{format_int(n)} core" + ("" if n == 1 else "s")
