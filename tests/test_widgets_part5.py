@@ -19,10 +19,10 @@ from descent import catalog, numerics, transformer
 from descent import params as P
 from descent.memory import size
 from descent.units import GB, GiB, KiB, format_bytes
+from descent.widgets import get, names, part5, render_static, run
 
 #: The runtime allowance at its default (descent.params.RUNTIME: 10%), a fraction.
 RUNTIME_ALLOWANCE = P.RUNTIME.default / 100
-from descent.widgets import get, names, part5, render_static, run
 
 # Combinations the widget is checked on: a dense model that fits, a MoE model, one that does not
 # fit (Llama 3.1 405B in BF16 is ~811 GB, far above one H100's 80 GiB), and a long batch.
