@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from descent import custom, hardware, memory
+from descent import custom, memory, step
 from descent import params as P
 from descent.catalog import Accelerator, accelerator
 
@@ -19,9 +19,9 @@ def test_numbers_become_the_record():
     assert a.memory_bandwidth == 1.008e12
     # One dense peak, whichever precision the math runs in.
     assert a.bf16_flops == a.fp8_flops == a.fp4_flops == pytest.approx(165.2e12)
-    assert hardware.peak_flops(a, "fp8") == pytest.approx(165.2e12)
+    assert step.peak_flops(a, "fp8") == pytest.approx(165.2e12)
     # Ridge point: 165.2e12 / 1.008e12 = 163.9 FLOP per byte.
-    assert hardware.ridge_point(a, "bf16") == pytest.approx(163.888, rel=1e-4)
+    assert step.ridge_point(a, "bf16") == pytest.approx(163.888, rel=1e-4)
     assert a.name == "your chip (24 GB, 1,008 GB/s, 165.2 TFLOP/s)"
     assert custom.accelerator(24, 1008, name="My card").name == "My card"
 

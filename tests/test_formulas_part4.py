@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from descent import attention_io, parallel, tiling
+from descent import attention_io, step, tiling
 from descent.formulas import FORMULAS
 
 
@@ -22,7 +22,7 @@ def test_allreduce_bytes_is_2_p_minus_1_over_p_times_the_message():
         for message in (16_384, 10**6):
             got = f.expr.subs({p: devices, s: message})
             assert got == sp.Rational(2 * (devices - 1), devices) * message
-            assert float(got) == parallel.ring_allreduce_bytes(message, devices)
+            assert float(got) == step.ring_allreduce_bytes(message, devices)
     # As p grows each device sends nearly twice the message, never more.
     assert sp.limit(f.expr, p, sp.oo) == 2 * s
 
@@ -37,8 +37,11 @@ def test_tile_intensity_simplifies_to_tile_over_bytes():
 def test_pipeline_bubble():
     f = FORMULAS["pipeline_bubble"]
     p, m = _sym("pipeline_bubble", "p"), _sym("pipeline_bubble", "m")
-    assert f.expr.subs({p: 8, m: 8}) == sp.Rational(7, 15) and float(sp.Rational(7, 15)) == parallel.pipeline_bubble(8, 8)
-    assert sp.limit(f.expr, m, sp.oo) == 0  # more micro-batches shrink the bubble to nothing
+    # A serving pipeline's steady state (descent.step): max(0, p - m) / p.
+    assert f.expr.subs({p: 8, m: 1}) == sp.Rational(7, 8) and step.pipeline_bubble(8, 1) == 7 / 8
+    assert f.expr.subs({p: 8, m: 2}) == sp.Rational(3, 4) and step.pipeline_bubble(8, 2) == 3 / 4
+    assert f.expr.subs({p: 8, m: 8}) == 0 == step.pipeline_bubble(8, 8)  # every stage busy
+    assert f.expr.subs({p: 8, m: 64}) == 0 == step.pipeline_bubble(8, 64)
 
 
 def test_attention_formulas_against_the_code():

@@ -88,7 +88,7 @@ def _token_level():
 @pytest.fixture
 def nothing_timed(monkeypatch, tmp_path):
     """Every way the package times the build machine raises; Part 3's token-level results are fixed."""
-    from descent.site import values_part3
+    from descent.site.values import serving_measured as values_part3
     from descent.trace import machine_record, measure, roofline_measure
 
     def boom(*a, **k):
@@ -133,8 +133,10 @@ def test_parts_0_3_and_4_print_one_prefill_and_one_decode(nothing_timed):
 def test_every_timing_on_a_page_comes_from_the_record(nothing_timed):
     # Every field of the three timing shortcodes and the three tables resolves with all timing
     # code replaced by a failure: the build measures nothing.
-    from descent.site import values_engine, values_part3, values_part4
-    from descent.site.values import fmt_num
+    from descent.site.values import browser_model as values_engine
+    from descent.site.values.text import fmt_num
+    from descent.site.values import hardware as values_part4
+    from descent.site.values import serving_measured as values_part3
     from descent.units import format_time
 
     for f, _ in values_engine.SPEED_FIELD.choices:

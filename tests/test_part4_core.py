@@ -16,7 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from descent import attention_io, catalog, hardware, memory_tiers, parallel, roofline, tiling, transformer
+from descent import (
+    attention_io,
+    catalog,
+    hardware,
+    memory_tiers,
+    parallel,
+    roofline,
+    step,
+    tiling,
+    transformer,
+)
 from descent import quantities as Q
 from descent.params import ParamError
 
@@ -165,13 +175,16 @@ def test_online_softmax_rejects_bad_input():
 
 def test_ring_allreduce_and_bubble_by_hand():
     # 2 (p - 1) / p x S: 8 devices, 16 KiB -> 2 x 7 / 8 x 16,384 = 28,672 bytes.
-    assert parallel.ring_allreduce_bytes(16384, 8) == 28_672
-    assert parallel.ring_allreduce_bytes(16384, 1) == 0
-    # (p - 1) / (m + p - 1): 8 stages, 8 micro-batches -> 7 / 15.
-    assert parallel.pipeline_bubble(8, 8) == pytest.approx(7 / 15)
-    assert parallel.pipeline_bubble(1, 5) == 0
+    assert step.ring_allreduce_bytes(16384, 8) == 28_672
+    assert step.ring_allreduce_bytes(16384, 1) == 0
+    # A serving pipeline's steady state (descent.step): max(0, p - m) / p. 8 stages, 8 micro-batches
+    # cycling: every stage busy; 1 micro-batch: 7 of 8 stages idle at any time.
+    assert step.pipeline_bubble(8, 8) == 0
+    assert step.pipeline_bubble(8, 1) == 7 / 8
+    assert step.pipeline_bubble(8, 2) == 6 / 8
+    assert step.pipeline_bubble(1, 5) == 0
     # All-to-all: 64 tokens x 8 experts x 7,168 values x 2 bytes x 2 ways x 7/8 (DeepSeek-V3, e = 8).
-    assert parallel.all_to_all_bytes(64, 8, 7168, 2, 8) == pytest.approx(2 * 64 * 8 * 7168 * 2 * 7 / 8)
+    assert step.all_to_all_bytes(64, 8, 7168, 2, 8) == pytest.approx(2 * 64 * 8 * 7168 * 2 * 7 / 8)
 
 
 def test_guide_example_70b_fp16_on_8_gpus():
@@ -182,15 +195,26 @@ def test_guide_example_70b_fp16_on_8_gpus():
     # 8 KV heads over 8 devices: each holds one head's cache, 1/8 of 2.68 GB at 8,192 tokens.
     assert p.kv_bytes_per_device == pytest.approx(80 * 8 * 128 * 2 * 2 * 8192 / 8)
     # Two all-reduces per layer of 1 token x 8,192 values x 2 bytes: 2 x 2 x 7/8 x 16,384 bytes,
-    # over 450 GB/s (NVLink 4's 900 GB/s is both directions).
+    # over 450 GB/s (NVLink 4's 900 GB/s is both directions), each plus NCCL's latency for 8 devices:
+    # 3.6 us + 14 steps x 0.47 us (catalog links.toml).
     assert p.allreduce_bytes_per_layer == 2 * 28_672
-    assert p.allreduce_seconds_per_layer == pytest.approx(57_344 / 450e9)
+    assert p.allreduce_seconds_per_layer == pytest.approx(2 * (28_672 / 450e9 + 3.6e-6 + 14 * 0.47e-6))
     assert p.fits and p.devices == 8 and p.bubble_fraction == 0
-    # Pipeline instead: 10 layers a GPU, and one token still crosses all 8 stages in turn.
-    q = parallel.plan("llama-3.1-70b", "h100-sxm", "bf16", "bf16", 8192, 8, pp=8, microbatches=8)
-    assert q.bubble_fraction == pytest.approx(7 / 15) and q.allreduce_bytes_per_layer == 0
+    # Pipeline instead: 10 layers a GPU; one micro-batch crosses all 8 stages in turn, so the step is
+    # the single chip's reads plus 8 sends of 8 x 8,192 x 2 bytes (3.6 us latency each), and 7 of
+    # the 8 stages idle at any time.
+    q1 = parallel.plan("llama-3.1-70b", "h100-sxm", "bf16", "bf16", 8192, 8, pp=8, microbatches=1)
+    assert q1.bubble_fraction == pytest.approx(7 / 8) and q1.allreduce_bytes_per_layer == 0
     single = hardware.decode_ceiling("llama-3.1-70b", "h100-sxm", "bf16", "bf16", 8192, 8)
-    assert q.decode_step_seconds == pytest.approx(single.step_seconds)
+    send = 8 * 8192 * 2 / 450e9 + 3.6e-6
+    assert q1.decode_step_seconds == pytest.approx(single.step_seconds + 8 * send, rel=1e-9)
+    # Eight micro-batches of one sequence keep every stage busy: no bubble, and each stage reads its
+    # weights once per micro-batch, so the step is 8 stage-times of one sequence each.
+    q8 = parallel.plan("llama-3.1-70b", "h100-sxm", "bf16", "bf16", 8192, 8, pp=8, microbatches=8)
+    assert q8.bubble_fraction == 0
+    one = hardware.decode_ceiling("llama-3.1-70b", "h100-sxm", "bf16", "bf16", 8192, 1)
+    stage = one.step_seconds / 8 + 1 * 8192 * 2 / 450e9 + 3.6e-6
+    assert q8.decode_step_seconds == pytest.approx(8 * stage, rel=1e-9)
 
 
 def test_plan_refuses_impossible_splits():
@@ -200,28 +224,33 @@ def test_plan_refuses_impossible_splits():
         parallel.plan("llama-3.1-70b", "h200", ep=2)
     with pytest.raises(ValueError, match="Micro-batches must be at most the batch"):
         parallel.plan("llama-3.1-70b", "h200", pp=4, microbatches=4)
-    with pytest.raises(ValueError, match="link must be one of"):
+    with pytest.raises(ValueError, match="Link must be one of: nvlink5"):
         parallel.plan("llama-3.1-70b", "h200", link_id="ethernet")
     with pytest.raises(ParamError) as e:
         Q.get("bubble_fraction")(pp=4, microbatches=4)
     assert e.value.field == "microbatches"
 
 
-def test_allreduce_is_latency_free_lower_bound_over_the_link():
-    for wire in parallel.LINKS.values():
+def test_allreduce_is_bandwidth_plus_ncc_latency_over_the_link():
+    for wire in catalog.links().values():
+        if wire.scope == "storage":
+            continue
         p = parallel.plan("llama-3.1-8b", "h200", tp=4, batch=16, link_id=wire.id)
-        assert p.allreduce_seconds_per_layer == pytest.approx(p.allreduce_bytes_per_layer / wire.bytes_per_s)
+        # Two ring all-reduces over 4 devices: bytes over the link plus base + 2 x 3 step latencies each.
+        latency = 2 * (wire.base_latency_s + 6 * wire.step_latency_s)
+        assert p.allreduce_seconds_per_layer == pytest.approx(p.allreduce_bytes_per_layer / wire.bytes_per_s + latency)
 
 
 # -- the roofline of a step -------------------------------------------------------------------
 
 
 def test_decode_step_by_hand():
-    # Llama 3.1 70B, FP8 weights on an H200, batch 1, 8,192 tokens. FLOPs: transformer.flops_per_token;
-    # bytes: hardware.decode_step_bytes; FP8 math: 1,978.9 TFLOPS / 4.8 TB/s = 412.3 FLOP per byte.
+    # Llama 3.1 70B, FP8 weights on an H200, batch 1, 8,192 tokens. FLOPs: transformer.flops_per_token
+    # of the new token, which attends to the 8,192 cached tokens and itself; bytes:
+    # hardware.decode_step_bytes; FP8 math: 1,978.9 TFLOPS / 4.8 TB/s = 412.3 FLOP per byte.
     s = roofline.step("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 1, "decode")
     m = catalog.model("llama-3.1-70b")
-    assert s.flops_per_step == transformer.flops_per_token(m, 8192)
+    assert s.flops_per_step == transformer.flops_per_token(m, 8193)
     assert s.bytes_per_step == hardware.bytes_per_decode_step(m, "fp8", "bf16", 8192, 1)
     assert s.ridge == pytest.approx(1978.9e12 / 4.8e12)
     assert s.compute_precision == "fp8" and s.bound == "memory"
@@ -250,11 +279,17 @@ def test_prefill_is_compute_bound_and_batch_moves_decode_right():
 
 
 def test_compute_precision_rule():
-    assert roofline.compute_precision("fp8", "h100-sxm") == "fp8"
-    assert roofline.compute_precision("mxfp4", "h100-sxm") == "bf16"  # Hopper has no FP4 units
-    assert roofline.compute_precision("mxfp4", "b200") == "fp4"
-    assert roofline.compute_precision("fp8", "groq-lpu") == "bf16"  # no FP8 peak recorded
-    assert roofline.compute_precision("q4_k_m", "b200") == "bf16"  # dequantized to 16 bits
+    def cp(w, a):
+        return step.compute_precision("llama-3.1-70b", a, w)
+
+    assert cp("fp8", "h100-sxm") == "fp8"
+    assert cp("fp8_b128", "h100-sxm") == "fp8"  # 128 x 128 block scales: still FP8 GEMMs (issue 22's case)
+    assert cp("mxfp4", "h100-sxm") == "bf16"  # Hopper has no FP4 units
+    assert cp("mxfp4", "b200") == "fp4"
+    assert cp("fp8", "groq-lpu") == "bf16"  # no FP8 peak recorded
+    assert cp("q4_k_m", "b200") == "bf16"  # dequantized to 16 bits
+    # As released: the precision holding the most parameters (gpt-oss: its MXFP4 experts).
+    assert step.compute_precision("gpt-oss-120b", "b200", "released") == "fp4"
 
 
 @settings(deadline=None, max_examples=60)

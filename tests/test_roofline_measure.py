@@ -35,12 +35,18 @@ def _check(m: dict, tokens: int, steps: int) -> None:
     # The FLOPs and bytes are the site's counts for smollm2-135m in FP32.
     smol = catalog_model("smollm2-135m")
     assert m["prefill"]["tokens"] == tokens
-    assert m["prefill"]["flops"] == roofline.prefill_flops(smol, tokens)
-    assert m["prefill"]["bytes"] == roofline.prefill_bytes(smol, "fp32", "fp32", tokens)
-    ctxs = range(tokens + 1, tokens + steps + 1)
-    assert m["decode"]["flops_per_step"] == pytest.approx(sum(transformer.flops_per_token(smol, c) for c in ctxs) / steps)
+    # Prefill: 2 FLOP per matmul weight per token plus attention summed over the positions
+    # (roofline.prefill_attention_flops); every weight read once (the tied table included) plus the
+    # prompt's FP32 keys and values, 2 x 30 layers x 3 heads x 64 x 4 bytes = 46,080 bytes a token.
+    dense = 2 * transformer.matmul_params_per_token(smol) * tokens
+    assert m["prefill"]["flops"] == dense + roofline.prefill_attention_flops(smol, tokens)
+    assert m["prefill"]["bytes"] == transformer.param_counts(smol).total * 4 + 46_080 * tokens
+    # Decode: the token decoded with c tokens cached attends to c + 1 positions and reads c tokens' cache.
+    cached = range(tokens, tokens + steps)
+    assert m["decode"]["flops_per_step"] == pytest.approx(
+        sum(transformer.flops_per_token(smol, c + 1) for c in cached) / steps)
     assert m["decode"]["bytes_per_step"] == pytest.approx(
-        sum(hardware.decode_step_bytes(smol, "fp32", "fp32", c, 1).total_bytes for c in ctxs) / steps)
+        sum(hardware.decode_step_bytes(smol, "fp32", "fp32", c, 1).total_bytes for c in cached) / steps)
     # Each point sits under its roof (with a margin for timing noise).
     for phase in ("prefill", "decode"):
         p = m[phase]

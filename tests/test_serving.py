@@ -279,7 +279,7 @@ def test_decode_steps_without_the_closed_form(llama, monkeypatch):
     monkeypatch.setattr(step, "EXACT_FLOAT_LIMIT", 0)
     assert llama._exact_line(llama.step_weight_bytes(300), contexts, steps) is None
     assert llama.decode_steps(contexts, steps)[0] == want
-    monkeypatch.setattr(serving, "DECODE_TABLE_TOKENS", 0)
+    monkeypatch.setattr(step, "DECODE_TABLE_TOKENS", 0)
     assert llama.decode_steps(contexts, 3)[0] == want[:3]
 
 

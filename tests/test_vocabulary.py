@@ -85,12 +85,13 @@ def test_a_changed_limit_reaches_all_three(monkeypatch):
 
 
 def test_core_checks_use_the_declaration():
-    from descent import hardware, transformer
+    from descent import step, transformer
+    from descent.scenario import Scenario
 
     assert transformer.MAX_CONTEXT_TOKENS == params.CONTEXT.max == 20_000_000
-    assert hardware.MAX_BATCH == params.BATCH.max == 100_000
+    assert step.MAX_BATCH == params.BATCH.max == 100_000
     with pytest.raises(params.ParamError, match="Batch must be a whole number"):
-        hardware.check_batch(True)  # a bool is not a batch of 1
+        Scenario(batch=True)  # a bool is not a batch of 1
 
 
 def test_derived_parameters_only_narrow():

@@ -61,6 +61,8 @@ class Plan:
         allreduce_seconds_per_layer: their time over the link, bandwidth and latency, s.
         alltoall_bytes_per_layer: bytes each device sends per MoE layer in EP's all-to-alls.
         alltoall_seconds_per_layer: their time, s.
+        read_seconds_per_layer: one layer's share of a device's reads over its memory bandwidth, s:
+            what the communication competes with.
         bubble_fraction: the share of the step each stage idles (:attr:`descent.step.StepCost.bubble`).
         decode_step_seconds: the time between a sequence's tokens, s (``StepCost.seconds``).
         decode_tokens_per_s: ``batch / decode_step_seconds`` over the replica, tokens/s.
@@ -90,6 +92,7 @@ class Plan:
     allreduce_seconds_per_layer: float
     alltoall_bytes_per_layer: float
     alltoall_seconds_per_layer: float
+    read_seconds_per_layer: float
     bubble_fraction: float
     decode_step_seconds: float
     decode_tokens_per_s: float
@@ -127,5 +130,6 @@ def plan(model: str | Model, accelerator: str | Accelerator, weights: str = Scen
         allreduce_seconds_per_layer=ar.seconds / layers if ar else 0.0,
         alltoall_bytes_per_layer=a2a.bytes_each if a2a else 0.0,
         alltoall_seconds_per_layer=a2a.seconds / moe_layers if a2a and moe_layers else 0.0,
+        read_seconds_per_layer=c.memory_seconds / layers,
         bubble_fraction=c.bubble, decode_step_seconds=c.seconds, decode_tokens_per_s=c.tokens_per_s_total, step=c,
     )

@@ -764,7 +764,8 @@ def cost(sc: Scenario, decode_contexts=(), prefill_spans=()) -> StepCost:
     longest = max(range(len(parts)), key=lambda i: stage_times[i])
     d, g, w, kv, per_dev, mem, comp, comm, colls = parts[longest]
     busy = sum(stage_times)
-    seconds = max(busy, pp * stage_times[longest])
+    # Micro-batches of equal size sum to pp x one of them only to within rounding: no bubble then.
+    seconds = busy if busy >= pp * stage_times[longest] * (1 - 1e-12) else pp * stage_times[longest]
     groups: dict[str, float] = {}
     for p in parts:
         for k, v in p[1].items():

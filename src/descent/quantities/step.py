@@ -112,16 +112,12 @@ SERVER_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV)
 @quantity("prefill_s", "Prefill (TTFT with no queue)", "seconds", *SERVER_PARAMS, P.PROMPT_TOKENS)
 def prefill_s(model: str, accelerator: str, weights: str, kv: str, prompt_tokens: int) -> float:
     """Time of the one step that reads a whole prompt: the larger of its FLOPs over the dense peak and its bytes over the bandwidth."""
-    from descent import serving
-
-    return serving.prefill(serving.server(model, accelerator, weights, kv), prompt_tokens).seconds
+    return _prefill(model, accelerator, weights, kv, prompt_tokens).seconds
 
 @quantity("itl_s", "Time per output token", "seconds", *SERVER_PARAMS, P.CONTEXT, P.BATCH)
 def itl_s(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int) -> float:
-    """Time of one decode step of the batch at this context: the inter-token latency each sequence sees (descent.serving)."""
-    from descent import serving
-
-    return serving.decode_step(serving.server(model, accelerator, weights, kv), batch, context).seconds
+    """Time of one decode step of the batch at this context: the inter-token latency each sequence sees (descent.step.decode)."""
+    return _decode(model, accelerator, weights, kv, context, batch).seconds
 
 @quantity("reasoning_wait_s", "Hidden thinking before the first visible token", "seconds",
           *SERVER_PARAMS, P.CONTEXT, P.BATCH, P.THINKING_TOKENS)
@@ -132,38 +128,37 @@ def reasoning_wait_s(model: str, accelerator: str, weights: str, kv: str, contex
                                    context=context, batch=batch)
 
 
-# -- Part 3: one prefill and one decode step of a server (descent.serving's step model) ----------
+# -- Part 3: one prefill and one decode step (descent.step, the one step model) ------------------
+
+
+def _scenario(model: str, accelerator: str, weights: str, kv: str, **more: Any) -> Any:
+    from descent.scenario import Scenario
+
+    return Scenario(model=model, accelerator=accelerator, weights=weights, kv=kv, **more)
 
 
 def _server(model: str, accelerator: str, weights: str, kv: str) -> Any:
-    from descent import serving
+    from descent import step
 
-    return serving.server(model, accelerator, weights, kv)
+    return step.model_for(_scenario(model, accelerator, weights, kv))
 
 
 def _prefill(model: str, accelerator: str, weights: str, kv: str, prompt_tokens: int) -> Any:
-    from descent import serving
+    from descent import step
 
-    return serving.prefill(_server(model, accelerator, weights, kv), prompt_tokens)
+    return step.prefill(_scenario(model, accelerator, weights, kv), prompt_tokens)
 
 
 def _decode(model: str, accelerator: str, weights: str, kv: str, context: int, batch: int) -> Any:
-    from descent import serving
+    from descent import step
 
-    return serving.decode_step(_server(model, accelerator, weights, kv), batch, context)
+    return step.decode(_scenario(model, accelerator, weights, kv, context=context, batch=batch))
 
 
 @quantity("prefill_tokens_per_s", "Prefill speed", "tokens_per_s", *SERVER_PARAMS, P.PROMPT_TOKENS)
 def prefill_tokens_per_s(prompt_tokens: int, **kw: Any) -> float:
-    """Prompt tokens over the time of the one step that reads them (descent.serving.prefill)."""
+    """Prompt tokens over the time of the one step that reads them (descent.step.prefill)."""
     return prompt_tokens / _prefill(**kw, prompt_tokens=prompt_tokens).seconds
-
-
-@quantity("decode_step_tokens_per_s", "Decode speed over the batch", "tokens_per_s", *SERVER_PARAMS, P.CONTEXT,
-          P.BATCH)
-def decode_step_tokens_per_s(batch: int, **kw: Any) -> float:
-    """The batch over the time of one decode step: new tokens per second, all sequences (descent.serving)."""
-    return batch / _decode(**kw, batch=batch).seconds
 
 
 @quantity("prefill_decode_ratio", "Prefill faster than decode by", "number", *SERVER_PARAMS, P.PROMPT_TOKENS,
@@ -173,65 +168,65 @@ def prefill_decode_ratio(model: str, accelerator: str, weights: str, kv: str, pr
     """Prefill tokens/s over decode tokens/s (the batch's): how much faster a prompt is read than a reply written."""
     server = {"model": model, "accelerator": accelerator, "weights": weights, "kv": kv}
     return (prefill_tokens_per_s.func(prompt_tokens=prompt_tokens, **server)
-            / decode_step_tokens_per_s.func(context=context, batch=batch, **server))
+            / _decode(context=context, batch=batch, **server).tokens_per_s_total)
 
 
 @quantity("prefill_bound", "Prefill is bound by", "text", *SERVER_PARAMS, P.PROMPT_TOKENS)
 def prefill_bound(**kw: Any) -> str:
-    """Which roof binds the prefill step: "compute" or "memory" (descent.serving.prefill)."""
+    """Which roof binds the prefill step: "compute" or "memory" (descent.step.prefill)."""
     return _prefill(**kw).bound
 
 
 @quantity("prefill_flops", "Prefill arithmetic", "flop_count", *SERVER_PARAMS, P.PROMPT_TOKENS)
 def prefill_flops(**kw: Any) -> float:
-    """FLOPs of the step that reads the whole prompt (descent.serving.prefill)."""
+    """FLOPs of the step that reads the whole prompt (descent.step.prefill)."""
     return _prefill(**kw).flops
 
 
 @quantity("prefill_compute_s", "Prefill's arithmetic at peak", "seconds", *SERVER_PARAMS, P.PROMPT_TOKENS)
 def prefill_compute_s(**kw: Any) -> float:
-    """The prefill step's FLOPs over the dense peak, s (descent.serving.prefill)."""
+    """The prefill step's FLOPs over the dense peak, s (descent.step.prefill)."""
     return _prefill(**kw).compute_seconds
 
 
 @quantity("prefill_memory_s", "Prefill's reads at full bandwidth", "seconds", *SERVER_PARAMS, P.PROMPT_TOKENS)
 def prefill_memory_s(**kw: Any) -> float:
-    """The prefill step's bytes over the memory bandwidth, s (descent.serving.prefill)."""
+    """The prefill step's bytes over the memory bandwidth, s (descent.step.prefill)."""
     return _prefill(**kw).memory_seconds
 
 
 @quantity("decode_bound", "Decode is bound by", "text", *SERVER_PARAMS, P.CONTEXT, P.BATCH)
 def decode_bound(**kw: Any) -> str:
-    """Which roof binds one decode step of the batch: "compute" or "memory" (descent.serving.decode_step)."""
+    """Which roof binds one decode step of the batch: "compute" or "memory" (descent.step.decode)."""
     return _decode(**kw).bound
 
 
 @quantity("decode_step_bytes", "Bytes one decode step reads", "bytes", *SERVER_PARAMS, P.CONTEXT, P.BATCH)
 def decode_step_bytes(**kw: Any) -> float:
-    """Bytes one decode step of the batch reads in the serving step model (descent.serving.decode_step)."""
+    """Bytes one decode step of the batch reads in the serving step model (descent.step.decode)."""
     return _decode(**kw).bytes
 
 
 @quantity("decode_compute_s", "Decode's arithmetic at peak", "seconds", *SERVER_PARAMS, P.CONTEXT, P.BATCH)
 def decode_compute_s(**kw: Any) -> float:
-    """One decode step's FLOPs over the dense peak, s (descent.serving.decode_step)."""
+    """One decode step's FLOPs over the dense peak, s (descent.step.decode)."""
     return _decode(**kw).compute_seconds
 
 
 @quantity("compute_precision", "Matmuls run in", "text", *SERVER_PARAMS)
 def compute_precision(**kw: Any) -> str:
-    """The precision a server's matmuls run in, upper case ("FP8"): its peak is the chip's in it (descent.serving)."""
+    """The precision a server's matmuls run in, upper case ("FP8"): its peak is the chip's in it (descent.step)."""
     return _server(**kw).precision.upper()
 
 
 @quantity("kv_capacity_bytes", "Memory left for the KV cache", "bytes", *SERVER_PARAMS)
 def kv_capacity_bytes(**kw: Any) -> float:
-    """A chip's memory after the weights and the runtime allowance: what the KV cache may fill (descent.serving)."""
+    """A chip's memory after the weights and the runtime allowance: what the KV cache may fill (descent.step)."""
     return _server(**kw).kv_capacity
 
 
 @quantity("kv_capacity_tokens", "Tokens of context that fit", "integer", *SERVER_PARAMS)
 def kv_capacity_tokens(**kw: Any) -> int:
-    """Whole tokens of KV cache the memory left holds, shared by every sequence (descent.serving)."""
+    """Whole tokens of KV cache the memory left holds, shared by every sequence (descent.step)."""
     s = _server(**kw)
     return int(s.kv_capacity // s.kv_bytes(1))

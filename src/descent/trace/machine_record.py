@@ -53,6 +53,7 @@ from descent.trace.forward import KVCache, forward, generate
 from descent.trace.gguf_reader import load_model
 from descent.trace.measure import BATCHES, SETTINGS
 from descent.trace.record import MODEL_NAME, stop_ids
+from descent.units import format_number, format_time
 
 __all__ = ["BATCHES", "FORMAT", "GEMM_N", "REPEATS", "STREAM_BYTES", "blas_library", "cpu_model",
            "machine", "main", "record", "write"]
@@ -209,7 +210,7 @@ def record(repeats: int = REPEATS, *, gemm_n: int = GEMM_N, stream_bytes: int = 
                      "batches": list(batches), "gemm_n": gemm_n, "stream_bytes": int(work["stream"][0])},
         "measurements": {
             name: {"value": statistics.median(runs[name]), "unit": "s", "work": w, "work_unit": unit, "what": what,
-                   "runs": [float(f"{t:.6g}") for t in runs[name]]}
+                   "runs": [float(t) for t in runs[name]]}
             for name, (w, unit, what) in work.items()
         },
     }
@@ -230,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     data = record(args.repeats)
     write(data, args.out)
     for name, m in data["measurements"].items():
-        print(f"{name:18} {m['value']:.6g} s  ({m['work']:g} {m['work_unit']} a run)")
+        print(f"{name.ljust(18)} {format_time(m['value'], 4)}  ({format_number(m['work'], 4, trim=True)} {m['work_unit']} a run)")
     print(f"written to {args.out} ({data['machine']['cpu']}, load {data['load_average']})")
     return 0
 

@@ -10,9 +10,8 @@ Nothing is timed here. The timings are the build machine's record
 * **SmolLM2-135M-Instruct** (``prefill`` and ``decode``): the same prefill of the speed text and the
   same decode steps after it that Parts 0 and 3 print, so the three pages show one number each.
   Their FLOPs and bytes are the site's own counts for the catalog row ``smollm2-135m`` at FP32
-  weights and an FP32 KV cache (:func:`descent.roofline.prefill_flops`,
-  :func:`descent.transformer.flops_per_token`, :func:`descent.hardware.decode_step_bytes`), so the
-  measured points sit where the site's arithmetic says the work is.
+  weights and an FP32 KV cache (the step model, :func:`descent.step.cost`), so the measured points
+  sit where the site's arithmetic says the work is.
 
 Everything ran with NumPy's BLAS on one thread, as the trace does: the roofline is one core's.
 :func:`from_record` is the page's view of the committed record; :func:`measure` times this
@@ -25,8 +24,9 @@ from __future__ import annotations
 
 import statistics
 
-from descent import hardware, recorded, roofline, transformer
+from descent import recorded, step
 from descent.catalog import model as catalog_model
+from descent.scenario import Scenario
 
 __all__ = ["MODEL_ID", "PRECISION", "from_record", "layout", "measure"]
 
@@ -51,11 +51,14 @@ def layout(data: dict) -> dict:
     gemm_flops = gemm["work"] / gemm["value"]
     bandwidth = stream["work"] / stream["value"]
     tokens, steps = st["prefill_tokens"], st["decode_steps"]
-    pre_flops = roofline.prefill_flops(m, tokens)
-    pre_bytes = roofline.prefill_bytes(m, PRECISION, PRECISION, tokens, 1)
-    ctxs = range(tokens + 1, tokens + steps + 1)
-    dec_flops = statistics.fmean(transformer.flops_per_token(m, c) for c in ctxs)
-    dec_bytes = statistics.fmean(hardware.decode_step_bytes(m, PRECISION, PRECISION, c, 1).total_bytes for c in ctxs)
+    # The step model's counts (descent.step) for the measured work: the prompt in one pass, then
+    # decode steps with tokens .. tokens + steps - 1 tokens cached.
+    sc = Scenario(model=m, weights=PRECISION, kv=PRECISION, context=tokens)
+    pre_cost = step.cost(sc, prefill_spans=[(0, tokens)])
+    pre_flops, pre_bytes = pre_cost.flops, pre_cost.bytes
+    decs = [step.cost(sc, decode_contexts=[c]) for c in range(tokens, tokens + steps)]
+    dec_flops = statistics.fmean(c.flops for c in decs)
+    dec_bytes = statistics.fmean(c.bytes for c in decs)
     dec_s = dec["value"]
     bound_tps = bandwidth / dec_bytes
     return {
@@ -70,7 +73,7 @@ def layout(data: dict) -> dict:
         "prefill": {"tokens": tokens, "seconds": pre["value"], "flops": pre_flops, "bytes": pre_bytes,
                     "intensity": pre_flops / pre_bytes, "flops_per_s": pre_flops / pre["value"],
                     "tokens_per_s": tokens / pre["value"], "share_of_peak": pre_flops / pre["value"] / gemm_flops},
-        "decode": {"steps": steps, "context_from": ctxs.start, "context_to": ctxs.stop - 1,
+        "decode": {"steps": steps, "context_from": tokens + 1, "context_to": tokens + steps,
                    "seconds_per_step": dec_s, "flops_per_step": dec_flops, "bytes_per_step": dec_bytes,
                    "intensity": dec_flops / dec_bytes, "flops_per_s": dec_flops / dec_s, "tokens_per_s": 1 / dec_s,
                    "bandwidth_bound_tokens_per_s": bound_tps, "share_of_bandwidth_bound": (1 / dec_s) / bound_tps},

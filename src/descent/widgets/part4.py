@@ -20,8 +20,9 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
-from descent import attention_io, catalog, hardware, memory_tiers, numerics, parallel, roofline, step, tiling
+from descent import attention_io, catalog, hardware, memory_tiers, numerics, parallel, roofline, tiling
 from descent import params as P
+from descent import step as S
 from descent.memory import size
 from descent.units import (
     GB,
@@ -251,7 +252,7 @@ def tiled_gemm(tile: int, element: str, step: int, accelerator: str) -> list[dic
     flops = tiling.gemm_flops(_M, _N, _K)
     traffic = tiling.tiled_traffic_bytes(_M, _N, _K, tile, b)
     prec = {"fp4": "mxfp4", "fp8": "fp8"}.get(element, "bf16")
-    ridge = step.ridge_point(a, step.compute_precision(P.MODEL.default, a, prec))
+    ridge = S.ridge_point(a, S.compute_precision(P.MODEL.default, a, prec))
     out = [
         v.stat("Arithmetic intensity", _fpb(intensity), "FLOP/byte", quantity="tile_intensity",
                note=f"{tile} / {format_number(b, 2, trim=True)} bytes per element"),
@@ -314,7 +315,7 @@ def layer_matmuls(model: str, weights: str, batch: int, accelerator: str) -> lis
     wp = numerics.precision(weights)
     rows = tiling.layer_matmuls(model, batch, wp.bytes_per_weight)
     a = catalog.accelerator(accelerator)
-    ridge = step.ridge_point(a, step.compute_precision(model, a, weights))
+    ridge = S.ridge_point(a, S.compute_precision(model, a, weights))
     table_rows = []
     for r in rows:
         table_rows.append([r.name + (f" (x {r.count})" if r.count > 1 else ""), f"{format_int(r.d_in)} x {format_int(r.d_out)}",
@@ -496,10 +497,10 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
         p = parallel.plan(model, accelerator, weights, kv, ctx, batch, tp, pp, ep, microbatches, link)
     except ValueError as exc:
         msg = str(exc)
-        field = next((f for f in ("tp", "pp", "ep") if msg.startswith(f + " ")), None)
+        field = getattr(exc, "field", None) or next((f for f in ("tp", "pp", "ep") if msg.startswith(f + " ")), None)
         if msg.startswith("Micro-batches"):
             field = "microbatches"
-        raise FieldError(field, msg) from None
+        raise FieldError(field, getattr(exc, "message", msg)) from None
     a, m, wire = catalog.accelerator(accelerator), catalog.model(model), catalog.link(link)
     one = hardware.decode_ceiling(model, accelerator, weights, kv, ctx, batch)
     fmt = lambda x: format_bytes(x, "GB", 3, trim=True)  # noqa: E731
@@ -532,18 +533,21 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
         v.stat("Decode, split", format_number(p.decode_tokens_per_s, 3), "tokens/s", quantity="split_decode_tokens_per_s",
                note=f"over the batch; one chip's ceiling (if it fit): {format_number(one.tokens_per_s_total, 3)}"),
     ]
-    slots = microbatches + pp - 1
+    # One round of a serving engine's steady state (descent.step): max(m, pp) slots, the time between
+    # a sequence's tokens; stage s works on micro-batch (t - s) mod slots when that is one of the m.
+    slots = max(microbatches, pp)
     if pp > 1 and pp <= MAX_DRAWN_STAGES and slots <= MAX_DRAWN_SLOTS:
         grid = []
         for s in range(pp):
             row = []
             for t in range(slots):
-                j = t - s
-                busy = 0 <= j < microbatches
+                j = (t - s) % slots
+                busy = j < microbatches
                 row.append(v.cell("is-weights" if busy else "is-free", text=str(j + 1) if busy else "",
                                   title=f"stage {s + 1}, slot {t + 1}: " + (f"micro-batch {j + 1}" if busy else "idle")))
             grid.append(row)
-        out.append(v.cell_grid(grid, caption=f"Pipeline schedule: {plural(pp, 'stage')} (rows) over {slots} time slots",
+        out.append(v.cell_grid(grid, caption=f"Pipeline schedule in steady state: {plural(pp, 'stage')} (rows) over "
+                               f"one round of {slots} time slots, the time between a sequence's tokens",
                                row_labels=[f"stage {s + 1}" for s in range(pp)],
                                legend=[("is-weights", "working on a micro-batch"), ("is-free", "idle (the bubble)")]))
     elif pp > 1:
