@@ -134,9 +134,9 @@ def test_every_timing_on_a_page_comes_from_the_record(nothing_timed):
     # Every field of the three timing shortcodes and the three tables resolves with all timing
     # code replaced by a failure: the build measures nothing.
     from descent.site.values import browser_model as values_engine
-    from descent.site.values.text import fmt_num
     from descent.site.values import hardware as values_part4
     from descent.site.values import serving_measured as values_part3
+    from descent.site.values.text import fmt_num
     from descent.units import format_time
 
     for f, _ in values_engine.SPEED_FIELD.choices:

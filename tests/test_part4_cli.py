@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from descent import catalog, cli, hardware_cli, roofline
+from descent import catalog, cli, roofline
 from descent import params as P
 from descent import quantities as Q
+from descent.cli import hardware as hardware_cli
 
 
 def _run(capsys, *argv):

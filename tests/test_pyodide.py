@@ -34,7 +34,7 @@ NODE = shutil.which("node")
 #: What the browser wheel must not carry (issue 7), written out here rather than read from
 #: runtime.BUILD_SIDE so a change there has to change this too: the build side of DESIGN.md's
 #: line (may import numpy, matplotlib, sympy, gguf, mkdocs) and the command line.
-BUILD_SIDE = ("descent/site/", "descent/trace/", "descent/formulas.py", "descent/plotting.py", "descent/cli.py")
+BUILD_SIDE = ("descent/site/", "descent/trace/", "descent/formulas.py", "descent/plotting.py", "descent/cli/")
 
 #: dist-info files flit_core writes for this project (no entry points, no licence file).
 DIST_INFO = {"descent-0.1.0.dist-info/" + n for n in ("WHEEL", "METADATA", "RECORD")}

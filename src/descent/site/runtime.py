@@ -151,10 +151,10 @@ CACHE_KEEP_S = 3600
 
 #: Parts of ``src/descent`` the browser wheel leaves out, as names directly inside the package:
 #: the build side of DESIGN.md's line (``site/``, ``trace/``, ``formulas.py``, ``plotting.py`` may
-#: import mkdocs, numpy, sympy, matplotlib, gguf) and the command line. ``cli.py`` imports only the
+#: import mkdocs, numpy, sympy, matplotlib, gguf) and the command line. ``cli/`` imports only the
 #: core, but no browser runs a command, its ``trace`` subcommand reaches into ``descent.trace``
 #: (not shipped), and its ``descent`` console script would name nothing a browser can start.
-BUILD_SIDE = ("cli.py", "formulas.py", "plotting.py", "site", "trace")
+BUILD_SIDE = ("cli", "formulas.py", "plotting.py", "site", "trace")
 
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_SUFFIXES = {".pyc", ".pyo"}

@@ -31,9 +31,11 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from descent import custom, floats, gguf_types, hardware_cli, hfconfig, serving_cli, transformer
+from descent import custom, floats, gguf_types, hfconfig, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
+from descent.cli import hardware as hardware_cli
+from descent.cli import serving as serving_cli
 from descent.memory import Sizing, size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
@@ -519,6 +521,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: internal error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
         return 1
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
