@@ -488,15 +488,6 @@ def _widget_instances() -> list[tuple[str, tuple[tuple[str, str], ...]]]:
     return out
 
 
-#: (widget, quantity) pairs whose printed number is the quantity at inputs the widget does not have.
-#: Each is a disagreement between a widget and its label; test_known_label_mismatches xfails on it.
-KNOWN_MISMATCH = {
-    ("prefill_decode", "itl_s"): (
-        "prefill_decode labels its mid-reply decode step as itl_s, but that step is at a context the widget "
-        "derives (prompt + (output - 1) // 2 = 1,151 tokens at its defaults) and itl_s takes context as an "
-        "input the widget does not have: at the widget's inputs itl_s is at context 8,192 (15.0 ms on an "
-        "H200, FP8) while the widget prints 14.6 ms"),
-}
 
 
 def _labelled(name: str, args) -> list[tuple[str, str, str | None, dict]]:
@@ -528,30 +519,12 @@ def _check(name: str, quantity: str, number: str, unit: str | None, inputs: dict
 def test_a_widgets_labelled_numbers_are_its_quantities(name, args):
     bad = []
     for quantity, number, unit, inputs in _labelled(name, args):
-        if (name, quantity) in KNOWN_MISMATCH:
-            continue
         problem = _check(name, quantity, number, unit, inputs)
         if problem:
             bad.append(problem)
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("pair", sorted(KNOWN_MISMATCH), ids="-".join)
-def test_known_label_mismatches(pair, request):
-    name, quantity = pair
-    found = [x for x in _labelled(name, ()) if x[0] == quantity]
-    assert found, f"{name} no longer labels a number {quantity}: drop it from KNOWN_MISMATCH"
-    request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_MISMATCH[pair]))
-    for q, number, unit, inputs in found:
-        assert _check(name, q, number, unit, inputs) is None
-
-
-def test_prefill_decodes_mid_reply_number_is_itl_at_the_derived_context():
-    # The number itself is right: itl_s at the context the widget derives (the label is what is off).
-    _, values = _rendered("prefill_decode", ())
-    [(q, number, unit, inputs)] = [x for x in _labelled("prefill_decode", ()) if x[0] == "itl_s"]
-    mid = values["prompt_tokens"] + (values["output_tokens"] - 1) // 2
-    assert _check("prefill_decode", q, number, unit, {**inputs, "context": mid, "batch": 1}) is None
 
 
 def test_printed_numbers_read_back():

@@ -295,8 +295,10 @@ def _precision_choices(table: dict[str, Precision], released: bool) -> list[tupl
     return out
 
 
-P.provide("weights", lambda: _precision_choices(PRECISIONS, released=True))
-P.provide("kv", lambda: _precision_choices(KV_PRECISIONS, released=False))
+_WEIGHT_CHOICES = _precision_choices(PRECISIONS, released=True)
+_KV_CHOICES = _precision_choices(KV_PRECISIONS, released=False)
+P.provide("weights", lambda: _WEIGHT_CHOICES)
+P.provide("kv", lambda: _KV_CHOICES)
 P.provide("element", lambda: [(n, f"{n.upper()} ({format_limit(b)} byte{'' if b == 1 else 's'})")
                               for n, b in ELEMENT_BYTES.items()])
 

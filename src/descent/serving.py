@@ -119,7 +119,7 @@ def decode_step(s: StepModel, batch: int, context: int) -> DeviceStep:
     time per output token (ITL) each of them sees. Raises ValueError for a batch or context out of range."""
     P.BATCH.check(batch)
     P.CONTEXT.check(context)
-    return s.step(decode_contexts=[context] * batch)
+    return s.uniform_decode(batch, context)
 
 
 # ---------------------------------------------------------------------------------------------

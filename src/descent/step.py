@@ -390,6 +390,15 @@ class StepModel:
         mem, comp = nbytes / self.bandwidth, flops / self.peak
         return DeviceStep(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
 
+    def uniform_decode(self, n: int, context: int) -> DeviceStep:
+        """One decode step of ``n`` sequences that all hold ``context`` tokens: :meth:`step` with
+        ``decode_contexts=[context] * n`` in O(1) (``n`` times one sequence's KV bytes and FLOPs,
+        where :meth:`step` adds them one by one: equal to rounding)."""
+        nbytes = self.step_weight_bytes(n) + n * self.kv_bytes(context)
+        flops = n * (self.matmul_flops + self._attn(context + 1))
+        mem, comp = nbytes / self.bandwidth, flops / self.peak
+        return DeviceStep(n, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+
     def decode_steps(self, contexts, steps: int) -> tuple[list[float], int]:
         """The times of ``steps`` consecutive decode steps of the same sequences, one token each:
         step ``j`` (0-based) is ``step(decode_contexts=[c + j for c in contexts])``. The same floats
@@ -686,6 +695,13 @@ def _groups(sm: StepModel, tokens: int, kv: float) -> dict[str, float]:
     return out
 
 
+def _device_step(sm: StepModel, contexts: list, spans: list) -> DeviceStep:
+    """One device's step: O(1) when every sequence decodes at one context and nothing prefills."""
+    if contexts and not spans and contexts.count(contexts[0]) == len(contexts):
+        return sm.uniform_decode(len(contexts), contexts[0])
+    return sm.step(contexts, spans)
+
+
 def _split(items: list, parts: int) -> list[list]:
     """``items`` in ``parts`` groups of sizes differing by at most one, in order."""
     q, r = divmod(len(items), parts)
@@ -718,7 +734,7 @@ def cost(sc: Scenario, decode_contexts=(), prefill_spans=()) -> StepCost:
     m = sm.model
     sequences = len(decode_contexts) or 1
     if sc.devices == 1 and sc.microbatches == 1:
-        d = sm.step(decode_contexts, prefill_spans)
+        d = _device_step(sm, decode_contexts, prefill_spans)
         groups = _groups(sm, d.tokens, 0.0)
         w = sum(groups.values())
         groups["kv_cache"] = d.bytes - w
@@ -736,7 +752,7 @@ def cost(sc: Scenario, decode_contexts=(), prefill_spans=()) -> StepCost:
     stage_times, parts = [], []
     for i, ctx in enumerate(micro):
         spans = prefill_spans if i == 0 else []
-        d = sm.step(ctx, spans)
+        d = _device_step(sm, ctx, spans)
         g = _groups(sm, d.tokens, 0.0)
         w = sum(g.values())
         kv = d.bytes - w

@@ -131,8 +131,9 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
     out = [
         v.stat("Time to first token", format_time(pre.seconds), note=f"prefill, {pre.bound}-bound",
                quantity="prefill_s"),
-        v.stat("Time per output token", format_time(mid.seconds), note=f"decode, {mid.bound}-bound, mid-reply",
-               quantity="itl_s"),
+        # Mid-reply, at a context this widget derives (it has no context input): not labelled itl_s,
+        # which is the step at the reader's context (tests/test_one_answer.py).
+        v.stat("Time per output token", format_time(mid.seconds), note=f"decode, {mid.bound}-bound, mid-reply"),
         v.stat("Prefill speed", _rate(prompt_tokens / pre.seconds), "tokens/s"),
         v.stat("Decode speed", _rate(1 / mid.seconds), "tokens/s",
                note=f"{format_number(prompt_tokens / pre.seconds * mid.seconds, 2, trim=True)} times slower per token"),
