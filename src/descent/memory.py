@@ -33,7 +33,7 @@ from descent.checks import is_real
 from descent.hardware import check_inputs, compute_bound_batch, decode_ceiling
 from descent.numerics import BITS_PER_BYTE
 from descent.scenario import Scenario
-from descent.step import kv_cache_bytes
+from descent.step import footprint
 from descent.units import format_bytes, format_count, format_int, format_percent
 from descent.weights import bytes_by_group
 
@@ -171,9 +171,9 @@ def size(
 
     pc = transformer.param_counts(mod)
     by_group = bytes_by_group(mod, w)
-    w_bytes = sum(by_group.values())
+    fp = footprint(sc)  # the step model's: what one device holds
+    w_bytes, kv_bytes = fp.weights_bytes, fp.kv_bytes
     kv_per_token = transformer.kv_elements_per_token(mod) * kp.bits_per_weight / BITS_PER_BYTE
-    kv_bytes = kv_cache_bytes(mod, kp, context, batch)
     capacity = a.memory_bytes
     runtime = allowance * capacity
     total = w_bytes + kv_bytes + runtime

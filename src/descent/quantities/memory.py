@@ -20,10 +20,17 @@ def sizing(**kw: Any) -> Any:
 
     return size(**kw)
 
+def footprint(**kw: Any) -> Any:
+    from descent import step
+    from descent.scenario import Scenario
+
+    return step.footprint(Scenario(**kw))
+
 @quantity("kv_cache_bytes", "KV cache", "bytes", *SIZING_PARAMS)
 def kv_cache_bytes(**kw: Any) -> float:
-    """KV cache of the batch at this context (sliding windows capped), bytes (descent.memory.size)."""
-    return sizing(**kw).kv_cache_bytes
+    """KV cache of the batch at this context (sliding windows capped), bytes: the step model's
+    footprint (descent.step.footprint), the bytes a decode step at this context reads."""
+    return footprint(**kw).kv_bytes
 
 @quantity("runtime_bytes", "Runtime allowance", "bytes", *SIZING_PARAMS)
 def runtime_bytes(**kw: Any) -> float:
