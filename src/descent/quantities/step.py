@@ -1,15 +1,16 @@
-"""One step of a model on a chip: the decode ceilings of the sizing, the roofline of a step
-(descent.roofline.step), and Part 3's prefill and decode timing (descent.serving).
+"""One step of a model on a chip: the decode ceilings, the roofline of a step and Part 3's prefill
+and decode timing, each straight from the step model (descent.step), and Part 3's prefill and decode timing (descent.serving).
 
 Every function calls the core module that owns the arithmetic. Standard library only (runs in Pyodide).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from descent import params as P
-from descent.quantities.memory import SIZING_PARAMS, sizing
+from descent.quantities.memory import SIZING_PARAMS
 from descent.quantities.registry import quantity
 from descent.units import format_int
 
@@ -19,20 +20,25 @@ __all__: list[str] = []
 #: The inputs of a roofline step: the sizing's, plus the phase.
 STEP_PARAMS = (P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.PHASE)
 
-def _step(**kw: Any):
-    from descent import roofline
+def _step(phase: str = P.PHASE.default, **kw: Any):
+    """The step model's cost of one decode step of the batch, or of prefilling ``batch`` prompts of
+    ``context`` tokens (descent.step.cost), on one device."""
+    from descent import step
 
-    return roofline.step(**kw)
+    sc = _scenario(**kw)
+    if phase == "decode":
+        return step.decode(sc)
+    return step.cost(sc, prefill_spans=[(0, sc.context)] * sc.batch)
 
 @quantity("flops_per_step", "FLOPs per step", "flop", *STEP_PARAMS)
 def flops_per_step(**kw: Any) -> float:
-    """Arithmetic of one decode or prefill step of the batch, FLOP (descent.roofline.step)."""
-    return _step(**kw).flops_per_step
+    """Arithmetic of one decode or prefill step of the batch, FLOP (descent.step.cost)."""
+    return _step(**kw).flops
 
 @quantity("bytes_per_step", "Bytes per step", "bytes", *STEP_PARAMS)
 def bytes_per_step(**kw: Any) -> float:
     """Memory traffic of one decode or prefill step: weights touched once, KV cache read or written."""
-    return _step(**kw).bytes_per_step
+    return _step(**kw).bytes
 
 @quantity("intensity", "Arithmetic intensity", "flop_per_byte", *STEP_PARAMS)
 def intensity(**kw: Any) -> float:
@@ -42,43 +48,51 @@ def intensity(**kw: Any) -> float:
 @quantity("seconds_per_step", "Time per step", "seconds", *STEP_PARAMS)
 def seconds_per_step(**kw: Any) -> float:
     """The slower of FLOPs / peak and bytes / bandwidth: a lower bound on one step's time."""
-    return _step(**kw).seconds_per_step
+    return _step(**kw).seconds
 
 @quantity("compute_share", "Share of peak FLOP/s used", "fraction", *STEP_PARAMS)
 def compute_share(**kw: Any) -> float:
     """Attained FLOP/s over the dense peak: how much of the chip's arithmetic the step can use."""
-    return _step(**kw).compute_share
+    c = _step(**kw)
+    return c.flops / c.seconds / c.peak_flops
 
 @quantity("attained_flops", "Attained FLOP/s", "flop_per_s", *STEP_PARAMS)
 def attained_flops(**kw: Any) -> float:
     """FLOPs per step over the time per step: the height of the step's point on the roofline."""
-    return _step(**kw).attained_flops
+    c = _step(**kw)
+    return c.flops / c.seconds
+
+def _decode_step(**kw: Any) -> Any:
+    from descent import step
+
+    return step.decode(_scenario(**kw))
 
 @quantity("decode_tokens_per_s", "Decode ceiling per sequence", "tokens_per_s", *SIZING_PARAMS)
 def decode_tokens_per_s(**kw: Any) -> float:
-    """Memory-bandwidth ceiling on decode, tokens/s each sequence sees (descent.hardware)."""
-    return sizing(**kw).decode_tokens_per_s
+    """Decode ceiling, tokens/s each sequence sees: 1 / the decode step's time (descent.step.decode)."""
+    return _decode_step(**kw).tokens_per_s_per_sequence
 
 @quantity("decode_tokens_per_s_total", "Decode ceiling in total", "tokens_per_s", *SIZING_PARAMS)
 def decode_tokens_per_s_total(**kw: Any) -> float:
-    """Memory-bandwidth ceiling on decode over the whole batch, tokens/s (descent.hardware)."""
-    return sizing(**kw).decode_tokens_per_s_total
+    """Decode ceiling over the whole batch, tokens/s: the batch / the step's time (descent.step.decode)."""
+    return _decode_step(**kw).tokens_per_s_total
 
 @quantity("decode_memory_tokens_per_s", "Memory ceiling per sequence", "tokens_per_s", *SIZING_PARAMS)
 def decode_memory_tokens_per_s(**kw: Any) -> float:
     """Bandwidth / bytes per decode step: the memory ceiling on each sequence's decode speed, tokens/s."""
-    return sizing(**kw).decode_memory_tokens_per_s
+    return 1 / _decode_step(**kw).memory_seconds
 
 @quantity("decode_compute_tokens_per_s", "Compute ceiling per sequence", "tokens_per_s", *SIZING_PARAMS)
 def decode_compute_tokens_per_s(**kw: Any) -> float:
     """Dense peak FLOP/s / FLOPs of one decode step: the compute ceiling on each sequence's speed."""
-    return sizing(**kw).decode_compute_tokens_per_s
+    c = _decode_step(**kw)
+    return 1 / c.compute_seconds if c.compute_seconds else math.inf  # a chip with no stated peak
 
 @quantity("decode_compute_tokens_per_s_total", "Compute roof in total", "tokens_per_s", *SIZING_PARAMS)
 def decode_compute_tokens_per_s_total(**kw: Any) -> float:
     """Dense peak FLOP/s / FLOPs per token: the most tokens/s over the batch the arithmetic allows."""
-    s = sizing(**kw)
-    return s.decode_compute_tokens_per_s * s.batch
+    c = _decode_step(**kw)
+    return c.sequences / c.compute_seconds if c.compute_seconds else math.inf
 
 @quantity("compute_bound_batch", "Compute-bound from batch", "integer", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV,
           P.CONTEXT)
