@@ -1,7 +1,6 @@
 """One step of a model on a chip: the decode ceilings, the roofline of a step and Part 3's prefill
-and decode timing, each straight from the step model (descent.step), and Part 3's prefill and decode timing (descent.serving).
-
-Every function calls the core module that owns the arithmetic. Standard library only (runs in Pyodide).
+and decode timing, each straight from the step model (descent.step): page, quantity, step model,
+catalog row. Standard library only (runs in Pyodide).
 """
 
 from __future__ import annotations
