@@ -15,8 +15,9 @@ Every number is the step model's (:mod:`descent.step`) for that scenario:
 * **Spare memory**: what each device has left after its share of the weights and KV cache and the
   runtime allowance (:func:`descent.step.footprint`; negative when the split does not fit).
 
-All are ceilings (lower bounds on times): nothing overlaps, and TTFT is for a prompt that has the
-server to itself.
+Reads and arithmetic are at the chip's peaks (lower bounds on time); the all-reduces are NCCL's
+ring with its latency, not overlapped (an engine's own one-shot all-reduce is faster); TTFT is for
+a prompt that has the server to itself.
 
 Standard library only (runs in Pyodide).
 """

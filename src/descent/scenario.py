@@ -46,10 +46,13 @@ class Scenario:
         accelerator: a catalog id or an ``Accelerator`` record (``descent.custom.chip``).
         weights: how the weights are stored: ``released``, a GGUF mix or a precision
             (``params.WEIGHTS``). kv: the KV cache's precision (``params.KV``).
-        context: tokens in each sequence's KV cache when it decodes, 1 to the model's context.
+        context: tokens in each sequence's KV cache when it decodes, 1 to 20,000,000 (beyond the
+            model's own context is allowed; the sizing flags it).
         batch: B, sequences decoded together.
         prompt_tokens: the prompt one request prefills (TTFT), tokens.
-        tp, pp, ep: tensor, pipeline and expert parallel degrees; ``devices = tp x pp x ep``.
+        tp, pp, ep: tensor, pipeline and expert parallel degrees; ``devices = tp x pp x ep`` (expert
+            parallelism as DeepSeek's layout: attention data-parallel over the ep groups, the
+            routed experts spread over all devices; descent.step).
         microbatches: groups of the batch in flight through the pipeline (1 to the batch).
         link: the wire between devices (catalog ``links.toml``).
         price: dollars per accelerator-hour. pue: data-centre overhead (facility / IT power).
@@ -58,8 +61,7 @@ class Scenario:
 
     Raises:
         ValueError (``params.ParamError`` for a field out of its declared range): the first field
-        that is not allowed, with what is; also a context beyond the model's, a split the model
-        cannot take (tp above its query heads, pp above its layers, ep above its experts or on a
+        that is not allowed, with what is; also a split the model cannot take (tp above its query heads, pp above its layers, ep above its experts or on a
         dense model, a batch that ep does not divide, more micro-batches than sequences).
     """
 

@@ -30,14 +30,25 @@ in FP8, MXFP4/NVFP4 in FP4), else at the 16-bit peak (weight-only formats are de
 
 **Across devices** (tp x pp x ep, ``microbatches`` m; Shoeybi et al. 2019, "Megatron-LM",
 arXiv:1909.08053, section 3; Lepikhin et al. 2020, "GShard", arXiv:2006.16668, section 2.2).
-Each device of a pipeline stage reads its share: non-expert weights / (tp pp), routed experts /
-(tp pp ep), the KV cache / (pp ep s) with s = min(tp, K) (KV heads beyond K are copies; 1 for MLA's
-shared latent); it does FLOPs / (tp pp ep). Each layer ends its attention and its FFN with an
-all-reduce of the step's activations over tp devices, each MoE layer dispatches and combines
-tokens over ep devices (two all-to-alls), and each stage sends its activations to the next. A
-collective costs its bytes over the link plus NCCL's latency model (catalog ``links.toml``):
-ring all-reduce over p devices sends 2 (p - 1) / p of the message and takes 2 (p - 1) steps
-(Patarasuk & Yuan 2009; NCCL src/graph/tuning.cc). Nothing overlaps: a lower bound on time.
+Expert parallelism is modelled as DeepSeek's and SGLang's layout: attention data-parallel over the
+ep groups (each takes batch / ep of the decoding sequences, with its own copy of the non-expert
+weights) and the routed experts spread over all of them. Each device of a pipeline stage reads
+its share: non-expert weights / (tp pp), routed experts / (tp pp ep), the KV cache / (pp d s)
+with d = ep groups holding sequences and s = min(tp, K) (KV heads beyond K are copies; 1 for
+MLA's shared latent); it does the non-expert FLOPs / (tp pp d) and the routed experts' FLOPs /
+(tp pp ep). One prompt lives on one group (d = 1 in a prefill): expert parallelism spreads only
+its experts. Each layer ends its attention and its FFN with an all-reduce of the step's
+activations over tp devices, each MoE layer dispatches and combines tokens over ep devices (two
+all-to-alls, each token's vector sent once per expert it picks), and each stage sends its
+activations to the next. A collective costs its bytes over the link plus a start-up latency
+(catalog ``links.toml``): a ring all-reduce over p devices sends 2 (p - 1) / p of the message
+(Patarasuk & Yuan 2009) and takes NCCL's ring latency, ``base + 2 (p - 1) x step`` (NCCL's cost
+model, src/graph/tuning.cc). Engines' own one-shot all-reduces for small messages (vLLM's and
+TensorRT-LLM's custom all-reduce) are two to three times faster at decode sizes, so the
+communication is NCCL's ring, not the fastest an engine achieves. Reads and arithmetic are at the
+chip's peaks and nothing overlaps communication: the reads and FLOPs part is a lower bound, the
+communication an estimate for an engine that does not overlap it (vLLM's tensor-parallel decode
+does not).
 
 **The pipeline schedule modelled** is a serving engine's steady state, not a training flush: the
 batch is split into m micro-batches that cycle through the pp stages, each stage taking them one
@@ -636,7 +647,9 @@ class StepCost:
         tokens: tokens the step runs (one per decoding sequence plus prompt pieces).
         sequences: sequences that get a token from the step (decoding ones; 1 for a prefill).
         flops: the step's arithmetic, all devices, FLOP.
-        bytes: bytes read from memory, all devices (weights read once per micro-batch, the KV cache).
+        bytes: bytes the step reads, each value counted once however many devices hold a copy
+            (weights once per micro-batch, the KV cache): the model's bytes, not the sum over
+            devices (MLA's latent, KV heads beyond K and non-expert weights under ep are copies).
         bytes_by_group: ``bytes`` by weight group (:data:`descent.weights.GROUPS`) plus ``kv_cache``.
         weights_bytes, kv_bytes: the two parts of ``bytes``.
         bytes_per_device: what one device of a stage reads for one micro-batch, bytes.
@@ -685,7 +698,8 @@ class StepCost:
 
     @property
     def intensity(self) -> float:
-        """``flops / bytes``, FLOP per byte: where the step sits on the roofline."""
+        """``flops / bytes``, FLOP per byte: where the step sits on one chip's roofline (on one
+        device; split, the model's FLOPs over the model's bytes)."""
         return self.flops / self.bytes
 
 
@@ -745,6 +759,8 @@ def cost(sc: Scenario, decode_contexts=(), prefill_spans=()) -> StepCost:
     wire = catalog_link(sc.link)
     tp, pp, ep = sc.tp, sc.pp, sc.ep
     kv_split = 1 if m.mla is not None else min(tp, m.num_kv_heads)
+    groups = ep if decode_contexts else 1  # attention replicas holding sequences (one prompt: one)
+    expert_flops_per_token = transformer.FLOP_PER_MAC * transformer.param_counts(m).active_experts
     layers = m.num_layers / pp
     first_dense = min(m.moe.first_dense_layers, m.num_layers) if m.moe else m.num_layers
     moe_layers = (m.num_layers - first_dense) / pp
@@ -757,16 +773,18 @@ def cost(sc: Scenario, decode_contexts=(), prefill_spans=()) -> StepCost:
         w = sum(g.values())
         kv = d.bytes - w
         experts = g.get("experts", 0.0)
-        per_dev = (w - experts) / (tp * pp) + experts / (tp * pp * ep) + kv / (pp * ep * kv_split)
-        mem, comp = per_dev / sm.bandwidth, d.flops / (tp * pp * ep) / sm.peak
-        message = d.tokens / ep * m.hidden_size * ACTIVATION_BYTES
+        per_dev = (w - experts) / (tp * pp) + experts / (tp * pp * ep) + kv / (pp * groups * kv_split)
+        expert_flops = expert_flops_per_token * d.tokens
+        comp = ((d.flops - expert_flops) / (tp * pp * groups) + expert_flops / (tp * pp * ep)) / sm.peak
+        mem = per_dev / sm.bandwidth
+        message = d.tokens / groups * m.hidden_size * ACTIVATION_BYTES
         colls = []
         if tp > 1:
             each = allreduce_seconds(wire, message, tp)
             colls.append(Collective("all-reduce", tp, ALLREDUCES_PER_LAYER * layers,
                                     ring_allreduce_bytes(message, tp), each, ALLREDUCES_PER_LAYER * layers * each))
         if ep > 1 and moe_layers:
-            nbytes = all_to_all_bytes(d.tokens / ep, m.moe.experts_per_token, m.hidden_size, ACTIVATION_BYTES, ep)
+            nbytes = all_to_all_bytes(d.tokens / groups, m.moe.experts_per_token, m.hidden_size, ACTIVATION_BYTES, ep)
             each = nbytes / wire.bytes_per_s + 2 * (wire.base_latency_s + (ep - 1) * wire.step_latency_s)
             colls.append(Collective("all-to-all", ep, moe_layers, nbytes, each, moe_layers * each))
         if pp > 1:
