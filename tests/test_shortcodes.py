@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -308,6 +309,23 @@ def test_a_mistyped_kind_and_an_unclosed_shortcode_fail_mkdocs_build(tmp_path):
     log = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "index.md:3: unclosed shortcode opened at line 3" in log, log[-2000:]
     assert "not key=value" not in log
+
+
+def test_a_link_to_a_missing_heading_fails_mkdocs_build(tmp_path):
+    # Issue 24: `part-4-hardware.md#no-such-heading` was logged at INFO, which --strict lets pass. The
+    # tiny project takes the real mkdocs.yml's validation block, so this tests the site's setting.
+    real = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    block = re.search(r"^validation:\n(?:[ #].*\n)+", real, re.MULTILINE)
+    assert block, "mkdocs.yml has no validation: block"
+    cfg = _mini_project(tmp_path, "# T\n\nSee [the roofline](part-4-hardware.md#no-such-heading) and "
+                                  "[ok](part-4-hardware.md#the-roofline).\n")
+    (tmp_path / "docs" / "part-4-hardware.md").write_text("# Hardware\n\n## The roofline\n\nText.\n")
+    cfg.write_text(cfg.read_text() + block.group(0))
+    proc = build_site(tmp_path / "out", cfg)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode != 0, log[-2000:]
+    assert "WARNING" in log and "no-such-heading" in log and "index.md" in log, log[-2000:]
+    assert "#the-roofline" not in log, log[-2000:]  # a heading that exists is fine
 
 
 def test_a_bad_catalog_row_fails_the_build_in_one_line(tmp_path, monkeypatch):
