@@ -220,3 +220,10 @@ def test_an_unexpected_error_is_json_under_json(monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert code == 1 and err == ""
     assert json.loads(out) == {"error": "descent: internal error: KeyError: 'boom'", "exit_status": 1}
+
+
+def test_an_abbreviated_json_flag_gets_json_errors(capsys):
+    # argparse accepts --js for --json: its errors are JSON too.
+    code = cli.main(["size", "--accelerator=--", "--js"])
+    out, err = capsys.readouterr()
+    assert code == 2 and err == "" and "got '--'" in json.loads(out)["error"]

@@ -561,7 +561,8 @@ def main(argv: list[str] | None = None) -> int:
     ``{"error": ..., "exit_status": 2}`` on stdout, so a script reading JSON always gets JSON.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in argv
+    flags = argv[:argv.index("--")] if "--" in argv else argv
+    as_json = any(len(t) >= 3 and "--json".startswith(t) for t in flags)  # --json, or an abbreviation (--js)
     try:
         parser = build_parser()
         _check_flags(parser, argv)
