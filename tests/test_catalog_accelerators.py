@@ -5,7 +5,17 @@ import re
 
 import pytest
 
-from descent.catalog import Accelerator, CatalogError, accelerators, load_accelerators
+from descent.catalog import (
+    PLAUSIBLE_ACCELERATOR,
+    PLAUSIBLE_LINK,
+    Accelerator,
+    CatalogError,
+    accelerators,
+    links,
+    load_accelerators,
+    load_links,
+    read_file,
+)
 
 #: Rows that tests and pages name, in catalog order. More rows may be added anywhere; these must stay.
 KNOWN_IDS = [
@@ -175,8 +185,8 @@ VALID = """
 name = "Chip"
 vendor = "V"
 kind = "gpu"
-memory_bytes = 1024
-memory_marketed = "1 KB"
+memory_bytes = 1000000000
+memory_marketed = "1 GB"
 memory_marketed_unit_is_gib = false
 memory_type = "HBM3"
 memory_bandwidth = 1e12
@@ -197,7 +207,7 @@ def test_valid_row_loads():
 @pytest.mark.parametrize(
     "old, new, field",
     [
-        ("memory_bytes = 1024\n", "", "memory_bytes"),  # missing
+        ("memory_bytes = 1000000000\n", "", "memory_bytes"),  # missing
         ("memory_bandwidth = 1e12", "memory_bandwidth = -1e12", "memory_bandwidth"),  # negative
         ("memory_bandwidth = 1e12", "memory_bandwidth = 0", "memory_bandwidth"),  # not positive
         ("bf16_flops = 1e15", 'bf16_flops = "fast"', "bf16_flops"),  # wrong type
@@ -210,7 +220,7 @@ def test_valid_row_loads():
         ('default = "datasheet"', 'default = "datasheet"\nclock = "x"', "sources.clock"),  # no such field
         # A value far beyond any real chip (issue 15): the row's problem, with the limit named.
         ("memory_bandwidth = 1e12", "memory_bandwidth = 1e30", "memory_bandwidth' = 1e+30 is outside its "
-         "plausible range 1 to 1e+18 bytes/s (descent.catalog.PLAUSIBLE_ACCELERATOR)"),
+         "plausible range 1,000,000,000 to 1e+17 bytes/s (descent.catalog.PLAUSIBLE_ACCELERATOR)"),
         ("year = 2024", "year = 20240", "year' = 20,240 is outside its plausible range 1,990 to 2,100"),
     ],
 )
@@ -220,3 +230,99 @@ def test_malformed_rows_name_file_row_field(old, new, field):
         load_accelerators(text, file="accelerators.toml")
     msg = str(e.value)
     assert msg.startswith("accelerators.toml: [chip]") and field in msg, msg
+
+
+# Issue 24: H200 `memory_bandwidth = 4800` (GB/s typed where bytes/s belongs) passed a check whose low
+# end was 1 byte/s; the site said "one token every 341.7 days" and the build failed 222 s later at an
+# unrelated page. Each numeric field has a range that every row passes and a wrong unit fails.
+
+#: The unit a person may type each field in instead of its own, as a factor of the field's unit:
+#: GB for bytes, GB/s for bytes/s, TFLOP/s for FLOP/s, kW for W, MB for a cache, KiB for a
+#: per-unit memory, MHz for Hz.
+UNIT_SLIPS = {
+    "memory_bytes": 1e9, "memory_bandwidth": 1e9, "bf16_flops": 1e12, "fp8_flops": 1e12, "fp4_flops": 1e12,
+    "power_watts": 1e3, "l2_bytes": 1e6, "last_level_cache_bytes": 1e6, "on_chip_memory_bytes": 1e6,
+    "scale_up_bandwidth": 1e9, "register_file_per_unit_bytes": 1024, "shared_memory_per_unit_bytes": 1024,
+    "clock_hz": 1e6,
+}
+SCALED = [f for f in PLAUSIBLE_ACCELERATOR if f in UNIT_SLIPS]
+
+
+def _with(field: str, value: float) -> str:
+    """VALID with ``field`` set to ``value`` (a whole number where the field is an integer)."""
+    if dataclasses.fields(Accelerator)[[f.name for f in dataclasses.fields(Accelerator)].index(field)].type.startswith("int"):
+        value = max(1, round(value))
+    lines = [ln for ln in VALID.splitlines() if not ln.startswith(f"{field} =")]
+    at = lines.index("[chip.sources]")
+    return "\n".join([*lines[:at], f"{field} = {value!r}", *lines[at:]]) + "\n"
+
+
+def _refused(field: str, value: float) -> str:
+    with pytest.raises(CatalogError) as e:
+        load_accelerators(_with(field, value), file="accelerators.toml")
+    msg = str(e.value)
+    assert msg.startswith(f"accelerators.toml: [chip]: field {field!r} = "), msg
+    assert "outside its plausible range" in msg and "PLAUSIBLE_ACCELERATOR" in msg, msg
+    return msg
+
+
+def test_every_unit_bearing_field_has_a_range():
+    assert set(UNIT_SLIPS) == set(SCALED)
+
+
+@pytest.mark.parametrize("field", SCALED)
+def test_every_row_is_inside_its_fields_range(field):
+    low, high, _ = PLAUSIBLE_ACCELERATOR[field]
+    values = {a.id: getattr(a, field) for a in accelerators().values() if getattr(a, field) is not None}
+    assert values, field
+    assert all(low <= v <= high for v in values.values()), (field, values)
+    load_accelerators(_with(field, max(values.values())))  # the template row takes the extremes too
+    load_accelerators(_with(field, min(values.values())))
+
+
+@pytest.mark.parametrize("field", SCALED)
+def test_a_value_in_the_wrong_unit_is_refused_naming_file_row_and_field(field):
+    values = [getattr(a, field) for a in accelerators().values() if getattr(a, field) is not None]
+    # Any row's value typed in the everyday unit (4,800 for 4.8 TB/s): the largest row's is the hardest.
+    _refused(field, max(values) / UNIT_SLIPS[field])
+    # A kilo slip from the catalog's smallest and largest rows.
+    _refused(field, min(values) / 1e3)
+    _refused(field, max(values) * 1e3)
+
+
+def test_h200_bandwidth_in_gb_per_s_fails_the_real_catalog():
+    text = read_file("accelerators.toml")
+    start = text.index("\n[h200]\n")
+    end = text.index("\nmemory_bandwidth = 4.8e12\n", start)
+    assert text.index("\n[", start + 1) > end  # the H200's own line
+    bad = text[:end] + "\nmemory_bandwidth = 4800\n" + text[end + len("\nmemory_bandwidth = 4.8e12\n"):]
+    with pytest.raises(CatalogError) as e:
+        load_accelerators(bad, file="descent/catalog/accelerators.toml")
+    assert str(e.value).startswith(
+        "descent/catalog/accelerators.toml: [h200]: field 'memory_bandwidth' = 4,800 is outside its plausible range "
+        "1,000,000,000 to 1e+17 bytes/s"), str(e.value)
+
+
+def test_links_have_plausible_ranges_and_refuse_a_wrong_unit():
+    text = read_file("links.toml")
+    rows = links()
+    fastest = max(rows.values(), key=lambda x: x.bytes_per_s)
+    slowest = min(rows.values(), key=lambda x: x.bytes_per_s)
+    low, high, _ = PLAUSIBLE_LINK["bytes_per_s"]
+    assert all(low <= x.bytes_per_s <= high for x in rows.values())
+    for row, value in [(fastest, fastest.bytes_per_s / 1e9), (fastest, fastest.bytes_per_s * 1e3),
+                       (slowest, slowest.bytes_per_s / 1e3), (slowest, slowest.bytes_per_s / 1e9)]:
+        start = text.index(f"[{row.id}]")
+        line_at = text.index("\nbytes_per_s = ", start)
+        line_end = text.index("\n", line_at + 1)
+        bad = text[:line_at] + f"\nbytes_per_s = {value!r}" + text[line_end:]
+        with pytest.raises(CatalogError) as e:
+            load_links(bad, file="descent/catalog/links.toml")
+        assert str(e.value).startswith(f"descent/catalog/links.toml: [{row.id}]: field 'bytes_per_s' = "), str(e.value)
+        assert "PLAUSIBLE_LINK" in str(e.value)
+    # A latency typed in microseconds (3.6 for 3.6 us).
+    start = text.index(f"[{fastest.id}]")
+    line_at = text.index("\nbase_latency_s = ", start)
+    line_end = text.index("\n", line_at + 1)
+    with pytest.raises(CatalogError, match=rf"\[{fastest.id}\]: field 'base_latency_s' = 3.6 is outside"):
+        load_links(text[:line_at] + "\nbase_latency_s = 3.6" + text[line_end:], file="links.toml")

@@ -99,3 +99,53 @@ def test_bad_config_contents(capsys, tmp_path):
     path.write_bytes(b"\xff\xfe{")
     rc, _, err = run(capsys, "size", "--config", path)
     assert rc == 2 and "cannot read it" in one_line(err)
+
+
+def test_config_refuses_what_is_not_a_regular_file_before_reading_it(capsys, tmp_path, monkeypatch):
+    # Issue 24: /dev/zero was read until MemoryError, a FIFO waited for ever, `--config ""` was
+    # ignored and the default model sized. Refused before any byte is read: exit 2, one line.
+    import os
+
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
+    for path, words in [
+        ("/dev/zero", "--config /dev/zero: cannot read it: it is a device, not a config.json file"),
+        (fifo, f"--config {fifo}: cannot read it: it is a pipe (FIFO), not a config.json file"),
+        (tmp_path, f"--config {tmp_path}: cannot read it: it is a directory, not a config.json file"),
+        ("", "--config needs the path of a config.json file, got an empty path"),
+    ]:
+        rc, out, err = run(capsys, "size", "--config", path)
+        assert rc == 2 and out == "" and one_line(err) == f"descent: error: {words}"
+    rc, out, _ = run(capsys, "size", "--config=", "--json")
+    assert rc == 2 and "empty path" in json.loads(out)["error"]
+    assert opened == []
+
+
+def test_config_reads_at_most_the_limit_plus_one_byte(capsys, tmp_path, monkeypatch):
+    # A 500 MB file was read whole (1 GB, 5.7 s) before the 50,000-character check. A sparse file of
+    # 500 MB costs no disk; the CLI reads MAX_CONFIG_BYTES + 1 bytes of it and stops.
+    big = tmp_path / "config.json"
+    with open(big, "wb") as f:
+        f.truncate(500_000_000)
+    sizes = []
+    real = cli.os.fdopen
+
+    def spy(fd, *a, **k):
+        f = real(fd, *a, **k)
+        read = f.read
+        f.read = lambda n=-1: sizes.append(n) or read(n)
+        return f
+
+    monkeypatch.setattr(cli.os, "fdopen", spy)
+    rc, out, err = run(capsys, "size", "--config", big)
+    assert rc == 2 and out == ""
+    assert one_line(err) == (f"descent: error: --config {big}: the file is larger than 200,000 bytes; "
+                             "a config.json must be at most 50,000 characters")
+    assert sizes == [cli.MAX_CONFIG_BYTES + 1] and cli.MAX_CONFIG_BYTES == 4 * 50_000
+    # A file of exactly the limit is read (and then judged by its contents).
+    big.write_bytes(b"{" + b" " * (cli.MAX_CONFIG_BYTES - 2) + b"}")
+    rc, _, err = run(capsys, "size", "--config", big)
+    assert rc == 2 and "at most 50,000 characters, got 200,000" in one_line(err)

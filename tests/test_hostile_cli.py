@@ -148,3 +148,82 @@ def test_cli_edges(argv, capsys):
         assert code == 0 and "Llama 3.1 70B" in out and "H200" in out
     else:
         assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+#: Values that argparse or a terminal may read as something other than a value: the end-of-flags
+#: marker, a lone dash, nothing, another flag, a terminal escape sequence, numbers no flag takes.
+FLAG_VALUES = ["--", "-", "", "---", "--json", "-a", "\x1b]0;pwned\x07\x1b[31m", "\u202e1", "1e999", "nan"]
+
+
+def _base_argv(name: str, parser: argparse.ArgumentParser) -> list[str]:
+    """The command with a plausible value for each positional argument (so a flag's value is what fails)."""
+    argv = [name]
+    for action in parser._actions:
+        if not action.option_strings:
+            argv.append(str(next(iter(action.choices))) if action.choices else
+                        _domain(action.dest)[0] if action.dest in ("model",) else "hi" if action.dest == "prompt"
+                        else "q4_k_m" if action.dest == "format" and name == "quant"
+                        else "fp8_e4m3" if action.dest == "format" else "1.5" if action.dest == "value"
+                        else "batching")
+    return argv
+
+
+FLAG_CASES = [
+    (name, action.option_strings[0], value)
+    for name, parser in sorted(COMMANDS.items())
+    for action in parser._actions
+    if action.option_strings and not isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+    for value in FLAG_VALUES
+]
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("name, flag, value", FLAG_CASES, ids=[f"{n} {f}={v!r}" for n, f, v in FLAG_CASES])
+def test_every_flag_refuses_a_value_that_is_not_one(name, flag, value, as_json, no_model_run, capsys):
+    # `descent size --accelerator=--` handed the command an empty list (Python 3.11's argparse drops
+    # the "--" as the end of flags even after "="): "internal error: TypeError: unhashable type:
+    # 'list'", exit 1, and not JSON under --json. Every flag of every command, written --flag=VALUE,
+    # with a value that is not one it takes: exit 2, one line naming the flag, no control character.
+    argv = [*_base_argv(name, COMMANDS[name]), f"{flag}={value}", *(["--json"] if as_json else [])]
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2, f"{argv!r} exited {code}: {err or out}"
+    if as_json:
+        assert err == "" and len(out.splitlines()) == 1, f"{argv!r}: {out!r}"
+        message = json.loads(out)["error"]
+    else:
+        assert out == "" and len(err.splitlines()) == 1, f"{argv!r}: {err!r}"
+        message = err.strip()
+    assert message.startswith("descent") and "internal error" not in message
+    assert flag in message or flag.lstrip("-") in message, message
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or c == "\u202e" for c in message), repr(message)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_flag_followed_by_the_end_of_flags_marker(name, no_model_run, capsys):
+    # `--accelerator -- h200`: "--" ends the flags, so --accelerator has no value: exit 2, one line.
+    parser = COMMANDS[name]
+    for action in parser._actions:
+        if not action.option_strings or action.nargs == 0 or isinstance(action, argparse._HelpAction):
+            continue
+        argv = [*_base_argv(name, parser), action.option_strings[0], "--"]
+        code = cli.main(argv)
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and len(err.splitlines()) == 1, f"{argv!r}: {code} {err!r}"
+        assert "internal error" not in err
+
+
+def test_an_unexpected_error_is_json_under_json(monkeypatch, capsys):
+    # Exit 1 is a bug, but a script reading --json still gets one JSON object.
+    monkeypatch.setattr(cli, "_cmd_models", lambda args: {}["boom"])
+    code = cli.main(["models", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1 and err == ""
+    assert json.loads(out) == {"error": "descent: internal error: KeyError: 'boom'", "exit_status": 1}
+
+
+def test_an_abbreviated_json_flag_gets_json_errors(capsys):
+    # argparse accepts --js for --json: its errors are JSON too.
+    code = cli.main(["size", "--accelerator=--", "--js"])
+    out, err = capsys.readouterr()
+    assert code == 2 and err == "" and "got '--'" in json.loads(out)["error"]

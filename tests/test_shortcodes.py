@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -133,6 +134,50 @@ def test_near_misses_fail_naming_the_line(md, line, quoted):
     assert "write <!-- descent:KIND NAME key=value -->" in msg
 
 
+# Issue 24: these built with exit 0 and the page read "The KV cache: .": an underscore for the colon,
+# two letters swapped in each word, a cut prefix with a plural kind. Any comment whose first word is
+# within a few edits of descent:KIND fails, naming file and line.
+@pytest.mark.parametrize(
+    ("md", "line", "quoted"),
+    [
+        ("The KV cache: <!-- descent_value kv_bytes_per_token -->.", 1, "<!-- descent_value"),
+        ("a\n<!-- desecnt:vaule kv_bytes_per_token -->", 2, "<!-- desecnt:vaule"),
+        ("a\n\n<!-- desc:figures roofline -->", 3, "<!-- desc:figures"),
+        ("<!--descent-tabel models-->", 1, "<!--descent-tabel"),
+        ("<!-- descentwidget kv_demo -->", 1, "<!-- descentwidget"),
+        ("<!-- DESCENT.Formula x -->", 1, "<!-- DESCENT.Formula"),
+        ("<!-- decsent:valeu x -->", 1, "<!-- decsent:valeu"),
+    ],
+)
+def test_comments_within_a_few_edits_of_a_shortcode_fail(md, line, quoted):
+    with pytest.raises(ShortcodeError) as e:
+        resolve(md, "part-2.md")
+    msg = str(e.value)
+    assert msg.startswith(f"part-2.md:{line}: {quoted!r} looks like a shortcode but is not one"), msg
+
+
+@pytest.mark.parametrize("md", ["<!-- description: the chips -->", "<!-- TODO: figures later -->", "<!-- md:option x -->",
+                                "<!-- desc: values -->", "<!-- deprecated -->",
+                                "<!-- tables: 3 -->"])
+def test_comments_far_from_a_shortcode_pass(md):
+    assert resolve(md, "p.md") == md
+
+
+def test_an_unclosed_shortcode_names_its_line_and_swallows_nothing():
+    # Issue 24: the shortcode ran to the NEXT shortcode's -->, and the error quoted 2.2 KB of the
+    # page and said "argument '|' is not key=value".
+    table = "".join(f"| row {i} | {i} |\n" for i in range(100))
+    md = f"# T\n\nThe KV cache: <!-- descent:value kv_bytes_per_token\n\n{table}\nThe rest <!-- descent:value params_total -->.\n"
+    with pytest.raises(ShortcodeError) as e:
+        resolve(md, "part-3.md")
+    msg = str(e.value)
+    assert msg.startswith("part-3.md:3: unclosed shortcode opened at line 3: '<!-- descent:value kv_bytes_per_token' "
+                          "has no --> before the next comment or the page's end"), msg
+    assert "row" not in msg and "not key=value" not in msg and len(msg) < 400, msg
+    with pytest.raises(ShortcodeError, match="^p.md:5: unclosed shortcode opened at line 5: "):
+        resolve("a\n\n\n\nb <!-- descent:table models", "p.md")
+
+
 def test_near_misses_inside_code_are_left_alone():
     md = "Write `<!-- descnet:value x -->` to see the error, or:\n\n```\n<!-- Descent:table x -->\n```\n"
     assert resolve(md, "p.md") == md
@@ -250,6 +295,37 @@ def test_a_mistyped_prefix_fails_mkdocs_build_naming_the_line(tmp_path):
     assert proc.returncode != 0
     log = proc.stdout + proc.stderr
     assert "index.md:6: '<!-- descnet:value' looks like a shortcode but is not one" in log, log[-2000:]
+
+
+def test_a_mistyped_kind_and_an_unclosed_shortcode_fail_mkdocs_build(tmp_path):
+    # Issue 24: `<!-- desecnt:vaule ... -->` built with exit 0 (the number silently missing).
+    cfg = _mini_project(tmp_path, "# T\n\nIt holds <!-- desecnt:vaule kv_bytes_per_token --> per token.\n")
+    proc = build_site(tmp_path / "out", cfg)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "index.md:3: '<!-- desecnt:vaule' looks like a shortcode" in log, log[-2000:]
+    (tmp_path / "docs" / "index.md").write_text("# T\n\nA <!-- descent:value kv_bytes_per_token\n\n| a | b |\n"
+                                                "\nB <!-- descent:value params_total -->\n")
+    proc = build_site(tmp_path / "out", cfg)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "index.md:3: unclosed shortcode opened at line 3" in log, log[-2000:]
+    assert "not key=value" not in log
+
+
+def test_a_link_to_a_missing_heading_fails_mkdocs_build(tmp_path):
+    # Issue 24: `part-4-hardware.md#no-such-heading` was logged at INFO, which --strict lets pass. The
+    # tiny project takes the real mkdocs.yml's validation block, so this tests the site's setting.
+    real = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    block = re.search(r"^validation:\n(?:[ #].*\n)+", real, re.MULTILINE)
+    assert block, "mkdocs.yml has no validation: block"
+    cfg = _mini_project(tmp_path, "# T\n\nSee [the roofline](part-4-hardware.md#no-such-heading) and "
+                                  "[ok](part-4-hardware.md#the-roofline).\n")
+    (tmp_path / "docs" / "part-4-hardware.md").write_text("# Hardware\n\n## The roofline\n\nText.\n")
+    cfg.write_text(cfg.read_text() + block.group(0))
+    proc = build_site(tmp_path / "out", cfg)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode != 0, log[-2000:]
+    assert "WARNING" in log and "no-such-heading" in log and "index.md" in log, log[-2000:]
+    assert "#the-roofline" not in log, log[-2000:]  # a heading that exists is fine
 
 
 def test_a_bad_catalog_row_fails_the_build_in_one_line(tmp_path, monkeypatch):

@@ -203,3 +203,47 @@ def test_generate_refuses_prompt_plus_max_tokens_beyond_the_context_before_compu
     )
     code, out, err = run(capsys, "generate", "1" * 8200, "--max-tokens", "1")
     assert code == 2 and err.strip().endswith("; shorten the prompt")
+
+
+#: What a prompt may carry that a terminal acts on: ESC starts an escape sequence (here: set the
+#: window title, then red text), BEL rings, U+202E reverses the text after it.
+CONTROLS = "\x1b]0;pwned\x07\x1b[31mred\u202e"
+
+
+def _has_control(text: str) -> bool:
+    return any((ord(c) < 0x20 and c not in "\n") or 0x7F <= ord(c) < 0xA0 or c == "\u202e" for c in text)
+
+
+def test_trace_shows_control_characters_as_escapes(monkeypatch, capsys):
+    # Issue 24: `descent trace` printed the prompt's raw ESC and BEL to the terminal.
+    from descent import tokenizer
+    from descent.trace import record
+
+    tok = tokenizer.smollm2()
+
+    def fake_trace(prompt, chat=False, top=50, max_new_tokens=24):
+        ids = tok.encode(prompt)
+        return {"tokens": [{"id": i, "text": tok.display(i)} for i in ids],
+                "next": [{"id": i, "text": tok.display(i), "probability": 0.5, "logit": 1.0} for i in ids[:top]],
+                "model": {"vocab": 49152}, "entropy_bits": 1.0}
+
+    monkeypatch.setattr(record, "trace", fake_trace)
+    code, out, err = run(capsys, "trace", CONTROLS, "--top", "3")
+    assert code == 0 and err == ""
+    assert not _has_control(out), repr(out)
+    assert "<U+001B>" in out and "<U+0007>" in out  # U+202E is split over three byte tokens: <0xE2>...
+
+
+def test_generate_shows_control_characters_as_escapes(monkeypatch, capsys):
+    # A reply may hold any byte the vocabulary has: the terminal gets <U+001B>, never ESC; newlines stay.
+    from types import SimpleNamespace
+
+    from descent import tokenizer
+    from descent.trace import forward
+
+    ids = tokenizer.smollm2().encode("a\n" + CONTROLS)
+    monkeypatch.setattr(forward, "generate", lambda *a, **k: (SimpleNamespace(token=i) for i in ids))
+    code, out, err = run(capsys, "generate", "hi", "--max-tokens", str(len(ids)))
+    assert code == 0 and err == ""
+    assert not _has_control(out), repr(out)
+    assert out == "a\n<U+001B>]0;pwned<U+0007><U+001B>[31mred<U+202E>\n"

@@ -180,3 +180,12 @@ def test_plural_counts_one_in_the_singular():
     assert plural(0, "token") == "0 tokens"
     assert plural(8192, "token") == "8,192 tokens"
     assert plural(2, "sequence") == "2 sequences"
+
+
+def test_control_characters_are_made_visible():
+    # ESC, BEL, DEL, a C1 control and a bidirectional override act on a terminal or reorder a page:
+    # shown as code points, never passed through (issue 24: `descent trace` printed raw ESC and BEL).
+    text = "\x1b[31m\x07\x7f\x9b\u202eok"
+    assert units.visible_whitespace(text) == "<U+001B>[31m<U+0007><U+007F><U+009B><U+202E>ok"
+    assert units.visible_controls(text + "\n\t") == "<U+001B>[31m<U+0007><U+007F><U+009B><U+202E>ok\n\t"
+    assert units.visible_controls("日本 ü") == "日本 ü"  # printable text is untouched

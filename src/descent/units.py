@@ -46,6 +46,7 @@ __all__ = [
     "parse_count",
     "plural",
     "round_sig",
+    "visible_controls",
     "visible_whitespace",
 ]
 
@@ -370,16 +371,44 @@ def format_time(seconds: float, sig: int = DEFAULT_SIG) -> str:
 VISIBLE_WHITESPACE = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5", "\r": "\u240d"}
 
 
-def visible_whitespace(text: str) -> str:
-    """Token text with every whitespace character made visible: space ``␣``, newline ``↵``,
-    tab ``⇥``, carriage return ``␍``, any other (no-break space, ...) as ``<U+00A0>``.
+#: Bidirectional-text controls (Unicode's Bidi_Control property): invisible, and they reorder what a
+#: terminal or a page shows around them (the "Trojan Source" attack, CVE-2021-42574).
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _is_control(c: str) -> bool:
+    """A C0 or C1 control character, DEL, or a bidirectional control: invisible, and a terminal may
+    act on it (ESC starts an escape sequence, BEL rings)."""
+    o = ord(c)
+    return o < 0x20 or 0x7F <= o < 0xA0 or c in BIDI_CONTROLS
+
+
+def visible_controls(text: str, keep: str = "\n\t") -> str:
+    """Text with every control character (C0, DEL, C1, bidirectional controls) shown as its code point
+    in angle brackets (ESC as ``<U+001B>``, BEL as ``<U+0007>``), except those in ``keep`` (newline
+    and tab): what a terminal prints of text it did not write.
 
     Raises:
         ValueError: ``text`` is not a string.
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
-    return "".join(VISIBLE_WHITESPACE.get(c, f"<U+{ord(c):04X}>") if c.isspace() else c for c in text)
+    return "".join(f"<U+{ord(c):04X}>" if c not in keep and _is_control(c) else c for c in text)
+
+
+def visible_whitespace(text: str) -> str:
+    """Token text with every whitespace character made visible: space ``␣``, newline ``↵``,
+    tab ``⇥``, carriage return ``␍``, any other (no-break space, ...) as ``<U+00A0>``; and every
+    other control character (ESC, BEL, DEL, C1, bidirectional controls) as its code point too
+    (``<U+001B>``), so a token never acts on the terminal or the page that shows it.
+
+    Raises:
+        ValueError: ``text`` is not a string.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    return "".join(VISIBLE_WHITESPACE.get(c, f"<U+{ord(c):04X}>") if c.isspace() or _is_control(c) else c
+                   for c in text)
 
 
 def format_rate(bytes_per_s: float, sig: int = DEFAULT_SIG) -> str:

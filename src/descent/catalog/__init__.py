@@ -582,22 +582,42 @@ PLAUSIBLE_MODEL: dict[str, tuple[float, float, str]] = {
     "sliding.window": (1, 20_000_000, "tokens"),
     "sliding.full_attention_every": (1, 1_000, "layers"),
 }
-#: Plausible ranges of the accelerators' numeric fields (see :data:`PLAUSIBLE_MODEL`); the high
-#: ends sit above the largest published parts (2025: 512 GiB of memory, Cerebras WSE-3's 21 PB/s
-#: and 125 PFLOP/s, 23 kW, 900,000 cores, 44 GB of SRAM).
+#: Plausible ranges of the accelerators' numeric fields (see :data:`PLAUSIBLE_MODEL`). Each range
+#: holds every row and refuses a value in the wrong unit: "4800" typed for 4,800 GB/s (off by 1e9),
+#: "141" for 141 GB, "989" for 989 TFLOP/s (1e12), "700" W in kW; and a value off by 1e3 from the
+#: catalog's smallest or largest row (a kilo/mega slip). The ends, against the rows (2025):
+#: memory 230 MB (Groq LPU's SRAM) to 512 GiB (M3 Ultra); bandwidth 300 GB/s (L4) to 21 PB/s
+#: (Cerebras WSE-3's SRAM); 16-bit peaks 17.2 TFLOP/s (M4 Max) to 125 PFLOP/s (WSE-3); FP4 up to
+#: 13.5 PFLOP/s (B300); power 70 W (T4) to 23 kW (WSE-3: typed in kW, 23, it is refused); L2 4 MiB (T4) to 126 MB (B200); on-chip
+#: memory to 44 GB (WSE-3); clocks 1.8 to 2.4 GHz. Widen a range only with the source of a real
+#: value beyond it (``tests/test_catalog_accelerators.py`` checks each row is inside, and that a
+#: wrong-unit value of each field is refused).
 PLAUSIBLE_ACCELERATOR: dict[str, tuple[float, float, str]] = {
-    "memory_bytes": (1, 1e15, "bytes"),
-    "memory_bandwidth": (1, 1e18, "bytes/s"),
-    "bf16_flops": (1, 1e19, "FLOP/s"),
-    "fp8_flops": (1, 1e19, "FLOP/s"),
-    "fp4_flops": (1, 1e19, "FLOP/s"),
-    "power_watts": (1, 1e6, "W"),
+    "memory_bytes": (1e8, 1e13, "bytes"),
+    "memory_bandwidth": (1e9, 1e17, "bytes/s"),
+    "bf16_flops": (1e11, 1e18, "FLOP/s"),
+    "fp8_flops": (1e11, 1e18, "FLOP/s"),
+    "fp4_flops": (1e12, 1e18, "FLOP/s"),
+    "power_watts": (50, 100_000, "W"),
     "compute_units": (1, 10_000_000, ""),
-    "l2_bytes": (1, 1e13, "bytes"),
-    "last_level_cache_bytes": (1, 1e13, "bytes"),
-    "on_chip_memory_bytes": (1, 1e13, "bytes"),
-    "scale_up_bandwidth": (1, 1e16, "bytes/s"),
+    "l2_bytes": (1e5, 1e10, "bytes"),
+    "last_level_cache_bytes": (1e6, 1e11, "bytes"),
+    "on_chip_memory_bytes": (1e6, 1e13, "bytes"),
+    "scale_up_bandwidth": (1e9, 1e14, "bytes/s"),
+    "tensor_cores_per_unit": (1, 1_000, ""),
+    "register_file_per_unit_bytes": (1e3, 1e8, "bytes"),
+    "shared_memory_per_unit_bytes": (1e3, 1e8, "bytes"),
+    "shared_memory_bytes_per_clock": (1, 100_000, "bytes"),
+    "clock_hz": (1e7, 1e11, "Hz"),
     "year": (1990, 2100, ""),
+}
+#: Plausible ranges of the links' numeric fields (links.toml): 7.45 GB/s (an NVMe SSD) to 900 GB/s
+#: (NVLink 5) a direction, so "900" typed for GB/s, or a value off by 1e3 from either end, is refused;
+#: latencies of microseconds (typed in microseconds, 3.6, they are refused).
+PLAUSIBLE_LINK: dict[str, tuple[float, float, str]] = {
+    "bytes_per_s": (1e8, 1e14, "bytes/s"),
+    "base_latency_s": (0, 1e-3, "s"),
+    "step_latency_s": (0, 1e-3, "s"),
 }
 #: Optional accelerator fields that, when given, must be positive (None means "not published").
 _OPTIONAL_POSITIVE = (
@@ -777,11 +797,10 @@ def _validate_link(x: Link, file: str) -> None:
     where = f"{file}: [{x.id}]"
     if x.scope not in LINK_SCOPES:
         raise CatalogError(f"{where}: field 'scope' must be one of {', '.join(LINK_SCOPES)}, got {x.scope!r}")
-    if not 1e6 <= x.bytes_per_s <= 1e15:
-        raise CatalogError(f"{where}: field 'bytes_per_s' must be 1e6 to 1e15 bytes/s, got {x.bytes_per_s!r}")
-    for name in ("base_latency_s", "step_latency_s"):
-        if not 0 <= getattr(x, name) <= 1e-3:
-            raise CatalogError(f"{where}: field {name!r} must be 0 to 0.001 s, got {getattr(x, name)!r}")
+    for name in PLAUSIBLE_LINK:
+        if not is_real(getattr(x, name)) or isinstance(getattr(x, name), bool):
+            raise CatalogError(f"{where}: field {name!r} must be a number, got {getattr(x, name)!r}")
+    _check_plausible(x, PLAUSIBLE_LINK, where, "PLAUSIBLE_LINK")
     if x.domain < 0:
         raise CatalogError(f"{where}: field 'domain' must be 0 (a network) or a number of GPUs, got {x.domain}")
     _check_sources(x, where)

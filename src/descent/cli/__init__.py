@@ -27,8 +27,9 @@ import difflib
 import importlib.metadata
 import json
 import math
+import os
+import stat
 import sys
-from pathlib import Path
 from typing import NoReturn
 
 from descent import custom, floats, gguf_types, hfconfig, transformer
@@ -49,10 +50,11 @@ from descent.units import (
     format_si,
     format_time,
     plural,
+    visible_controls,
 )
 from descent.weights import GROUP_LABELS, RELEASED, describe, released_map
 
-__all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main", "size_inputs"]
+__all__ = ["EXIT_USAGE", "MAX_CONFIG_BYTES", "UsageError", "build_parser", "main", "read_config_file", "size_inputs"]
 
 #: Exit status for bad input, as argparse uses.
 EXIT_USAGE = 2
@@ -81,6 +83,20 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: error: {message}")
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]):
+        """A flag's value ``--`` given as ``--flag=--`` is that text, checked like any other value.
+
+        Python 3.11's argparse drops the first ``--`` of a flag's values as the end-of-flags
+        marker, even when it is the value given after ``=``: ``--accelerator=--`` then hands the
+        command an empty list ("unhashable type: 'list'", or "got []"). Only a single-value flag
+        with nothing but ``--`` is affected; every other case is argparse's own.
+        """
+        if action.option_strings and action.nargs in (None, argparse.OPTIONAL) and arg_strings == ["--"]:
+            value = self._get_value(action, "--")
+            self._check_value(action, value)
+            return value
+        return super()._get_values(action, arg_strings)
 
 
 def _token_rate(per_s: float) -> str:
@@ -119,6 +135,51 @@ def _no_default(action: argparse.Action) -> argparse.Action:
 CHIP_FLAGS = (P.MEMORY_GB, P.BANDWIDTH_GBS, P.TFLOPS)
 
 
+#: The most bytes ``--config`` reads: :data:`descent.hfconfig.MAX_CONFIG_CHARS` characters of UTF-8
+#: take at most 4 bytes each. One byte more is read, to tell a file over the limit.
+MAX_CONFIG_BYTES = 4 * hfconfig.MAX_CONFIG_CHARS
+
+
+def read_config_file(path: str) -> str:
+    """The text of the config.json at ``path``, read safely: an empty path, a directory, a device
+    (``/dev/zero``), a FIFO or a socket is refused before it is opened (a FIFO would wait for a
+    writer for ever, ``/dev/zero`` never ends), and at most :data:`MAX_CONFIG_BYTES` + 1 bytes are
+    read, so a 500 MB file is refused after 200 KB, not read whole.
+
+    Raises:
+        ValueError: one line naming the path and what is wrong with it.
+    """
+    if not path:
+        raise ValueError("--config needs the path of a config.json file, got an empty path")
+    where = f"--config {path}"
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise ValueError(f"{where}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a pipe (FIFO)" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "not a regular file")
+        raise ValueError(f"{where}: cannot read it: it is {kind}, not a config.json file")
+    try:
+        # O_NONBLOCK: should the path have become a FIFO since the check, opening it does not wait.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ValueError(f"{where}: cannot read it: it is not a regular file, not a config.json file")
+            data = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"{where}: cannot read it: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ValueError(f"{where}: the file is larger than {format_int(MAX_CONFIG_BYTES)} bytes; a config.json "
+                         f"must be at most {format_int(hfconfig.MAX_CONFIG_CHARS)} characters")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: cannot read it: it is not UTF-8 text ({exc.reason} at byte "
+                         f"{format_int(exc.start)})") from None
+
+
 def size_inputs(args: argparse.Namespace) -> tuple[str | Model, str | Accelerator]:
     """The model and chip ``descent size`` was asked about: a catalog id, or a record read from
     ``--config PATH`` (:func:`descent.hfconfig.read_config`) and built from ``--memory-gb``,
@@ -129,15 +190,11 @@ def size_inputs(args: argparse.Namespace) -> tuple[str | Model, str | Accelerato
             --config; -a with the chip flags; one of --memory-gb / --bandwidth-gbs without the other.
     """
     model: str | Model = args.model
-    if args.config:
+    typed = set(getattr(args, "typed", ()))
+    if args.config or P.CONFIG_PATH.name in typed:
         if args.model != P.MODEL.default:
             raise ValueError(f"give a model id or --config, not both (got {args.model!r} and --config {args.config})")
-        try:
-            text = Path(args.config).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"--config {args.config}: cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}") from None
-        model = hfconfig.read_config(text, source=args.config)
-    typed = set(getattr(args, "typed", ()))
+        model = hfconfig.read_config(read_config_file(args.config), source=args.config)
     chip = [p for p in CHIP_FLAGS if p.name in typed]
     if not chip:
         return model, args.accelerator
@@ -397,7 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
                   P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
     # A model from its config.json, a chip from its numbers: absent unless typed (no "default" in --help).
-    _no_default(P.add_argument(p, P.CONFIG_PATH, metavar="PATH"))
+    _no_default(_typed(P.add_argument(p, P.CONFIG_PATH, metavar="PATH")))  # typed: `--config ""` is refused
     _typed(p._option_string_actions["--accelerator"])
     for param, metavar in zip(CHIP_FLAGS, ("G", "B", "T"), strict=True):
         _no_default(_typed(P.add_argument(p, param, metavar=metavar)))
@@ -482,11 +539,19 @@ def _check_flags(parser: argparse.ArgumentParser, argv: list[str]) -> None:
 
 def _fail(message: str, as_json: bool) -> int:
     """Report bad input as one line on stderr, or as ``{"error": message}`` on stdout under --json."""
+    return _report(message, as_json, EXIT_USAGE)
+
+
+def _report(message: str, as_json: bool, status: int) -> int:
+    """Print an error as one line on stderr, or as one JSON object on stdout under --json; the
+    control characters it may quote from the input (ESC, BEL, bidirectional controls) are shown as
+    ``<U+001B>``, never sent to the terminal."""
+    message = visible_controls(_one_line(message))
     if as_json:
-        print(json.dumps({"error": message, "exit_status": EXIT_USAGE}))
+        print(json.dumps({"error": message, "exit_status": status}))
     else:
         print(message, file=sys.stderr)
-    return EXIT_USAGE
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -496,7 +561,8 @@ def main(argv: list[str] | None = None) -> int:
     ``{"error": ..., "exit_status": 2}`` on stdout, so a script reading JSON always gets JSON.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in argv
+    flags = argv[:argv.index("--")] if "--" in argv else argv
+    as_json = any(len(t) >= 3 and "--json".startswith(t) for t in flags)  # --json, or an abbreviation (--js)
     try:
         parser = build_parser()
         _check_flags(parser, argv)
@@ -517,7 +583,6 @@ def main(argv: list[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else 0
     except BrokenPipeError:  # `descent models | head`
         return 0
-    except Exception as e:  # never a traceback
-        print(f"{PROG}: internal error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
-        return 1
+    except Exception as e:  # never a traceback; JSON under --json, like every other error
+        return _report(f"{PROG}: internal error: {type(e).__name__}: {e}", as_json, 1)
 

@@ -22,8 +22,10 @@ raises :class:`ShortcodeError` whose message names the page and the line (``part
 quotes the shortcode, says what is wrong and lists what is allowed. The site hook turns it into a
 failed build. So does a *near miss*, which would otherwise vanish from the page silently (a comment
 is invisible): a mistyped prefix (``<!-- descnet:value ...``, ``<!-- Descent:table ...``, any
-``<!-- X:KIND`` with KIND one of :data:`KINDS`), ``descent`` without its colon, or a
-``descent:KIND`` outside a closed comment (``<!--`` or ``-->`` missing).
+``<!-- X:KIND`` with KIND one of :data:`KINDS`), ``descent`` without its colon, any comment whose
+first word is within :data:`NEAR_MISS_EDITS` edits of ``descent:KIND`` (``descent_value``,
+``desecnt:vaule``, ``desc:figures``), a ``descent:KIND`` outside a comment (``<!--`` missing), and
+an unclosed shortcode ("unclosed shortcode opened at line N", never the text up to the next ``-->``).
 
 Shortcodes inside fenced code blocks and inline code spans are left alone, so a page can show one.
 This module imports only the standard library; it is build-side only (``descent.site``).
@@ -58,8 +60,19 @@ __all__ = [
 KINDS = ("value", "table", "figure", "formula", "widget")
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-#: Any HTML comment that starts with ``descent:`` is a shortcode (a malformed one is an error).
-_SHORTCODE = re.compile(r"<!--\s*descent:(?P<body>.*?)-->", re.DOTALL)
+#: Any HTML comment that starts with ``descent:`` is a shortcode (a malformed one is an error). Its
+#: body never holds ``<!--``: an unclosed shortcode must not swallow the text up to the next one's
+#: ``-->`` (it is reported as unclosed, :data:`_OPENED`).
+_SHORTCODE = re.compile(r"<!--\s*descent:(?P<body>(?:(?!<!--).)*?)-->", re.DOTALL)
+#: Where a shortcode opens: one that is not a whole shortcode (:data:`_SHORTCODE`) was never closed.
+_OPENED = re.compile(r"<!--\s*descent:")
+#: The start of any HTML comment and its first word (up to a space or the comment's end), which
+#: :func:`_looks_like_shortcode` compares with ``descent:KIND``.
+_COMMENT_HEAD = re.compile(r"<!-{1,3}\s*(?P<head>[^\s>]*?)(?=\s|-->|$)")
+#: How many single-character edits (insert, delete, substitute, swap two neighbours) a comment's
+#: first word may be from ``descent:KIND`` and still be a near miss: ``desecnt:vaule`` is 2,
+#: ``descent_value`` 1, ``desc:figures`` is ``descent`` cut short and 1 from ``figure``.
+NEAR_MISS_EDITS = 2
 #: Fenced code blocks (``` or ~~~, possibly indented) and inline code spans are not scanned.
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[^\n]*\n.*?^(?P=indent)(?P=fence)[ \t]*$",
                     re.DOTALL | re.MULTILINE)
@@ -73,6 +86,41 @@ _NEAR_MISS = re.compile(
     rf"|\bdescent:(?:{_KIND_WORDS})\b",  # descent:KIND outside a closed comment
     re.IGNORECASE,
 )
+
+
+def _edits(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment): the fewest single-character inserts,
+    deletions, substitutions and swaps of two neighbours that turn ``a`` into ``b``."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _looks_like_shortcode(head: str) -> bool:
+    """Whether a comment's first word is a shortcode's ``descent:KIND`` mistyped: within
+    :data:`NEAR_MISS_EDITS` edits of ``descent:KIND`` as a whole (``descent_value``, ``desecnt:vaule``),
+    or a prefix that is ``descent`` mistyped or cut short (``desc``, at least 4 letters) joined by
+    ``:``, ``_``, ``-`` or ``.`` to a word within :data:`NEAR_MISS_EDITS` edits of a KIND (``figures``).
+    A plain comment (``<!-- TODO: ... -->``, ``<!-- note: figure 2 -->``) is none of these."""
+    head = head.lower()
+    if len(head) > 40:
+        return False
+    if any(_edits(head, f"descent:{k}") <= NEAR_MISS_EDITS for k in KINDS):
+        return True
+    m = re.fullmatch(r"([a-z]+)[:_.-]([a-z]+)", head)
+    if not m:
+        return False
+    prefix, word = m.groups()
+    prefix_close = _edits(prefix, "descent") <= NEAR_MISS_EDITS or (len(prefix) >= 4 and "descent".startswith(prefix))
+    return prefix_close and any(_edits(word, k) <= NEAR_MISS_EDITS for k in KINDS)
 
 
 class ShortcodeError(ValueError):
@@ -282,13 +330,28 @@ def find_shortcodes(markdown: str, page: str = "<page>", first_line: int = 1) ->
         kind, name, args = _parse(m.group(0), m.group("body"), where)
         found.append(Shortcode(m.start(), m.end(), m.group(0), kind, name, args))
     real = spans + [(sc.start, sc.end) for sc in found]
-    for m in _NEAR_MISS.finditer(markdown):
-        if any(a <= m.start() < b for a, b in real):
-            continue
-        where = f"{page}:{_line(markdown, m.start(), first_line)}"
+
+    def outside(pos: int) -> bool:
+        return not any(a <= pos < b for a, b in real)
+
+    write = f"write <!-- descent:KIND NAME key=value --> (KIND one of {', '.join(KINDS)}), closed by -->"
+    for m in _OPENED.finditer(markdown):
+        if outside(m.start()):
+            line = _line(markdown, m.start(), first_line)
+            opened = markdown[m.start():].split("\n", 1)[0]
+            opened = opened if len(opened) <= 60 else opened[:57] + "..."
+            raise ShortcodeError(
+                f"{page}:{line}: unclosed shortcode opened at line {line}: {opened!r} has no --> before the next "
+                f"comment or the page's end, so nothing would be computed there; {write}"
+            )
+    misses = [(m.start(), m.group(0)) for m in _NEAR_MISS.finditer(markdown) if outside(m.start())]
+    misses += [(m.start(), m.group(0)) for m in _COMMENT_HEAD.finditer(markdown)
+               if outside(m.start()) and _looks_like_shortcode(m.group("head"))]
+    if misses:
+        pos, text = min(misses, key=lambda m: (m[0], -len(m[1])))  # the first, quoted in full
         raise ShortcodeError(
-            f"{where}: {m.group(0)!r} looks like a shortcode but is not one (a mistyped prefix, a missing colon "
-            f"or an unclosed comment), so nothing would be computed there; write <!-- descent:KIND NAME key=value --> (KIND one of {', '.join(KINDS)}), closed by -->"
+            f"{page}:{_line(markdown, pos, first_line)}: {text!r} looks like a shortcode but is not one (a mistyped "
+            f"prefix or kind, a missing colon or an unclosed comment), so nothing would be computed there; {write}"
         )
     return found
 

@@ -15,7 +15,7 @@ import json
 import sys
 
 from descent import params as P
-from descent.units import format_int, format_number, visible_whitespace
+from descent.units import format_int, format_number, visible_controls, visible_whitespace
 
 #: Default number of next tokens ``descent trace`` lists.
 DEFAULT_TOP = 10
@@ -123,10 +123,10 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         out.append(step.token)
         text = tok.decode(out)
         if not text.endswith("\ufffd"):  # wait for the rest of a multi-byte character
-            sys.stdout.write(text[len(shown) :])
+            sys.stdout.write(visible_controls(text[len(shown) :]))  # a reply's ESC or BEL never reaches the terminal
             sys.stdout.flush()
             shown = text
-    sys.stdout.write(tok.decode(out)[len(shown) :] + "\n")
+    sys.stdout.write(visible_controls(tok.decode(out)[len(shown) :]) + "\n")
     return 0
 
 
