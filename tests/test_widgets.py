@@ -186,6 +186,25 @@ def test_run_reports_compute_errors_as_ok_false():
         del w.REGISTRY["_test_raises"]
 
 
+def test_run_turns_a_bug_into_a_sentence_naming_the_widget(capsys):
+    # Issue 24: an unexpected exception (OverflowError) reached the reader as its class name.
+    @w.widget("_test_bug", title="Bug box", inputs=[Input(Param("n", "Some count", "int", 1, min=0, max=5), "number")])
+    def _bug(n):
+        return [] if n == 1 else [math.ldexp(1.0, 5000)]
+
+    try:
+        out = w.run("_test_bug", {"n": 2}, touched="n")
+        assert out["ok"] is False and out["field"] is None and out["internal"] is True
+        msg = out["message"]
+        assert msg.startswith("Bug box:") and "Some count" in msg and "internal problem" in msg
+        assert not re.search(r"[A-Z][a-z]+Error|Exception|Traceback|math range", msg), msg
+        assert "OverflowError" in capsys.readouterr().err  # the traceback goes to the console
+        assert json.loads(w.run_json("_test_bug", '{"n": 3}'))["internal"] is True
+        assert w.run("_test_bug", {"n": 1}) == {"ok": True, "html": ""}
+    finally:
+        del w.REGISTRY["_test_bug"]
+
+
 def test_run_json_round_trip():
     out = json.loads(w.run_json("kv_demo", '{"context": "-3"}'))
     assert out == {"ok": False, "field": "context", "message": "Context must be 1 to 20,000,000 tokens, got -3"}
