@@ -84,3 +84,16 @@ def test_speculative_widget(a, k, c):
     assert stat(out, "Tokens per target pass") == format_number(r.expected_tokens, 3)
     assert stat(out, "Speedup") == format_number(r.speedup, 3) + "×"
     assert ("slows decoding down" in text(out)) == (r.speedup < 1)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 5, 50])
+def test_batching_refuses_a_tiny_chunk_budget_at_once_under_its_field(chunk):
+    # Issue 24: "Chunked prefill budget" 3 took 2.4 s of CPU (40 s in the browser).
+    import time
+
+    t = time.process_time()
+    out = run("batching", {"chunk": chunk})
+    assert time.process_time() - t < 0.1
+    assert out["ok"] is False and out["field"] == "chunk"
+    assert out["message"].startswith("Chunked prefill budget must be 0 (no chunking) or 51 to 4,096 tokens")
+    assert run("batching", {"chunk": 51})["ok"]

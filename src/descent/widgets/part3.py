@@ -217,6 +217,10 @@ def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS)
                        row_labels=[str(i + 1) for i in range(shown)], legend=LANE_LEGEND)
 
 
+#: The batching widget's chunk budget slider.
+BATCHING_CHUNK = P.CHUNK.but(max=4096)
+
+
 @widget(
     "batching",
     tries=[("Switch from static to continuous.", "Freed slots refill at once, so throughput rises and waits shrink."), ("Raise the arrival rate.", "The slots fill up and latency climbs.")],
@@ -227,7 +231,7 @@ def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS)
     inputs=[
         Input(P.POLICY, "segmented"),
         Input(Q.SLOTS.but(max=256), "range", log=True),
-        Input(P.CHUNK.but(max=4096), "range"),
+        Input(BATCHING_CHUNK, "range"),
         Input(P.ARRIVAL_RATE.but(max=100.0), "range", log=True),
         Input(P.REQUESTS.but(max=500), "range", log=True),
         Input(P.SEED, "number"),
@@ -240,11 +244,15 @@ def batching(policy: str, batch: int, chunk: int, rate: float, requests: int, se
     """Views: the chosen policy's metrics, a table of both policies on the same trace, the slot grid.
 
     Raises:
-        FieldError: the model leaves no room for a KV cache on one accelerator of this kind.
+        FieldError: the model leaves no room for a KV cache on one accelerator of this kind; a
+            chunk budget too small to simulate this trace quickly (:func:`descent.serving.check_chunk`).
         ValueError: from :func:`descent.serving.simulate` (a trace too large).
     """
     weights = P.WEIGHTS.default
     _server_with_kv_room(model, accelerator, weights)
+    # Refused before either simulation runs, under the chunk control, with this slider's range.
+    serving.check_chunk(serving.make_trace(requests, rate, P.PROMPT_MEAN.default, P.OUTPUT_MEAN.default, seed),
+                        chunk, BATCHING_CHUNK.max)
     settings = dict(model=model, accelerator=accelerator, weights=weights, kv=KV, requests=requests, rate=rate,
                     prompt_mean=P.PROMPT_MEAN.default, output_mean=P.OUTPUT_MEAN.default, batch=batch,
                     chunk=chunk, seed=seed)
