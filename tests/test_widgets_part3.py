@@ -97,3 +97,21 @@ def test_batching_refuses_a_tiny_chunk_budget_at_once_under_its_field(chunk):
     assert out["ok"] is False and out["field"] == "chunk"
     assert out["message"].startswith("Chunked prefill budget must be 0 (no chunking) or 51 to 4,096 tokens")
     assert run("batching", {"chunk": 51})["ok"]
+
+
+@pytest.mark.parametrize(("model", "accelerator", "weights", "fits"), [
+    ("llama-3.1-70b", "cerebras-wse-3", "bf16", False), ("llama-3.1-405b", "rtx-5090", "bf16", False),
+    ("llama-3.1-8b", "h200", "bf16", True),
+])
+def test_prefill_decode_says_when_the_model_does_not_fit(model, accelerator, weights, fits):
+    # Issue 24: Llama 3.1 70B on one Cerebras WSE-3 gave 301,000 tokens/s silently; Part 5 warned.
+    from descent import catalog
+    from descent.scenario import Scenario
+    from descent.step import footprint
+
+    out = run("prefill_decode", {"model": model, "accelerator": accelerator, "weights": weights})
+    assert out["ok"], out
+    warned = "does not fit on one " + catalog.accelerator(accelerator).name in out["html"]
+    assert warned is not fits
+    assert footprint(Scenario(model=model, accelerator=accelerator, weights=weights,
+                              context=min(1024 + 256, catalog.model(model).max_context), batch=1)).fits is fits

@@ -21,7 +21,8 @@ import math
 from descent import params as P
 from descent import quantities as Q
 from descent import serving
-from descent.step import DeviceStep, StepModel
+from descent.scenario import Scenario
+from descent.step import DeviceStep, StepModel, footprint
 from descent.units import (
     format_bytes,
     format_int,
@@ -128,7 +129,12 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
     cached = steps if kv_cache else _decode_steps(s, prompt_tokens, output_tokens, True)
     total = pre.seconds + sum(c.seconds for c in steps)
     mid = cached[len(cached) // 2] if cached else serving.decode_step(s, 1, prompt_tokens)
-    out = [
+    # Does it fit? The weights and this request's KV cache (at most the model's context) against
+    # one chip's usable memory, as Part 5's widgets ask (descent.step.footprint).
+    held = Scenario(model=model, accelerator=accelerator, weights=weights,
+                    context=min(prompt_tokens + output_tokens, m.max_context), batch=1)
+    out = [] if footprint(held).fits else [v.does_not_fit(f"{m.name} with its KV cache", a.name)]
+    out += [
         v.stat("Time to first token", format_time(pre.seconds), note=f"prefill, {pre.bound}-bound",
                quantity="prefill_s"),
         # Mid-reply, at a context this widget derives (it has no context input): not labelled itl_s,
