@@ -11,6 +11,7 @@ import pytest
 import descent.widgets as w
 from descent import params as P
 from descent.params import Param
+from descent.units import format_int
 from descent.widgets import FieldError, Input, Widget
 
 # The demo's defaults are Llama 3.1 8B's KV shape (config.json: 32 layers, 8 KV heads,
@@ -415,3 +416,25 @@ def test_every_offered_choice_computes_or_names_a_field():
                 if not out.get("ok") and not out.get("field"):
                     bad.append(f"{name}: {inp.param.name}={value}: {out.get('message', '')[:100]}")
     assert not bad, "\n".join(bad)
+
+
+def test_no_text_box_cuts_silently():
+    # Issue 24: the config.json box cut at 50,000 characters and Part 0's prompt boxes at 1,000
+    # through the textarea's maxlength, without a word. No text box has one; a longer text gets a
+    # message that says what the limit is (or, with cut=, a note saying what was left out).
+    for name in w.names():
+        widget = w.get(name)
+        texts = [i for i in widget.inputs if i.kind == "text"]
+        if not texts:
+            continue
+        html = w.render_static(name)
+        for chunk in html.split("<textarea")[1:]:
+            assert "maxlength" not in chunk.split(">", 1)[0], name
+        for inp in texts:
+            shown = dict([inp.when]) if inp.when is not None else {}
+            out = w.run(name, {**shown, inp.name: "a" * (inp.max_length + 1)})
+            if inp.cut:
+                assert out["ok"] and "only the first" in out["html"], (name, out)
+            else:
+                assert out["ok"] is False and out["field"] == inp.name, (name, out)
+                assert f"at most {format_int(inp.max_length)} characters" in out["message"], out

@@ -726,11 +726,11 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
             f'name="{_attr(inp.name)}"{" checked" if value else ""} aria-describedby="{described}">'
             f"<span>{_attr(inp.label)}</span></label>{help_html}{err_html}</div>"
         )
-    # text (a cut input has no maxlength: the browser would cut a long paste without a word)
-    maxlength = "" if inp.cut else f'maxlength="{inp.max_length}" '
+    # text: no maxlength, ever (issue 24): the browser would cut a long paste without a word. A
+    # longer text reaches Python, which says what the limit is (or, with cut=, what it left out).
     return (
         f'{head}<label for="{fid}">{_attr(inp.label)}</label>'
-        f'<textarea id="{fid}" name="{_attr(inp.name)}" {maxlength}'
+        f'<textarea id="{fid}" name="{_attr(inp.name)}" '
         f'rows="{LONG_TEXT_ROWS if inp.max_length > LONG_TEXT_CHARS else 2}" '
         f'spellcheck="false" aria-describedby="{described}">{_attr(value)}</textarea>'
         f"{help_html}{err_html}</div>"
