@@ -138,3 +138,24 @@ def test_a_stored_value_rounds_to_itself(name, data):
 def test_value_text():
     assert F.value_text(0.1) == "0.1" and F.value_text(-0.0) == "-0" and F.value_text(math.inf) == "infinity"
     assert F.value_text(math.nan) == "not a number"
+
+
+@pytest.mark.parametrize("name", list(F.FORMATS))
+@pytest.mark.parametrize("x", [1.7976931348623157e308, -1.7976931348623157e308, 1e308, 2.0**1023])
+def test_the_largest_doubles_round_without_crashing(name, x):
+    # Issue 24: the largest double rounded up past binary64 itself (OverflowError). Each format
+    # answers by its own rule: IEEE formats overflow to infinity, the FN formats to not-a-number,
+    # E2M1 saturates at its largest value; E8M0 overflows to not-a-number and refuses negatives.
+    f = F.get(name)
+    if name == "e8m0" and x < 0:
+        with pytest.raises(ValueError, match="no sign"):
+            f.round(x)
+        return
+    r = f.round(x)
+    assert r.overflow
+    if name in ("fp8_e4m3", "e8m0"):
+        assert math.isnan(r.value)
+    elif name == "fp4_e2m1":
+        assert r.value == math.copysign(6.0, x)
+    else:
+        assert r.value == math.copysign(math.inf, x)

@@ -67,3 +67,14 @@ def test_rounding_float32_values_like_ml_dtypes(name):
         ref = xs.astype(_dtype(name)).astype(np.float64)
     bad = [(float(x), float(y)) for x, y in zip(xs, ref, strict=True) if not _same(f.round(float(x)).value, float(y))]
     assert not bad, f"{name}: {len(bad)} values round differently, e.g. {bad[:5]}"
+
+
+@pytest.mark.parametrize("name", [n for n in PEERS if n != "e8m0"])
+def test_rounding_the_largest_doubles_like_ml_dtypes(name):
+    # float64 extremes (issue 24: 1.7976931348623157e308 crashed): ml_dtypes casts float64 directly.
+    f = F.get(name)
+    xs = np.array([1.7976931348623157e308, -1.7976931348623157e308, 1e308, -1e300, 2.0**1023], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = xs.astype(_dtype(name)).astype(np.float64)
+    for x, y in zip(xs, ref, strict=True):
+        assert _same(f.round(float(x)).value, float(y)), (name, x, y)

@@ -8,6 +8,7 @@ from descent.catalog import accelerators, models
 from descent.hardware import (
     bytes_per_decode_step,
     check_inputs,
+    compute_bound_batch,
     decode_ceiling,
     decode_step_bytes,
 )
@@ -128,3 +129,27 @@ def test_bytes_never_fall_with_batch(mid, b1, b2, routing):
 def test_roofline_never_exceeds_either_roof(acc, intensity):
     r = roofline(acc, intensity, "bf16")
     assert r <= peak_flops(acc, "bf16") and r <= intensity * (peak_flops(acc, "bf16") / ridge_point(acc, "bf16")) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("model,accelerator,weights,context", [
+    ("llama-3.1-70b", "h200", "fp8", 128), ("mixtral-8x7b", "h200", "bf16", 131072),
+    ("smollm2-135m", "rtx-5090", "fp32", 1), ("llama-3.1-8b", "gaudi-3", "bf16", 131072),
+])
+def test_compute_bound_batch_is_the_step_models_flip_and_cheap(model, accelerator, weights, context):
+    # Issue 24: 2-4 s for 22 chips. The answer is the smallest batch whose step.decode is
+    # compute-bound, as before; now a call is milliseconds.
+    import time
+
+    from descent import step as S
+    from descent.scenario import Scenario
+
+    t = time.process_time()
+    for _ in range(10):
+        b = compute_bound_batch(model, accelerator, weights, "bf16", context)
+    assert time.process_time() - t < 0.06  # ten calls: about 0.01 s; 0.1 to 0.3 s before
+    sc = Scenario(model=model, accelerator=accelerator, weights=weights, kv="bf16", context=context)
+    if b is None:
+        assert S.decode(sc.but(batch=S.MAX_BATCH)).bound == "memory"
+    else:
+        assert S.decode(sc.but(batch=b)).bound == "compute"
+        assert b == 1 or S.decode(sc.but(batch=b - 1)).bound == "memory"

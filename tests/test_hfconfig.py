@@ -392,12 +392,19 @@ def test_nested_keys_are_named_with_their_path():
         # (json's wording and column differ between CPython 3.11 and Pyodide's 3.14: the comma
         # at column 23 or the missing name after it at 24.)
         ('{"model_type": "llama",}', "must be valid JSON: "),
-        ('{"model_type": "llama",}', "at line 1, column 2"),
+        ('{"model_type": "llama",}', "(line 1, column 2"),
         ("[1, 2]", "must be a JSON object"),
         ("null", "must be a JSON object"),
         ("[" * 5000 + "]" * 5000, "must not nest lists or objects more than 64 deep"),
         ('{"a": ' * 65 + "1" + "}" * 65, "more than 64 deep"),
-        ('{"hidden_size": ' + "9" * 5000 + "}", "readable values"),
+        ('{"hidden_size": ' + "9" * 5000 + "}", "5,000 digits, too many digits"),
+        ('{"hidden_size": ' + "9" * 5001 + "}", "5,001 digits, too many digits"),
+        ('{"hidden_size": 1e999}', "1e999 is too large"),
+        ('{"hidden_size": -1e999}', "-1e999 is too large"),
+        ('{"hidden_size": NaN}', "NaN is not a number JSON allows"),
+        ('{"hidden_size": Infinity}', "Infinity is not a number JSON allows"),
+        ('{"hidden_size": 0.' + "1" * 200 + "}", "too many digits"),
+        ('{"model_type": "llama", "x": "', "Unterminated string starting at (line 1, column 30)"),
         ("x" * (hfconfig.MAX_CONFIG_CHARS + 1), "at most 50,000 characters"),
     ],
 )
@@ -405,6 +412,28 @@ def test_bad_text(text, words):
     with pytest.raises(ConfigError) as e:
         read_config(text)
     assert e.value.key is None and words in e.value.message, e.value.message
+
+
+def test_bad_text_never_says_infinity_or_pythons_words():
+    # Issue 24: '...got Infinity' for 1e999, "sys.set_int_max_str_digits()" for 5,001 digits, and a
+    # doubled "at" in JSON's own message.
+    for text in ('{"hidden_size": 1e999}', '{"hidden_size": ' + "9" * 5001 + "}", '{"a": "'):
+        with pytest.raises(ConfigError) as e:
+            read_config(text)
+        assert "got Infinity" not in e.value.message and "sys." not in e.value.message
+        assert " at at " not in e.value.message
+
+
+@pytest.mark.parametrize("where", ["top", "nested"])
+def test_a_key_given_twice_is_refused_by_name(where):
+    # Issue 24: {"hidden_size": 5120, "hidden_size": 1} silently took the last.
+    body = json.dumps(LLAMA)[1:-1]
+    text = ("{" + body + ', "hidden_size": 1}' if where == "top"
+            else "{" + body + ', "rope_scaling": {"factor": 8.0, "factor": 2.0}}')
+    key = "hidden_size" if where == "top" else "factor"
+    with pytest.raises(ConfigError) as e:
+        read_config(text)
+    assert e.value.key == key and f"{key!r} appears twice" in e.value.message
 
 
 def test_depth_counts_brackets_outside_strings():

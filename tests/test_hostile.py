@@ -78,6 +78,10 @@ HOSTILE = [
     "１２",
     "x" * 20_000,
     "9" * 400,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+    "1.7976931348623157e308",
+    "-1.7976931348623157e308",
     None,
     True,
     False,
@@ -168,6 +172,11 @@ def widget_inputs(draw, widget: w.Widget, hostile: bool) -> dict:
 ALLOWED_WORDS = ("must", "allowed", "at least", "at most", "one of", "enter ", "type ", "choose ", "pick ")
 
 
+#: An exception's class name ("OverflowError", "KeyError", "internal error: TypeError"): never
+#: in what a reader reads (issue 24).
+CLASS_NAME = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception)\b|\binternal error\b")
+
+
 #: Unicode's bidirectional controls (UAX #9): never raw in a widget's HTML or message (issue 15).
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -192,10 +201,19 @@ def check_widget_result(widget: w.Widget, inputs, res: dict) -> None:
         texts = tuple(v for k, v in inputs.items() if k in widget._by_name and widget.input(k).kind == "text")
         assert_finite_text(res["html"], f"widget {widget.name} with {inputs!r:.300}", texts)
         return
+    # An unexpected exception is a bug (run() says so to the reader in words and marks it).
+    assert not res.get("internal"), f"widget {widget.name}: a bug with {inputs!r:.300}: {res}"
     assert set(res) == {"ok", "field", "message"}, res
     msg, fld = res["message"], res["field"]
     assert isinstance(msg, str) and msg.strip() and "\n" not in msg, res
     assert "Traceback" not in msg
+    said = msg  # without what the reader typed (an input called "AError" is echoed back)
+    if isinstance(inputs, dict):
+        for k, v in inputs.items():
+            for typed in (k, v):
+                if isinstance(typed, str) and typed:
+                    said = said.replace(repr(typed), "").replace(typed, "")
+    assert not CLASS_NAME.search(said), f"widget {widget.name}: a class name in {msg!r}"
     if fld is None:
         return
     if fld in widget._by_name:
@@ -459,3 +477,13 @@ def test_the_guess_with_an_override_is_shown_as_typed():
     # The issue's case: the guess is echoed in the sentence "... is not among the 50 tokens ...".
     res = w.run("next_token_guess", {"guess": "\u202eParis"})
     assert res["ok"] and "[U+202E]Paris" in res["html"] and "\u202e" not in res["html"]
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "e8m0"])
+@pytest.mark.parametrize("value", ["1.7976931348623157e308", "-1.7976931348623157e308"])
+def test_the_float_widget_takes_the_largest_double(fmt, value):
+    # Issue 24: "Internal error: OverflowError: math range error" in every format but E8M0.
+    name = next(n for n in WIDGETS if "value" in w.get(n)._by_name and "format" in w.get(n)._by_name)
+    res = w.run(name, {"format": fmt, "value": value})
+    check_widget_result(w.get(name), {"format": fmt, "value": value}, dict(res))
+    assert res["ok"] or (fmt == "e8m0" and value.startswith("-")), res

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from descent import catalog, hardware, serving, step, transformer
+from descent import params as P
 from descent.params import ParamError
 
 SETTINGS = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
@@ -170,7 +171,40 @@ servers = st.sampled_from([("llama-3.1-70b", "h200"), ("smollm2-135m", "rtx-5090
        chunk=st.sampled_from([0, 1, 7, 256, 2048]))
 def test_simulator_invariants(trace, where, policy, slots, chunk):
     s = serving.server(*where, "fp8", "bf16")
+    if 0 < chunk < serving.chunk_floor(trace):  # refused up front (test_a_tiny_chunk_budget_...)
+        with pytest.raises(ParamError):
+            serving.simulate(trace, s, policy, slots, chunk)
+        return
     _check_invariants(serving.simulate(trace, s, policy, slots, chunk))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 4, 40])
+def test_a_tiny_chunk_budget_is_refused_before_it_runs(chunk):
+    # Issue 24: budgets 3 and 4 ran for seconds (tens in the browser); 1 and 2 for 1.5 s before
+    # refusing with a message attached to no field. Now: at once, under the chunk field, with the
+    # budgets allowed for this trace.
+    import time
+
+    trace = serving.make_trace(200, 4.0, 1000, 250, P.SEED.default)  # the batching widget's defaults
+    floor = serving.chunk_floor(trace)
+    assert floor == math.ceil(sum(r.prompt for r in trace) / serving.MAX_PREFILL_STEPS) == 51
+    t = time.process_time()
+    with pytest.raises(ParamError) as exc:
+        serving.simulate(trace, serving.server("llama-3.1-8b", "h200", "bf16", "bf16"), "continuous", 32, chunk)
+    assert time.process_time() - t < 0.05
+    assert exc.value.field == "chunk"
+    assert exc.value.message.startswith("Chunked prefill budget must be 0 (no chunking) or 51 to 65,536 tokens")
+    assert f"got {chunk}" in exc.value.message
+
+
+def test_the_smallest_chunk_budget_allowed_runs_quickly():
+    import time
+
+    trace = serving.make_trace(200, 4.0, 1000, 250, P.SEED.default)
+    s = serving.server("llama-3.1-8b", "h200", "bf16", "bf16")
+    t = time.process_time()
+    sim = serving.simulate(trace, s, "continuous", 32, serving.chunk_floor(trace))
+    assert time.process_time() - t < 0.5 and sim.steps > serving.MAX_PREFILL_STEPS / 2
 
 
 # -- the simulator's fast paths against the step-by-step reference ----------------------------------

@@ -11,6 +11,7 @@ import pytest
 import descent.widgets as w
 from descent import params as P
 from descent.params import Param
+from descent.units import format_int
 from descent.widgets import FieldError, Input, Widget
 
 # The demo's defaults are Llama 3.1 8B's KV shape (config.json: 32 layers, 8 KV heads,
@@ -184,6 +185,25 @@ def test_run_reports_compute_errors_as_ok_false():
         assert w.run("_test_raises", {"n": 2}) == {"ok": True, "html": ""}
     finally:
         del w.REGISTRY["_test_raises"]
+
+
+def test_run_turns_a_bug_into_a_sentence_naming_the_widget(capsys):
+    # Issue 24: an unexpected exception (OverflowError) reached the reader as its class name.
+    @w.widget("_test_bug", title="Bug box", inputs=[Input(Param("n", "Some count", "int", 1, min=0, max=5), "number")])
+    def _bug(n):
+        return [] if n == 1 else [math.ldexp(1.0, 5000)]
+
+    try:
+        out = w.run("_test_bug", {"n": 2}, touched="n")
+        assert out["ok"] is False and out["field"] is None and out["internal"] is True
+        msg = out["message"]
+        assert msg.startswith("Bug box:") and "Some count" in msg and "internal problem" in msg
+        assert not re.search(r"[A-Z][a-z]+Error|Exception|Traceback|math range", msg), msg
+        assert "OverflowError" in capsys.readouterr().err  # the traceback goes to the console
+        assert json.loads(w.run_json("_test_bug", '{"n": 3}'))["internal"] is True
+        assert w.run("_test_bug", {"n": 1}) == {"ok": True, "html": ""}
+    finally:
+        del w.REGISTRY["_test_bug"]
 
 
 def test_run_json_round_trip():
@@ -396,3 +416,25 @@ def test_every_offered_choice_computes_or_names_a_field():
                 if not out.get("ok") and not out.get("field"):
                     bad.append(f"{name}: {inp.param.name}={value}: {out.get('message', '')[:100]}")
     assert not bad, "\n".join(bad)
+
+
+def test_no_text_box_cuts_silently():
+    # Issue 24: the config.json box cut at 50,000 characters and Part 0's prompt boxes at 1,000
+    # through the textarea's maxlength, without a word. No text box has one; a longer text gets a
+    # message that says what the limit is (or, with cut=, a note saying what was left out).
+    for name in w.names():
+        widget = w.get(name)
+        texts = [i for i in widget.inputs if i.kind == "text"]
+        if not texts:
+            continue
+        html = w.render_static(name)
+        for chunk in html.split("<textarea")[1:]:
+            assert "maxlength" not in chunk.split(">", 1)[0], name
+        for inp in texts:
+            shown = dict([inp.when]) if inp.when is not None else {}
+            out = w.run(name, {**shown, inp.name: "a" * (inp.max_length + 1)})
+            if inp.cut:
+                assert out["ok"] and "only the first" in out["html"], (name, out)
+            else:
+                assert out["ok"] is False and out["field"] == inp.name, (name, out)
+                assert f"at most {format_int(inp.max_length)} characters" in out["message"], out

@@ -84,3 +84,34 @@ def test_speculative_widget(a, k, c):
     assert stat(out, "Tokens per target pass") == format_number(r.expected_tokens, 3)
     assert stat(out, "Speedup") == format_number(r.speedup, 3) + "×"
     assert ("slows decoding down" in text(out)) == (r.speedup < 1)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 5, 50])
+def test_batching_refuses_a_tiny_chunk_budget_at_once_under_its_field(chunk):
+    # Issue 24: "Chunked prefill budget" 3 took 2.4 s of CPU (40 s in the browser).
+    import time
+
+    t = time.process_time()
+    out = run("batching", {"chunk": chunk})
+    assert time.process_time() - t < 0.1
+    assert out["ok"] is False and out["field"] == "chunk"
+    assert out["message"].startswith("Chunked prefill budget must be 0 (no chunking) or 51 to 4,096 tokens")
+    assert run("batching", {"chunk": 51})["ok"]
+
+
+@pytest.mark.parametrize(("model", "accelerator", "weights", "fits"), [
+    ("llama-3.1-70b", "cerebras-wse-3", "bf16", False), ("llama-3.1-405b", "rtx-5090", "bf16", False),
+    ("llama-3.1-8b", "h200", "bf16", True),
+])
+def test_prefill_decode_says_when_the_model_does_not_fit(model, accelerator, weights, fits):
+    # Issue 24: Llama 3.1 70B on one Cerebras WSE-3 gave 301,000 tokens/s silently; Part 5 warned.
+    from descent import catalog
+    from descent.scenario import Scenario
+    from descent.step import footprint
+
+    out = run("prefill_decode", {"model": model, "accelerator": accelerator, "weights": weights})
+    assert out["ok"], out
+    warned = "does not fit on one " + catalog.accelerator(accelerator).name in out["html"]
+    assert warned is not fits
+    assert footprint(Scenario(model=model, accelerator=accelerator, weights=weights,
+                              context=min(1024 + 256, catalog.model(model).max_context), batch=1)).fits is fits

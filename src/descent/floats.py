@@ -282,10 +282,13 @@ class FloatFormat:
         exp = math.frexp(a)[1] - 1
         q_exp = max(exp, 1 - self.bias) - self.mantissa_bits  # the spacing of values near a: 2^q_exp
         n = math.ldexp(a, -q_exp)  # exact: a scaled by a power of two
-        r = math.ldexp(float(round(n)), q_exp)  # round() on a float is ties-to-even
-        if r > self.max:
+        m = round(n)  # round() on a float is ties-to-even
+        # Compared in units of 2^q_exp (exact: a power-of-two scaling): m * 2^q_exp itself may not
+        # fit a binary64 (the largest double rounds up past it), and then it overflowed any format.
+        if m > math.ldexp(self.max, -q_exp):
             v, over = self._overflow(neg)
             return self._result(v, x, over)
+        r = math.ldexp(float(m), q_exp)
         return self._result(-r if neg else r, x, False)
 
     def _overflow(self, neg: bool) -> tuple[float, bool]:

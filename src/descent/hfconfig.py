@@ -51,6 +51,7 @@ Standard library only (``json``), so it runs in Pyodide.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -987,12 +988,58 @@ def read_config(text: str, *, name: str | None = None, source: str = "config.jso
     if _depth(text) > MAX_DEPTH:
         raise ConfigError(None, f"config.json must not nest lists or objects more than {format_int(MAX_DEPTH)} deep")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
+                          object_pairs_hook=_json_object)
+    except ConfigError:
+        raise
     except json.JSONDecodeError as exc:
-        raise ConfigError(None, f"config.json must be valid JSON: {exc.msg} at line {format_int(exc.lineno)}, "
-                                f"column {format_int(exc.colno)}") from None
+        raise ConfigError(None, f"config.json must be valid JSON: {exc.msg} (line {format_int(exc.lineno)}, "
+                                f"column {format_int(exc.colno)})") from None
     except RecursionError:  # pragma: no cover - _depth keeps json.loads far from its limit
         raise ConfigError(None, "config.json must not nest lists or objects this deeply") from None
-    except ValueError as exc:  # an integer of more than 4,300 digits (CPython's int limit)
-        raise ConfigError(None, f"config.json must hold readable values: {exc}") from None
+    except ValueError:  # pragma: no cover - _json_int and _json_float read every number first
+        raise ConfigError(None, "config.json must hold numbers that can be read") from None
     return model_from_config(data, name=name, source=source, model_id=model_id)
+
+
+#: Most digits a config.json number may have: released configs' longest are about 20 (a rope
+#: theta of 500000.0, an epsilon of 1e-05); Python refuses integers past 4,300 digits in its own words.
+MAX_NUMBER_DIGITS = 100
+
+
+def _json_int(digits: str) -> int:
+    """json.loads' integer reader: refuses an integer of more than :data:`MAX_NUMBER_DIGITS` digits."""
+    if len(digits.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise ConfigError(None, f"config.json must hold numbers of at most {format_int(MAX_NUMBER_DIGITS)} digits; "
+                                f"one integer has {format_int(len(digits.lstrip('-')))} digits, too many digits to be a size")
+    return int(digits)
+
+
+def _json_float(text: str) -> float:
+    """json.loads' real-number reader: refuses one too large for a float (``1e999``), which Python
+    would read as infinity, and one too long to be a written value."""
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise ConfigError(None, f"config.json must hold numbers of at most {format_int(MAX_NUMBER_DIGITS)} "
+                                f"characters; one has {format_int(len(text))}, too many digits")
+    x = float(text)
+    if not math.isfinite(x):
+        raise ConfigError(None, f"config.json must hold finite numbers: {text} is too large to be a number "
+                                f"here (the largest is about 1.8e308)")
+    return x
+
+
+def _json_constant(word: str) -> float:
+    """json.loads' reader for NaN, Infinity and -Infinity, which Python accepts and JSON does not."""
+    raise ConfigError(None, f"config.json must hold finite numbers: {word} is not a number JSON allows "
+                            "(write a number such as 4096)")
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads' object builder: refuses a key written twice (JSON would silently keep the last)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ConfigError(key, f"config.json must give each key once: {key!r} appears twice; "
+                                   "keep the one you mean")
+        out[key] = value
+    return out

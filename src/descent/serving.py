@@ -201,6 +201,39 @@ def trace_summary(trace) -> dict[str, float]:
 MAX_SIMULATED_TOKENS = 400_000
 MAX_SIMULATED_WORK = 4_000_000
 
+#: Most steps that read prompt pieces one simulation may need, estimated before it runs (issue 24:
+#: a chunked-prefill budget of 3 tokens ran 86,000 costed steps, seconds in CPython and tens of
+#: seconds in the browser, before any answer). Each such step is costed one by one (about 12 us
+#: in CPython), and a widget runs two simulations: 4,000 keeps both well within 300 ms.
+MAX_PREFILL_STEPS = 4_000
+
+
+def chunk_floor(trace) -> int:
+    """The smallest chunked-prefill budget :func:`simulate` takes for ``trace`` (tokens): each step
+    reads at most ``chunk`` prompt tokens, so the prompts need at least sum(prompts) / chunk
+    steps, and that estimate must stay within :data:`MAX_PREFILL_STEPS`. (0, no chunking, is
+    always taken.)"""
+    return max(1, math.ceil(sum(r.prompt for r in trace) / MAX_PREFILL_STEPS))
+
+
+def check_chunk(trace, chunk: int, most: int = P.CHUNK.max) -> None:
+    """Refuse, before any step runs, a chunked-prefill budget too small for ``trace`` to simulate
+    quickly (:func:`chunk_floor`); ``most``: the largest budget the caller offers.
+
+    Raises:
+        ParamError: field ``chunk``, with the budgets allowed for this trace.
+    """
+    floor = chunk_floor(trace)
+    if chunk == 0 or chunk >= floor:
+        return
+    prompts = sum(r.prompt for r in trace)
+    allowed = (f"0 (no chunking) or {format_int(floor)} to {format_int(most)} tokens" if floor <= most
+               else "0 (no chunking)")
+    raise P.ParamError(P.CHUNK.name, (
+        f"{P.CHUNK.label} must be {allowed} for this trace: its {format_int(prompts)} prompt tokens at "
+        f"{format_int(chunk)} a step need more than {format_int(MAX_PREFILL_STEPS)} steps, too many to "
+        f"simulate here; got {format_int(chunk)}"))
+
 
 @dataclass(eq=False, slots=True)  # compared by identity (list.remove)
 class _Seq:
@@ -297,6 +330,8 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
         ValueError: a bad setting; the weights leave no room for a KV cache; one request's KV
             cache is larger than the whole room; the trace asks for more than
             ``MAX_SIMULATED_TOKENS`` output tokens or ``MAX_SIMULATED_WORK`` sequence-steps.
+        ParamError: (field ``chunk``) a chunk budget so small that the prompts need more than
+            :data:`MAX_PREFILL_STEPS` steps (:func:`check_chunk`), refused before any step runs.
     """
     P.POLICY.check(policy)
     P.BATCH.check(slots)
@@ -304,6 +339,7 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
     trace = tuple(sorted(trace, key=lambda r: (r.arrival, r.id)))
     if not trace:
         raise ValueError("the trace must hold at least one request")
+    check_chunk(trace, chunk)
     total = sum(r.output for r in trace)
     if total > MAX_SIMULATED_TOKENS:
         raise ValueError(f"the trace asks for {format_int(total)} output tokens; the simulator stops at "

@@ -59,6 +59,8 @@ import json
 import math
 import pkgutil
 import re
+import sys
+import traceback
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -83,6 +85,7 @@ __all__ = [
     "Widget",
     "coerce",
     "get",
+    "internal_message",
     "model_options",
     "names",
     "render_form",
@@ -565,7 +568,9 @@ def run(name: str, inputs: Mapping[str, Any] | None = None, touched: str | None 
     now (:func:`allowed_values`; absent when the inputs did not parse). Never raises for bad
     input: an unknown widget, an unknown input, a bad value, a broken constraint, or a
     :class:`FieldError`/``ValueError`` raised by the compute function all come back as
-    ``ok: False`` (``field`` is ``None`` when no single input is to blame).
+    ``ok: False`` (``field`` is ``None`` when no single input is to blame). Any other exception
+    is a bug: it comes back as ``ok: False`` with a plain sentence naming the widget
+    (:func:`internal_message`, never an exception class) and ``"internal": True``.
     """
     extra: dict[str, Any] = {}
     try:
@@ -588,6 +593,23 @@ def run(name: str, inputs: Mapping[str, Any] | None = None, touched: str | None 
         return {"ok": False, "field": exc.field, "message": exc.message, **extra}
     except ValueError as exc:
         return {"ok": False, "field": None, "message": str(exc), **extra}
+    except Exception:  # noqa: BLE001 - a bug: the reader gets a sentence, the console the traceback
+        traceback.print_exc(file=sys.stderr)
+        return {"ok": False, "field": None, "message": internal_message(name, touched), "internal": True, **extra}
+
+
+def internal_message(name: Any, touched: Any = None) -> str:
+    """The sentence a reader sees when a widget's calculation failed for a reason of ours, not of
+    their input (an unexpected exception in the compute function): it names the widget (and the
+    input just changed), never an exception's class. :func:`run` marks such a result
+    ``"internal": True`` so that tests can tell a bug from a refused input."""
+    w = REGISTRY.get(name) if isinstance(name, str) else None
+    title = w.title if w is not None else "This calculator"
+    moved = ""
+    if w is not None and isinstance(touched, str) and touched in w._by_name:
+        moved = f" after {w.input(touched).label} changed"
+    return (f"{title}: an internal problem in this page stopped the calculation{moved}; this is a fault "
+            f"of the site, not of your input. Try another value, or reload the page.")
 
 
 def run_json(name: str, inputs_json: str, touched: str | None = None, answers_json: str | None = None) -> str:
@@ -704,11 +726,11 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
             f'name="{_attr(inp.name)}"{" checked" if value else ""} aria-describedby="{described}">'
             f"<span>{_attr(inp.label)}</span></label>{help_html}{err_html}</div>"
         )
-    # text (a cut input has no maxlength: the browser would cut a long paste without a word)
-    maxlength = "" if inp.cut else f'maxlength="{inp.max_length}" '
+    # text: no maxlength, ever (issue 24): the browser would cut a long paste without a word. A
+    # longer text reaches Python, which says what the limit is (or, with cut=, what it left out).
     return (
         f'{head}<label for="{fid}">{_attr(inp.label)}</label>'
-        f'<textarea id="{fid}" name="{_attr(inp.name)}" {maxlength}'
+        f'<textarea id="{fid}" name="{_attr(inp.name)}" '
         f'rows="{LONG_TEXT_ROWS if inp.max_length > LONG_TEXT_CHARS else 2}" '
         f'spellcheck="false" aria-describedby="{described}">{_attr(value)}</textarea>'
         f"{help_html}{err_html}</div>"

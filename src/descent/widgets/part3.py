@@ -21,7 +21,8 @@ import math
 from descent import params as P
 from descent import quantities as Q
 from descent import serving
-from descent.step import DeviceStep, StepModel
+from descent.scenario import Scenario
+from descent.step import DeviceStep, StepModel, footprint
 from descent.units import (
     format_bytes,
     format_int,
@@ -128,7 +129,12 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
     cached = steps if kv_cache else _decode_steps(s, prompt_tokens, output_tokens, True)
     total = pre.seconds + sum(c.seconds for c in steps)
     mid = cached[len(cached) // 2] if cached else serving.decode_step(s, 1, prompt_tokens)
-    out = [
+    # Does it fit? The weights and this request's KV cache (at most the model's context) against
+    # one chip's usable memory, as Part 5's widgets ask (descent.step.footprint).
+    held = Scenario(model=model, accelerator=accelerator, weights=weights,
+                    context=min(prompt_tokens + output_tokens, m.max_context), batch=1)
+    out = [] if footprint(held).fits else [v.does_not_fit(f"{m.name} with its KV cache", a.name)]
+    out += [
         v.stat("Time to first token", format_time(pre.seconds), note=f"prefill, {pre.bound}-bound",
                quantity="prefill_s"),
         # Mid-reply, at a context this widget derives (it has no context input): not labelled itl_s,
@@ -217,6 +223,10 @@ def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS)
                        row_labels=[str(i + 1) for i in range(shown)], legend=LANE_LEGEND)
 
 
+#: The batching widget's chunk budget slider.
+BATCHING_CHUNK = P.CHUNK.but(max=4096)
+
+
 @widget(
     "batching",
     tries=[("Switch from static to continuous.", "Freed slots refill at once, so throughput rises and waits shrink."), ("Raise the arrival rate.", "The slots fill up and latency climbs.")],
@@ -227,7 +237,7 @@ def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS)
     inputs=[
         Input(P.POLICY, "segmented"),
         Input(Q.SLOTS.but(max=256), "range", log=True),
-        Input(P.CHUNK.but(max=4096), "range"),
+        Input(BATCHING_CHUNK, "range"),
         Input(P.ARRIVAL_RATE.but(max=100.0), "range", log=True),
         Input(P.REQUESTS.but(max=500), "range", log=True),
         Input(P.SEED, "number"),
@@ -240,11 +250,15 @@ def batching(policy: str, batch: int, chunk: int, rate: float, requests: int, se
     """Views: the chosen policy's metrics, a table of both policies on the same trace, the slot grid.
 
     Raises:
-        FieldError: the model leaves no room for a KV cache on one accelerator of this kind.
+        FieldError: the model leaves no room for a KV cache on one accelerator of this kind; a
+            chunk budget too small to simulate this trace quickly (:func:`descent.serving.check_chunk`).
         ValueError: from :func:`descent.serving.simulate` (a trace too large).
     """
     weights = P.WEIGHTS.default
     _server_with_kv_room(model, accelerator, weights)
+    # Refused before either simulation runs, under the chunk control, with this slider's range.
+    serving.check_chunk(serving.make_trace(requests, rate, P.PROMPT_MEAN.default, P.OUTPUT_MEAN.default, seed),
+                        chunk, BATCHING_CHUNK.max)
     settings = dict(model=model, accelerator=accelerator, weights=weights, kv=KV, requests=requests, rate=rate,
                     prompt_mean=P.PROMPT_MEAN.default, output_mean=P.OUTPUT_MEAN.default, batch=batch,
                     chunk=chunk, seed=seed)

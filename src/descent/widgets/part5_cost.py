@@ -111,8 +111,7 @@ def joules_per_token(model: str, accelerator: str, weights: str, context: int, b
     answer_j = c.joules_per_token * ANSWER_TOKENS
     out = []
     if not c.fits:
-        out.append(v.note(f"This batch does not fit on one {a.name}: the numbers are what the speed would "
-                          f"give if it did.", "warn"))
+        out.append(v.does_not_fit("This batch", a.name))
     out += [
         v.stat("Per token", format_number(c.joules_per_token, 3), "J", quantity="joules_per_token",
                note=f"{format_number(a.power_watts, 4, trim=True)} W x {format_number(pue, 3, trim=True)} / "

@@ -237,6 +237,14 @@ def note(text: str, tone: str = "info", *, link: str = "", href: str = "") -> di
     return out
 
 
+def does_not_fit(what: str, accelerator_name: str) -> dict:
+    """The one warning every widget that times a model on a chip shows when the model (and its
+    KV cache) does not fit in the chip's memory (``descent.step.footprint(...).fits`` is False):
+    ``what`` is the subject ("This batch", "Llama 3.1 70B with its KV cache")."""
+    return note(f"{what} does not fit on one {accelerator_name}: the numbers are what the speed would give "
+                f"if it did.", "warn")
+
+
 #: A link a view may carry: a path relative to the page (lower-case letters, digits, ``.``, ``_``,
 #: ``/`` and ``-``, not starting with ``/`` or ``.``) and an optional ``#anchor``. No scheme and no
 #: ``//`` host, so it never leaves the site's origin, and nothing that needs escaping.
