@@ -118,6 +118,30 @@ def test_roofline_explorer():
     assert "<polyline" in out and out.count("<circle") == 2
 
 
+def test_roofline_offers_no_batch_the_chip_cannot_hold():
+    """Issue 23: the table stops at the largest batch whose KV cache fits (economics.max_batch); the
+    widget names that batch, warns past it, and its hints do not promise a roof no batch reaches."""
+    from descent import economics
+    from descent.memory import size
+
+    for context in (128, 8192):
+        fit = economics.max_batch("llama-3.1-70b", "h200", "fp8", "bf16", context)
+        assert size("llama-3.1-70b", "h200", "fp8", "bf16", context, fit).fits
+        assert not size("llama-3.1-70b", "h200", "fp8", "bf16", context, fit + 1).fits
+        rows = [int(r.split("|")[1].replace(",", "")) for r in
+                _resolve(f"table decode_by_batch context={context}").splitlines() if re.match(r"\| [0-9]", r)]
+        assert max(rows) == fit == rows[-1]
+    out = _ok("roofline_explorer")
+    assert stat(out, "Largest batch that fits") == "24"  # 136 GB usable - 70.6 GB weights over 2.68 GB a sequence
+    assert "does not fit" not in text(out)
+    big = _ok("roofline_explorer", {"batch": "100"})
+    assert "A batch of 100 does not fit" in text(big)
+    from descent.widgets import get
+
+    hints = " ".join(t for pair in get("roofline_explorer").tries for t in pair)
+    assert "until it meets the flat roof" not in hints
+
+
 def test_crossover_batch_is_the_first_compute_bound_batch():
     b = roofline.crossover_batch("llama-3.1-70b", "h200", "fp8", "bf16", 128)
     assert roofline.step("llama-3.1-70b", "h200", "fp8", "bf16", 128, b).bound == "compute"

@@ -409,8 +409,10 @@ X_RANGE = (0.1, 1e5)
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS_UNIFORM, "select"),
             Input(P.BATCH, "range", log=True), Input(P.CONTEXT, "range", log=True)],
     tries=[
-        ('Raise the batch.', 'Decode climbs the sloped roof: more arithmetic per byte read, until it meets the flat roof.'),
-        ('Lower the context.', "Less KV cache to read per step: decode's point moves right, towards compute-bound."),
+        ('Raise the batch.', 'Decode climbs the sloped roof: more arithmetic per byte read. Watch the largest batch '
+         'that fits: past it the point is one the chip cannot hold.'),
+        ('Lower the context to 128.', "Less KV cache per sequence: decode's point moves right, more sequences fit, "
+         "and a batch that fits now meets the flat roof."),
     ],
 )
 def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, context: int) -> list[dict]:
@@ -450,14 +452,29 @@ def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, co
                   note=f"{format_si(dec.attained_flops, 'FLOP/s', 3, trim=True)} attained"),
            v.stat("Prefill intensity", _fpb(pre.intensity), "FLOP/byte",
                   note=f"{pre.bound}-bound; {format_int(batch * context)} tokens in {format_time(pre.seconds_per_step)}")]
+    from descent.economics import max_batch
+
+    fit = max_batch(model, accelerator, weights, kv, context)
+    out.append(v.stat("Largest batch that fits", format_int(fit), "sequences", quantity="max_batch",
+                      note=f"KV caches of {format_int(context)} tokens beside the weights on one {_short(a)}"))
+    if batch > fit:
+        held = (f"holds the KV caches of {plural(fit, 'sequence')} beside the weights" if fit else
+                "cannot hold the weights and one sequence's KV cache")
+        out.append(v.note(f"A batch of {format_int(batch)} does not fit: at {format_int(context)} tokens of context "
+                          f"one {a.name} {held}. The decode point above is what the step would do if the memory "
+                          "were there.", "warn"))
     cross = roofline.crossover_batch(model, accelerator, weights, kv, context)
     if cross is None:
         out.append(v.note(f"At {format_int(context)} tokens of context no batch makes decode compute-bound on the "
                           f"{a.name}: each sequence reads its own KV cache, so the intensity levels off below the ridge.",
                           "info"))
+    elif cross > fit:
+        out.append(v.note(f"At {format_int(context)} tokens of context decode would turn compute-bound from a batch "
+                          f"of {format_int(cross)}, but one {a.name} holds only {plural(fit, 'sequence')}: on one "
+                          "chip decode stays memory-bound.", "info"))
     else:
         out.append(v.note(f"At {format_int(context)} tokens of context, decode turns compute-bound on the {a.name} "
-                          f"from a batch of {format_int(cross)}.", "info"))
+                          f"from a batch of {format_int(cross)}, which fits.", "info"))
     return out
 
 
