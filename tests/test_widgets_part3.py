@@ -73,8 +73,24 @@ def test_kv_transfer_and_break_even():
     assert not res["ok"] and res["field"] == "model" and "do not fit" in res["message"]
     out = html("break_even", api_price=100.0)
     assert stat(out, "Break-even utilization").endswith("%")
-    cheap = html("break_even", api_price=0.001)
+    cheap = html("break_even", api_price=0.001, api_input_price=0.0)
     assert stat(cheap, "Break-even utilization") == "never"
+
+
+def test_break_even_bills_the_prompts_too():
+    """Issue 23: the API bills the workload's prompts as well as its replies; the break-even compares the
+    chip's cost per output token with the API's whole bill per output token."""
+    from descent import quantities as Q
+
+    bill = serving.api_bill_per_million_output(1.0, 0.25, 1024, 256)
+    assert bill == pytest.approx(1.0 + 0.25 * 4)  # $1 output + 4 prompt tokens per reply token at $0.25
+    rate = Q.get("steady_tokens_per_s")()
+    assert Q.get("break_even_utilization")() == pytest.approx(serving.break_even_utilization(bill, 3.0, rate))
+    assert Q.get("break_even_utilization")(api_input_price=0.0) == pytest.approx(
+        serving.break_even_utilization(1.0, 3.0, rate))
+    out = html("break_even")
+    assert stat(out, "API bill per million output tokens") == "$2.00"
+    assert stat(out, "Break-even utilization") == Q.get("break_even_utilization").format(Q.get("break_even_utilization")())
 
 
 @pytest.mark.parametrize(("a", "k", "c"), [(0.8, 4, 0.05), (1.0, 6, 0.1), (0.1, 8, 0.5)])

@@ -612,9 +612,28 @@ def cost_per_million(gpu_price: float, tokens_per_s: float, utilization: float) 
     return usd_per_million_tokens(tokens_per_s * utilization, 1, gpu_price)
 
 
+def api_bill_per_million_output(api_price: float, api_input_price: float, prompt_tokens: int,
+                                output_tokens: int) -> float:
+    """What an API bills per million output tokens once each request's prompt is paid for too, $:
+
+        p = api_price + api_input_price x prompt_tokens / output_tokens
+
+    The same unit as :func:`cost_per_million` (dollars per million output tokens), so the two compare.
+
+    Raises:
+        ValueError: a price or token count out of range.
+    """
+    api_price = P.API_PRICE.check(api_price)
+    api_input_price = P.API_INPUT_PRICE.check(api_input_price)
+    prompt_tokens = P.PROMPT_TOKENS.check(prompt_tokens)
+    output_tokens = P.OUTPUT_TOKENS.check(output_tokens)
+    return api_price + api_input_price * prompt_tokens / output_tokens
+
+
 def break_even_utilization(api_price: float, gpu_price: float, tokens_per_s: float) -> float:
     """The utilization at which self-hosting costs what the API charges: solve
-    ``cost_per_million(gpu_price, tokens_per_s, u) = api_price`` for u:
+    ``cost_per_million(gpu_price, tokens_per_s, u) = api_price`` for u, where ``api_price`` is the
+    API's whole bill per million output tokens (:func:`api_bill_per_million_output`: prompts included):
 
         u* = gpu_price x 1,000,000 / (3600 x tokens_per_s x api_price)
 
