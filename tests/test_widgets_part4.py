@@ -118,6 +118,18 @@ def test_roofline_explorer():
     assert "<polyline" in out and out.count("<circle") == 2
 
 
+def test_flash_attention_hint_matches_its_numbers():
+    """Issue 23: doubling N nearly quadruples FlashAttention's traffic too (Dao et al. 2022, Theorem 2:
+    Theta(N^2 d^2 / M)); the naive/Flash ratio barely moves; only the floor doubles."""
+    from descent.widgets import get
+
+    a, b = (attention_io.traffic(n, 128, 2, "h200") for n in (2048, 4096))
+    assert 3.5 < b.flash_bytes / a.flash_bytes < 4 and 3.5 < b.naive_bytes / a.naive_bytes <= 4
+    assert abs(b.ratio - a.ratio) < 0.1 and b.floor_bytes == 2 * a.floor_bytes
+    hint = dict(get("flash_attention").tries)["Double the tokens."]
+    assert "nearly quadruple" in hint and "ratio barely moves" in hint and "only doubles" not in hint
+
+
 def test_roofline_offers_no_batch_the_chip_cannot_hold():
     """Issue 23: the table stops at the largest batch whose KV cache fits (economics.max_batch); the
     widget names that batch, warns past it, and its hints do not promise a roof no batch reaches."""

@@ -358,7 +358,9 @@ ATT_ACC = P.ACCELERATOR.but(
             Input(P.ELEMENT.but(choices=[(e, e.upper()) for e in ("fp32", "bf16", "fp16", "fp8")]), "segmented"),
             Input(ATT_ACC, "select")],
     tries=[
-        ('Double the tokens.', "The naive kernel's traffic grows four times (the N x N scores); FlashAttention's only doubles."),
+        ('Double the tokens.', "Both kernels' traffic nearly quadruples and their ratio barely moves: FlashAttention "
+         "re-reads the queries once per key block, and twice the tokens make twice the blocks (Dao et al. 2022, "
+         "Theorem 2: N² d² / M). Only the floor merely doubles."),
         ('Raise the head dimension.', 'Both grow, but the gap narrows: the inputs and outputs are N x d either way.'),
     ],
 )
