@@ -236,3 +236,15 @@ def test_page_tables():
     assert _resolve("table links").count("\n| ") == len(wires) + 1  # header rule line excluded
     by_batch = _resolve("table decode_by_batch context=128")
     assert "compute" in by_batch and "memory" in by_batch
+
+
+def test_memory_sizes_name_their_unit():
+    """Issue 23: the H200's "141 GB" is 141 GiB = 151 GB; the widgets say so, and the pyramid prints
+    on-chip sizes in binary units as the page does (L2 50 MiB, not 52.4 MB)."""
+    from descent.widgets import get
+
+    out = _ok("gpu_anatomy")
+    assert stat(out, "HBM3e") == "141 GiB (151 GB)" and "50 MiB" in text(out)
+    land = _ok("accelerator_landscape")
+    assert "= 141 GiB of HBM3e, sold as" in text(land)
+    assert get("gpu_anatomy").tries[0][0].startswith("Switch from the H200")  # the default GPU

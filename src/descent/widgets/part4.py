@@ -56,6 +56,13 @@ def _fpb(x: float) -> str:
     return format_number(x, 3, trim=True)
 
 
+def _memory_text(a) -> str:
+    """A chip's memory in the unit its vendor means, with true bytes beside: "141 GiB (151 GB)" when
+    the catalog records the marketed "GB" as GiB, else "44 GB"."""
+    gb = format_bytes(a.memory_bytes, "GB", 3, trim=True)
+    return f"{format_bytes(a.memory_bytes, 'GiB', 3, trim=True)} ({gb})" if a.memory_marketed_unit_is_gib else gb
+
+
 def _blame(field: str, fn, *args, **kw):
     """Call ``fn``; a ValueError from the core becomes a FieldError on ``field`` (shown inline)."""
     try:
@@ -86,7 +93,7 @@ SM_COLUMNS = 22
     "each dot a tensor core; the table is its memory pyramid, innermost level first.",
     inputs=[Input(GPU, "select")],
     tries=[
-        ('Switch from the H100 to the B200.', "More compute units and more memory, the pyramid's levels in the same order."),
+        ('Switch from the H200 to the B200.', "More memory and a faster bus, the pyramid's levels in the same order."),
         ('Compare the top and the bottom of the pyramid.', 'Each level down is larger and slower: registers in kilobytes, HBM in gigabytes.'),
     ],
 )
@@ -113,11 +120,11 @@ def gpu_anatomy(accelerator: str) -> list[dict]:
         out.append(v.stat("Shared-memory bandwidth", format_si(smem_bw, "B/s", 3, trim=True),
                           quantity="shared_memory_bandwidth",
                           note=f"{format_number(smem_bw / a.memory_bandwidth, 2, trim=True)} times HBM's"))
-    out.append(v.stat(a.memory_type, format_bytes(a.memory_bytes, "GB", 3, trim=True),
-                      note=f"at {format_rate(a.memory_bandwidth)}"))
+    out.append(v.stat(a.memory_type, _memory_text(a), note=f"at {format_rate(a.memory_bandwidth)}"))
     rows = []
     for t in tiers:
-        size_ = "—" if t.size_bytes is None else format_bytes(t.size_bytes, "auto", 3, trim=True)
+        # On-chip memories and HBM come in powers of two: binary units, as the page's prose uses.
+        size_ = "—" if t.size_bytes is None else format_bytes(t.size_bytes, "auto-binary", 3, trim=True)
         per = "—" if t.per_unit_bytes is None else format_bytes(t.per_unit_bytes, "KiB", 3, trim=True)
         bw = ("not published" if t.managed != "link" else "—") if t.bandwidth is None else format_rate(t.bandwidth)
         if t.bandwidth is not None and t.managed == "link":
@@ -186,7 +193,8 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
            f"{catalog.model(model).name} needs.")
     out = [v.svg(chart, alt)]
     out.append(v.stat("Memory", format_bytes(a.memory_bytes, "GB", 3, trim=True), quantity="capacity_bytes",
-                      note=f"{a.memory_marketed} {a.memory_type}"))
+                      note=(f"= {format_bytes(a.memory_bytes, 'GiB', 3, trim=True)} of {a.memory_type}, sold as "
+                            f"\"{a.memory_marketed}\"" if a.memory_marketed_unit_is_gib else a.memory_type)))
     out.append(v.stat("Memory bandwidth", format_rate(a.memory_bandwidth), quantity="memory_bandwidth"))
     if a.kind == "sram":
         out.append(v.stat("Chips to hold it", s.accelerators_needed, quantity="accelerators_needed",
