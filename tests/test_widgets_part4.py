@@ -248,3 +248,11 @@ def test_memory_sizes_name_their_unit():
     land = _ok("accelerator_landscape")
     assert "= 141 GiB of HBM3e, sold as" in text(land)
     assert get("gpu_anatomy").tries[0][0].startswith("Switch from the H200")  # the default GPU
+
+
+def test_each_asic_is_described_with_its_own_parts():
+    """Issue 23: Gaudi 3 is not described with Trainium's NeuronCores, SBUF and PSUM."""
+    gaudi = memory_tiers.arrangement("gaudi-3")
+    assert "MME" in gaudi.on_chip and "Gaudi 3" in gaudi.source
+    assert not any(w in gaudi.on_chip + gaudi.managed for w in ("NeuronCore", "SBUF", "PSUM"))
+    assert "NeuronCore" in memory_tiers.arrangement("trainium3").on_chip
