@@ -256,3 +256,22 @@ def test_each_asic_is_described_with_its_own_parts():
     assert "MME" in gaudi.on_chip and "Gaudi 3" in gaudi.source
     assert not any(w in gaudi.on_chip + gaudi.managed for w in ("NeuronCore", "SBUF", "PSUM"))
     assert "NeuronCore" in memory_tiers.arrangement("trainium3").on_chip
+
+
+def test_allreduce_time_is_mostly_nccl_latency_at_one_conversation():
+    """Issue 23: Part 4 says the two all-reduces per layer take "at least" their time, almost all of it
+    NCCL's fixed latency (links.toml), and that they slow the split: tokens/s is below the read-only bound."""
+    from descent import quantities as Q
+
+    kw = dict(model="llama-3.1-70b", accelerator="h100-sxm", weights="bf16", tp=8)
+    ar, rd = Q.get("allreduce_seconds_per_layer")(**kw), Q.get("read_seconds_per_layer")(**kw)
+    link = catalog.links()["nvlink4"]
+    latency = 2 * (link.base_latency_s + 2 * 7 * link.step_latency_s)  # two ring all-reduces over 8
+    bytes_time = Q.get("allreduce_bytes_per_layer")(**kw) / link.bytes_per_s
+    assert ar == pytest.approx(latency + bytes_time) and latency > 0.9 * ar
+    layers = catalog.model("llama-3.1-70b").num_layers
+    assert Q.get("split_decode_tokens_per_s")(**kw) < 1 / (layers * rd)
+    from pathlib import Path
+
+    page = Path(__file__).parents[1].joinpath("docs", "part-4-hardware.md").read_text(encoding="utf-8")
+    assert "which the site does not model" not in page and "guide's example" not in page
