@@ -100,3 +100,20 @@ def test_speculative_widget(a, k, c):
     assert stat(out, "Tokens per target pass") == format_number(r.expected_tokens, 3)
     assert stat(out, "Speedup") == format_number(r.speedup, 3) + "×"
     assert ("slows decoding down" in text(out)) == (r.speedup < 1)
+
+
+def test_prefill_decode_prose_and_widget_time_the_same_step():
+    """Issue 23: Part 3's prose and the widget beside it time decode at the same context (the prompt's),
+    so its time per token, decode rate and prefill/decode factor are one set of numbers."""
+    from pathlib import Path
+
+    from descent import quantities as Q
+
+    out = html("prefill_decode")
+    itl = Q.get("itl_s")
+    assert stat(out, "Time per output token") == itl.format(itl(context=1024))
+    rate = Q.get("decode_tokens_per_s_total")
+    assert stat(out, "Decode speed") == rate.format(rate(context=1024)).removesuffix(" tokens/s")
+    page = Path(__file__).parents[1].joinpath("docs", "part-3-serving-software.md").read_text(encoding="utf-8")
+    assert "<!-- descent:value itl_s context=1024 -->" in page
+    assert "<!-- descent:value prefill_decode_ratio context=1024 sig=2 -->" in page
