@@ -138,3 +138,14 @@ def test_a_stored_value_rounds_to_itself(name, data):
 def test_value_text():
     assert F.value_text(0.1) == "0.1" and F.value_text(-0.0) == "-0" and F.value_text(math.inf) == "infinity"
     assert F.value_text(math.nan) == "not a number"
+
+
+def test_nan_count_counts_codes_not_patterns():
+    """Issue 23: Part 2's float table counts NaN codes: FP32 2 x (2^23 - 1), FP16 2 x (2^10 - 1),
+    BF16 2 x (2^7 - 1); the small formats by decoding every code."""
+    from descent.floats import get
+
+    assert [get(n).table().nan_count for n in ("fp32", "fp16", "bf16")] == [16_777_214, 2_046, 254]
+    for n in ("fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "e8m0"):
+        f = get(n)
+        assert f.table().nan_count == sum(f.kind(c) == "nan" for c in range(f.codes))
