@@ -465,8 +465,9 @@ def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, co
     from descent.economics import max_batch
 
     fit = max_batch(model, accelerator, weights, kv, context)
-    out.append(v.stat("Largest batch that fits", format_int(fit), "sequences", quantity="max_batch",
-                      note=f"KV caches of {format_int(context)} tokens beside the weights on one {_short(a)}"))
+    out.append(v.stat("Largest batch that fits", format_int(fit), quantity="max_batch",
+                      note=f"sequences of {format_int(context)} tokens, their KV caches beside the weights on one "
+                      f"{_short(a)}"))
     if batch > fit:
         held = (f"holds the KV caches of {plural(fit, 'sequence')} beside the weights" if fit else
                 "cannot hold the weights and one sequence's KV cache")
