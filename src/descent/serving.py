@@ -483,6 +483,10 @@ class Metrics:
         goodput_tokens_per_s: output tokens/s counting only requests whose TTFT and mean ITL met the targets.
         met_targets: share of requests that met both targets.
         duration_s: first arrival to last token.
+        tpot_mean_s: time per output token as vLLM's benchmark defines it (TPOT): for each request
+            of two tokens or more, (last token's time - first token's time) / (tokens - 1), averaged
+            over those requests. Not the median of ``itl_p50_s``: that is over every gap, so a long
+            reply weighs more and one long stall counts once.
     """
 
     throughput_tokens_per_s: float
@@ -496,6 +500,7 @@ class Metrics:
     goodput_tokens_per_s: float
     met_targets: float
     duration_s: float
+    tpot_mean_s: float
 
 
 def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05) -> Metrics:
@@ -513,7 +518,7 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     ttft_target = P.TTFT_TARGET.check(ttft_target)
     itl_target = P.ITL_TARGET.check(itl_target)
     arrivals = {r.id: r.arrival for r in sim.trace}
-    ttft, e2e, gaps, good = [], [], [], 0
+    ttft, e2e, gaps, good, tpots = [], [], [], 0, []
     good_tokens = 0
     # A reply written at consecutive steps has the gaps between those steps (the same floats).
     ends = sim.step_ends
@@ -533,6 +538,8 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
             other_gaps += own
         gaps += own
         mean_gap = sum(own) / len(own) if own else 0.0
+        if len(times) > 1:
+            tpots.append((times[-1] - times[0]) / (len(times) - 1))
         if times[0] - t0 <= ttft_target and mean_gap <= itl_target:
             good += 1
             good_tokens += len(times)
@@ -561,6 +568,7 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
         goodput_tokens_per_s=good_tokens / duration if duration > 0 else 0.0,
         met_targets=good / len(sim.token_times),
         duration_s=duration,
+        tpot_mean_s=sum(tpots) / len(tpots) if tpots else 0.0,
     )
 
 
