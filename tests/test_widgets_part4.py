@@ -275,3 +275,13 @@ def test_allreduce_time_is_mostly_nccl_latency_at_one_conversation():
 
     page = Path(__file__).parents[1].joinpath("docs", "part-4-hardware.md").read_text(encoding="utf-8")
     assert "which the site does not model" not in page and "guide's example" not in page
+
+
+def test_layer_matmuls_hint_starts_from_the_default():
+    """Issue 23: the hint switched to FP8, the default already; it now switches to BF16 and the ratio halves."""
+    from descent.widgets import get
+
+    w = get("layer_matmuls")
+    assert w.defaults()["weights"] == "fp8" and w.tries[1][0] == "Switch to BF16 weights."
+    fp8, bf16 = (tiling.layer_matmuls("llama-3.1-70b", 1, b) for b in (1, 2))
+    assert all(b.intensity == pytest.approx(a.intensity / 2, rel=0.01) for a, b in zip(fp8, bf16))

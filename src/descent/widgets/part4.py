@@ -315,7 +315,7 @@ TOKENS = P.BATCH.but(label="Tokens in the step", help="Tokens multiplied togethe
             Input(P.ACCELERATOR, "select")],
     tries=[
         ('Raise the batch.', "FLOPs grow with it while the weights are read once: the ratio climbs towards the chip's ridge."),
-        ('Switch to FP8 weights.', "Half the bytes per weight: each matrix's ratio doubles at the same batch."),
+        ('Switch to BF16 weights.', "Twice the bytes per weight: each matrix's ratio halves at the same batch."),
     ],
 )
 def layer_matmuls(model: str, weights: str, batch: int, accelerator: str) -> list[dict]:
