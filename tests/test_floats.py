@@ -159,3 +159,14 @@ def test_the_largest_doubles_round_without_crashing(name, x):
         assert r.value == math.copysign(6.0, x)
     else:
         assert r.value == math.copysign(math.inf, x)
+
+
+def test_nan_count_counts_codes_not_patterns():
+    """Issue 23: Part 2's float table counts NaN codes: FP32 2 x (2^23 - 1), FP16 2 x (2^10 - 1),
+    BF16 2 x (2^7 - 1); the small formats by decoding every code."""
+    from descent.floats import get
+
+    assert [get(n).table().nan_count for n in ("fp32", "fp16", "bf16")] == [16_777_214, 2_046, 254]
+    for n in ("fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "e8m0"):
+        f = get(n)
+        assert f.table().nan_count == sum(f.kind(c) == "nan" for c in range(f.codes))

@@ -854,3 +854,17 @@ def test_steady_throughput(llama):
     pre = serving.prefill(llama, 1024).seconds
     step = serving.decode_step(llama, 32, 1024 + 128).seconds
     assert serving.steady_throughput(llama, 32, 1024, 256) == pytest.approx(32 * 256 / (32 * pre + 256 * step))
+
+
+def test_tpot_is_per_request_and_differs_from_the_median_gap():
+    """Issue 23: Part 3 names both: ITL p50 over every gap, and TPOT per request, (t_last - t_first) /
+    (n - 1) averaged over requests; on the default trace they differ by more than 10%."""
+    from descent import quantities as Q
+    from descent.quantities.serving import _SIMULATION
+
+    kw = {p.name: p.default for p in _SIMULATION}
+    sim = serving.run(**kw)
+    per_request = [(t[-1] - t[0]) / (len(t) - 1) for t in sim.token_times if len(t) > 1]
+    tpot = Q.get("tpot_mean_s")()
+    assert tpot == pytest.approx(sum(per_request) / len(per_request))
+    assert tpot > 1.1 * Q.get("itl_p50_s")()

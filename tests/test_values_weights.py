@@ -69,3 +69,20 @@ def test_rule_of_thumb_breaks_where_the_page_says():
     assert r("<!-- descent:value q4_rule_fact model=gpt-oss-120b field=gap -->").startswith("12")
     assert r("<!-- descent:value q4_rule_fact model=smollm2-135m field=gap -->").startswith("-")
     assert r("<!-- descent:value q4_rule_fact model=llama-3.1-70b field=rule -->") == "42 GB"  # 0.6 x 70
+
+
+def test_part2_file_size_and_rule_gaps_say_what_they_are():
+    """Issue 23: Part 2's 96.6 MB is the tensor data, the file is larger (Part 0's download); the rule's
+    signed gaps have the direction the prose gives them (short for SmolLM2, over for gpt-oss-120b)."""
+    from pathlib import Path
+
+    from descent import quantities as Q
+    from descent.site.shortcodes import resolve
+
+    tensors = resolve("<!-- descent:value gguf_file_fact field=bytes -->")
+    whole = resolve("<!-- descent:value model_download field=size -->")
+    assert tensors.endswith(" MB") and whole.endswith(" MB") and float(tensors[:-3]) < float(whole[:-3])
+    page = Path(__file__).parents[1].joinpath("docs", "part-2-weights-as-numbers.md").read_text()
+    assert "field=bytes --> of tensor data (the whole file" in page
+    assert Q.get("q4_rule_gap")(model="smollm2-135m") < 0 < Q.get("q4_rule_gap")(model="gpt-oss-120b")
+    assert "field=gap --> short" not in page

@@ -73,8 +73,24 @@ def test_kv_transfer_and_break_even():
     assert not res["ok"] and res["field"] == "model" and "do not fit" in res["message"]
     out = html("break_even", api_price=100.0)
     assert stat(out, "Break-even utilization").endswith("%")
-    cheap = html("break_even", api_price=0.001)
+    cheap = html("break_even", api_price=0.001, api_input_price=0.0)
     assert stat(cheap, "Break-even utilization") == "never"
+
+
+def test_break_even_bills_the_prompts_too():
+    """Issue 23: the API bills the workload's prompts as well as its replies; the break-even compares the
+    chip's cost per output token with the API's whole bill per output token."""
+    from descent import quantities as Q
+
+    bill = serving.api_bill_per_million_output(1.0, 0.25, 1024, 256)
+    assert bill == pytest.approx(1.0 + 0.25 * 4)  # $1 output + 4 prompt tokens per reply token at $0.25
+    rate = Q.get("steady_tokens_per_s")()
+    assert Q.get("break_even_utilization")() == pytest.approx(serving.break_even_utilization(bill, 3.0, rate))
+    assert Q.get("break_even_utilization")(api_input_price=0.0) == pytest.approx(
+        serving.break_even_utilization(1.0, 3.0, rate))
+    out = html("break_even")
+    assert stat(out, "API bill per million output tokens") == "$2.00"
+    assert stat(out, "Break-even utilization") == Q.get("break_even_utilization").format(Q.get("break_even_utilization")())
 
 
 @pytest.mark.parametrize(("a", "k", "c"), [(0.8, 4, 0.05), (1.0, 6, 0.1), (0.1, 8, 0.5)])
@@ -115,3 +131,20 @@ def test_prefill_decode_says_when_the_model_does_not_fit(model, accelerator, wei
     assert warned is not fits
     assert footprint(Scenario(model=model, accelerator=accelerator, weights=weights,
                               context=min(1024 + 256, catalog.model(model).max_context), batch=1)).fits is fits
+
+
+def test_prefill_decode_prose_and_widget_time_the_same_step():
+    """Issue 23: Part 3's prose and the widget beside it time decode at the same context (the prompt's),
+    so its time per token, decode rate and prefill/decode factor are one set of numbers."""
+    from pathlib import Path
+
+    from descent import quantities as Q
+
+    out = html("prefill_decode")
+    itl = Q.get("itl_s")
+    assert stat(out, "Time per output token") == itl.format(itl(context=1024))
+    rate = Q.get("decode_tokens_per_s_total")
+    assert stat(out, "Decode speed") == rate.format(rate(context=1024)).removesuffix(" tokens/s")
+    page = Path(__file__).parents[1].joinpath("docs", "part-3-serving-software.md").read_text(encoding="utf-8")
+    assert "<!-- descent:value itl_s context=1024 -->" in page
+    assert "<!-- descent:value prefill_decode_ratio context=1024 sig=2 -->" in page

@@ -118,6 +118,42 @@ def test_roofline_explorer():
     assert "<polyline" in out and out.count("<circle") == 2
 
 
+def test_flash_attention_hint_matches_its_numbers():
+    """Issue 23: doubling N nearly quadruples FlashAttention's traffic too (Dao et al. 2022, Theorem 2:
+    Theta(N^2 d^2 / M)); the naive/Flash ratio barely moves; only the floor doubles."""
+    from descent.widgets import get
+
+    a, b = (attention_io.traffic(n, 128, 2, "h200") for n in (2048, 4096))
+    assert 3.5 < b.flash_bytes / a.flash_bytes < 4 and 3.5 < b.naive_bytes / a.naive_bytes <= 4
+    assert abs(b.ratio - a.ratio) < 0.1 and b.floor_bytes == 2 * a.floor_bytes
+    hint = dict(get("flash_attention").tries)["Double the tokens."]
+    assert "nearly quadruple" in hint and "ratio barely moves" in hint and "only doubles" not in hint
+
+
+def test_roofline_offers_no_batch_the_chip_cannot_hold():
+    """Issue 23: the table stops at the largest batch whose KV cache fits (economics.max_batch); the
+    widget names that batch, warns past it, and its hints do not promise a roof no batch reaches."""
+    from descent import economics
+    from descent.memory import size
+
+    for context in (128, 8192):
+        fit = economics.max_batch("llama-3.1-70b", "h200", "fp8", "bf16", context)
+        assert size("llama-3.1-70b", "h200", "fp8", "bf16", context, fit).fits
+        assert not size("llama-3.1-70b", "h200", "fp8", "bf16", context, fit + 1).fits
+        rows = [int(r.split("|")[1].replace(",", "")) for r in
+                _resolve(f"table decode_by_batch context={context}").splitlines() if re.match(r"\| [0-9]", r)]
+        assert max(rows) == fit == rows[-1]
+    out = _ok("roofline_explorer")
+    assert stat(out, "Largest batch that fits") == "24"  # 136 GB usable - 70.6 GB weights over 2.68 GB a sequence
+    assert "does not fit" not in text(out)
+    big = _ok("roofline_explorer", {"batch": "100"})
+    assert "A batch of 100 does not fit" in text(big)
+    from descent.widgets import get
+
+    hints = " ".join(t for pair in get("roofline_explorer").tries for t in pair)
+    assert "until it meets the flat roof" not in hints
+
+
 def test_crossover_batch_is_the_first_compute_bound_batch():
     b = roofline.crossover_batch("llama-3.1-70b", "h200", "fp8", "bf16", 128)
     assert roofline.step("llama-3.1-70b", "h200", "fp8", "bf16", 128, b).bound == "compute"
@@ -200,3 +236,52 @@ def test_page_tables():
     assert _resolve("table links").count("\n| ") == len(wires) + 1  # header rule line excluded
     by_batch = _resolve("table decode_by_batch context=128")
     assert "compute" in by_batch and "memory" in by_batch
+
+
+def test_memory_sizes_name_their_unit():
+    """Issue 23: the H200's "141 GB" is 141 GiB = 151 GB; the widgets say so, and the pyramid prints
+    on-chip sizes in binary units as the page does (L2 50 MiB, not 52.4 MB)."""
+    from descent.widgets import get
+
+    out = _ok("gpu_anatomy")
+    assert stat(out, "HBM3e") == "141 GiB (151 GB)" and "50 MiB" in text(out)
+    land = _ok("accelerator_landscape")
+    assert "= 141 GiB of HBM3e, sold as" in text(land)
+    assert get("gpu_anatomy").tries[0][0].startswith("Switch from the H200")  # the default GPU
+
+
+def test_each_asic_is_described_with_its_own_parts():
+    """Issue 23: Gaudi 3 is not described with Trainium's NeuronCores, SBUF and PSUM."""
+    gaudi = memory_tiers.arrangement("gaudi-3")
+    assert "MME" in gaudi.on_chip and "Gaudi 3" in gaudi.source
+    assert not any(w in gaudi.on_chip + gaudi.managed for w in ("NeuronCore", "SBUF", "PSUM"))
+    assert "NeuronCore" in memory_tiers.arrangement("trainium3").on_chip
+
+
+def test_allreduce_time_is_mostly_nccl_latency_at_one_conversation():
+    """Issue 23: Part 4 says the two all-reduces per layer take "at least" their time, almost all of it
+    NCCL's fixed latency (links.toml), and that they slow the split: tokens/s is below the read-only bound."""
+    from descent import quantities as Q
+
+    kw = dict(model="llama-3.1-70b", accelerator="h100-sxm", weights="bf16", tp=8)
+    ar, rd = Q.get("allreduce_seconds_per_layer")(**kw), Q.get("read_seconds_per_layer")(**kw)
+    link = catalog.links()["nvlink4"]
+    latency = 2 * (link.base_latency_s + 2 * 7 * link.step_latency_s)  # two ring all-reduces over 8
+    bytes_time = Q.get("allreduce_bytes_per_layer")(**kw) / link.bytes_per_s
+    assert ar == pytest.approx(latency + bytes_time) and latency > 0.9 * ar
+    layers = catalog.model("llama-3.1-70b").num_layers
+    assert Q.get("split_decode_tokens_per_s")(**kw) < 1 / (layers * rd)
+    from pathlib import Path
+
+    page = Path(__file__).parents[1].joinpath("docs", "part-4-hardware.md").read_text(encoding="utf-8")
+    assert "which the site does not model" not in page and "guide's example" not in page
+
+
+def test_layer_matmuls_hint_starts_from_the_default():
+    """Issue 23: the hint switched to FP8, the default already; it now switches to BF16 and the ratio halves."""
+    from descent.widgets import get
+
+    w = get("layer_matmuls")
+    assert w.defaults()["weights"] == "fp8" and w.tries[1][0] == "Switch to BF16 weights."
+    fp8, bf16 = (tiling.layer_matmuls("llama-3.1-70b", 1, b) for b in (1, 2))
+    assert all(b.intensity == pytest.approx(a.intensity / 2, rel=0.01) for a, b in zip(fp8, bf16, strict=True))

@@ -290,3 +290,20 @@ def test_kv_formula_entries_equal_the_code():
     # By hand: Llama 3.1 70B (L=80, K=8, d_head=128), T=8192, B=1, BF16: 2*80*8*128*8192*2 bytes.
     f = formulas.FORMULAS["kv_cache_bytes"]
     assert f.evaluate(L=80, K=8, d_head=128, T=8192, B=1, b=2) == 2 * 80 * 8 * 128 * 8192 * 2 == 2_684_354_560
+
+
+def test_more_chips_give_less_than_proportional_speed():
+    """Issue 23: with NCCL latency in every all-reduce, four times the chips give less than four times
+    the speed, and the eight cost more per token than the two (Part 5's dials bullets and worked
+    problem 1 say so; four times is only the bound)."""
+    from pathlib import Path
+
+    from descent import quantities as Q
+
+    kw = dict(model="llama-3.1-70b", accelerator="h100-sxm", weights="fp8", kv="bf16", context=8192, batch=1)
+    two, eight = (Q.get("tokens_per_s_per_user")(**kw, tp=tp) for tp in (2, 8))
+    assert two < eight < 4 * two
+    price = Q.get("server_usd_per_million_tokens")
+    assert price(**kw, tp=2, price=3.0) < price(**kw, tp=8, price=3.0)
+    page = Path(__file__).parents[1].joinpath("docs", "part-5-the-whole-descent.md").read_text(encoding="utf-8")
+    assert "four times faster" not in page and "a quarter of the chips for a quarter of the speed" not in page

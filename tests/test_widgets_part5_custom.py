@@ -37,6 +37,14 @@ def test_numbers_are_memory_size_of_the_records():
     assert "Does not fit on your chip (24 GB" in text
     r = run("size_it_yourself", {**inputs, "runtime_percent": "5"})
     assert r["ok"] and "Fits on your chip" in _text(r["html"])
+    # Part 5: the box's 24 is the RTX 4090's label read as decimal GB; the card's 24 GiB (25.77 GB,
+    # as the page types it for the reader to enter) fits.
+    from descent import catalog
+
+    card = catalog.accelerator("rtx-4090").memory_bytes
+    assert card == 24 * 2**30 and round(card / 1e9, 2) == 25.77
+    r = run("size_it_yourself", {**inputs, "memory_gb": "25.77"})
+    assert r["ok"] and "Fits on your chip" in _text(r["html"])
 
 
 def test_your_model_on_a_catalog_chip_and_a_catalog_model_on_your_chip():

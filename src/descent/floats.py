@@ -85,7 +85,9 @@ class FormatTable:
     and subnormal values (``None`` when there are no subnormals); ``epsilon``: the gap between 1
     and the next value, ``2^-M`` (``None`` for E8M0, whose next value after 1 is 2); ``decades``:
     ``log10(max / smallest positive)``; ``finite_codes``: how many codes are finite numbers;
-    ``infinity`` and ``nan``: the codes that encode them, as bit strings (empty when none).
+    ``infinity`` and ``nan``: the codes that encode them, as bit strings (empty when none; for the
+    16- and 32-bit IEEE formats ``nan`` lists the two patterns, one per sign, not every code);
+    ``nan_count``: how many codes are NaN (FP32: 2 x (2^23 - 1) = 16,777,214).
     """
 
     max: float
@@ -96,6 +98,7 @@ class FormatTable:
     finite_codes: int
     infinity: tuple[str, ...]
     nan: tuple[str, ...]
+    nan_count: int
 
 
 @dataclass(frozen=True)
@@ -355,6 +358,7 @@ class FloatFormat:
             finite_codes=finite,
             infinity=tuple(inf_codes),
             nan=tuple(nan_codes),
+            nan_count=self.codes - finite - len(inf_codes),
         )
 
 

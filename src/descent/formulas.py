@@ -1136,7 +1136,7 @@ S_BYTES = _s("S_bytes", r"S_{\text{step}}", "bytes the step reads (weights once,
 F_STEP = _s("F_step", r"F_{\text{step}}", "FLOPs of the step (2 per weight per token, plus attention)", "FLOP")
 PEAK = _s("P_peak", r"P_{\text{peak}}", "dense peak of the chip in the precision the matmuls run in", "FLOP/s")
 GPU_H = _s("g", "g", "price of the accelerator per hour", "$/hour")
-API_M = _s("p", "p", "API price per million output tokens", "$ per million tokens")
+API_M = _s("p", "p", "API bill per million output tokens, the prompts' input tokens included", "$ per million tokens")
 RATE = _s("R", "R", "output tokens per second at full load", "tokens/s")
 #: Acceptance rates, draft lengths and draft costs of the speculative checks (a = 1 is the limit,
 #: checked separately); the grid spans the speed-ups and the slow-downs.

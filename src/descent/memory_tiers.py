@@ -174,6 +174,15 @@ ARRANGEMENTS: dict[str, Arrangement] = {
         "software: the compiler places every tensor",
         "the chip's catalog sources (descent.catalog: notes of each SRAM machine)",
     ),
+    "gaudi-3": Arrangement(
+        "96 MB of SRAM cache, 24 MB in each of 4 deep-learning cores (DCOREs) beside their 2 matrix "
+        "engines (MMEs) and 16 tensor processor cores (TPCs)",
+        "HBM2e stacks beside the two dies, one address space",
+        "hardware caches: each DCORE's SRAM serves it alone as L2 or all four together as L3, a mode "
+        "the software platform may switch",
+        "Kaplan, 'Intel Gaudi 3 AI Accelerator: Architected for Gen AI Training and Inference', Hot Chips 2024 "
+        "(spec table and block diagram)",
+    ),
     "groq-lpu": Arrangement(
         "220 MiB of SRAM, the chip's only memory, spread across its functional slices",
         "none: a model is spread over hundreds of chips linked chip to chip",

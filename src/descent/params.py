@@ -800,7 +800,12 @@ GPU_PRICE = declare(Param(
 ))
 API_PRICE = declare(Param(
     "api_price", "API price", "float", 1.0, unit="$ per million tokens", min=0.001, max=1000.0, step=0.001,
-    help="What a hosted API charges per million output tokens.",
+    help="What a hosted API charges per million output tokens (the reply).",
+))
+API_INPUT_PRICE = declare(Param(
+    "api_input_price", "API input price", "float", 0.25, unit="$ per million tokens", min=0.0, max=1000.0,
+    step=0.001, help="What a hosted API charges per million input tokens (the prompt). An example input: "
+    "put in the price you see.",
 ))
 UTILIZATION = declare(Param(
     "utilization", "Utilization", "float", 0.5, min=0.001, max=1.0, step=0.001,

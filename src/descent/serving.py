@@ -519,6 +519,10 @@ class Metrics:
         goodput_tokens_per_s: output tokens/s counting only requests whose TTFT and mean ITL met the targets.
         met_targets: share of requests that met both targets.
         duration_s: first arrival to last token.
+        tpot_mean_s: time per output token as vLLM's benchmark defines it (TPOT): for each request
+            of two tokens or more, (last token's time - first token's time) / (tokens - 1), averaged
+            over those requests. Not the median of ``itl_p50_s``: that is over every gap, so a long
+            reply weighs more and one long stall counts once.
     """
 
     throughput_tokens_per_s: float
@@ -532,6 +536,7 @@ class Metrics:
     goodput_tokens_per_s: float
     met_targets: float
     duration_s: float
+    tpot_mean_s: float
 
 
 def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05) -> Metrics:
@@ -549,7 +554,7 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     ttft_target = P.TTFT_TARGET.check(ttft_target)
     itl_target = P.ITL_TARGET.check(itl_target)
     arrivals = {r.id: r.arrival for r in sim.trace}
-    ttft, e2e, gaps, good = [], [], [], 0
+    ttft, e2e, gaps, good, tpots = [], [], [], 0, []
     good_tokens = 0
     # A reply written at consecutive steps has the gaps between those steps (the same floats).
     ends = sim.step_ends
@@ -569,6 +574,8 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
             other_gaps += own
         gaps += own
         mean_gap = sum(own) / len(own) if own else 0.0
+        if len(times) > 1:
+            tpots.append((times[-1] - times[0]) / (len(times) - 1))
         if times[0] - t0 <= ttft_target and mean_gap <= itl_target:
             good += 1
             good_tokens += len(times)
@@ -597,6 +604,7 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
         goodput_tokens_per_s=good_tokens / duration if duration > 0 else 0.0,
         met_targets=good / len(sim.token_times),
         duration_s=duration,
+        tpot_mean_s=sum(tpots) / len(tpots) if tpots else 0.0,
     )
 
 
@@ -648,9 +656,28 @@ def cost_per_million(gpu_price: float, tokens_per_s: float, utilization: float) 
     return usd_per_million_tokens(tokens_per_s * utilization, 1, gpu_price)
 
 
+def api_bill_per_million_output(api_price: float, api_input_price: float, prompt_tokens: int,
+                                output_tokens: int) -> float:
+    """What an API bills per million output tokens once each request's prompt is paid for too, $:
+
+        p = api_price + api_input_price x prompt_tokens / output_tokens
+
+    The same unit as :func:`cost_per_million` (dollars per million output tokens), so the two compare.
+
+    Raises:
+        ValueError: a price or token count out of range.
+    """
+    api_price = P.API_PRICE.check(api_price)
+    api_input_price = P.API_INPUT_PRICE.check(api_input_price)
+    prompt_tokens = P.PROMPT_TOKENS.check(prompt_tokens)
+    output_tokens = P.OUTPUT_TOKENS.check(output_tokens)
+    return api_price + api_input_price * prompt_tokens / output_tokens
+
+
 def break_even_utilization(api_price: float, gpu_price: float, tokens_per_s: float) -> float:
     """The utilization at which self-hosting costs what the API charges: solve
-    ``cost_per_million(gpu_price, tokens_per_s, u) = api_price`` for u:
+    ``cost_per_million(gpu_price, tokens_per_s, u) = api_price`` for u, where ``api_price`` is the
+    API's whole bill per million output tokens (:func:`api_bill_per_million_output`: prompts included):
 
         u* = gpu_price x 1,000,000 / (3600 x tokens_per_s x api_price)
 

@@ -73,9 +73,21 @@ def cost_per_million_usd(gpu_price: float, utilization: float, **kw: Any) -> flo
 
     return serving.cost_per_million(gpu_price, steady_tokens_per_s(**kw), utilization)
 
-@quantity("break_even_utilization", "Break-even utilization", "fraction", *STEADY_PARAMS, P.GPU_PRICE, P.API_PRICE)
-def break_even_utilization(gpu_price: float, api_price: float, **kw: Any) -> float:
-    """Utilization at which the accelerator costs what the API charges per million tokens (above 1: never)."""
+@quantity("api_bill_per_million_output", "API bill per million output tokens, prompts included", "usd",
+          P.API_PRICE, P.API_INPUT_PRICE, P.PROMPT_TOKENS, P.OUTPUT_TOKENS)
+def api_bill_per_million_output(api_price: float, api_input_price: float, prompt_tokens: int,
+                                output_tokens: int) -> float:
+    """Output price + input price x prompt tokens / output tokens (descent.serving.api_bill_per_million_output)."""
     from descent import serving
 
-    return serving.break_even_utilization(api_price, gpu_price, steady_tokens_per_s(**kw))
+    return serving.api_bill_per_million_output(api_price, api_input_price, prompt_tokens, output_tokens)
+
+@quantity("break_even_utilization", "Break-even utilization", "fraction", *STEADY_PARAMS, P.GPU_PRICE, P.API_PRICE,
+          P.API_INPUT_PRICE)
+def break_even_utilization(gpu_price: float, api_price: float, api_input_price: float, **kw: Any) -> float:
+    """Utilization at which the accelerator costs what the API bills per million output tokens, the
+    requests' prompts included (above 1: never)."""
+    from descent import serving
+
+    bill = serving.api_bill_per_million_output(api_price, api_input_price, kw["prompt_tokens"], kw["output_tokens"])
+    return serving.break_even_utilization(bill, gpu_price, steady_tokens_per_s(**kw))

@@ -52,7 +52,7 @@ def allreduce_bytes_per_layer(**kw: Any) -> float:
 
 @quantity("allreduce_seconds_per_layer", "All-reduce time per layer", "seconds", *PLAN_PARAMS)
 def allreduce_seconds_per_layer(**kw: Any) -> float:
-    """Those bytes over one direction of the link (latency not modelled: a lower bound)."""
+    """Those bytes over one direction of the link plus NCCL's latency (base + per ring step, links.toml): a lower bound."""
     return _plan(**kw).allreduce_seconds_per_layer
 
 @quantity("read_seconds_per_layer", "Time to read one layer", "seconds", *PLAN_PARAMS)

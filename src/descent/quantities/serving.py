@@ -52,6 +52,9 @@ _simulated("itl_p50_s", "Median ITL", "seconds", "Median gap between two tokens 
 
 _simulated("itl_p99_s", "99th-percentile ITL", "seconds", "99th percentile of the gaps between tokens, simulated.")
 
+_simulated("tpot_mean_s", "Mean TPOT", "seconds",
+           "Per request (last token - first token) / (tokens - 1), averaged over requests (vLLM's benchmark TPOT), simulated.")
+
 _simulated("slot_utilization", "Slot use", "fraction",
            "Share of slot time spent serving a request while the server runs (descent.serving.metrics).")
 

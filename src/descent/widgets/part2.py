@@ -254,7 +254,8 @@ def float_bits(format: str, value: str) -> list[dict]:
         ["range, largest / smallest", f"{format_number(t.decades, 3)} decades"],
         ["codes that are numbers", f"{format_int(t.finite_codes)} of {format_int(f.codes)}"],
         ["infinity", ", ".join(t.infinity) or "none"],
-        ["not a number", ", ".join(t.nan) if len(t.nan) <= 4 else f"{len(t.nan)} codes, e.g. {t.nan[0]}"],
+        ["not a number", (f"{format_int(t.nan_count)} code{'' if t.nan_count == 1 else 's'}: " if t.nan_count else "none")
+         + (", ".join(t.nan) if len(t.nan) <= 4 else f"e.g. {t.nan[0]}")],
     ]
     out.append(v.table(["property", "value"], rows, caption=f"{f.label}, computed from its bit layout"))
     return out

@@ -128,7 +128,9 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
     steps = _decode_steps(s, prompt_tokens, output_tokens, kv_cache)
     cached = steps if kv_cache else _decode_steps(s, prompt_tokens, output_tokens, True)
     total = pre.seconds + sum(c.seconds for c in steps)
-    mid = cached[len(cached) // 2] if cached else serving.decode_step(s, 1, prompt_tokens)
+    # The first decode step, at the prompt's context: the step Part 3's prose times (itl_s at
+    # context = prompt_tokens), so the page and the widget print one number for one input.
+    mid = serving.decode_step(s, 1, prompt_tokens)
     # Does it fit? The weights and this request's KV cache (at most the model's context) against
     # one chip's usable memory, as Part 5's widgets ask (descent.step.footprint).
     held = Scenario(model=model, accelerator=accelerator, weights=weights,
@@ -137,9 +139,10 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
     out += [
         v.stat("Time to first token", format_time(pre.seconds), note=f"prefill, {pre.bound}-bound",
                quantity="prefill_s"),
-        # Mid-reply, at a context this widget derives (it has no context input): not labelled itl_s,
-        # which is the step at the reader's context (tests/test_one_answer.py).
-        v.stat("Time per output token", format_time(mid.seconds), note=f"decode, {mid.bound}-bound, mid-reply"),
+        # At the prompt's context (this widget has no context input): not labelled itl_s, whose
+        # context is its own input (tests/test_one_answer.py).
+        v.stat("Time per output token", format_time(mid.seconds),
+               note=f"decode, {mid.bound}-bound, at the prompt's {format_int(prompt_tokens)} tokens of context"),
         v.stat("Prefill speed", _rate(prompt_tokens / pre.seconds), "tokens/s"),
         v.stat("Decode speed", _rate(1 / mid.seconds), "tokens/s",
                note=f"{format_number(prompt_tokens / pre.seconds * mid.seconds, 2, trim=True)} times slower per token"),
@@ -473,13 +476,15 @@ UTILIZATION_BARS = (0.1, 0.25, 0.5, 0.75, 1.0)
 
 @widget(
     "break_even",
-    tries=[("Lower the utilization.", "Idle hours make self-hosting dearer per token."), ("Lower the API price.", "The utilization needed to break even rises.")],
+    tries=[("Lower the utilization.", "Idle hours make self-hosting dearer per token."), ("Lower the API price.", "The utilization needed to break even rises."),
+           ("Set the input price to zero.", "The API's bill per output token falls to its output price: the prompts were a large part of it.")],
     title="Rent a GPU or pay per token?",
     description="One accelerator kept full makes a number of tokens per second; it costs its hourly price "
-    "whether busy or not. Put in the prices you see.",
+    "whether busy or not. The API bills each request's prompt and reply. Put in the prices you see.",
     inputs=[
         Input(P.GPU_PRICE.but(max=100.0), "range", log=True),
         Input(P.API_PRICE.but(max=100.0), "range", log=True),
+        Input(P.API_INPUT_PRICE.but(max=100.0), "range"),
         Input(P.UTILIZATION, "range"),
         Input(Q.SLOTS.but(max=512), "range", log=True),
         Input(P.MODEL, "select"),
@@ -487,8 +492,8 @@ UTILIZATION_BARS = (0.1, 0.25, 0.5, 0.75, 1.0)
         Input(P.WEIGHTS_UNIFORM, "select"),
     ],
 )
-def break_even(gpu_price: float, api_price: float, utilization: float, batch: int, model: str,
-               accelerator: str, weights: str) -> list[dict]:
+def break_even(gpu_price: float, api_price: float, api_input_price: float, utilization: float, batch: int,
+               model: str, accelerator: str, weights: str) -> list[dict]:
     """Views: tokens/s at full load, the cost per million tokens at this utilization, the break-even
     utilization, and bars of the cost at several utilizations against the API price.
 
@@ -505,21 +510,25 @@ def break_even(gpu_price: float, api_price: float, utilization: float, batch: in
                 f"{format_bytes(s.kv_capacity, 'GB')} after the weights: the full batch does not fit.")
     rate = serving.steady_throughput(s, batch, prompt, output)
     cost = serving.cost_per_million(gpu_price, rate, utilization)
-    u = serving.break_even_utilization(api_price, gpu_price, rate)
+    bill = serving.api_bill_per_million_output(api_price, api_input_price, prompt, output)
+    u = serving.break_even_utilization(bill, gpu_price, rate)
     out = [
         v.stat("Tokens/s at full load", _rate(rate), note=f"{format_int(batch)} requests at a time, "
                f"{format_int(prompt)}-token prompts, {format_int(output)}-token replies", quantity="steady_tokens_per_s"),
         v.stat("Cost per million tokens", "$" + format_number(cost, SIG), note=f"at {format_percent(utilization)} "
                "utilization", quantity="cost_per_million_usd"),
+        v.stat("API bill per million output tokens", "$" + format_number(bill, SIG),
+               note=f"${format_number(api_price, SIG)} output + {format_int(prompt)}/{format_int(output)} x "
+               f"${format_number(api_input_price, SIG)} input", quantity="api_bill_per_million_output"),
         v.stat("Break-even utilization", format_percent(u) if u <= 1 else "never",
                note="busier than this, the GPU is cheaper" if u <= 1 else
                f"even at 100% it costs {format_percent(u)} of what is needed", quantity="break_even_utilization"),
     ]
     rows = [v.bar(f"GPU at {format_percent(x)}", serving.cost_per_million(gpu_price, rate, x),
                   display="$" + format_number(serving.cost_per_million(gpu_price, rate, x), SIG),
-                  cls="is-ok" if serving.cost_per_million(gpu_price, rate, x) <= api_price else "is-warn")
+                  cls="is-ok" if serving.cost_per_million(gpu_price, rate, x) <= bill else "is-warn")
             for x in UTILIZATION_BARS]
-    rows.append(v.bar("API", api_price, display="$" + format_number(api_price, SIG), cls="is-selected"))
+    rows.append(v.bar("API, prompts included", bill, display="$" + format_number(bill, SIG), cls="is-selected"))
     out.append(v.bar_list(rows, caption="Dollars per million output tokens", log=True))
     if note:
         out.append(v.note(note, "warn"))

@@ -56,6 +56,13 @@ def _fpb(x: float) -> str:
     return format_number(x, 3, trim=True)
 
 
+def _memory_text(a) -> str:
+    """A chip's memory in the unit its vendor means, with true bytes beside: "141 GiB (151 GB)" when
+    the catalog records the marketed "GB" as GiB, else "44 GB"."""
+    gb = format_bytes(a.memory_bytes, "GB", 3, trim=True)
+    return f"{format_bytes(a.memory_bytes, 'GiB', 3, trim=True)} ({gb})" if a.memory_marketed_unit_is_gib else gb
+
+
 def _blame(field: str, fn, *args, **kw):
     """Call ``fn``; a ValueError from the core becomes a FieldError on ``field`` (shown inline)."""
     try:
@@ -86,7 +93,7 @@ SM_COLUMNS = 22
     "each dot a tensor core; the table is its memory pyramid, innermost level first.",
     inputs=[Input(GPU, "select")],
     tries=[
-        ('Switch from the H100 to the B200.', "More compute units and more memory, the pyramid's levels in the same order."),
+        ('Switch from the H200 to the B200.', "More memory and a faster bus, the pyramid's levels in the same order."),
         ('Compare the top and the bottom of the pyramid.', 'Each level down is larger and slower: registers in kilobytes, HBM in gigabytes.'),
     ],
 )
@@ -113,11 +120,11 @@ def gpu_anatomy(accelerator: str) -> list[dict]:
         out.append(v.stat("Shared-memory bandwidth", format_si(smem_bw, "B/s", 3, trim=True),
                           quantity="shared_memory_bandwidth",
                           note=f"{format_number(smem_bw / a.memory_bandwidth, 2, trim=True)} times HBM's"))
-    out.append(v.stat(a.memory_type, format_bytes(a.memory_bytes, "GB", 3, trim=True),
-                      note=f"at {format_rate(a.memory_bandwidth)}"))
+    out.append(v.stat(a.memory_type, _memory_text(a), note=f"at {format_rate(a.memory_bandwidth)}"))
     rows = []
     for t in tiers:
-        size_ = "—" if t.size_bytes is None else format_bytes(t.size_bytes, "auto", 3, trim=True)
+        # On-chip memories and HBM come in powers of two: binary units, as the page's prose uses.
+        size_ = "—" if t.size_bytes is None else format_bytes(t.size_bytes, "auto-binary", 3, trim=True)
         per = "—" if t.per_unit_bytes is None else format_bytes(t.per_unit_bytes, "KiB", 3, trim=True)
         bw = ("not published" if t.managed != "link" else "—") if t.bandwidth is None else format_rate(t.bandwidth)
         if t.bandwidth is not None and t.managed == "link":
@@ -186,7 +193,8 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
            f"{catalog.model(model).name} needs.")
     out = [v.svg(chart, alt)]
     out.append(v.stat("Memory", format_bytes(a.memory_bytes, "GB", 3, trim=True), quantity="capacity_bytes",
-                      note=f"{a.memory_marketed} {a.memory_type}"))
+                      note=(f"= {format_bytes(a.memory_bytes, 'GiB', 3, trim=True)} of {a.memory_type}, sold as "
+                            f"\"{a.memory_marketed}\"" if a.memory_marketed_unit_is_gib else a.memory_type)))
     out.append(v.stat("Memory bandwidth", format_rate(a.memory_bandwidth), quantity="memory_bandwidth"))
     if a.kind == "sram":
         out.append(v.stat("Chips to hold it", s.accelerators_needed, quantity="accelerators_needed",
@@ -307,7 +315,7 @@ TOKENS = P.BATCH.but(label="Tokens in the step", help="Tokens multiplied togethe
             Input(P.ACCELERATOR, "select")],
     tries=[
         ('Raise the batch.', "FLOPs grow with it while the weights are read once: the ratio climbs towards the chip's ridge."),
-        ('Switch to FP8 weights.', "Half the bytes per weight: each matrix's ratio doubles at the same batch."),
+        ('Switch to BF16 weights.', "Twice the bytes per weight: each matrix's ratio halves at the same batch."),
     ],
 )
 def layer_matmuls(model: str, weights: str, batch: int, accelerator: str) -> list[dict]:
@@ -358,7 +366,9 @@ ATT_ACC = P.ACCELERATOR.but(
             Input(P.ELEMENT.but(choices=[(e, e.upper()) for e in ("fp32", "bf16", "fp16", "fp8")]), "segmented"),
             Input(ATT_ACC, "select")],
     tries=[
-        ('Double the tokens.', "The naive kernel's traffic grows four times (the N x N scores); FlashAttention's only doubles."),
+        ('Double the tokens.', "Both kernels' traffic nearly quadruples and their ratio barely moves: FlashAttention "
+         "re-reads the queries once per key block, and twice the tokens make twice the blocks (Dao et al. 2022, "
+         "Theorem 2: N² d² / M). Only the floor merely doubles."),
         ('Raise the head dimension.', 'Both grow, but the gap narrows: the inputs and outputs are N x d either way.'),
     ],
 )
@@ -409,8 +419,10 @@ X_RANGE = (0.1, 1e5)
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS_UNIFORM, "select"),
             Input(P.BATCH, "range", log=True), Input(P.CONTEXT, "range", log=True)],
     tries=[
-        ('Raise the batch.', 'Decode climbs the sloped roof: more arithmetic per byte read, until it meets the flat roof.'),
-        ('Lower the context.', "Less KV cache to read per step: decode's point moves right, towards compute-bound."),
+        ('Raise the batch.', 'Decode climbs the sloped roof: more arithmetic per byte read. Watch the largest batch '
+         'that fits: past it the point is one the chip cannot hold.'),
+        ('Lower the context to 128.', "Less KV cache per sequence: decode's point moves right, more sequences fit, "
+         "and a batch that fits now meets the flat roof."),
     ],
 )
 def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, context: int) -> list[dict]:
@@ -450,14 +462,30 @@ def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, co
                   note=f"{format_si(dec.attained_flops, 'FLOP/s', 3, trim=True)} attained"),
            v.stat("Prefill intensity", _fpb(pre.intensity), "FLOP/byte",
                   note=f"{pre.bound}-bound; {format_int(batch * context)} tokens in {format_time(pre.seconds_per_step)}")]
+    from descent.economics import max_batch
+
+    fit = max_batch(model, accelerator, weights, kv, context)
+    out.append(v.stat("Largest batch that fits", format_int(fit), quantity="max_batch",
+                      note=f"sequences of {format_int(context)} tokens, their KV caches beside the weights on one "
+                      f"{_short(a)}"))
+    if batch > fit:
+        held = (f"holds the KV caches of {plural(fit, 'sequence')} beside the weights" if fit else
+                "cannot hold the weights and one sequence's KV cache")
+        out.append(v.note(f"A batch of {format_int(batch)} does not fit: at {format_int(context)} tokens of context "
+                          f"one {a.name} {held}. The decode point above is what the step would do if the memory "
+                          "were there.", "warn"))
     cross = roofline.crossover_batch(model, accelerator, weights, kv, context)
     if cross is None:
         out.append(v.note(f"At {format_int(context)} tokens of context no batch makes decode compute-bound on the "
                           f"{a.name}: each sequence reads its own KV cache, so the intensity levels off below the ridge.",
                           "info"))
+    elif cross > fit:
+        out.append(v.note(f"At {format_int(context)} tokens of context decode would turn compute-bound from a batch "
+                          f"of {format_int(cross)}, but one {a.name} holds only {plural(fit, 'sequence')}: on one "
+                          "chip decode stays memory-bound.", "info"))
     else:
         out.append(v.note(f"At {format_int(context)} tokens of context, decode turns compute-bound on the {a.name} "
-                          f"from a batch of {format_int(cross)}.", "info"))
+                          f"from a batch of {format_int(cross)}, which fits.", "info"))
     return out
 
 

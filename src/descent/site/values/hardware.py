@@ -105,15 +105,27 @@ def online_softmax_steps() -> str:
 
 @table("decode_by_batch", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.CONTEXT)
 def decode_by_batch(model: str, accelerator: str, weights: str, context: int) -> str:
-    """One decode step at batches 1 to 4,096: intensity, which roof binds, share of peak, tokens/s."""
+    """One decode step at batches 1, 4, 16, ... up to the largest batch whose KV cache fits on one
+    device (descent.economics.max_batch, which closes the list): intensity, which roof binds, share
+    of peak, tokens/s. A caption names that largest batch; no row is a batch the chip cannot hold."""
+    from descent import economics
+
+    limit = economics.max_batch(model, accelerator, weights, P.KV.default, context)
+    if limit == 0:
+        return f"Not one sequence of {format_int(context)} tokens fits beside the weights on one device."
+    batches = [b for b in (1, 4, 16, 64, 256, 1024, 4096) if b < limit] + [limit]
     rows = []
-    for b in (1, 4, 16, 64, 256, 1024, 4096):
+    for b in batches:
         s = roofline.step(model, accelerator, weights, P.KV.default, context, b)
         rows.append([format_int(b), format_number(s.intensity, 3, trim=True), s.bound,
                      format_percent(s.compute_share), format_time(s.seconds_per_step),
                      format_number(b / s.seconds_per_step, 3)])
+    a = catalog.accelerator(accelerator)
+    caption = (f"\n\nThe last row is the largest batch whose KV cache fits beside the weights in one "
+               f"{md_text(a.name)}'s usable memory, at {format_int(context)} tokens each; a larger batch "
+               f"needs more devices.")
     return md_table(["batch", "FLOP/byte", "bound", "share of peak", "step", "tokens/s (all sequences)"],
-                    rows, "rrlrrr")
+                    rows, "rrlrrr") + caption
 
 @value("roofline_bound", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.PHASE)
 def roofline_bound(**kw) -> str:

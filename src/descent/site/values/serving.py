@@ -313,7 +313,7 @@ def cited(field: str) -> str:
 
 #: Parameters a worked problem may state, by key.
 GIVEN = ("prefix_tokens", "prompt_tokens", "hit_rate", "acceptance", "draft_length", "draft_cost", "gpu_price",
-         "api_price", "utilization", "context", "thinking_tokens", "batch", "turns", "output_tokens", "chunk",
+         "api_price", "api_input_price", "utilization", "context", "thinking_tokens", "batch", "turns", "output_tokens", "chunk",
          "samples", "ttft_target", "itl_target")
 
 GIVEN_NAME = P.declare(P.Param("param", "Given parameter", "choice", key="given_param",

@@ -86,7 +86,7 @@ def float_formats() -> str:
                      format_int(f.bias), _num(t.max), _num(t.min_normal),
                      _num(t.min_subnormal) if t.min_subnormal is not None else "none",
                      _num(t.epsilon) if t.epsilon is not None else "—", fmt_num(t.decades, 3),
-                     "yes" if t.infinity else "no", format_int(len(t.nan)) if len(t.nan) <= 8 else "many"])
+                     "yes" if t.infinity else "no", format_int(t.nan_count)])
     return md_table(["format", "bits", "exponent", "mantissa", "bias", "largest", "smallest normal",
                      "smallest subnormal", "epsilon", "decades", "infinity", "NaN codes"],
                     rows, "lrrrrrrrrrlr")
