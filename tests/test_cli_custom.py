@@ -73,7 +73,7 @@ def test_no_peak_is_null_in_strict_json(capsys):
     [
         (["--config", "no-such-file.json"], "--config no-such-file.json: cannot read it: No such file or directory"),
         (["--config", "."], "cannot read it"),
-        (["--config", CONFIGS / "README.md"], "config.json must be valid JSON: Expecting value at line 1, column 1"),
+        (["--config", CONFIGS / "README.md"], "config.json must be valid JSON: Expecting value (line 1, column 1)"),
         (["qwen3-8b", "--config", CONFIGS / "qwen3-8b.json"], "a model id or --config, not both"),
         (["--memory-gb", "24"], "add --bandwidth-gbs"),
         (["--bandwidth-gbs", "24"], "add --memory-gb"),

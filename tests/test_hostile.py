@@ -475,8 +475,9 @@ def test_reader_text_cannot_reverse_the_sentence(name):
 
 def test_the_guess_with_an_override_is_shown_as_typed():
     # The case: the guess is echoed in the sentence "... is not among the 50 tokens ...".
+    # The control is shown as its code point (descent.units.visible_whitespace), escaped for HTML.
     res = w.run("next_token_guess", {"guess": "\u202eParis"})
-    assert res["ok"] and "[U+202E]Paris" in res["html"] and "\u202e" not in res["html"]
+    assert res["ok"] and "&lt;U+202E&gt;Paris" in res["html"] and "\u202e" not in res["html"]
 
 
 @pytest.mark.parametrize("fmt", ["fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "e8m0"])
