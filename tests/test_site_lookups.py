@@ -8,7 +8,7 @@ import pytest
 from descent import catalog, floats, gguf_types, numerics, published, serving, transformer
 from descent import quantities as Q
 from descent.site.shortcodes import resolve
-from descent.units import GB
+from descent.units import GB, format_number, format_percent, format_time
 from descent.weights import bytes_by_group
 
 
@@ -100,3 +100,148 @@ BEFORE = {
 def test_the_pages_keep_their_text(body):
     """Spot checks; the whole pages were compared shortcode by shortcode against the base commit."""
     assert v(body) == BEFORE[body]
+
+
+# -- the last twelve site functions that computed (issue 22): each value now comes ready ----------
+
+def test_online_softmax_example_equals_the_old_arithmetic():
+    import math
+    import random
+
+    from descent import attention_io
+
+    ex = attention_io.online_softmax_example()
+    rng = random.Random(4)
+    scores = [round(rng.uniform(-3, 6), 1) for _ in range(8)]
+    values = [[float(i + 1)] for i in range(8)]
+    out, steps = attention_io.online_softmax(scores, values, 3)
+    assert (ex.scores, ex.values, ex.block, ex.steps, ex.output) == (scores, values, 3, steps, out[0])
+    assert ex.block_scores == [scores[s.block * 3:(s.block + 1) * 3] for s in steps]
+    assert [s.number for s in ex.steps] == [s.block + 1 for s in steps]
+    assert ex.plain == math.fsum(pi * v[0] for pi, v in zip(transformer.softmax(scores), values, strict=True))
+    assert v("table online_softmax_steps") == (
+        "\n\n| block | scores | block max | running max m | rescale e^(m - m') | running sum |\n"
+        "| ---: | --- | ---: | ---: | ---: | ---: |\n| 1 | -0.9, -2.1, 0.6 | 0.6 | 0.6 | — | 1.290 |\n"
+        "| 2 | -1.6, -2.4, 0.6 | 0.6 | 0.6 | 1.00 | 2.451 |\n| 3 | 5.3, 4.2 | 5.3 | 5.3 | 0.00910 | 1.355 |\n\n\n\n"
+        "The weighted sum of the values 1 to 8 comes out as 7.19793 block by block and 7.19793 with the plain softmax.")
+
+
+@pytest.mark.parametrize("model,accelerator,weights,context", [
+    ("llama-3.1-70b", "h200", "fp8", 8192), ("llama-3.1-8b", "h200", "bf16", 8192),
+    ("llama-3.1-70b", "h100-sxm", "fp8", 8192), ("llama-3.1-405b", "h100-sxm", "bf16", 131072)])
+def test_decode_by_batch_equals_the_old_arithmetic(model, accelerator, weights, context):
+    from descent import economics, roofline
+
+    limit = economics.max_batch(model, accelerator, weights, "bf16", context)
+    old = [] if limit == 0 else [b for b in (1, 4, 16, 64, 256, 1024, 4096) if b < limit] + [limit]
+    assert economics.decode_batches(model, accelerator, weights, "bf16", context) == old
+    table = v(f"table decode_by_batch model={model} accelerator={accelerator} weights={weights} context={context}")
+    for b in old:
+        s = roofline.step(model, accelerator, weights, "bf16", context, b)
+        assert s.tokens_per_s == b / s.seconds_per_step
+        assert f"| {format_time(s.seconds_per_step)} | {format_number(b / s.seconds_per_step, 3)} |" in table
+    if not old:
+        assert table.startswith("Not one sequence")
+
+
+def test_decode_by_batch_keeps_its_text():
+    assert "| 111 | 16 | memory | 7.75% | 28.0 ms | 3,970 |" in \
+        v("table decode_by_batch model=llama-3.1-8b accelerator=h200 weights=bf16 context=8192")
+
+
+def test_engine_check_prints_the_same():
+    from descent.site.values.browser_model import engine_check
+
+    c = engine_check()
+    assert v("value engine_check field=max_difference") == \
+        f"{format_number(100 * c['max_difference'], 2)} percentage points" == "1.1 percentage points"
+
+
+def test_recorded_ratios_equal_the_old_arithmetic():
+    from descent import recorded
+    from descent.trace import measure
+
+    t = measure.timings()
+    rows = t["batched"]
+    assert t["prefill"]["speed_vs_decode"] == t["prefill"]["tokens_per_s"] / t["decode"]["tokens_per_s"]
+    for r in rows:
+        for key, base in (("vs_batch_1", rows[0]), ("vs_batch_2", rows[1])):
+            assert r[key] == {k: r[k] / base[k] for k in ("tokens_per_s", "seconds_per_step", "batch")}
+    assert t["wall_speedup"] == t["seconds_greedy"] / t["seconds_speculative"]
+    with pytest.raises(ValueError, match="of must be one of rate, value, work"):
+        recorded.ratio("prefill", "decode", "runs")
+    with pytest.raises(ValueError, match="no recorded measurement"):
+        recorded.ratio("prefill", "nothing")
+
+
+@pytest.fixture
+def recorded_timings(monkeypatch):
+    """Part 3's measured values from the record alone (the token-level results need the model)."""
+    from descent.site.values import serving_measured
+    from descent.trace import measure
+
+    t = measure.timings()
+    spec = {k: t[k] for k in ("seconds_greedy", "seconds_speculative", "wall_speedup")}
+    monkeypatch.setattr(serving_measured, "_measured", lambda: {**t, "constrained": {"steps": [{}]}, "speculative": spec})
+    return t
+
+
+def test_measured_ratios_print_the_same(recorded_timings):
+    from descent.site.values.text import fmt_num
+
+    t = recorded_timings
+    b1, b2, b16 = t["batched"][0], t["batched"][1], t["batched"][-1]
+    old = {
+        "speed_ratio": fmt_num(t["prefill"]["tokens_per_s"] / t["decode"]["tokens_per_s"], 2),
+        "batch_gain": fmt_num(b16["tokens_per_s"] / b1["tokens_per_s"], 2),
+        "batch_step_growth": fmt_num(b16["seconds_per_step"] / b1["seconds_per_step"], 2),
+        "batch2_vs_1": fmt_num(b2["seconds_per_step"] / b1["seconds_per_step"], 2),
+        "spec_wall_speedup": fmt_num(t["seconds_greedy"] / t["seconds_speculative"], 2),
+    }
+    for field, text in old.items():
+        assert v(f"value serving_measured field={field}") == text, field
+    note = v("value serving_measured field=batch_note")
+    jump = b2["seconds_per_step"] / b1["seconds_per_step"]
+    if jump > 1.5:
+        assert note.endswith(f"so a step at batch 2 takes {fmt_num(jump, 2)}× as long as at batch 1. From batch 2 to 16, "
+                             f"{fmt_num(b16['batch'] / b2['batch'])} times the sequences cost "
+                             f"{fmt_num(b16['seconds_per_step'] / b2['seconds_per_step'], 2)}× the time.")
+    else:
+        assert note == (f"A step at batch 16 takes {fmt_num(b16['seconds_per_step'] / b1['seconds_per_step'], 2)}× "
+                        f"as long as at batch 1 for {fmt_num(b16['batch'] / b1['batch'])} times the tokens.")
+    table = v("table measured_batches")
+    for r in t["batched"]:
+        assert f"| {fmt_num(r['tokens_per_s'])} | {fmt_num(r['tokens_per_s'] / b1['tokens_per_s'], 2)}× |" in table
+
+
+@pytest.mark.slow
+def test_gguf_facts_equal_the_old_arithmetic():
+    pytest.importorskip("gguf")
+    from descent.site.values.text import fmt_num
+    from descent.trace import quality, weights
+
+    f, s = weights.file_facts(), weights.summary()
+    total = s["total"]
+    for t, r in s["file_types"].items():
+        assert f["file_types"][t] == {**r, "share": r["weights"] / total["weights"],
+                                      "bits_per_weight": 8 * r["bytes"] / r["weights"]}
+        assert f"| {format_percent(r['weights'] / total['weights'], 2)} |" in v("table gguf_file")
+    assert f["total"] == {**total, "bits_per_weight": 8 * total["bytes"] / total["weights"]}
+    assert f["layers"] == int(weights.reader().fields["llama.block_count"].contents())
+    assert v("value gguf_file_fact field=avg_bpw") == fmt_num(8 * total["bytes"] / total["weights"], 3) == "5.74"
+    assert v("value gguf_file_fact field=q8_0_share") == format_percent(
+        s["file_types"]["Q8_0"]["weights"] / total["weights"], 2) == "21%"
+    assert v("value gguf_file_fact field=layers") == "30"
+    w = quality.tensor_values()
+    assert quality.tensor_stats() == {"weights": int(w.size), "std": float(w.std()), "max": float(abs(w).max()),
+                                      "max_over_std": float(abs(w).max() / w.std())}
+    assert v("value quant_tensor_fact field=max_over_std") == fmt_num(float(abs(w).max() / w.std()), 3) == "16.5"
+    q = quality.measure()
+    base = next(r["perplexity"] for r in q["variants"] if r["id"] == "shipped")
+    moved = quality.measure_against_shipped()
+    assert moved == {**q, "variants": [{**r, "change": r["perplexity"] / base - 1} for r in q["variants"]]}
+    table = v("table perplexity")
+    for r in q["variants"]:
+        assert v(f"value perplexity_fact variant={r['id']} field=change") == format_percent(r["perplexity"] / base - 1, 2)
+        if r["id"] != "shipped":
+            assert f"| +{format_percent(r['perplexity'] / base - 1, 3)} |" in table

@@ -133,12 +133,14 @@ def test_measurements_are_cached_by_the_gguf(model, tmp_path, monkeypatch):
     assert json.loads(path.read_text()) == fake
     # The timings: the record's prefill, decode and speculative reply.
     pre, dec = recorded.measurement("prefill"), recorded.measurement("decode")
-    assert first["prefill"] == {"tokens": pre.work, "seconds": pre.value, "tokens_per_s": pre.work / pre.value}
+    assert first["prefill"] == {"tokens": pre.work, "seconds": pre.value, "tokens_per_s": pre.work / pre.value,
+                                "speed_vs_decode": pre.rate / dec.rate}
     assert first["decode"]["tokens_per_s"] == 1 / dec.value
     assert [r["batch"] for r in first["batched"]] == list(measure.BATCHES)
     assert first["batched"][0]["seconds_per_step"] == dec.value  # batch 1 is the decode recording
     assert first["speculative"] == {"tokens": 3, "seconds_greedy": recorded.measurement("greedy_reply").value,
-                                    "seconds_speculative": recorded.measurement("speculative_reply").value}
+                                    "seconds_speculative": recorded.measurement("speculative_reply").value,
+                                    "wall_speedup": recorded.ratio("greedy_reply", "speculative_reply", "value")}
     assert first["date"] == pre.date and first["repeats"] == pre.repeats
 
 

@@ -189,3 +189,11 @@ def test_control_characters_are_made_visible():
     assert units.visible_whitespace(text) == "<U+001B>[31m<U+0007><U+007F><U+009B><U+202E>ok"
     assert units.visible_controls(text + "\n\t") == "<U+001B>[31m<U+0007><U+007F><U+009B><U+202E>ok\n\t"
     assert units.visible_controls("日本 ü") == "日本 ü"  # printable text is untouched
+
+
+def test_format_points():
+    # A difference of two shares, in percentage points (the engine check's largest difference).
+    assert units.format_points(0.0012, 2) == "0.12 percentage points"
+    assert units.format_points(0.011, 2) == f"{units.format_number(100 * 0.011, 2)} percentage points"
+    with pytest.raises(ValueError, match="difference"):
+        units.format_points(float("nan"))

@@ -11,6 +11,19 @@ from descent.site.values import serving as serving_values
 from descent.site.values import serving_measured
 from descent.units import format_percent, format_time
 
+
+def _rows(steps: dict[int, float]) -> list[dict]:
+    """Batch rows in descent.trace.measure's layout, with the ratios to batch 1 and 2 it records."""
+    def row(b: int) -> dict:
+        return {"batch": b, "seconds_per_step": steps[b], "tokens_per_s": b / steps[b]}
+
+    def against(b: int, base: int) -> dict:
+        r, o = row(b), row(base)
+        return {k: r[k] / o[k] for k in ("tokens_per_s", "seconds_per_step", "batch")}
+
+    return [{**row(b), "vs_batch_1": against(b, 1), "vs_batch_2": against(b, 2)} for b in steps]
+
+
 #: A measurement in the layout of descent.trace.measure, with round numbers.
 FAKE = {
     "version": 1,
@@ -20,11 +33,10 @@ FAKE = {
     "date": "2026-01-02",
     "repeats": 5,
     "statistic": "median",
-    "prefill": {"tokens": 256, "seconds": 0.5, "tokens_per_s": 512.0},
+    "prefill": {"tokens": 256, "seconds": 0.5, "tokens_per_s": 512.0, "speed_vs_decode": 512.0 / 25.0},
     "decode": {"context": 256, "seconds_per_token": 0.04, "tokens_per_s": 25.0},
     "batch_context": 128,
-    "batched": [{"batch": b, "seconds_per_step": s, "tokens_per_s": b / s}
-                for b, s in ((1, 0.04), (2, 0.1), (4, 0.11), (8, 0.12), (16, 0.16))],
+    "batched": _rows({1: 0.04, 2: 0.1, 4: 0.11, 8: 0.12, 16: 0.16}),
     "constrained": {"regex": "x", "text": '{"a": 1}', "matched": True, "free_text": "Sure! ```json\n{}```",
                     "prompt": "Give JSON.", "steps": [
                         {"allowed": 2, "masked_share": 1 - 2 / 49152, "allowed_mass": 0.02,
@@ -37,7 +49,7 @@ FAKE = {
                     ]},
     "speculative": {"prompt": "Copy this.", "text": "Copy.", "tokens": 40, "passes": 8, "drafted": 50, "accepted": 35,
                     "acceptance": 0.7, "tokens_per_pass": 5.0, "equals_greedy": True, "seconds_greedy": 3.0,
-                    "seconds_speculative": 2.0, "ngram_max": 3, "draft_max": 8},
+                    "seconds_speculative": 2.0, "wall_speedup": 1.5, "ngram_max": 3, "draft_max": 8},
 }
 
 
@@ -69,8 +81,7 @@ def test_measured_facts(fake):
 
 
 def test_batch_note_without_a_jump(fake, monkeypatch):
-    flat = dict(FAKE, batched=[{"batch": b, "seconds_per_step": 0.04 + 0.001 * b, "tokens_per_s": b / (0.04 + 0.001 * b)}
-                               for b in (1, 2, 4, 8, 16)])
+    flat = dict(FAKE, batched=_rows({b: 0.04 + 0.001 * b for b in (1, 2, 4, 8, 16)}))
     monkeypatch.setattr(serving_measured, "_measured", lambda: flat)
     assert v("value serving_measured field=batch_note") == "A step at batch 16 takes 1.4× as long as at batch 1 for 16 times the tokens."
 

@@ -34,6 +34,7 @@ Standard library only (runs in Pyodide).
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 
 from descent import numerics, transformer
@@ -45,6 +46,7 @@ from descent.units import format_int
 __all__ = [
     "AttentionTraffic",
     "DecodeAttention",
+    "OnlineSoftmaxExample",
     "OnlineSoftmaxStep",
     "decode_attention",
     "flash_block_sizes",
@@ -52,6 +54,7 @@ __all__ = [
     "floor_elements",
     "naive_elements",
     "online_softmax",
+    "online_softmax_example",
     "sram_elements",
     "traffic",
 ]
@@ -235,6 +238,11 @@ class OnlineSoftmaxStep:
     rescale: float
     running_sum: float
 
+    @property
+    def number(self) -> int:
+        """The block's number counting from 1, as a table numbers it."""
+        return self.block + 1
+
 
 def online_softmax(scores, values, block: int) -> tuple[list[float], list[OnlineSoftmaxStep]]:
     """Softmax-weighted sum of ``values`` computed block by block, with the running max and sum.
@@ -279,3 +287,49 @@ def online_softmax(scores, values, block: int) -> tuple[list[float], list[Online
         m = m_new
         steps.append(OnlineSoftmaxStep(i, float(m_blk), float(m), rescale, total))
     return [a / total for a in acc], steps
+
+
+#: The worked example of the online softmax: 8 scores in blocks of 3 (any values would do; these
+#: are drawn from a fixed seed so the page never changes), the values 1 to 8.
+SOFTMAX_EXAMPLE_SEED, SOFTMAX_EXAMPLE_SCORES, SOFTMAX_EXAMPLE_BLOCK = 4, 8, 3
+
+
+@dataclass(frozen=True)
+class OnlineSoftmaxExample:
+    """The online softmax worked on a small example, with the plain softmax beside it.
+
+    Attributes:
+        scores: the scores, one decimal each. values: the one-element value vectors 1, 2, ... N.
+        block: scores per block. steps: :func:`online_softmax`'s state after each block.
+        block_scores: the scores of each block, in step order.
+        output: the weighted sum of the values block by block. plain: the same sum with the plain
+            softmax (:func:`descent.transformer.softmax`); equal up to rounding.
+    """
+
+    scores: list[float]
+    values: list[list[float]]
+    block: int
+    steps: list[OnlineSoftmaxStep]
+    block_scores: list[list[float]]
+    output: float
+    plain: float
+
+
+def online_softmax_example(seed: int = SOFTMAX_EXAMPLE_SEED, n: int = SOFTMAX_EXAMPLE_SCORES,
+                           block: int = SOFTMAX_EXAMPLE_BLOCK) -> OnlineSoftmaxExample:
+    """``n`` scores drawn uniformly from -3 to 6 (one decimal, ``random.Random(seed)``) against the
+    values 1 to ``n``, run through :func:`online_softmax` in blocks of ``block``.
+
+    Raises:
+        ValueError: ``n`` or ``block`` not a whole number >= 1.
+    """
+    if not is_int(n) or n < 1:
+        raise ValueError(f"n must be a whole number of scores >= 1, got {n!r}")
+    rng = random.Random(seed)
+    scores = [round(rng.uniform(-3, 6), 1) for _ in range(n)]
+    values = [[float(i + 1)] for i in range(n)]
+    out, steps = online_softmax(scores, values, block)
+    p = transformer.softmax(scores)
+    plain = math.fsum(pi * v[0] for pi, v in zip(p, values, strict=True))
+    blocks = [scores[s.block * block:(s.block + 1) * block] for s in steps]
+    return OnlineSoftmaxExample(scores, values, block, steps, blocks, out[0], plain)

@@ -33,8 +33,8 @@ from descent.hardware import decode_ceiling, prefill_time
 from descent.memory import size
 from descent.scenario import Scenario
 
-__all__ = ["SECONDS_PER_HOUR", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch", "input_output_ratio",
-           "max_batch", "token_cost", "usd_per_million_tokens"]
+__all__ = ["DECODE_BATCHES", "SECONDS_PER_HOUR", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch",
+           "decode_batches", "input_output_ratio", "max_batch", "token_cost", "usd_per_million_tokens"]
 
 SECONDS_PER_HOUR = 3600
 TOKENS_PER_MILLION = 1_000_000
@@ -119,6 +119,24 @@ def max_batch(model, accelerator, weights: str = Scenario.weights, kv: str = Sce
     while b > 1 and not size(model, accelerator, weights, kv, context, b, runtime_percent).fits:
         b -= 1
     return b
+
+
+#: Batches :func:`decode_batches` samples below the largest that fits: powers of four.
+DECODE_BATCHES = (1, 4, 16, 64, 256, 1024, 4096)
+
+
+def decode_batches(model, accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv,
+                   context: int = Scenario.context) -> list[int]:
+    """The batches a decode-by-batch table shows: each of :data:`DECODE_BATCHES` below
+    :func:`max_batch`, then :func:`max_batch` itself; empty when not one sequence fits.
+
+    Raises:
+        ValueError: inputs out of range (as :func:`max_batch`).
+    """
+    limit = max_batch(model, accelerator, weights, kv, context)
+    if limit == 0:
+        return []
+    return [b for b in DECODE_BATCHES if b < limit] + [limit]
 
 
 #: Batches the cost curve samples: powers of two (and the largest that fits).

@@ -35,6 +35,7 @@ __all__ = [
     "MODEL_FILE",
     "PROMPT",
     "PROMPT_LABELS",
+    "RATIO_OF",
     "Recording",
     "embedding_data",
     "embedding_rows",
@@ -48,6 +49,7 @@ __all__ = [
     "prompt_ids",
     "prompt_options",
     "prompt_trace",
+    "ratio",
     "trace_data",
 ]
 
@@ -228,6 +230,24 @@ def measurement(name: str) -> Recording:
     if name not in known:
         raise ValueError(f"no recorded measurement {name!r}; recorded: {', '.join(known)}")
     return known[name]
+
+
+#: What :func:`ratio` may compare: a recording's rate (work per second), its time or its work.
+RATIO_OF = ("rate", "value", "work")
+
+
+def ratio(name: str, base: str, of: str = "rate") -> float:
+    """One recording against another: ``measurement(name).<of> / measurement(base).<of>``, with
+    ``of`` the :attr:`Recording.rate` (``"rate"``: how many times as fast), the time (``"value"``:
+    how many times as long) or the work (``"work"``: how many times the tokens, as batch 16 against
+    batch 2).
+
+    Raises:
+        ValueError: no such recording, or ``of`` not one of :data:`RATIO_OF`.
+    """
+    if of not in RATIO_OF:
+        raise ValueError(f"of must be one of {', '.join(RATIO_OF)}, got {of!r}")
+    return getattr(measurement(name), of) / getattr(measurement(base), of)
 
 
 #: One of the prepared prompts the build traced: a page's ``prompt=``, a widget's prompt select.

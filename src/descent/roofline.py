@@ -135,6 +135,12 @@ class Roofline:
     compute_share: float
     tokens_per_step: int
 
+    @property
+    def tokens_per_s(self) -> float:
+        """``tokens_per_step / seconds_per_step``: tokens/s over all B sequences (a lower bound's
+        inverse, so an upper bound)."""
+        return self.tokens_per_step / self.seconds_per_step
+
 
 def _check_phase(phase: str) -> str:
     if phase not in PHASES:

@@ -39,6 +39,7 @@ __all__ = [
     "format_limit",
     "format_number",
     "format_percent",
+    "format_points",
     "format_rate",
     "format_si",
     "format_time",
@@ -340,6 +341,17 @@ def format_percent(fraction: float, sig: int = DEFAULT_SIG, *, decimals: int | N
             raise ValueError(f"decimals must be 0 to 10, got {decimals!r}")
         return f"{pct:,.{decimals}f}%"
     return f"{format_number(pct, sig, trim=trim)}%"
+
+
+def format_points(difference: float, sig: int = DEFAULT_SIG) -> str:
+    """A difference of two shares in percentage points:
+    ``format_points(0.0012, 2) == "0.12 percentage points"`` (0.5% against 0.38% is 0.12 points).
+
+    Raises:
+        ValueError: ``difference`` not finite, or ``sig`` out of range.
+    """
+    _check_number(difference, "difference")
+    return f"{format_number(100 * difference, sig)} percentage points"
 
 
 #: Time units of :func:`format_time`, largest first, seconds.

@@ -95,21 +95,41 @@ def compute() -> dict:
 def timings() -> dict:
     """Part 3's timings, read from the build machine's record (nothing is timed):
     ``{"machine" (with the load average before recording), "date", "repeats", "statistic", "prefill",
-    "decode", "batched", "batch_context", "seconds_greedy", "seconds_speculative"}``."""
+    "decode", "batched", "batch_context", "seconds_greedy", "seconds_speculative", "wall_speedup"}``.
+
+    The ratios the page prints come ready (:func:`descent.recorded.ratio`): ``prefill.speed_vs_decode``
+    (prefill's tokens/s over decode's), each batch row's ``vs_batch_1`` and ``vs_batch_2`` (its
+    ``tokens_per_s``, ``seconds_per_step`` and ``batch`` over batch 1's and batch 2's), and
+    ``wall_speedup`` (greedy decoding's wall time over speculative decoding's)."""
     pre, dec = recorded.measurement("prefill"), recorded.measurement("decode")
-    rows = [recorded.measurement("decode" if b == 1 else f"decode_batch_{b}") for b in BATCHES]
+    names = [_batch_name(b) for b in BATCHES]
+    rows = [recorded.measurement(n) for n in names]
+
+    def against(name: str, base: str) -> dict:
+        return {"tokens_per_s": recorded.ratio(name, base), "seconds_per_step": recorded.ratio(name, base, "value"),
+                "batch": recorded.ratio(name, base, "work")}
+
     return {
         "machine": {**pre.machine, "load_average": pre.load_average.get("before")},
         "date": pre.date,
         "repeats": pre.repeats,
         "statistic": pre.statistic,
-        "prefill": {"tokens": int(pre.work), "seconds": pre.value, "tokens_per_s": pre.rate},
+        "prefill": {"tokens": int(pre.work), "seconds": pre.value, "tokens_per_s": pre.rate,
+                    "speed_vs_decode": recorded.ratio("prefill", "decode")},
         "decode": {"context": int(pre.work), "seconds_per_token": dec.value, "tokens_per_s": dec.rate},
-        "batched": [{"batch": int(r.work), "seconds_per_step": r.value, "tokens_per_s": r.rate} for r in rows],
+        "batched": [{"batch": int(r.work), "seconds_per_step": r.value, "tokens_per_s": r.rate,
+                     "vs_batch_1": against(n, _batch_name(1)), "vs_batch_2": against(n, _batch_name(2))}
+                    for n, r in zip(names, rows, strict=True)],
         "batch_context": int(pre.work),
         "seconds_greedy": recorded.measurement("greedy_reply").value,
         "seconds_speculative": recorded.measurement("speculative_reply").value,
+        "wall_speedup": recorded.ratio("greedy_reply", "speculative_reply", "value"),
     }
+
+
+def _batch_name(b: int) -> str:
+    """The recording of the decode step at batch ``b`` (batch 1 is ``decode``)."""
+    return "decode" if b == 1 else f"decode_batch_{b}"
 
 
 def _key(sha: str) -> str:
@@ -126,7 +146,7 @@ def measurements(use_cache: bool = True) -> dict:
         **{k: t[k] for k in ("machine", "date", "repeats", "statistic", "prefill", "decode", "batched",
                              "batch_context")},
         "speculative": {**d["speculative"], "seconds_greedy": t["seconds_greedy"],
-                        "seconds_speculative": t["seconds_speculative"]},
+                        "seconds_speculative": t["seconds_speculative"], "wall_speedup": t["wall_speedup"]},
     }
 
 

@@ -199,6 +199,14 @@ def measure(model: Model | None = None) -> dict:
     return cached_json("quality", f"{key}.json", compute)
 
 
+def measure_against_shipped(model: Model | None = None) -> dict:
+    """:func:`measure` with each variant's ``change``: its perplexity over the shipped file's, less 1
+    (0 for the shipped file itself)."""
+    q = measure(model)
+    base = next(r["perplexity"] for r in q["variants"] if r["id"] == "shipped")
+    return {**q, "variants": [{**r, "change": r["perplexity"] / base - 1} for r in q["variants"]]}
+
+
 # -- one real tensor, rounded every way (the quantization table and the histogram figure) --------
 
 
@@ -231,6 +239,14 @@ def tensor_table(name: str = TABLE_TENSOR) -> list[dict]:
 def tensor_values(name: str = TABLE_TENSOR) -> np.ndarray:
     """The real matrix, flattened, float64 (for the histogram figure)."""
     return np.asarray(load_model().tensors[name], dtype=np.float64).ravel()
+
+
+def tensor_stats(name: str = TABLE_TENSOR) -> dict:
+    """The real matrix in four numbers: ``{"weights", "std", "max" (largest magnitude),
+    "max_over_std"}`` (how many standard deviations out its largest weight lies)."""
+    w = tensor_values(name)
+    return {"weights": int(w.size), "std": float(w.std()), "max": float(abs(w).max()),
+            "max_over_std": float(abs(w).max() / w.std())}
 
 
 def tensor_rounded(bits: int, symmetric: bool = True, name: str = TABLE_TENSOR) -> np.ndarray:

@@ -114,6 +114,20 @@ def summary(path: str | None = None) -> dict:
     return {"file_types": dict(sorted(by.items())), "total": total}
 
 
+def file_facts(path: str | None = None) -> dict:
+    """:func:`summary` with what the page prints beside it: each block type's ``share`` of the file's
+    weights and its ``bits_per_weight`` (8 x bytes / weights), the file's average ``bits_per_weight``
+    in ``total``, and its ``layers`` (``llama.block_count``). Not part of ``weights.json``."""
+    s = summary(path)
+    total = s["total"]
+    return {
+        "file_types": {t: {**r, "share": r["weights"] / total["weights"], "bits_per_weight": 8 * r["bytes"] / r["weights"]}
+                       for t, r in s["file_types"].items()},
+        "total": {**total, "bits_per_weight": 8 * total["bytes"] / total["weights"]},
+        "layers": int(reader(path).fields["llama.block_count"].contents()),
+    }
+
+
 def build(path: str | None = None) -> dict:
     """The export (module docstring)."""
     r = reader(path)

@@ -25,7 +25,7 @@ from importlib import resources
 from descent import params as P
 from descent.recorded import machine_record, measurement, model_file
 from descent.site.shortcodes import value
-from descent.units import format_bytes, format_int, format_number
+from descent.units import format_bytes, format_int, format_number, format_points
 
 #: The browser test's comparison of the engine with the traces, in ``descent/data/``.
 CHECK_FILE = "engine_check.json"
@@ -80,7 +80,7 @@ def engine_check_value(field: str) -> str:
     """What the browser test measured: the engine in Chromium against the build's traces."""
     c = engine_check()
     if field == "max_difference":
-        return f"{format_number(100 * c['max_difference'], 2)} percentage points"
+        return format_points(c["max_difference"], 2)
     if field == "same_order":
         return format_int(sum(1 for p in c["prompts"] if p["same_order"]))
     if field == "prompts":

@@ -21,10 +21,7 @@ functions of parameters (``ridge``, ``intensity``, ``tile_intensity``, ``allredu
 
 from __future__ import annotations
 
-import math
-import random
-
-from descent import attention_io, catalog, memory_tiers, roofline, transformer
+from descent import attention_io, catalog, memory_tiers, roofline
 from descent import params as P
 from descent.site.shortcodes import table, value
 from descent.site.values.quantities import show
@@ -75,51 +72,37 @@ def links() -> str:
             for x in catalog.links().values() if x.scope != "storage"]
     return md_table(["link", "per GPU, each way", "joins", "source"], rows, "lrll")
 
-#: The worked example of the online softmax: 8 scores in blocks of 3 (any values would do; these
-#: are drawn from a fixed seed so the page never changes).
-SOFTMAX_SEED, SOFTMAX_SCORES, SOFTMAX_BLOCK = 4, 8, 3
-
-def _softmax_example() -> tuple[list[float], list[list[float]]]:
-    rng = random.Random(SOFTMAX_SEED)
-    scores = [round(rng.uniform(-3, 6), 1) for _ in range(SOFTMAX_SCORES)]
-    values = [[float(i + 1)] for i in range(SOFTMAX_SCORES)]
-    return scores, values
-
 @table("online_softmax_steps")
 def online_softmax_steps() -> str:
-    """The online softmax on 8 scores in blocks of 3: running max, rescale factor and running sum."""
-    scores, values = _softmax_example()
-    out, steps = attention_io.online_softmax(scores, values, SOFTMAX_BLOCK)
+    """The online softmax on 8 scores in blocks of 3: running max, rescale factor and running sum
+    (descent.attention_io.online_softmax_example)."""
+    ex = attention_io.online_softmax_example()
     rows = []
-    for s in steps:
-        blk = scores[s.block * SOFTMAX_BLOCK:(s.block + 1) * SOFTMAX_BLOCK]
-        rows.append([s.block + 1, ", ".join(format_number(x, 2, trim=True) for x in blk),
+    for s, blk in zip(ex.steps, ex.block_scores, strict=True):
+        rows.append([s.number, ", ".join(format_number(x, 2, trim=True) for x in blk),
                      fmt_num(s.block_max), fmt_num(s.running_max),
                      "—" if s.block == 0 else format_number(s.rescale, 3), format_number(s.running_sum, 4)])
-    p = transformer.softmax(scores)
-    plain = math.fsum(pi * v[0] for pi, v in zip(p, values, strict=True))
-    caption = (f"\n\nThe weighted sum of the values 1 to {SOFTMAX_SCORES} comes out as "
-               f"{format_number(out[0], 6)} block by block and {format_number(plain, 6)} with the plain softmax.")
+    caption = (f"\n\nThe weighted sum of the values 1 to {len(ex.values)} comes out as "
+               f"{format_number(ex.output, 6)} block by block and {format_number(ex.plain, 6)} with the plain softmax.")
     return md_table(["block", "scores", "block max", "running max m", "rescale e^(m - m')", "running sum"],
                     rows, "rlrrrr") + caption
 
 @table("decode_by_batch", P.MODEL, P.ACCELERATOR, P.WEIGHTS, P.CONTEXT)
 def decode_by_batch(model: str, accelerator: str, weights: str, context: int) -> str:
     """One decode step at batches 1, 4, 16, ... up to the largest batch whose KV cache fits on one
-    device (descent.economics.max_batch, which closes the list): intensity, which roof binds, share
-    of peak, tokens/s. A caption names that largest batch; no row is a batch the chip cannot hold."""
+    device (descent.economics.decode_batches, closed by descent.economics.max_batch): intensity,
+    which roof binds, share of peak, tokens/s. A caption names that largest batch; no row is a batch the chip cannot hold."""
     from descent import economics
 
-    limit = economics.max_batch(model, accelerator, weights, P.KV.default, context)
-    if limit == 0:
+    batches = economics.decode_batches(model, accelerator, weights, P.KV.default, context)
+    if not batches:
         return f"Not one sequence of {format_int(context)} tokens fits beside the weights on one device."
-    batches = [b for b in (1, 4, 16, 64, 256, 1024, 4096) if b < limit] + [limit]
     rows = []
     for b in batches:
         s = roofline.step(model, accelerator, weights, P.KV.default, context, b)
         rows.append([format_int(b), format_number(s.intensity, 3, trim=True), s.bound,
                      format_percent(s.compute_share), format_time(s.seconds_per_step),
-                     format_number(b / s.seconds_per_step, 3)])
+                     format_number(s.tokens_per_s, 3)])
     a = catalog.accelerator(accelerator)
     caption = (f"\n\nThe last row is the largest batch whose KV cache fits beside the weights in one "
                f"{md_text(a.name)}'s usable memory, at {format_int(context)} tokens each; a larger batch "

@@ -46,20 +46,16 @@ def quant_tensor_fact(field: str) -> str:
         bits = int(field[-1])
         row = next(r for r in _tensor_table() if r["bits"] == bits and r["symmetric"])
         return fmt_num(row["sqnr_db"], 2) + " dB"
-    w = quality.tensor_values()
+    w = quality.tensor_stats()
     if field == "weights":
-        return format_int(int(w.size))
-    if field == "std":
-        return fmt_num(float(w.std()), 3)
-    if field == "max":
-        return fmt_num(float(abs(w).max()), 3)
-    return fmt_num(float(abs(w).max() / w.std()), 3)
+        return format_int(w["weights"])
+    return fmt_num(w[field], 3)
 
 @functools.cache
 def _file_summary() -> dict:
     from descent.trace import weights
 
-    return weights.summary()
+    return weights.file_facts()
 
 @table("gguf_file")
 def gguf_file() -> str:
@@ -69,10 +65,10 @@ def gguf_file() -> str:
     rows = []
     for t, r in sorted(s["file_types"].items(), key=lambda kv: -kv[1]["weights"]):
         rows.append([f"`{t}`", format_int(r["tensors"]), format_int(r["weights"]),
-                     format_percent(r["weights"] / total["weights"], 2), fmt_bytes(r["bytes"], "MB"),
-                     fmt_num(8 * r["bytes"] / r["weights"], 4)])
+                     format_percent(r["share"], 2), fmt_bytes(r["bytes"], "MB"),
+                     fmt_num(r["bits_per_weight"], 4)])
     rows.append(["all", format_int(total["tensors"]), format_int(total["weights"]), "100%",
-                 fmt_bytes(total["bytes"], "MB"), fmt_num(8 * total["bytes"] / total["weights"], 4)])
+                 fmt_bytes(total["bytes"], "MB"), fmt_num(total["bits_per_weight"], 4)])
     return md_table(["type", "tensors", "weights", "share of weights", "bytes", "bits per weight"], rows, "lrrrrr")
 
 FILE_FIELD = P.declare(P.Param(
@@ -88,7 +84,7 @@ def gguf_file_fact(field: str) -> str:
     s = _file_summary()
     total, ft = s["total"], s["file_types"]
     if field == "avg_bpw":
-        return fmt_num(8 * total["bytes"] / total["weights"], 3)
+        return fmt_num(total["bits_per_weight"], 3)
     if field in ("tensors", "weights"):
         return format_int(total[field])
     if field == "bytes":
@@ -96,17 +92,15 @@ def gguf_file_fact(field: str) -> str:
     if field == "q4_1_tensors":
         return format_int(ft["Q4_1"]["tensors"])
     if field == "layers":
-        from descent.trace import weights
-
-        return format_int(int(weights.reader().fields["llama.block_count"].contents()))
+        return format_int(s["layers"])
     key = "Q4_1" if field == "q4_1_share" else "Q8_0"
-    return format_percent(ft[key]["weights"] / total["weights"], 2)
+    return format_percent(ft[key]["share"], 2)
 
 @functools.cache
 def _quality() -> dict:
     from descent.trace import quality
 
-    return quality.measure()
+    return quality.measure_against_shipped()
 
 def _variant(vid: str) -> dict:
     for r in _quality()["variants"]:
@@ -138,16 +132,14 @@ def perplexity_fact(variant: str, field: str) -> str:
         return fmt_num(r["perplexity"], 3)
     if field == "bits_per_weight":
         return fmt_num(r["bits_per_weight"], 3)
-    base = _variant("shipped")["perplexity"]
-    return format_percent(r["perplexity"] / base - 1, 2)
+    return format_percent(r["change"], 2)
 
 @table("perplexity")
 def perplexity_table() -> str:
     """Perplexity of the shipped file and of each re-quantization, with the change against the shipped file."""
-    base = _variant("shipped")["perplexity"]
     rows = []
     for r in _quality()["variants"]:
-        change = "(the reference)" if r["id"] == "shipped" else "+" + format_percent(r["perplexity"] / base - 1, 3)
+        change = "(the reference)" if r["id"] == "shipped" else "+" + format_percent(r["change"], 3)
         rows.append([r["label"], fmt_num(r["bits_per_weight"], 3), fmt_num(r["perplexity"], 4), change])
     return md_table(["the 210 layer matrices stored as", "bits per weight (matrices)", "perplexity",
                      "against the shipped 4-bit file"], rows, "lrrr")

@@ -73,14 +73,14 @@ def measured(field: str) -> str:
         "prefill_tokens": lambda: format_int(d["prefill"]["tokens"]),
         "prefill_tokens_per_s": lambda: f"{fmt_num(d['prefill']['tokens_per_s'])} tokens/s",
         "decode_tokens_per_s": lambda: f"{fmt_num(d['decode']['tokens_per_s'])} tokens/s",
-        "speed_ratio": lambda: fmt_num(d["prefill"]["tokens_per_s"] / d["decode"]["tokens_per_s"], 2),
+        "speed_ratio": lambda: fmt_num(d["prefill"]["speed_vs_decode"], 2),
         "batch_context": lambda: format_int(d["batch_context"]),
         "batch1_tokens_per_s": lambda: f"{fmt_num(b1['tokens_per_s'])} tokens/s",
         "batch16_tokens_per_s": lambda: f"{fmt_num(b16['tokens_per_s'])} tokens/s",
-        "batch_gain": lambda: fmt_num(b16["tokens_per_s"] / b1["tokens_per_s"], 2),
-        "batch_step_growth": lambda: fmt_num(b16["seconds_per_step"] / b1["seconds_per_step"], 2),
-        "batch2_vs_1": lambda: fmt_num(_batch(2)["seconds_per_step"] / b1["seconds_per_step"], 2),
-        "batch_note": lambda: _batch_note(b1, _batch(2), b16),
+        "batch_gain": lambda: fmt_num(b16["vs_batch_1"]["tokens_per_s"], 2),
+        "batch_step_growth": lambda: fmt_num(b16["vs_batch_1"]["seconds_per_step"], 2),
+        "batch2_vs_1": lambda: fmt_num(_batch(2)["vs_batch_1"]["seconds_per_step"], 2),
+        "batch_note": lambda: _batch_note(_batch(2), b16),
         "batch_max": lambda: format_int(b16["batch"]),
         "constrained_prompt": lambda: "“" + c["prompt"] + "”",
         "constrained_text": lambda: _code(c["text"]),
@@ -103,26 +103,27 @@ def measured(field: str) -> str:
         "spec_equal": lambda: "identical" if s["equals_greedy"] else "different",
         "spec_seconds_greedy": lambda: format_time(s["seconds_greedy"]),
         "spec_seconds": lambda: format_time(s["seconds_speculative"]),
-        "spec_wall_speedup": lambda: fmt_num(s["seconds_greedy"] / s["seconds_speculative"], 2),
+        "spec_wall_speedup": lambda: fmt_num(s["wall_speedup"], 2),
         "spec_text": lambda: _code(s["text"]),
     }[field]()
 
 #: Above this ratio of batch 2's step time to batch 1's, the page explains the jump (see _batch_note).
 BATCH2_JUMP = 1.5
 
-def _batch_note(b1: dict, b2: dict, b16: dict) -> str:
-    """A sentence on what the measured step times show, chosen by the numbers themselves."""
-    jump = b2["seconds_per_step"] / b1["seconds_per_step"]
-    tail = b16["seconds_per_step"] / b2["seconds_per_step"]
+def _batch_note(b2: dict, b16: dict) -> str:
+    """A sentence on what the measured step times show, chosen by the numbers themselves (the ratios
+    come ready with each batch row: descent.trace.measure.timings)."""
+    jump = b2["vs_batch_1"]["seconds_per_step"]
+    tail = b16["vs_batch_2"]["seconds_per_step"]
     if jump > BATCH2_JUMP:
         return (f"On this machine batch 1 is the odd one out: NumPy multiplies a single row by a weight matrix with "
                 f"a routine that streams the matrix once, but two or more rows with a general one that first copies "
                 f"the matrix into its own layout, so a step at batch 2 takes {fmt_num(jump, 2)}× as long as at "
-                f"batch 1. From batch 2 to {format_int(b16['batch'])}, {fmt_num(b16['batch'] / b2['batch'])} times the "
+                f"batch 1. From batch 2 to {format_int(b16['batch'])}, {fmt_num(b16['vs_batch_2']['batch'])} times the "
                 f"sequences cost {fmt_num(tail, 2)}× the time.")
     return (f"A step at batch {format_int(b16['batch'])} takes "
-            f"{fmt_num(b16['seconds_per_step'] / b1['seconds_per_step'], 2)}× as long as at batch 1 for "
-            f"{fmt_num(b16['batch'] / b1['batch'])} times the tokens.")
+            f"{fmt_num(b16['vs_batch_1']['seconds_per_step'], 2)}× as long as at batch 1 for "
+            f"{fmt_num(b16['vs_batch_1']['batch'])} times the tokens.")
 
 @table("measured_speeds")
 def measured_speeds() -> str:
@@ -142,11 +143,10 @@ def measured_speeds() -> str:
 def measured_batches() -> str:
     """SmolLM2 decode on the build machine at batch 1 to 16: time per step and tokens/s."""
     rows = _measured()["batched"]
-    b1 = rows[0]
     return md_table(
         ["batch", "time per step", "tokens/s", "tokens/s vs batch 1"],
         [[format_int(r["batch"]), format_time(r["seconds_per_step"]), fmt_num(r["tokens_per_s"]),
-          fmt_num(r["tokens_per_s"] / b1["tokens_per_s"], 2) + "×"] for r in rows],
+          fmt_num(r["vs_batch_1"]["tokens_per_s"], 2) + "×"] for r in rows],
         "rrrr",
     )
 
