@@ -296,8 +296,6 @@ def test_more_chips_give_less_than_proportional_speed():
     """Issue 23: with NCCL latency in every all-reduce, four times the chips give less than four times
     the speed, and the eight cost more per token than the two (Part 5's dials bullets and worked
     problem 1 say so; four times is only the bound)."""
-    from pathlib import Path
-
     from descent import quantities as Q
 
     kw = dict(model="llama-3.1-70b", accelerator="h100-sxm", weights="fp8", kv="bf16", context=8192, batch=1)
@@ -305,5 +303,4 @@ def test_more_chips_give_less_than_proportional_speed():
     assert two < eight < 4 * two
     price = Q.get("server_usd_per_million_tokens")
     assert price(**kw, tp=2, price=3.0) < price(**kw, tp=8, price=3.0)
-    page = Path(__file__).parents[1].joinpath("docs", "part-5-the-whole-descent.md").read_text(encoding="utf-8")
-    assert "four times faster" not in page and "a quarter of the chips for a quarter of the speed" not in page
+    # The page's words: tests/test_page_prose.py (the docs are not there when this runs in Pyodide).

@@ -67,8 +67,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
 
 
-#: Folders of docs/ that hold no pages (theme overrides, assets, snippets such as the glossary).
-NOT_PAGES = {"overrides", "assets", "includes"}
+#: Folders of docs/ that hold no pages (theme overrides, assets, snippets such as the glossary, and
+#: the decision records, which mkdocs.yml's exclude_docs keeps out of the site).
+NOT_PAGES = {"overrides", "assets", "includes", "decisions"}
 
 
 def page_paths() -> list[str]:
