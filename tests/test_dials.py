@@ -77,7 +77,7 @@ def test_big_batches_turn_compute_bound_and_big_models_do_not_fit():
 
 
 @pytest.mark.parametrize(("kw", "match"), [
-    ({"tp": 200}, "tp must be at most 64"),
+    ({"tp": 200}, "tp must divide Llama 3.1 70B's 64 query heads"),
     ({"tp": 0}, "Tensor parallel must be 1 to 4,096 devices"),
     ({"tp": 2.5}, "Tensor parallel must be a whole number"),
     ({"price": 0}, "Price per accelerator-hour must be"),
@@ -128,4 +128,4 @@ def test_cli_json(capsys):
     assert out["free_bytes"] == pytest.approx(68_154_653_696, abs=1)
     assert {"ttft_s", "tokens_per_s_total", "usd_per_million_tokens"} <= set(out)
     assert cli.main(["dials", "--tp", "200"]) == 2
-    assert "tp must be at most 64" in capsys.readouterr().err
+    assert "tp must divide Llama 3.1 70B's 64 query heads" in capsys.readouterr().err

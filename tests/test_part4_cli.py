@@ -74,7 +74,7 @@ def test_text_output(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["parallel", "llama-3.1-70b", "--tp", "128"], "tp must be at most 64"),
+    (["parallel", "llama-3.1-70b", "--tp", "128"], "tp must divide Llama 3.1 70B's 64 query heads"),
     (["parallel", "llama-3.1-70b", "--ep", "2"], "ep must be 1"),
     (["parallel", "llama-3.1-70b", "--tp", "0"], "Tensor parallel must be 1 to 4,096 devices, got 0"),
     (["parallel", "llama-3.1-70b", "--link", "ethernet"], "Link must be one of"),

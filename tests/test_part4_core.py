@@ -218,7 +218,7 @@ def test_guide_example_70b_fp16_on_8_gpus():
 
 
 def test_plan_refuses_impossible_splits():
-    with pytest.raises(ValueError, match="tp must be at most 64"):
+    with pytest.raises(ValueError, match="tp must divide Llama 3.1 70B.s 64 query heads"):
         parallel.plan("llama-3.1-70b", "h200", tp=128)
     with pytest.raises(ValueError, match="ep must be 1"):
         parallel.plan("llama-3.1-70b", "h200", ep=2)

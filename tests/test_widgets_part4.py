@@ -76,8 +76,10 @@ def test_tiled_gemm_by_hand():
     # Step 5 of a 4 x 4 grid: 5 done, 1 being computed, 10 to do; each cell jumps to its step.
     assert out.count('<td class="descent-cell is-kv"') == 5 and out.count('<td class="descent-cell is-weights"') == 1
     assert out.count("data-set=") == 16
-    bad = run("tiled_gemm", {"tile": "256", "step": "3"})
-    assert bad == {"ok": False, "field": "step", "message": "Tile step must be 0 to 0 (1 x 1 output tiles), got 3"}
+    # A step past this tile size's last tile shows the last, and says so (issue 24).
+    one = _ok("tiled_gemm", {"tile": "256", "step": "3"})
+    assert "1 output tile, steps 0 to 0: step 3 is past the last" in text(one)
+    assert one.count('<td class="descent-cell is-weights"') == 1
     fp8 = _ok("tiled_gemm", {"element": "fp8", "tile": "128", "step": "0"})
     assert stat(fp8, "Arithmetic intensity") == "128"
 
@@ -285,3 +287,67 @@ def test_layer_matmuls_hint_starts_from_the_default():
     assert w.defaults()["weights"] == "fp8" and w.tries[1][0] == "Switch to BF16 weights."
     fp8, bf16 = (tiling.layer_matmuls("llama-3.1-70b", 1, b) for b in (1, 2))
     assert all(b.intensity == pytest.approx(a.intensity / 2, rel=0.01) for a, b in zip(fp8, bf16, strict=True))
+
+
+# ---------------------------------------------------------------------------------------------
+# Controls that offer only valid values (issue 24)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_tiled_gemm_step_follows_the_tile_size():
+    # The default (64 x 64 tiles of a 256 x 256 output: 16 tiles) renders a step slider of 0-15, not
+    # the parameter's 0-255.
+    page = render_static("tiled_gemm")
+    assert 'id="dw-tiled_gemm-step-range" min="0" max="15"' in page
+    # Its own hint, "Double the tile size", from the default step 5: 4 tiles, steps 0-3. The step
+    # follows (the last tile is shown, with a note), and the slider ends at 3.
+    res = run("tiled_gemm", {"tile": "128"}, "tile")
+    assert res["ok"], res
+    assert 'data-limits="{&quot;step&quot;: {&quot;max&quot;: 3}}"' in res["html"]
+    assert "step 5 is past the last, so the last (3) is shown" in text(res["html"])
+    assert "step 3: being computed" in text(res["html"])
+    # Every tile size at every step the parameter allows: a result, never an error.
+    for tile in tiling.TILE_SIZES:
+        for step in (0, 255):
+            assert run("tiled_gemm", {"tile": tile, "step": step})["ok"]
+
+
+def test_parallelism_offers_only_splits_the_model_takes():
+    # tp: the divisors of the 64 query heads that fit the 8 KV heads (Megatron's rule); 33 is refused
+    # under tp, naming the valid degrees and the nearest.
+    res = run("parallelism", {"tp": "33"}, "tp")
+    assert not res["ok"] and res["field"] == "tp"
+    assert "1, 2, 4, 8, 16, 32 or 64; got 33" in res["message"] and "Nearest allowed: 32 or 64" in res["message"]
+    assert res["allowed"]["tp"] == [1, 2, 4, 8, 16, 32, 64]
+    # ep: 1 for a dense model (the slider has one position); up to the experts, dividing the batch, for MoE.
+    assert run("parallelism", {})["allowed"]["ep"] == [1]
+    page = render_static("parallelism")
+    assert 'id="dw-parallelism-ep-range" min="0" max="0"' in page
+    res = run("parallelism", {"ep": "2"}, "ep")
+    assert not res["ok"] and res["field"] == "ep" and "is dense" in res["message"]
+    moe = run("parallelism", {"model": "mixtral-8x7b", "batch": "16"}, "batch")
+    assert moe["ok"] and moe["allowed"]["ep"] == [1, 2, 4, 8]
+    res = run("parallelism", {"model": "mixtral-8x7b", "batch": "16", "ep": "16"}, "ep")
+    assert not res["ok"] and res["field"] == "ep" and "8 experts" in res["message"]
+    # Micro-batches: the slider ends at the batch; more than the batch runs one per sequence, said.
+    res = run("parallelism", {"batch": "8", "pp": "8", "microbatches": "4070"}, "batch")
+    assert res["ok"], res
+    assert 'data-limits="{&quot;microbatches&quot;: {&quot;max&quot;: 8}}"' in res["html"]
+    assert "so 8 are used" in text(res["html"])
+    assert stat(res["html"], "Pipeline bubble") == format_percent(0)
+
+
+def test_scenario_keeps_megatrons_tensor_parallel_rule():
+    from descent import transformer
+    from descent.scenario import Scenario
+
+    with pytest.raises(ValueError, match=r"1, 2, 4, 8, 16, 32 or 64; got 33"):
+        Scenario(tp=33)
+    with pytest.raises(ValueError, match=r"SmolLM2-135M's 9 query heads .* 3 KV heads: 1, 3 or 9; got 2"):
+        Scenario(model="smollm2-135m", tp=2)
+    assert transformer.tp_degrees(catalog.model("qwen3-next-80b-a3b")) == [1, 2, 4, 8, 16]  # 2 KV heads copied
+    # Every catalog model the site splits at tp 2, 4 or 8 still splits there.
+    for m in catalog.models().values():
+        if m.id != "smollm2-135m":
+            for tp in (1, 2, 4, 8):
+                Scenario(model=m.id, tp=tp)

@@ -61,7 +61,8 @@ class Scenario:
 
     Raises:
         ValueError (``params.ParamError`` for a field out of its declared range): the first field
-        that is not allowed, with what is; also a split the model cannot take (tp above its query heads, pp above its layers, ep above its experts or on a
+        that is not allowed, with what is; also a split the model cannot take (a tp that does not divide its query heads or KV heads
+        evenly, :func:`descent.transformer.tp_degrees`; pp above its layers, ep above its experts or on a
         dense model, a batch that ep does not divide, more micro-batches than sequences).
     """
 
@@ -91,8 +92,7 @@ class Scenario:
         if self.moe_routing not in MOE_ROUTINGS:
             raise ValueError(f"moe_routing must be one of {', '.join(MOE_ROUTINGS)}, got {self.moe_routing!r}")
         transformer.check_context(m, self.context)
-        if self.tp > m.num_heads:
-            raise ValueError(f"tp must be at most {m.num_heads} ({m.name}'s query heads), got {self.tp}")
+        transformer.check_tp(m, self.tp)
         if self.pp > m.num_layers:
             raise ValueError(f"pp must be at most {m.num_layers} ({m.name}'s layers), got {self.pp}")
         if self.ep > 1 and m.moe is None:

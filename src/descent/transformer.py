@@ -49,6 +49,9 @@ __all__ = [
     "beyond_max_context",
     "cached_tokens",
     "check_context",
+    "check_tp",
+    "tp_degrees",
+    "tp_message",
     "flops_per_token",
     "kv_cache_elements",
     "kv_cache_bytes",
@@ -400,6 +403,33 @@ def check_context(model: Model, context: int) -> None:
         params.CONTEXT.check(context)
     except params.ParamError as exc:
         raise params.ParamError("context", f"{exc.message} ({model.name} supports up to {format_int(model.max_context)})") from None
+
+
+def tp_degrees(model: Model) -> list[int]:
+    """The tensor-parallel degrees ``model`` can be split by, in order: Megatron-LM's rule (Shoeybi
+    et al. 2019, section 3; vLLM's and TensorRT-LLM's checks): the H query heads divide evenly
+    (H % tp == 0) and so do the K key/value heads, or each KV head is copied to tp / K devices
+    (K % tp == 0 or tp % K == 0)."""
+    h, k = model.num_heads, model.num_kv_heads
+    return [t for t in range(1, h + 1) if h % t == 0 and (k % t == 0 or t % k == 0)]
+
+
+def _or_list(xs: list[int]) -> str:
+    words = [format_int(x) for x in xs]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def tp_message(model: Model, tp: int) -> str:
+    """Why ``tp`` cannot split ``model``, naming the degrees that can (:func:`tp_degrees`)."""
+    got = format_int(tp) if is_int(tp) else repr(tp)
+    return (f"tp must divide {model.name}'s {format_int(model.num_heads)} query heads and divide, or be a "
+            f"multiple of, its {format_int(model.num_kv_heads)} KV heads: {_or_list(tp_degrees(model))}; got {got}")
+
+
+def check_tp(model: Model, tp: int) -> None:
+    """Raise ``ParamError`` (field ``tp``) unless ``tp`` is one of :func:`tp_degrees`."""
+    if tp not in tp_degrees(model):
+        raise params.ParamError("tp", tp_message(model, tp))
 
 
 def beyond_max_context(model: Model, context: int) -> bool:

@@ -10,6 +10,7 @@ test whose page or worker requested a host other than 127.0.0.1.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,68 @@ def test_clickable_output_sets_inputs_and_recomputes(page, demo_url):
     assert w.locator('[data-field="layers"] input[type=number]').input_value() == "80"
     assert w.locator('[data-field="layers"] input[type=range]').input_value() == "80"
     expect(w.locator(".descent-chip.is-selected")).to_contain_text("Llama 3.1 70B")
+
+
+# Records what the page posts to the worker and holds each reply back for DELAY_MS once
+# window.__delay is set, so that newer inputs arrive while a request is out.
+_SLOW_WORKER = """
+(() => {
+  window.__posts = [];
+  window.__delay = 0;
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (msg, ...rest) {
+    if (msg && msg.widget) window.__posts.push(JSON.parse(JSON.stringify(msg)));
+    return post.call(this, msg, ...rest);
+  };
+  const add = Worker.prototype.addEventListener;
+  Worker.prototype.addEventListener = function (type, fn, ...rest) {
+    if (type !== "message") return add.call(this, type, fn, ...rest);
+    const slow = (ev) => {
+      const d = window.__delay;
+      if (d && ev.data && ev.data.type === "result") setTimeout(() => fn(ev), d);
+      else fn(ev);
+    };
+    return add.call(this, type, slow, ...rest);
+  };
+})();
+"""
+DELAY_MS = 1500
+
+
+def test_latest_input_wins_busy_and_no_stale_error(page, demo_url):
+    """Issue 24: while a request is out the widget is busy; inputs typed meanwhile wait and only the
+    newest is sent; the older reply is never shown; an error for an older input is cleared at once."""
+    page.add_init_script(_SLOW_WORKER)
+    w = go_live(page, demo_url, WIDGET)
+    root = page.locator(WIDGET)
+    field = w.locator('.descent-field[data-field="context"]')
+    page.evaluate(f"() => {{ window.__delay = {DELAY_MS}; }}")
+    _set_number(page, "context", "-3")
+    expect(root).to_have_attribute("aria-busy", "true")
+    page.wait_for_selector(f'{WIDGET}[data-state="error"]', timeout=10_000)
+    assert field.locator(".descent-field__error").inner_text().startswith("Context must be")
+    expect(root).not_to_have_attribute("aria-busy", "true")
+
+    page.evaluate("""() => {
+      window.__outs = [];
+      const out = document.querySelector('.descent-widget[data-widget="kv_demo"] .descent-widget__output');
+      new MutationObserver(() => window.__outs.push(out.innerText)).observe(out, {childList: true, subtree: true});
+    }""")
+    sent = page.evaluate("() => window.__posts.length")
+    _set_number(page, "context", "1000")
+    # The error was for -3: it goes at once, before the reply for 1000 arrives.
+    expect(field.locator(".descent-field__error")).to_have_text("", timeout=DELAY_MS // 2)
+    expect(root).to_have_class(re.compile(r"\bdescent-widget--busy\b"))
+    page.wait_for_timeout(100)
+    _set_number(page, "context", "5000")
+    page.wait_for_timeout(100)
+    _set_number(page, "context", "4096")
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_4096_TOTAL, timeout=4 * DELAY_MS)
+    expect(root).to_have_attribute("data-state", "live")
+    expect(root).not_to_have_attribute("aria-busy", "true")
+    expect(root).not_to_have_class(re.compile(r"\bdescent-widget--busy\b"))
+    posts = page.evaluate("() => window.__posts")[sent:]
+    # 1000 went at once; 5000 was replaced while it waited; 4096 went when 1000's reply came.
+    assert [p["inputs"]["context"] for p in posts] == ["1000", "4096"]
+    assert not any(CTX_1000_TOTAL in t for t in page.evaluate("() => window.__outs"))
+    assert page.descent_console_errors == []

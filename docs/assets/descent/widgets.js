@@ -12,6 +12,11 @@
 // Under file: nothing starts; the page keeps its precomputed values, its controls are disabled (a
 // control that changes nothing would mislead) and one sentence says how to make them live.
 //
+// Latest input wins: a widget has at most one request in the worker. Inputs changed meanwhile wait
+// (only the newest is kept) and go when it answers; its reply, for older inputs, is then dropped.
+// While a request is out the root has aria-busy="true" and descent-widget--busy, and an error
+// shown for older inputs is cleared as soon as newer ones go.
+//
 // Constrained sliders (descent.widgets.Constraint) carry data-values: position i is that value.
 // Every result brings the allowed values for the current inputs ("allowed"), and every request
 // names the control the reader touched, so a broken rule is reported under that control.
@@ -40,6 +45,7 @@ const MSG = {
   live: "Live: computed in your browser by the descent Python package.",
   liveModel: "Live: computed in your browser by the model (llama.cpp) and the descent Python package.",
   computing: "Computing: the model in your browser is working on this; the results shown are the previous ones.",
+  working: "Computing: the results shown are for the previous inputs.",
   error: "Error: fix the marked input; the results shown are for the last valid inputs.",
   failed: (why) => `Static: the in-browser Python runtime could not start (${why}); the results shown are precomputed for the defaults.`,
 };
@@ -89,7 +95,11 @@ function fail(why) {
   if (worker) worker.terminate();
   worker = null;
   pending.clear();
-  for (const st of live()) if (st.active) freeze(st, MSG.failed(why));
+  for (const st of live()) {
+    st.inflight = 0;
+    setBusy(st, false);
+    if (st.active) freeze(st, MSG.failed(why));
+  }
 }
 
 // A widget that cannot recompute: its controls are disabled, so none can show a value the results
@@ -122,7 +132,15 @@ function onWorkerMessage(event) {
   } else if (msg.type === "result") {
     const st = pending.get(msg.id);
     pending.delete(msg.id);
-    if (!st || msg.id !== st.latest || !st.root.isConnected) return; // stale reply
+    if (!st) return;
+    if (st.inflight === msg.id) st.inflight = 0;
+    if (st.waiting && st.root.isConnected) {
+      // Newer inputs are waiting: this reply is for older ones; the newest go now.
+      st.waiting = false;
+      send(st);
+      return;
+    }
+    if (msg.id !== st.latest || !st.root.isConnected) return; // stale reply
     if (msg.allowed) applyAllowed(st, msg.allowed);
     if (msg.ok && msg.need) askModel(st, msg.need);
     else if (msg.ok) showResult(st, msg.html, msg.engine);
@@ -130,7 +148,14 @@ function onWorkerMessage(event) {
   }
 }
 
+function setBusy(st, busy) {
+  if (busy) st.root.setAttribute("aria-busy", "true");
+  else st.root.removeAttribute("aria-busy");
+  st.root.classList.toggle("descent-widget--busy", busy);
+}
+
 function showResult(st, html, engine) {
+  setBusy(st, false);
   st.out.innerHTML = html;
   if (engine && "engine" in st.root.dataset) st.root.dataset.engine = engine;
   st.root.dispatchEvent(new CustomEvent("descent:result", { bubbles: true }));
@@ -180,6 +205,7 @@ function clearErrors(st) {
 }
 
 function showError(st, field, message) {
+  setBusy(st, false);
   clearErrors(st);
   const f = field ? st.form.querySelector(`.descent-field[data-field="${CSS.escape(field)}"]`) : null;
   if (f) {
@@ -312,17 +338,35 @@ function readInputs(st) {
 
 function send(st) {
   if (workerState !== "ready" || !worker) return;
-  st.inputs = readInputs(st);
+  if (st.inflight) {
+    st.waiting = true; // sent when the request out answers (latest input wins)
+    setBusy(st, true);
+    staleError(st);
+    return;
+  }
+  const inputs = readInputs(st);
+  if (JSON.stringify(inputs) !== JSON.stringify(st.inputs)) staleError(st);
+  st.inputs = inputs;
   st.answers = [];
   st.rounds = 0;
   post(st);
+}
+
+// An error shown for inputs the reader has since changed no longer applies: clear it while the
+// new inputs are computed (a reply brings the new error, if any).
+function staleError(st) {
+  if (st.root.dataset.state !== "error") return;
+  clearErrors(st);
+  setState(st, "loading", MSG.working);
 }
 
 // Post the widget's inputs (and, for a live widget while the model is loaded, the engine's answers).
 function post(st) {
   const id = nextId++;
   st.latest = id;
+  st.inflight = id;
   pending.set(id, st);
+  setBusy(st, true);
   const msg = { id, widget: st.name, inputs: st.inputs, touched: st.touched || "" };
   if (modelReady(st)) msg.answers = st.answers;
   worker.postMessage(msg);
@@ -451,7 +495,7 @@ function bind(root) {
   const out = root.querySelector(".descent-widget__output");
   const status = root.querySelector(".descent-widget__status");
   if (!form || !out || !status) return;
-  const st = { root, form, out, status, name: root.dataset.widget, active: false, latest: 0, raf: 0, observer: null, touched: "" };
+  const st = { root, form, out, status, name: root.dataset.widget, active: false, latest: 0, inflight: 0, waiting: false, raf: 0, observer: null, touched: "" };
   widgets.set(root, st);
   form.addEventListener("submit", (ev) => ev.preventDefault());
 

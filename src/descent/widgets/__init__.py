@@ -308,7 +308,9 @@ class Widget:
     ``compute(**values)`` receives every input, validated and typed, and returns a list of
     views (plain dicts built with :mod:`descent.widgets.views`). A rule between inputs is a
     :class:`Constraint` (checked before ``compute``); ``compute`` may still raise
-    :class:`FieldError` for anything else. ``tries`` is ``[(what to try, what to notice), ...]``.
+    :class:`FieldError` for anything else. ``tries`` is ``[(what to try, what to notice), ...]``;
+    ``try_inputs`` holds, for each try, the inputs it sets from the defaults (``{"tile": 128}``),
+    or None for a try that is not a change of inputs ("Press the load button").
     With ``live`` it also receives ``live`` (see the module docstring).
     """
 
@@ -320,6 +322,7 @@ class Widget:
     constraints: tuple[Constraint, ...] = ()
     tries: tuple[tuple[str, str], ...] = ()
     live: bool = False
+    try_inputs: tuple[dict[str, Any] | None, ...] = ()
     _by_name: dict[str, Input] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -337,6 +340,18 @@ class Widget:
         for a, b in self.tries:
             if not (a.strip() and b.strip()):
                 raise ValueError(f"widget {self.name!r}: each try is (what to try, what to notice), both non-empty")
+        sets = tuple(self.try_inputs) + (None,) * (len(self.tries) - len(self.try_inputs))
+        if len(sets) != len(self.tries):
+            raise ValueError(f"widget {self.name!r}: more try inputs than tries")
+        object.__setattr__(self, "try_inputs", tuple(None if d is None else dict(d) for d in sets))
+        for (a, _), d in zip(self.tries, self.try_inputs, strict=True):
+            for key, val in (d or {}).items():
+                if key not in self._by_name:
+                    raise ValueError(f"widget {self.name!r}: try {a!r} sets unknown input {key!r}")
+                try:
+                    self._by_name[key].coerce(val)
+                except ParamError as exc:
+                    raise ValueError(f"widget {self.name!r}: try {a!r}: {exc.message}") from None
         for i in self.inputs:
             if i.when is None:
                 continue
@@ -367,14 +382,16 @@ def widget(
     inputs: Iterable[Input],
     description: str = "",
     constraints: Iterable[Constraint] = (),
-    tries: Iterable[tuple[str, str]] = (),
+    tries: Iterable[tuple[str, str] | tuple[str, str, Mapping[str, Any]]] = (),
     live: bool = False,
 ) -> Callable[[Callable[..., list[dict]]], Callable[..., list[dict]]]:
     """Decorator: declare ``fn`` as the compute function of widget ``name`` and register it.
 
     ``constraints``: rules between inputs (:class:`Constraint`). ``tries``: what to try and what to
-    notice, ``[("Set the heads to 16.", "The attention weights stay the same: ..."), ...]``, shown
-    as a short list under the widget (every widget has some: a test checks). ``live``: ``fn``
+    notice, ``[("Set the heads to 16.", "The attention weights stay the same: ...", {"heads": 16}),
+    ...]``, shown as a short list under the widget (every widget has some: a test checks); the
+    optional third element is the inputs the try sets, from the defaults (a test applies each one
+    and expects a result, not an error). ``live``: ``fn``
     takes ``live=`` too and can compute with the model in the reader's browser (module docstring).
 
     Raises:
@@ -387,7 +404,11 @@ def widget(
             raise ValueError(f"widget name must be a lowercase identifier, got {name!r}")
         if name in REGISTRY and REGISTRY[name].compute is not fn:
             raise ValueError(f"widget {name!r} is already registered")
-        REGISTRY[name] = Widget(name, title, tuple(inputs), fn, description, tuple(constraints), tuple(tries), live)
+        given = [tuple(t) for t in tries]
+        if any(len(t) not in (2, 3) for t in given):
+            raise ValueError(f"widget {name!r}: each try is (what to try, what to notice[, inputs])")
+        REGISTRY[name] = Widget(name, title, tuple(inputs), fn, description, tuple(constraints),
+                                tuple(t[:2] for t in given), live, tuple(t[2] if len(t) == 3 else None for t in given))
         return fn
 
     return deco

@@ -20,7 +20,17 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
-from descent import attention_io, catalog, hardware, memory_tiers, numerics, parallel, roofline, tiling
+from descent import (
+    attention_io,
+    catalog,
+    hardware,
+    memory_tiers,
+    numerics,
+    parallel,
+    roofline,
+    tiling,
+    transformer,
+)
 from descent import params as P
 from descent import step as S
 from descent.memory import size
@@ -36,7 +46,7 @@ from descent.units import (
     format_time,
     plural,
 )
-from descent.widgets import FieldError, Input, widget
+from descent.widgets import Constraint, FieldError, Input, widget
 from descent.widgets import _svg as svg
 from descent.widgets import views as v
 
@@ -93,7 +103,7 @@ SM_COLUMNS = 22
     "each dot a tensor core; the table is its memory pyramid, innermost level first.",
     inputs=[Input(GPU, "select")],
     tries=[
-        ('Switch from the H200 to the B200.', "More memory and a faster bus, the pyramid's levels in the same order."),
+        ('Switch from the H200 to the B200.', "More memory and a faster bus, the pyramid's levels in the same order.", {"accelerator": "b200"}),
         ('Compare the top and the bottom of the pyramid.', 'Each level down is larger and slower: registers in kilobytes, HBM in gigabytes.'),
     ],
 )
@@ -156,7 +166,7 @@ def _short(a) -> str:
     "overlap are left out).",
     inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(P.ACCELERATOR, "select")],
     tries=[
-        ('Pick a bigger model or BF16 weights.', 'The dashed line moves right: fewer chips hold the model on their own.'),
+        ('Pick a bigger model or BF16 weights.', 'The dashed line moves right: fewer chips hold the model on their own.', {"model": "llama-3.1-405b"}),
         ('Pick a chip high up and one far right.', 'Height is reading speed, width is room: the two are sold separately.'),
     ],
 )
@@ -243,17 +253,23 @@ _SMALLEST = min(tiling.TILE_SIZES)
     inputs=[Input(P.TILE, "segmented"), Input(P.ELEMENT, "segmented"), Input(TILE_STEP, "range"),
             Input(P.ACCELERATOR, "select")],
     tries=[
-        ('Double the tile size.', 'Fewer tiles, each reading longer strips: less traffic in all, more on-chip memory per tile.'),
-        ('Step through the tiles.', 'Each output tile reads one strip of A and one of B; neighbouring tiles read the same strips again.'),
+        ('Double the tile size.', 'Fewer tiles, each reading longer strips: less traffic in all, more on-chip memory per tile.', {"tile": 128}),
+        ('Step through the tiles.', 'Each output tile reads one strip of A and one of B; neighbouring tiles read the same strips again.', {"step": 6}),
     ],
 )
 def tiled_gemm(tile: int, element: str, step: int, accelerator: str) -> list[dict]:
     """Views: intensity, reuse, FLOPs and traffic stats; the A strips, B strips and C tiles as grids.
 
-    Raises:
-        FieldError: ``step`` beyond the last tile for this tile size.
+    The step slider ends at this tile size's last tile (a ``limits`` view); a step past it (the
+    reader doubled the tile size at step 5 of 16) shows the last tile, with a note saying so.
     """
     b = tiling.element_bytes(element)
+    last = _blame("tile", tiling.tile_walk, _M, _N, _K, tile, 0).tiles - 1
+    moved = []
+    if step > last:
+        moved = [v.note(f"{tile} x {tile} tiles make {plural(last + 1, 'output tile')}, steps 0 to {last}: "
+                        f"step {format_int(step)} is past the last, so the last ({last}) is shown.", "info")]
+        step = last
     w = _blame("step", tiling.tile_walk, _M, _N, _K, tile, step)
     a = catalog.accelerator(accelerator)
     intensity = tiling.tile_intensity(tile, b)
@@ -262,6 +278,8 @@ def tiled_gemm(tile: int, element: str, step: int, accelerator: str) -> list[dic
     prec = {"fp4": "mxfp4", "fp8": "fp8"}.get(element, "bf16")
     ridge = S.ridge_point(a, S.compute_precision(P.MODEL.default, a, prec))
     out = [
+        v.limits(step={"max": last}),
+        *moved,
         v.stat("Arithmetic intensity", _fpb(intensity), "FLOP/byte", quantity="tile_intensity",
                note=f"{tile} / {format_number(b, 2, trim=True)} bytes per element"),
         v.stat("Reuse", format_number(intensity / tiling.tile_intensity(_SMALLEST, b), 3, trim=True), "times",
@@ -314,8 +332,8 @@ TOKENS = P.BATCH.but(label="Tokens in the step", help="Tokens multiplied togethe
     inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS_UNIFORM, "select"), Input(TOKENS, "range", log=True),
             Input(P.ACCELERATOR, "select")],
     tries=[
-        ('Raise the batch.', "FLOPs grow with it while the weights are read once: the ratio climbs towards the chip's ridge."),
-        ('Switch to BF16 weights.', "Twice the bytes per weight: each matrix's ratio halves at the same batch."),
+        ('Raise the batch.', "FLOPs grow with it while the weights are read once: the ratio climbs towards the chip's ridge.", {"batch": 256}),
+        ('Switch to BF16 weights.', "Twice the bytes per weight: each matrix's ratio halves at the same batch.", {"weights": "bf16"}),
     ],
 )
 def layer_matmuls(model: str, weights: str, batch: int, accelerator: str) -> list[dict]:
@@ -368,8 +386,8 @@ ATT_ACC = P.ACCELERATOR.but(
     tries=[
         ('Double the tokens.', "Both kernels' traffic nearly quadruples and their ratio barely moves: FlashAttention "
          "re-reads the queries once per key block, and twice the tokens make twice the blocks (Dao et al. 2022, "
-         "Theorem 2: N² d² / M). Only the floor merely doubles."),
-        ('Raise the head dimension.', 'Both grow, but the gap narrows: the inputs and outputs are N x d either way.'),
+         "Theorem 2: N² d² / M). Only the floor merely doubles.", {"seq_len": 4096}),
+        ('Raise the head dimension.', 'Both grow, but the gap narrows: the inputs and outputs are N x d either way.', {"head_dim": 256}),
     ],
 )
 def flash_attention(seq_len: int, head_dim: int, element: str, accelerator: str) -> list[dict]:
@@ -420,9 +438,9 @@ X_RANGE = (0.1, 1e5)
             Input(P.BATCH, "range", log=True), Input(P.CONTEXT, "range", log=True)],
     tries=[
         ('Raise the batch.', 'Decode climbs the sloped roof: more arithmetic per byte read. Watch the largest batch '
-         'that fits: past it the point is one the chip cannot hold.'),
+         'that fits: past it the point is one the chip cannot hold.', {"batch": 16}),
         ('Lower the context to 128.', "Less KV cache per sequence: decode's point moves right, more sequences fit, "
-         "and a batch that fits now meets the flat roof."),
+         "and a batch that fits now meets the flat roof.", {"context": 128}),
     ],
 )
 def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, context: int) -> list[dict]:
@@ -497,6 +515,42 @@ def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, co
 MAX_DRAWN_STAGES, MAX_DRAWN_SLOTS = 16, 40
 
 
+def _tp_ok(model: str, tp: int) -> bool:
+    return tp in transformer.tp_degrees(catalog.model(model))
+
+
+def _ep_ok(model: str, ep: int) -> bool:
+    moe = catalog.model(model).moe
+    return ep == 1 or (moe is not None and ep <= moe.num_experts)
+
+
+def _ep_limit(model: str) -> str:
+    m = catalog.model(model)
+    if m.moe is None:
+        return f"{m.name} is dense: it has no experts to spread, so ep must be 1"
+    return f"{m.name} has {format_int(m.moe.num_experts)} experts: ep must be 1 to {format_int(m.moe.num_experts)}"
+
+
+#: The split's rules, declared once: the sliders step through the values they allow.
+SPLIT_RULES = [
+    Constraint(("model", "tp"), _tp_ok, {
+        "model": lambda model, tp: f"{catalog.model(model).name} cannot be split over tp {format_int(tp)}: "
+                                   + transformer.tp_message(catalog.model(model), tp) + ".",
+        "tp": lambda model, tp: transformer.tp_message(catalog.model(model), tp) + ".",
+    }),
+    Constraint(("model", "ep"), _ep_ok, {
+        "model": lambda model, ep: f"{_ep_limit(model)}, got {format_int(ep)}.",
+        "ep": lambda model, ep: f"{_ep_limit(model)}, got {format_int(ep)}.",
+    }),
+    Constraint(("batch", "ep"), lambda batch, ep: batch % ep == 0, {
+        "batch": lambda batch, ep: f"The batch must be a multiple of ep ({format_int(ep)}): each device takes "
+                                   f"batch / ep sequences, got {format_int(batch)}.",
+        "ep": lambda batch, ep: f"ep must divide the batch ({format_int(batch)}): each device takes batch / ep "
+                                f"sequences, got {format_int(ep)}.",
+    }),
+]
+
+
 @widget(
     "parallelism",
     title="One model, many chips",
@@ -507,20 +561,30 @@ MAX_DRAWN_STAGES, MAX_DRAWN_SLOTS = 16, 40
             Input(P.TP.but(max=64), "range"), Input(P.PP.but(max=64), "range"), Input(P.EP.but(max=256), "range"),
             Input(P.BATCH.but(max=4096), "range", log=True), Input(P.MICROBATCHES.but(max=4096), "range", log=True),
             Input(P.LINK, "select")],
+    constraints=SPLIT_RULES,
     tries=[
-        ('Raise tensor parallelism to 8.', 'Each device holds an eighth of every matrix, and every layer sends activations across the link.'),
-        ('Use pipeline parallelism with one microbatch.', 'Most stages wait: the bubble. More microbatches shrink it.'),
-        ('Pick a mixture-of-experts model and raise expert parallelism.', 'The experts spread out; tokens cross the wire to reach theirs.'),
+        ('Raise tensor parallelism to 8.', 'Each device holds an eighth of every matrix, and every layer sends activations across the link.', {"tp": 8}),
+        ('Use pipeline parallelism with one microbatch.', 'Most stages wait: the bubble. More microbatches shrink it.', {"pp": 4}),
+        ('Pick Mixtral 8x7B, a batch of 8 and expert parallelism 8.', 'The experts spread out; tokens cross the wire to reach theirs.', {"model": "mixtral-8x7b", "batch": 8, "ep": 8}),
     ],
 )
 def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep: int, batch: int,
                 microbatches: int, link: str) -> list[dict]:
     """Views: fit note, memory and communication stats, the pipeline schedule as a grid.
 
+    The micro-batch slider ends at the batch (a ``limits`` view); more micro-batches than
+    sequences (the reader lowered the batch) run as one per sequence, with a note saying so.
+
     Raises:
         FieldError: a split the model does not allow (on the input to blame).
     """
     kv, ctx = P.KV.default, P.CONTEXT.default
+    first = [v.limits(microbatches={"max": batch})]
+    if microbatches > batch:
+        first.append(v.note(f"{plural(microbatches, 'micro-batch', 'micro-batches')} is more than the batch of "
+                            f"{plural(batch, 'sequence')}: each micro-batch holds at least one, so {format_int(batch)} "
+                            "are used.", "info"))
+        microbatches = batch
     try:
         p = parallel.plan(model, accelerator, weights, kv, ctx, batch, tp, pp, ep, microbatches, link)
     except ValueError as exc:
@@ -532,7 +596,7 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
     a, m, wire = catalog.accelerator(accelerator), catalog.model(model), catalog.link(link)
     one = hardware.decode_ceiling(model, accelerator, weights, kv, ctx, batch)
     fmt = lambda x: format_bytes(x, "GB", 3, trim=True)  # noqa: E731
-    out = []
+    out = first
     if p.fits:
         who = "The one device" if p.devices == 1 else f"Each of the {format_int(p.devices)} devices"
         out.append(v.note(f"{who} holds {fmt(p.memory_bytes_per_device)} of weights "

@@ -37,8 +37,8 @@ _CONTEXT = P.CONTEXT.but(help="Tokens each conversation holds: a longer context 
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
             Input(_CONTEXT, "range", log=True), Input(P.PRICE, "number")],
     tries=[
-        ('Raise the batch to the largest that fits.', 'The hourly price is shared by more tokens: the cost per million falls.'),
-        ('Double the hourly price.', "Every cost doubles: the price per token is the hour's price over the tokens it writes."),
+        ('Follow the bars down to the largest batch that fits.', 'The hourly price is shared by more tokens: the cost per million falls.'),
+        ('Double the hourly price.', "Every cost doubles: the price per token is the hour's price over the tokens it writes.", {"price": 6.0}),
     ],
 )
 def price_it_out(model: str, accelerator: str, weights: str, context: int, price: float) -> list[dict]:
@@ -93,8 +93,8 @@ def _times(ratio: float) -> str:
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
             Input(_CONTEXT, "range", log=True), Input(P.BATCH, "range", log=True), Input(P.PUE, "number")],
     tries=[
-        ('Raise the batch.', 'The board draws about the same power while writing more tokens: energy per token falls.'),
-        ('Lower the PUE towards 1.', 'Less cooling and conversion overhead per joule the chip itself uses.'),
+        ('Raise the batch.', 'The board draws about the same power while writing more tokens: energy per token falls.', {"batch": 16}),
+        ('Lower the PUE towards 1.', 'Less cooling and conversion overhead per joule the chip itself uses.', {"pue": 1.1}),
     ],
 )
 def joules_per_token(model: str, accelerator: str, weights: str, context: int, batch: int,

@@ -8,10 +8,10 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
-from descent import catalog, dials, recorded
+from descent import catalog, dials, recorded, transformer
 from descent import params as P
 from descent.units import format_bytes, format_int, format_number, format_time
-from descent.widgets import Input, widget
+from descent.widgets import Constraint, Input, widget
 from descent.widgets import views as v
 
 __all__ = ["REPLY_PROMPT", "reply_tokens", "server_dials"]
@@ -34,7 +34,7 @@ def reply_tokens() -> list[str]:
 
 @widget(
     "server_dials",
-    tries=[("Raise the batch to 32.", "Each user slows a little; the server as a whole writes far more."), ("Use two chips instead of eight.", "Each chip holds more of the model and the all-reduces cost less.")],
+    tries=[("Raise the batch to 32.", "Each user slows a little; the server as a whole writes far more.", {"batch": 32}), ("Use two chips instead of eight.", "Each chip holds more of the model and the all-reduces cost less.", {"tp": 2})],
     title="The server dials",
     description="One model served by N accelerators that split every weight matrix between them: "
     "how long the first token takes, how fast each reader and the whole server are served, what a "
@@ -42,6 +42,11 @@ def reply_tokens() -> list[str]:
     inputs=[Input(P.MODEL, "select"), Input(_ACCELERATOR, "select"), Input(P.WEIGHTS_UNIFORM, "select"),
             Input(_TP, "number"), Input(P.BATCH, "range", log=True), Input(_CONTEXT, "range", log=True),
             Input(P.PRICE, "number")],
+    constraints=[Constraint(("model", "tp"), lambda model, tp: tp in transformer.tp_degrees(catalog.model(model)), {
+        "model": lambda model, tp: f"{catalog.model(model).name} cannot be served over {format_int(tp)} accelerators: "
+                                   + transformer.tp_message(catalog.model(model), tp) + ".",
+        "tp": lambda model, tp: transformer.tp_message(catalog.model(model), tp) + ".",
+    })],
 )
 def server_dials(model: str, accelerator: str, weights: str, tp: int, batch: int, context: int,
                  price: float) -> list[dict]:

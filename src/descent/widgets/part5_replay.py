@@ -203,13 +203,13 @@ def _stage_views(n: int, layer: int, accelerator: str, token: int) -> list[dict]
 
 @widget(
     "one_token_replayed",
-    tries=[("Step through the ten stages.", "The same token, ' Paris', seen as numbers, bytes and time."),
+    tries=[("Step through the ten stages.", "The same token, ' Paris', seen as numbers, bytes and time.", {"stage": 5}),
            ("At stage 2, choose another token.",
-            "Each row has its own numbers and length, but every row takes the same bytes in the file."),
+            "Each row has its own numbers and length, but every row takes the same bytes in the file.", {"stage": 2, "token": 4}),
            ("At stage 8, compare the prefill with a decode step.",
             "On most chips they take the same time: both read every weight once, and a few tokens of "
-            "arithmetic are small next to that."),
-           ("Pick another chip at the last stages.", "The step's bytes stay the same; its time follows the bandwidth.")],
+            "arithmetic are small next to that.", {"stage": 8}),
+           ("Pick another chip at the last stages.", "The step's bytes stay the same; its time follows the bandwidth.", {"stage": 10, "accelerator": "b200"})],
     title="One token, replayed",
     description="The ten stages from \"The capital of France is\" to \" Paris\", each with the numbers "
     "the real model produced or the site computes for it.",
