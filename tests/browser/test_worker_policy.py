@@ -1,13 +1,23 @@
-"""The widget worker reaches nothing beyond the site's own origin (issue 15, section 2).
+"""The site's workers reach nothing beyond the site's own origin (issue 15, section 2; issue 24,
+section 2: the widget worker and the model's worker, with and without the header policy).
 
 A ``<meta>`` policy does not reach a Web Worker: before this, a string ``setTimeout``, a
 cross-origin ``fetch`` and a cross-origin ``import()`` all ran in the widget worker. Now:
 
 * a host that sends headers (``descent.site.serve``: the ``server`` fixture, ``nox -s serve``)
   gives the worker's script its own Content-Security-Policy (``descent.site.csp.WORKER_DIRECTIVES``);
-* the worker guards itself (``docs/assets/descent/worker.js``): fetch, XMLHttpRequest, WebSocket,
-  EventSource, importScripts, nested workers and string timers are refused beyond the origin,
-  which is all a host without headers (GitHub Pages: ``plain_server`` here) gets.
+* each worker guards itself (``docs/assets/descent/guard.js``, called first by ``worker.js`` and,
+  through ``guard-model.js``, by ``llm-worker.js``): fetch, XMLHttpRequest, WebSocket, EventSource,
+  importScripts, nested workers and string timers are refused beyond the origin, which is all a
+  host without headers (GitHub Pages: ``plain_server`` here) gets. Each URL is read once: an
+  argument whose ``toString`` names the site first and another origin the second time (issue 24)
+  reaches the site, never the other origin. The guards cannot be replaced.
+
+The model's worker is started by the test itself, from the page (``new Worker(...)``, as
+``llm.js`` does), and probed as soon as its module has been evaluated (its guard installed and
+wllama imported), without loading the model (98 MB, minutes on a busy machine): the guard is in
+place before the engine exists. A nested worker made from a Blob there (how wllama starts llama.cpp
+and its threads) runs with the guard in front of its code; one from anything else is refused.
 
 The "other origin" is a second local server on another 127.0.0.1 port (loopback only, a free
 port, shut down after the test) that answers everything with ``Access-Control-Allow-Origin: *``,
@@ -22,6 +32,7 @@ from __future__ import annotations
 import functools
 import http.server
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 
@@ -117,6 +128,40 @@ GUARDED = {
                           "catch (e) { return e.message; } }",
     "fetch put back": "async (o) => { try { self.fetch = globalThis.__proto__.fetch || (() => 0); } catch (e) {} "
                       "try { await fetch(o + '/putback'); return 'ran'; } catch (e) { return e.message; } }",
+    "fetch redefined": "async (o) => { try { Object.defineProperty(self, 'fetch', {value: () => 0}); } catch (e) {} "
+                       "try { delete self.fetch; } catch (e) {} "
+                       "try { await fetch(o + '/redefined'); return 'ran'; } catch (e) { return e.message; } }",
+    "XMLHttpRequest.open redefined": "(o) => { const p = XMLHttpRequest.prototype; "
+                                     "try { Object.defineProperty(p, 'open', {value: () => 0}); } catch (e) {} "
+                                     "try { delete p.open; } catch (e) {} try { const x = new XMLHttpRequest(); "
+                                     "x.open('GET', o + '/xhr-redefined'); x.send(); return 'ran'; } "
+                                     "catch (e) { return e.message; } }",
+    "fetch Request subclass": "async (o) => { class R extends Request { get url() { return '/x'; } } "
+                              "try { await fetch(new R(o + '/subclass')); return 'ran'; } catch (e) { return e.message; } }",
+    "WebSocket by prototype.constructor": "(o) => { try { new WebSocket.prototype.constructor("
+                                          "o.replace('http', 'ws') + '/ws-ctor'); return 'ran'; } "
+                                          "catch (e) { return e.message; } }",
+    "EventSource by prototype.constructor": "(o) => { try { new EventSource.prototype.constructor(o + '/events-ctor'); "
+                                            "return 'ran'; } catch (e) { return e.message; } }",
+    "WebSocket, toString twice": "(o) => { let n = 0; const u = {toString() { "
+                                 "return n++ ? o.replace('http', 'ws') + '/ws-twice' : self.location.origin.replace('http', 'ws') + '/x'; }}; "
+                                 "try { new WebSocket(u); return 'ran'; } catch (e) { return e.message; } }",
+    "importScripts, toString twice": "(o) => { let n = 0; const u = {toString() { return n++ ? o + '/classic-twice.js' : '/x.js'; }}; "
+                                     "try { importScripts(u); return 'ran'; } catch (e) { return 'refused ' + e.message; } }",
+    "FontFace": "async (o) => { try { await new FontFace('x', 'url(' + o + '/font)').load(); return 'ran'; } "
+                "catch (e) { return e.message; } }",
+}
+#: An argument read twice (issue 24): ``toString`` names the site the first time, the other origin
+#: after. Each probe returns the URL the request really went to: the site's ``/x``.
+TWICE = {
+    "fetch": "async (o) => { let n = 0; const u = {toString() { return n++ ? o + '/fetch-twice' : '/x'; }}; "
+             "try { return (await fetch(u)).url; } catch (e) { return e.message; } }",
+    "XMLHttpRequest.open": "(o) => new Promise((done) => { let n = 0; "
+                           "const u = {toString() { return n++ ? o + '/xhr-twice' : '/x'; }}; "
+                           "try { const x = new XMLHttpRequest(); x.open('GET', u); "
+                           "x.onloadend = () => done(x.responseURL); x.send(); } catch (e) { done(e.message); } })",
+    "EventSource": "(o) => { let n = 0; const u = {toString() { return n++ ? o + '/events-twice' : '/x'; }}; "
+                   "try { const s = new EventSource(u); s.close(); return s.url; } catch (e) { return e.message; } }",
 }
 #: A dynamic import() is a language form, not a function: no script can wrap it.
 IMPORT = "async (o) => { try { await import(o + '/module.mjs'); return 'ran ' + self.__descentEvil; } " \
@@ -135,6 +180,17 @@ RECORD_VIOLATIONS = """() => {
 }"""
 
 
+#: In the model's worker: a nested worker from a Blob made there runs, guarded (it posts what its
+#: fetch of the other origin gave). ``type`` is "module" (wllama's engine) or "classic" (its threads).
+NESTED_BLOB = """async ([o, type]) => {
+  const code = `(async () => { let r; try { await fetch(${JSON.stringify(o + '/nested-blob')}); r = 'ran'; }
+    catch (e) { r = e.message; } postMessage(r); })();`;
+  const w = new Worker(URL.createObjectURL(new Blob([code], {type: 'text/javascript'})), {type});
+  return await new Promise((done) => { w.onmessage = (e) => done(e.data); w.onerror = (e) => done('error ' + e.message); });
+}"""
+MODEL_WORKER = "/assets/descent/llm-worker.js"
+
+
 def _live_worker(page, url: str):
     page.goto(url)
     page.locator(WIDGET).scroll_into_view_if_needed()
@@ -144,13 +200,32 @@ def _live_worker(page, url: str):
     return workers[0]
 
 
+def _model_worker(page, url: str):
+    """The model's worker, started from the page as llm.js starts it, once its module has run (its
+    guard installed, wllama imported, its onmessage set); the model is not loaded."""
+    page.goto(url)
+    with page.expect_worker(lambda w: w.url.endswith(MODEL_WORKER)) as started:
+        page.evaluate("(u) => { window.__descentModelWorker = new Worker(new URL(u, location.href), {type: 'module'}); }",
+                      url.split("/contributing.html")[0] + MODEL_WORKER)
+    worker = started.value
+    deadline = time.monotonic() + LIVE_TIMEOUT_MS / 1000
+    while not worker.evaluate("() => typeof self.onmessage === 'function'"):
+        assert time.monotonic() < deadline, "the model's worker did not start"
+        time.sleep(0.1)
+    return worker
+
+
 def _probe_guarded(worker, other: str, log: list[str]) -> None:
     origin = worker.url.split("/assets/")[0]
+    refused = f"only this site's own files ({origin}) may be reached"
     for name, js in GUARDED.items():
         got = worker.evaluate(js, other)
         assert got != "ran", f"{name} was not refused"
-        assert f"only this site's own files ({origin}) may be reached" in got or "(an eval) refused" in got, \
-            f"{name}: {got}"
+        if name == "importScripts, toString twice":
+            continue  # the site's /x.js passes the guard; a module worker's importScripts then throws
+        assert refused in got or "(an eval) refused" in got, f"{name}: {got}"
+    for name, js in TWICE.items():
+        assert worker.evaluate(js, other) == origin + "/x", f"{name}: the URL read twice"
     worker.evaluate("() => new Promise((r) => setTimeout(r, 300))")  # anything late would arrive now
     assert log == [], f"requests reached the other origin: {log}"
 
@@ -199,5 +274,46 @@ def test_without_headers_the_worker_guards_itself(page, plain_server, other_orig
     worker = _live_worker(page, plain_server + "contributing.html")
     _probe_guarded(worker, other, log)
     _still_computes(page)
+    assert worker.evaluate(IMPORT, other) == "ran 1"
+    assert log == ["/module.mjs"]
+
+
+def test_the_server_sends_the_model_worker_its_own_policy(server):
+    with urllib.request.urlopen(server + MODEL_WORKER.lstrip("/"), timeout=SOCKET_TIMEOUT_S) as r:
+        assert r.headers["Content-Security-Policy"] == "; ".join(f"{k} {v}" for k, v in csp.MODEL_WORKER_DIRECTIVES)
+
+
+def _probe_model_worker(worker, other: str, log: list[str]) -> None:
+    origin = worker.url.split("/assets/")[0]
+    _probe_guarded(worker, other, log)
+    for kind in ("module", "classic"):
+        got = worker.evaluate(NESTED_BLOB, [other, kind])
+        assert f"only this site's own files ({origin}) may be reached" in got, f"nested {kind} blob worker: {got}"
+    worker.evaluate("() => new Promise((r) => setTimeout(r, 300))")
+    assert log == [], f"requests reached the other origin: {log}"
+
+
+def test_with_headers_the_model_worker_reaches_no_other_origin(page, server, other_origin):
+    other, log = other_origin
+    worker = _model_worker(page, server + "contributing.html")
+    _probe_model_worker(worker, other, log)
+    worker.evaluate(RECORD_VIOLATIONS)
+    got = worker.evaluate(IMPORT, other)
+    assert got.startswith("Failed to fetch dynamically imported module"), got
+    assert "unsafe-eval" in worker.evaluate(EVAL), "eval ran under the model worker's policy"
+    assert log == [], f"requests reached the other origin: {log}"
+    assert worker.evaluate("() => self.__descentViolations") == [
+        f"script-src-elem {other}/module.mjs",
+        "script-src eval",
+    ]
+
+
+def test_without_headers_the_model_worker_guards_itself(page, plain_server, other_origin):
+    """As for the widget worker: every network API refused by the guard; a dynamic import() and
+    eval, which no script can stop, run (only the header policy refuses them)."""
+    other, log = other_origin
+    worker = _model_worker(page, plain_server + "contributing.html")
+    _probe_model_worker(worker, other, log)
+    assert worker.evaluate(EVAL) == "ran 42"
     assert worker.evaluate(IMPORT, other) == "ran 1"
     assert log == ["/module.mjs"]

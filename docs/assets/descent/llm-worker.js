@@ -18,8 +18,13 @@
 // wllama runs llama.cpp in a worker of its own, made from a Blob inside this worker; the page's
 // Content-Security-Policy (worker-src 'self') only sees this worker. A host that sends headers gives
 // this file descent.site.csp.MODEL_WORKER_DIRECTIVES (blob: scripts and workers, WebAssembly, the
-// site's own files); without headers, the fetch guard below keeps it on the site.
+// site's own files). With or without headers, the network guard (guard.js, the same as the widget
+// worker's) keeps it on the site: guard-model.js is the first import, so it runs before wllama's
+// module is evaluated. It lets this worker start only workers from blob: URLs it made itself (the
+// engine's, then the engine's threads), each with the guard in front of its code. A dynamic
+// import() of another origin cannot be wrapped: only the header policy stops it.
 
+import "./guard-model.js";
 import { Wllama } from "../vendor/wllama/index.js";
 
 const MODELS_URL = new URL("../models/", import.meta.url);
@@ -28,16 +33,6 @@ const CACHE_NAME = "descent-model";
 // Samplers in Hugging Face's order of filters (top-k does not depend on the temperature, so it may
 // come first); min-p and the penalties stay off (llama-server's defaults would add min-p 0.05).
 const SAMPLERS = ["top_k", "temperature", "top_p"];
-
-// This worker reads the site's own files only: a request to another origin is refused here too.
-const siteFetch = self.fetch.bind(self);
-self.fetch = (input, init) => {
-  const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url, self.location.href);
-  if (url.origin !== self.location.origin) {
-    return Promise.reject(new TypeError(`descent: refused a request to another origin (${url.origin})`));
-  }
-  return siteFetch(input, init);
-};
 
 const quiet = { debug() {}, log() {}, info() {}, warn: (...a) => console.warn("wllama:", ...a), error: (...a) => console.error("wllama:", ...a) };
 

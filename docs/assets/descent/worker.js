@@ -17,97 +17,17 @@
 // nothing is fetched from another origin: Pyodide's core and its memory snapshot are vendored in
 // ../pyodide/ and the wheel in ./wheels/ (all written by descent.site.runtime.on_post_build).
 //
-// The network guard below runs first, before Pyodide or any Python exists (this module has no
-// static import, so nothing is evaluated before it). A page's <meta> policy does not reach a worker,
-// and a host without headers (GitHub Pages) sends none (descent.site.csp): so the worker itself
-// refuses to reach beyond the site's own origin. fetch, XMLHttpRequest, WebSocket, EventSource,
-// WebTransport, importScripts, Cache.add/addAll and nested workers check their URL; setTimeout and
-// setInterval refuse a string (an eval). The wrappers cannot be reassigned. What a script cannot
-// wrap, only the header policy stops: a dynamic import() of another origin (a language form, not a
-// function), eval and new Function.
+// The network guard (guard.js) runs first, before Pyodide or any Python exists: its module is this
+// module's only static import, evaluated before this body, which calls it before anything else.
+// A page's <meta> policy does not reach a worker, and a host without headers (GitHub Pages) sends
+// none (descent.site.csp): so the worker itself refuses to reach beyond the site's own origin
+// (guard.js says what it covers). This worker starts no nested worker, so none may start. What a
+// script cannot wrap, only the header policy stops: a dynamic import() of another origin (a
+// language form, not a function), eval and new Function.
 
-(() => {
-  "use strict";
-  const origin = self.location.origin;
-  const refusal = (what, url) =>
-    `descent worker: ${what} ${url} refused: only this site's own files (${origin}) may be reached`;
-  const allowed = (url) => {
-    try {
-      return new URL(String(url), self.location.href).origin === origin;
-    } catch {
-      return false; // an unparseable URL is not the site's
-    }
-  };
-  const urlOf = (input) => (typeof Request !== "undefined" && input instanceof Request ? input.url : input);
-  const fix = (target, name, value) =>
-    Object.defineProperty(target, name, { value, writable: false, configurable: false, enumerable: false });
+import { guard } from "./guard.js";
 
-  const realFetch = self.fetch;
-  fix(self, "fetch", function fetch(input, init) {
-    const url = urlOf(input);
-    if (!allowed(url)) return Promise.reject(new TypeError(refusal("fetch of", url)));
-    return realFetch.call(self, input, init);
-  });
-
-  if (self.XMLHttpRequest) {
-    const realOpen = self.XMLHttpRequest.prototype.open;
-    fix(self.XMLHttpRequest.prototype, "open", function open(method, url, ...rest) {
-      if (!allowed(url)) throw new DOMException(refusal("XMLHttpRequest to", url), "SecurityError");
-      return realOpen.call(this, method, url, ...rest);
-    });
-  }
-
-  // Constructors that open a connection (or start a script) from their first argument.
-  for (const name of ["WebSocket", "EventSource", "WebTransport"]) {
-    const Real = self[name];
-    if (typeof Real !== "function") continue;
-    fix(self, name, new Proxy(Real, {
-      construct(target, args, newTarget) {
-        if (!allowed(args[0])) throw new DOMException(refusal(`${name} to`, args[0]), "SecurityError");
-        return Reflect.construct(target, args, newTarget);
-      },
-    }));
-  }
-  // A nested worker would run without this guard: none is needed, so none may start.
-  for (const name of ["Worker", "SharedWorker"]) {
-    if (typeof self[name] !== "function") continue;
-    fix(self, name, new Proxy(self[name], {
-      construct(_target, args) {
-        throw new DOMException(refusal(`a nested ${name} from`, args[0]), "SecurityError");
-      },
-    }));
-  }
-
-  if (typeof self.importScripts === "function") {
-    const realImport = self.importScripts;
-    fix(self, "importScripts", function importScripts(...urls) {
-      for (const url of urls) {
-        if (!allowed(url)) throw new DOMException(refusal("importScripts of", url), "SecurityError");
-      }
-      return realImport.apply(self, urls); // a module worker's own importScripts then throws its TypeError
-    });
-  }
-
-  if (self.Cache) {
-    for (const method of ["add", "addAll"]) {
-      const real = self.Cache.prototype[method];
-      fix(self.Cache.prototype, method, function (requests) {
-        for (const r of method === "add" ? [requests] : Array.from(requests)) {
-          if (!allowed(urlOf(r))) return Promise.reject(new TypeError(refusal(`Cache.${method} of`, urlOf(r))));
-        }
-        return real.call(this, requests);
-      });
-    }
-  }
-
-  for (const name of ["setTimeout", "setInterval"]) {
-    const real = self[name];
-    fix(self, name, function (handler, ...rest) {
-      if (typeof handler !== "function") throw new TypeError(`descent worker: ${name} with a string (an eval) refused`);
-      return real.call(self, handler, ...rest);
-    });
-  }
-})();
+guard({ workers: "none" });
 
 const PYODIDE_URL = new URL("../pyodide/", import.meta.url);
 const WHEELS_URL = new URL("wheels/", import.meta.url);

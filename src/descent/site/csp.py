@@ -34,13 +34,15 @@ Pyodide's WebAssembly, no string eval, no connection to another origin, no dynam
 from another origin. :mod:`descent.site.serve` (``nox -s serve``, the browser tests' server) sends
 it; :func:`headers_file` writes a ``_headers`` file into the built site for hosts that read one
 (Netlify, Cloudflare Pages). A host that sends no headers (GitHub Pages, a plain file server) still
-gets the worker's own guard (``worker.js``: fetch, XMLHttpRequest, WebSocket, EventSource,
-importScripts, nested workers and string timers refused beyond the site's origin), but not what
-only a policy can stop: ``eval``/``new Function`` and a dynamic ``import()`` of another origin.
+gets the worker's own guard (``guard.js``, the first import of both workers: fetch,
+XMLHttpRequest, WebSocket, EventSource, importScripts, nested workers and string timers refused
+beyond the site's origin), but not what only a policy can stop: ``eval``/``new Function`` and a
+dynamic ``import()`` of another origin.
 The model's worker (``assets/descent/llm-worker.js``, the real model in the reader's browser:
 :mod:`descent.site.wllama`) gets :data:`MODEL_WORKER_DIRECTIVES`: the engine (wllama) runs
 llama.cpp in a worker it makes from a Blob, whose script and thread workers are ``blob:`` URLs it
-creates itself; everything fetched is the site's. Without headers it guards its own ``fetch``.
+creates itself; everything fetched is the site's. With or without headers it has the same guard
+(``guard-model.js``), which lets it start only workers from blob: URLs it made, guarded in turn.
 
 HTML pages get :data:`PAGE_HEADER_DIRECTIVES` as a header: only what a ``<meta>`` cannot carry
 (``frame-ancestors``) and restrictions that need no hash; scripts stay governed by the meta.
