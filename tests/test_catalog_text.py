@@ -91,7 +91,12 @@ def _check(name: str, md: str, columns: int | None = None) -> _Html:
     return p
 
 
-@pytest.mark.parametrize("name", sorted(registry("table")))
+#: Tables that read the 98 MB GGUF (about 4 s): slow.
+SLOW_TABLES = {"gguf_file"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_TABLES else n
+                                  for n in sorted(registry("table"))])
 def test_every_table_shows_catalog_text_as_text(hostile_catalog, name):
     entry = registry("table")[name]
     md = entry.func(**entry.bind({}))

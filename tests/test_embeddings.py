@@ -26,6 +26,7 @@ def exported():
     return json.loads(embeddings.data_path().read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # the embedding matrix from the GGUF: about 3 s
 def test_export_equals_a_fresh_computation(matrix, exported):
     # Structure, words and ids exactly; floats to 1e-3 relative (the last printed digit depends on
     # the order of sums, which BLAS and the CPU choose).
