@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import tomllib
 from importlib import resources
@@ -29,8 +30,18 @@ import descent.widgets as w
 from descent.catalog import CatalogError, load_accelerators, load_models
 from descent.units import format_limit
 
+#: Examples per widget: the full suite's depth, or a quarter of it in `nox -s fast`'s edit-test loop
+#: (the noxfile sets DESCENT_FAST=1 there; the full suite, CI's, always runs the full depth).
+DEPTH = 0.25 if os.environ.get("DESCENT_FAST") == "1" else 1.0
+
+
+def _examples(n: int) -> int:
+    return max(5, round(n * DEPTH))
+
+
 SETTINGS = settings(
-    deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    deadline=None, max_examples=_examples(80),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
 #: How a non-finite float prints: Python's ``nan``/``inf``/``-inf`` (str, repr, f-strings) and
@@ -252,7 +263,7 @@ def test_widget_hostile_inputs(name, data):
 
 
 @pytest.mark.parametrize("name", _widget_cases())
-@settings(deadline=None, max_examples=50)
+@settings(deadline=None, max_examples=_examples(50))
 @given(data=st.data())
 def test_widget_valid_inputs_give_finite_results(name, data):
     widget = w.get(name)
@@ -291,7 +302,7 @@ def test_unknown_widget_and_broken_json(name, raw):
 
 
 @pytest.mark.parametrize("name", WIDGETS)
-@settings(deadline=None, max_examples=40)
+@settings(deadline=None, max_examples=_examples(40))
 @given(data=st.data())
 def test_widget_json_round_trip_matches_run(name, data):
     # The worker's path (JSON text in and out) gives the same answer as run(), NaN included
