@@ -28,10 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from descent import params as P
-from descent.catalog import resolve_accelerator, resolve_model
+from descent.catalog import resolve_model
 from descent.hardware import decode_ceiling, prefill_time
-from descent.memory import size
 from descent.scenario import Scenario
+from descent.step import check_weights, decode, footprint
 
 __all__ = ["DECODE_BATCHES", "SECONDS_PER_HOUR", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch",
            "decode_batches", "input_output_ratio", "max_batch", "token_cost", "usd_per_million_tokens"]
@@ -88,16 +88,17 @@ def token_cost(model, accelerator, weights: str = Scenario.weights, kv: str = Sc
         ValueError: any input out of its declared range (descent.params).
     """
     _check(price, pue)
-    a = resolve_accelerator(accelerator)
-    s = size(model, a, weights, kv, context, batch, runtime_percent)
-    rate = s.decode_tokens_per_s_total
+    sc = Scenario(model=model, accelerator=accelerator, weights=check_weights(weights), kv=kv, context=context,
+                  batch=batch, price=price, pue=pue, runtime_percent=float(runtime_percent))
+    c = decode(sc)
+    rate = c.tokens_per_s_total
     return TokenCost(
         batch=batch,
         tokens_per_s_total=rate,
-        usd_per_million_tokens=usd_per_million_tokens(rate, 1, price),
-        joules_per_token=a.power_watts * pue / rate,
-        bound=s.bound,
-        fits=s.fits,
+        usd_per_million_tokens=usd_per_million_tokens(rate, sc.devices, price),
+        joules_per_token=sc.chip.power_watts * pue / rate,
+        bound=c.bound,
+        fits=footprint(sc).fits,
     )
 
 
@@ -109,14 +110,15 @@ def max_batch(model, accelerator, weights: str = Scenario.weights, kv: str = Sce
     Raises:
         ValueError: inputs out of range (as :func:`descent.memory.size`).
     """
-    one = size(model, accelerator, weights, kv, context, 1, runtime_percent)
-    room = one.capacity_bytes - one.weights_bytes - one.runtime_bytes
-    per_seq = one.kv_cache_bytes
-    if room < per_seq:
+    sc = Scenario(model=model, accelerator=accelerator, weights=check_weights(weights), kv=kv, context=context,
+                  runtime_percent=float(runtime_percent))
+    one = footprint(sc)  # the step model's: weights and one sequence's KV cache against usable memory
+    room = one.usable_bytes - one.weights_bytes
+    if room < one.kv_bytes:
         return 0
-    b = min(int(room // per_seq), P.BATCH.max)
-    # The KV cache is exactly linear in B, so the floor is the answer; check it with the sizing itself.
-    while b > 1 and not size(model, accelerator, weights, kv, context, b, runtime_percent).fits:
+    b = min(int(room // one.kv_bytes), P.BATCH.max)
+    # The KV cache is exactly linear in B, so the floor is the answer; check it with the footprint itself.
+    while b > 1 and not footprint(sc.but(batch=b)).fits:
         b -= 1
     return b
 
