@@ -19,7 +19,7 @@ def test_part3_times_decode_at_the_widgets_context():
     # prompt's 1,024 tokens (tests/test_widgets_part3.py checks the widget's numbers).
     page = _page("part-3-serving-software.md")
     assert "<!-- descent:value itl_s context=1024 -->" in page
-    assert "<!-- descent:value prefill_decode_ratio context=1024 sig=2 -->" in page
+    assert "<!-- descent:value prefill_decode_ratio context=1024 sig=3 -->" in page
 
 
 def test_part5_does_not_promise_linear_scaling():
