@@ -11,7 +11,7 @@ from __future__ import annotations
 from descent import catalog, dials, recorded, transformer
 from descent import params as P
 from descent.units import format_bytes, format_int, format_number, format_time
-from descent.widgets import Constraint, Input, widget
+from descent.widgets import Input, widget
 from descent.widgets import views as v
 
 __all__ = ["REPLY_PROMPT", "reply_tokens", "server_dials"]
@@ -42,11 +42,6 @@ def reply_tokens() -> list[str]:
     inputs=[Input(P.MODEL, "select"), Input(_ACCELERATOR, "select"), Input(P.WEIGHTS_UNIFORM, "select"),
             Input(_TP, "number"), Input(P.BATCH, "range", log=True), Input(_CONTEXT, "range", log=True),
             Input(P.PRICE, "number")],
-    constraints=[Constraint(("model", "tp"), lambda model, tp: tp in transformer.tp_degrees(catalog.model(model)), {
-        "model": lambda model, tp: f"{catalog.model(model).name} cannot be served over {format_int(tp)} accelerators: "
-                                   + transformer.tp_message(catalog.model(model), tp) + ".",
-        "tp": lambda model, tp: transformer.tp_message(catalog.model(model), tp) + ".",
-    })],
 )
 def server_dials(model: str, accelerator: str, weights: str, tp: int, batch: int, context: int,
                  price: float) -> list[dict]:
@@ -56,9 +51,17 @@ def server_dials(model: str, accelerator: str, weights: str, tp: int, batch: int
     Raises:
         ValueError: from :func:`descent.dials.server_dials`.
     """
-    a = catalog.accelerator(accelerator)
-    d = dials.server_dials(model, accelerator, weights, "bf16", context, batch, tp, price)
+    a, m = catalog.accelerator(accelerator), catalog.model(model)
     out = []
+    # The accelerators follow the model (issue 24: a control never offers a value that fails): a
+    # model whose heads do not split over tp is served over the largest degree below it that does.
+    degrees = transformer.tp_degrees(m)
+    if tp not in degrees:
+        used = max(t for t in degrees if t <= tp)
+        out.append(v.note(f"{transformer.tp_message(m, tp)}: the dials show {format_int(used)} "
+                          f"{'accelerator' if used == 1 else 'accelerators'}.", "info"))
+        tp = used
+    d = dials.server_dials(model, accelerator, weights, "bf16", context, batch, tp, price)
     if not d.fits:
         out.append(v.note(f"This does not fit: each {a.name} would need {format_bytes(-d.free_bytes)} more "
                           f"than it has. The speeds are what the server would do if it did; add accelerators, "
