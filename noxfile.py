@@ -120,8 +120,12 @@ def tests(session: nox.Session) -> None:
     _npm(session)
     _chromium(session)
     _build_site(session)
-    # tests/conftest.py's site_dir fixture uses this build instead of building again.
-    session.run("pytest", *session.posargs, env={"DESCENT_SITE_DIR": str(ROOT / "site")})
+    # tests/conftest.py's site_dir fixture uses this build instead of building again. Everything
+    # but the browser tests runs on every core (pytest-xdist); the browser tests, which serve the
+    # site on fixed ports and drive one chromium, run after them in one process.
+    env = {"DESCENT_SITE_DIR": str(ROOT / "site")}
+    session.run("pytest", "-n", "auto", "--ignore=tests/browser", *session.posargs, env=env)
+    session.run("pytest", "tests/browser", *session.posargs, env=env)
 
 
 #: What `nox -s fast` leaves out: tests marked browser, peer (transformers), pyodide (Node), site
