@@ -117,7 +117,6 @@ def plan(model: str | Model, accelerator: str | Accelerator, weights: str = Scen
     by_kind = {x.kind: x for x in c.collectives}
     ar, a2a = by_kind.get("all-reduce"), by_kind.get("all-to-all")
     layers = m.num_layers
-    message = -(-batch // microbatches) / ep * m.hidden_size * S.ACTIVATION_BYTES
     moe_layers = m.num_layers - (min(m.moe.first_dense_layers, m.num_layers) if m.moe else m.num_layers)
     return Plan(
         model=m.id, accelerator=sc.chip.id, weights=weights, kv=kv, link=link_id, context=context, batch=batch,
@@ -125,7 +124,7 @@ def plan(model: str | Model, accelerator: str | Accelerator, weights: str = Scen
         weights_bytes=fp.weights_bytes, weights_bytes_per_device=fp.weights_bytes_per_device,
         kv_bytes_per_device=fp.kv_bytes_per_device, memory_bytes_per_device=fp.need_bytes,
         free_bytes=fp.free_bytes, fits=fp.fits,
-        allreduce_message_bytes=message if tp > 1 else 0.0,
+        allreduce_message_bytes=ar.message_bytes if ar else 0.0,
         allreduce_bytes_per_layer=S.ALLREDUCES_PER_LAYER * ar.bytes_each if ar else 0.0,
         allreduce_seconds_per_layer=ar.seconds / layers if ar else 0.0,
         alltoall_bytes_per_layer=a2a.bytes_each if a2a else 0.0,

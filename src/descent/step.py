@@ -622,6 +622,7 @@ class Collective:
     Attributes:
         kind: ``"all-reduce"`` (TP), ``"all-to-all"`` (EP) or ``"send"`` (PP, stage to stage).
         devices: devices taking part in each. count: how many one token's path crosses.
+        message_bytes: the message each device contributes (an all-reduce's activations), bytes.
         bytes_each: bytes each device sends in one. seconds_each: the time of one (bandwidth and latency).
         seconds: ``count x seconds_each``.
     """
@@ -629,6 +630,7 @@ class Collective:
     kind: str
     devices: int
     count: float
+    message_bytes: float
     bytes_each: float
     seconds_each: float
     seconds: float
@@ -781,16 +783,16 @@ def cost(sc: Scenario, decode_contexts=(), prefill_spans=()) -> StepCost:
         colls = []
         if tp > 1:
             each = allreduce_seconds(wire, message, tp)
-            colls.append(Collective("all-reduce", tp, ALLREDUCES_PER_LAYER * layers,
+            colls.append(Collective("all-reduce", tp, ALLREDUCES_PER_LAYER * layers, message,
                                     ring_allreduce_bytes(message, tp), each, ALLREDUCES_PER_LAYER * layers * each))
         if ep > 1 and moe_layers:
             nbytes = all_to_all_bytes(d.tokens / groups, m.moe.experts_per_token, m.hidden_size, ACTIVATION_BYTES, ep)
             each = nbytes / wire.bytes_per_s + 2 * (wire.base_latency_s + (ep - 1) * wire.step_latency_s)
-            colls.append(Collective("all-to-all", ep, moe_layers, nbytes, each, moe_layers * each))
+            colls.append(Collective("all-to-all", ep, moe_layers, message, nbytes, each, moe_layers * each))
         if pp > 1:
             nbytes = d.tokens * m.hidden_size * ACTIVATION_BYTES
             each = nbytes / wire.bytes_per_s + wire.base_latency_s
-            colls.append(Collective("send", 2, 1, nbytes, each, each))
+            colls.append(Collective("send", 2, 1, nbytes, nbytes, each, each))
         comm = sum(c.seconds for c in colls)
         stage_times.append(max(mem, comp) + comm)
         parts.append((d, g, w, kv, per_dev, mem, comp, comm, colls))
@@ -807,7 +809,8 @@ def cost(sc: Scenario, decode_contexts=(), prefill_spans=()) -> StepCost:
     kv_all = sum(p[3] for p in parts)
     groups["kv_cache"] = kv_all
     w_all = sum(p[2] for p in parts)
-    path = [Collective(c.kind, c.devices, c.count * pp, c.bytes_each, c.seconds_each, c.seconds * pp) for c in colls]
+    path = [Collective(c.kind, c.devices, c.count * pp, c.message_bytes, c.bytes_each, c.seconds_each, c.seconds * pp)
+            for c in colls]
     return StepCost(
         tokens=sum(p[0].tokens for p in parts), sequences=sequences, flops=sum(p[0].flops for p in parts),
         bytes=w_all + kv_all, bytes_by_group=groups, weights_bytes=w_all, kv_bytes=kv_all,

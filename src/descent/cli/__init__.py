@@ -37,6 +37,7 @@ from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
 from descent.cli import hardware as hardware_cli
 from descent.cli import serving as serving_cli
+from descent.cli.rows import print_rows
 from descent.memory import Sizing, size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
@@ -268,9 +269,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
     ]
     if s.beyond_max_context:
         rows.append(("warning", f"context {format_int(s.context)} exceeds the model's {format_int(m.max_context)}"))
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
+    print_rows(rows)
     return 0
 
 
@@ -298,9 +297,7 @@ def _cmd_cost(args: argparse.Namespace) -> int:
         ("largest batch", plural(biggest, "sequence") + " fit beside the weights"),
         ("fits", "yes" if c.fits else "no (the figures are what the speed would give if it did)"),
     ]
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
+    print_rows(rows)
     return 0
 
 
@@ -329,9 +326,7 @@ def _cmd_dials(args: argparse.Namespace) -> int:
         ("spare memory", f"{format_bytes(d.free_bytes)} per accelerator"
                          + ("" if d.fits else " (does not fit: the speeds are what it would do if it did)")),
     ]
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
+    print_rows(rows)
     return 0
 
 
@@ -409,9 +404,7 @@ def _cmd_float(args: argparse.Namespace) -> int:
         ("error", "overflow: beyond the largest finite value" if overflow else
          (floats.value_text(error) if finite else "none")),
     ]
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
+    print_rows(rows)
     return 0
 
 

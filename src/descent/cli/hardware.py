@@ -22,6 +22,7 @@ from descent import parallel, roofline
 from descent import params as P
 from descent.catalog import accelerator, model
 from descent.catalog import link as catalog_link
+from descent.cli.rows import print_rows
 from descent.units import format_bytes, format_number, format_percent, format_si, format_time, plural
 
 __all__ = ["ROOFLINE_KEYS", "PARALLEL_KEYS", "add_subcommands"]
@@ -39,12 +40,6 @@ PARALLEL_KEYS = ("model", "accelerator", "weights", "kv", "context", "batch", "t
                  "bubble_fraction", "split_decode_tokens_per_s")
 
 
-def _table(rows: list[tuple[str, str]]) -> None:
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{width}}  {v}")
-
-
 def _cmd_roofline(args: argparse.Namespace) -> int:
     s = roofline.step(args.model, args.accelerator, args.weights, args.kv, args.context, args.batch, args.phase)
     if args.json:
@@ -53,7 +48,7 @@ def _cmd_roofline(args: argparse.Namespace) -> int:
     m, a = model(s.model), accelerator(s.accelerator)
     what = (f"{plural(s.batch, 'sequence')} x 1 new token, {plural(s.context, 'token')} of context"
             if s.phase == "decode" else f"{plural(s.batch, 'prompt')} of {plural(s.context, 'token')}")
-    _table([
+    print_rows([
         ("step", f"{s.phase}: {m.name} on {a.name}, {what}"),
         ("FLOPs per step", format_si(s.flops_per_step, "FLOP", 4, trim=True)),
         ("bytes per step", format_bytes(s.bytes_per_step, "auto", 4, trim=True)
@@ -80,7 +75,7 @@ def _cmd_parallel(args: argparse.Namespace) -> int:
         return 0
     m, a, wire = model(p.model), accelerator(p.accelerator), catalog_link(p.link)
     usable = "fits" if p.fits else "does NOT fit"
-    _table([
+    print_rows([
         ("split", f"{m.name} on {plural(p.devices, 'device')} ({a.name}): tp {p.tp} x pp {p.pp} x ep {p.ep}"),
         ("weights per device", f"{format_bytes(p.weights_bytes_per_device, 'GB', 4, trim=True)} "
          f"of {format_bytes(p.weights_bytes, 'GB', 4, trim=True)} ({p.weights})"),
