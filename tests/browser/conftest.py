@@ -60,11 +60,15 @@ LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome-extension", "devtools"
 SERVER_START_TIMEOUT_S = 10.0
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).parent
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
+            # Under pytest-xdist's --dist loadgroup, every browser test runs on one worker: one
+            # server on the port the site's sitemap names (instant navigation needs it), one chromium.
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 #: Folders of docs/ that hold no pages (theme overrides, assets, snippets such as the glossary, and

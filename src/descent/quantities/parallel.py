@@ -67,7 +67,7 @@ def alltoall_bytes_per_layer(**kw: Any) -> float:
 
 @quantity("bubble_fraction", "Pipeline bubble", "fraction", *PLAN_PARAMS)
 def bubble_fraction(**kw: Any) -> float:
-    """Share of the schedule each pipeline stage idles: (p - 1) / (m + p - 1) (GPipe)."""
+    """Share of a step each pipeline stage idles in a serving engine's steady state: max(0, p - m) / p."""
     return _plan(**kw).bubble_fraction
 
 @quantity("split_decode_tokens_per_s", "Decode speed, split", "tokens_per_s", *PLAN_PARAMS)
