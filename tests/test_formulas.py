@@ -132,7 +132,7 @@ def test_symbols_read_as_prose_with_linked_sources():
         "x", "t", Sym(sp.Symbol("y"), "y", "y", "count"), sp.Symbol("d"), (), "Dao et al., arXiv:2205.14135").source_markdown()
     where = FORMULAS["kv_cache_bytes"].where()
     assert where.startswith("$L$ is the number of layers; $K$ is the number of key/value heads")
-    assert where.endswith("; and $b$ is the size of one stored number (2 for BF16, 1 for FP8), in bytes")
+    assert where.endswith("; and $b$ is the size of one stored number (two for BF16, one for FP8), in bytes")
 
 
 def test_compact_form_first_expanded_form_folded():

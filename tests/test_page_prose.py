@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 DOCS = Path(__file__).parents[1] / "docs"
 
 
@@ -27,3 +29,52 @@ def test_part5_does_not_promise_linear_scaling():
     # latency is counted (tests/test_widgets_part5.py checks the numbers).
     page = _page("part-5-the-whole-descent.md")
     assert "four times faster" not in page and "a quarter of the chips for a quarter of the speed" not in page
+
+
+# --- Numbers per sentence (issue 23 §2: one idea per paragraph) -------------------------------------
+
+#: The pages of the descent, read in order: the home page and Parts 0 to 5.
+PROSE_PAGES = ["index.md", *sorted(p.name for p in DOCS.glob("part-*.md"))]
+#: Issue 23: under 3% of a page's running-prose sentences carry more than three numbers, none more than five.
+MAX_SHARE_OVER_THREE = 0.03
+MAX_NUMBERS = 5
+
+
+def test_the_counter_counts_as_the_review_tool_does():
+    # Worked by hand against shared/tools/numbers-per-sentence's rules: only <p> in the <article>
+    # outside tables, asides, widgets and code; sentences under four words dropped; "3.1" and
+    # "1,024" are one number each, "-09" in "1.49e-09" another, "H200" and "FP8" none, "70B" one.
+    from prose_numbers import sentences
+
+    page = (
+        "<p>Outside the article: 1 2 3 4 5.</p><article>"
+        "<p>Llama 3.1 70B on an H200 reads 1,024 tokens. Short: 1 2. FP8 misses 0.1 by 1.49e-09.</p>"
+        '<div class="admonition note"><p>An aside with 1 2 3 4 5 6.</p></div>'
+        "<details><p>A fold-out with 1 2 3 4 5 6.</p></details>"
+        '<div class="descent-widget" data-widget="x"><p>A widget with 1 2 3 4 5 6.</p></div>'
+        "<table><tr><td><p>A cell with 1 2 3 4 5 6.</p></td></tr></table>"
+        "<p>The p99 is <code>12 34</code> here, and 5 more.</p></article>"
+    )
+    assert sentences(page) == [
+        ("Llama 3.1 70B on an H200 reads 1,024 tokens.", 3),
+        ("FP8 misses 0.1 by 1.49e-09.", 3),
+        ("The p99 is  here, and 5 more.", 1),
+    ]
+
+
+@pytest.mark.parametrize("page", PROSE_PAGES)
+def test_sentences_carry_few_numbers(site_dir, page):
+    # Issue 23 §2: a sentence of running prose carries the one or two numbers its idea needs; the
+    # rest belong in the widget, a table or an aside. Counted on the built page as the review tool
+    # counts (tests/prose_numbers.py), so a shortcode's printed value counts like a typed one.
+    from prose_numbers import sentences
+
+    counted = sentences((site_dir / page.replace(".md", ".html")).read_text(encoding="utf-8"))
+    assert len(counted) >= 10, f"{page}: only {len(counted)} sentences of running prose found"
+    dense = [(n, s) for s, n in counted if n > 3]
+    share = len(dense) / len(counted)
+    worst = max(n for _, n in counted)
+    listing = "\n".join(f"  [{n}] {' '.join(s.split())}" for n, s in dense)
+    assert share < MAX_SHARE_OVER_THREE and worst <= MAX_NUMBERS, (
+        f"{page}: {len(dense)} of {len(counted)} sentences ({share:.1%}) carry more than three numbers "
+        f"(allowed: under {MAX_SHARE_OVER_THREE:.0%}), the densest {worst} (allowed: {MAX_NUMBERS}):\n{listing}")

@@ -203,9 +203,9 @@ def test_measured_ratios_print_the_same(recorded_timings):
     note = v("value serving_measured field=batch_note")
     jump = b2["seconds_per_step"] / b1["seconds_per_step"]
     if jump > 1.5:
-        assert note.endswith(f"so a step at batch 2 takes {fmt_num(jump, 2)}× as long as at batch 1. From batch 2 to 16, "
-                             f"{fmt_num(b16['batch'] / b2['batch'])} times the sequences cost "
-                             f"{fmt_num(b16['seconds_per_step'] / b2['seconds_per_step'], 2)}× the time.")
+        assert note.endswith(f"So a step at batch 2 takes {fmt_num(jump, 2)}× as long as at batch 1. From batch 2 to "
+                             f"batch 16, the step time grows by "
+                             f"{fmt_num(b16['seconds_per_step'] / b2['seconds_per_step'], 2)}×.")
     else:
         assert note == (f"A step at batch 16 takes {fmt_num(b16['seconds_per_step'] / b1['seconds_per_step'], 2)}× "
                         f"as long as at batch 1 for {fmt_num(b16['batch'] / b1['batch'])} times the tokens.")

@@ -198,11 +198,11 @@ def _s(name: str, tex: str, meaning: str, unit: str) -> Sym:
 
 
 L = _s("L", "L", "the number of layers", "count")
-K = _s("K", "K", "the number of key/value heads (K = H for MHA, 1 for MQA, between for GQA)", "count")
+K = _s("K", "K", "the number of key/value heads (K = H for MHA, one for MQA, in between for GQA)", "count")
 D_HEAD = _s("d_head", r"d_{\text{head}}", "the length of one head's query, key and value vectors", "values")
 T = _s("T", "T", "the number of tokens held in the cache per sequence (the context)", "tokens")
 B = _s("B", "B", "the number of sequences in the batch", "sequences")
-BYTES = _s("b", "b", "the size of one stored number (2 for BF16, 1 for FP8)", "bytes")
+BYTES = _s("b", "b", "the size of one stored number (two for BF16, one for FP8)", "bytes")
 D_C = _s("d_c", "d_c", "the length of MLA's joint key/value latent vector (kv_lora_rank)", "values")
 D_R = _s("d_rope", r"d_h^{R}", "the length of the per-token RoPE key that all heads share (qk_rope_head_dim)", "values")
 W = _s("W", "W", "the number of tokens a limited layer can attend to: the sliding window's width (or Llama 4's chunk size)", "tokens")
@@ -359,7 +359,7 @@ _register(Formula(
     sp.Mul(L.symbol, sp.Add(D_C.symbol, D_R.symbol, evaluate=False), T.symbol, B.symbol, BYTES.symbol,
            evaluate=False),
     (L, D_C, D_R, T, B, BYTES),
-    "[DeepSeek-V2 paper](https://arxiv.org/abs/2405.04434), section 2.1.2, eq. 9-10, and table 1",
+    "[DeepSeek-V2 paper](https://arxiv.org/abs/2405.04434), section 2.1.2 and table 1",
     note="One latent per token and layer, shared by every head: no factor 2 and no head count.",
     check=_check_kv_mla,
 ))
@@ -866,7 +866,7 @@ _register(Formula(
            evaluate=False),
     (ELEM_BITS, SCALE_BITS, BLOCK),
     "OCP Microscaling Formats (MX) Specification v1.0, section 5; NVIDIA NVFP4 (16-value blocks, E4M3 scale)",
-    note="MXFP4: 4 + 8/32 = 4.25; NVFP4: 4 + 8/16 = 4.5.",
+    note="MXFP4 spreads one 8-bit scale over 32 values. NVFP4 spreads one over 16.",
     check=_check_block_bits,
 ))
 
@@ -1198,8 +1198,8 @@ _register(Formula(
     _s("E", r"\mathbb{E}[\text{tokens}]", "expected tokens per target pass", "tokens"),
     _speculative_expected_expr(),
     (ALPHA, K_DRAFT),
-    "Leviathan, Kalman and Matias 2023, Fast Inference from Transformers via Speculative Decoding "
-    "(arXiv:2211.17192), section 3.1, equation 1",
+    "Leviathan, Kalman and Matias 2023, [Fast Inference from Transformers via Speculative Decoding]"
+    "(https://arxiv.org/abs/2211.17192), section 3.1, equation 1",
     note="Every pass yields at least one token (the target's own) and at most k + 1; at alpha = 1 the "
          "formula's limit is k + 1.",
     check=_check_speculative("speculative_expected_tokens", "expected_tokens"),

@@ -269,15 +269,18 @@ def split_field(rows: list[Sizing]) -> tuple[list[Sizing], list[Sizing]]:
 
 
 def sharded_sentence(left: list[Sizing]) -> str:
-    """One sentence naming the left-out machines, each with its memory per chip and the fewest such
-    chips whose memory holds the model (``Sizing.accelerators_needed``), or "" when none."""
+    """A few short sentences naming the left-out machines: why they are left out, then one sentence
+    per machine with the fewest chips whose memory holds the model (``Sizing.accelerators_needed``)
+    and its memory per chip; "" when none. One machine a sentence, so no sentence carries more than
+    the two or three numbers its machine needs (issue 23)."""
     if not left:
         return ""
-    parts = []
+    out = ["Not in the comparison: the machines that keep the weights in on-chip memory and serve a model "
+           "spread over many chips, where a one-chip speed would mean nothing."]
     for s in left:
         a = catalog.accelerator(s.accelerator)
         unit = "GB" if a.memory_bytes >= 10**9 else "MB"
-        parts.append(f"{a.name.split(' (')[0]} ({format_bytes(a.memory_bytes, unit, 4, trim=True)} per chip: at least "
-                     f"{format_int(s.accelerators_needed)} {'chip' if s.accelerators_needed == 1 else 'chips'})")
-    return ("Not in the comparison: " + " and ".join(parts) + ". These machines keep the weights in "
-            "on-chip memory and serve a model spread over many chips, so a one-chip speed would mean nothing.")
+        n = s.accelerators_needed
+        out.append(f"{a.name.split(' (')[0]} would need at least {format_int(n)} {'chip' if n == 1 else 'chips'} "
+                   f"({format_bytes(a.memory_bytes, unit, 4, trim=True)} each).")
+    return " ".join(out)

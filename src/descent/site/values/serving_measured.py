@@ -115,12 +115,13 @@ def _batch_note(b2: dict, b16: dict) -> str:
     come ready with each batch row: descent.trace.measure.timings)."""
     jump = b2["vs_batch_1"]["seconds_per_step"]
     tail = b16["vs_batch_2"]["seconds_per_step"]
+    # One idea a sentence, at most three numbers each (issue 23: tests/test_page_prose.py counts them).
     if jump > BATCH2_JUMP:
-        return (f"On this machine batch 1 is the odd one out: NumPy multiplies a single row by a weight matrix with "
-                f"a routine that streams the matrix once, but two or more rows with a general one that first copies "
-                f"the matrix into its own layout, so a step at batch 2 takes {fmt_num(jump, 2)}× as long as at "
-                f"batch 1. From batch 2 to {format_int(b16['batch'])}, {fmt_num(b16['vs_batch_2']['batch'])} times the "
-                f"sequences cost {fmt_num(tail, 2)}× the time.")
+        return (f"On this machine a single sequence is the odd one out. NumPy multiplies a single row by a weight "
+                f"matrix with a routine that streams the matrix once, but two or more rows with a general one that "
+                f"first copies the matrix into its own layout. So a step at batch 2 takes {fmt_num(jump, 2)}× as "
+                f"long as at batch 1. From batch 2 to batch {format_int(b16['batch'])}, the step time grows by "
+                f"{fmt_num(tail, 2)}×.")
     return (f"A step at batch {format_int(b16['batch'])} takes "
             f"{fmt_num(b16['vs_batch_1']['seconds_per_step'], 2)}× as long as at batch 1 for "
             f"{fmt_num(b16['vs_batch_1']['batch'])} times the tokens.")
