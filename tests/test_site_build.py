@@ -184,8 +184,9 @@ def test_numbers_on_pages_are_computed(site_dir):
     assert 2 * m.num_layers * m.num_kv_heads * m.head_dim * 2 == 327_680
     assert transformer.kv_elements_per_token(m) * 2 == 327_680
     assert "320 KiB" in html
-    # H100 SXM memory bandwidth: 3.35 TB/s (datasheet, in the catalog).
-    assert "3.35 TB/s" in html
+    # The catalog's rows, counted when the page is built (index.md no longer quotes a bandwidth:
+    # issue 23 keeps its sentences to the numbers their idea needs).
+    assert re.search(rf"holds\s+{len(catalog.models())} models and {len(catalog.accelerators())}\s+accelerators", html)
 
 
 def test_contributing_lists_every_shortcode(site_dir):

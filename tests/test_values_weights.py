@@ -84,6 +84,8 @@ def test_part2_file_size_and_rule_gaps_say_what_they_are():
     whole = resolve("<!-- descent:value model_download field=size -->")
     assert tensors.endswith(" MB") and whole.endswith(" MB") and float(tensors[:-3]) < float(whole[:-3])
     page = Path(__file__).parents[1].joinpath("docs", "part-2-weights-as-numbers.md").read_text()
-    assert "field=bytes --> of tensor data (the whole file" in page
+    flat = " ".join(page.split())
+    assert ("Their data takes <!-- descent:value gguf_file_fact field=bytes -->; with the tokenizer and other "
+            "metadata, the whole file is <!-- descent:value model_download field=size -->") in flat
     assert Q.get("q4_rule_gap")(model="smollm2-135m") < 0 < Q.get("q4_rule_gap")(model="gpt-oss-120b")
     assert "field=gap --> short" not in page
