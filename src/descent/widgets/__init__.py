@@ -416,7 +416,7 @@ class Widget:
                     ok = False
                 if not ok:
                     raise ValueError(f"widget {self.name!r}: input {i.name!r} shows when {other!r} is {value!r}, "
-                                     f"which is not one of its values")
+                                     f"which is not one of its options")
 
     def defaults(self) -> dict[str, Any]:
         """The default value of every input, by name."""
