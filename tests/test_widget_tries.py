@@ -915,9 +915,20 @@ def test_each_hint_applies_and_does_what_it_says(name, what, base, inputs):
     raw = {**base, **{k: (v if isinstance(v, bool) else str(v)) for k, v in inputs.items()}}
     res = run(name, raw, next(iter(inputs)))
     assert res["ok"] and "html" in res, (name, what, base, res)
+    d, t = Run(name, dict(base)), Run(name, raw)
+    # Every input the hint sets is a change: never "switch to FP8" where the weights are FP8 already.
+    same = [k for k in inputs if d.values[k] == t.values[k]]
+    assert not same, f"{name}: {what!r} sets {same} to the value they already have"
+    # "Switch from the H200 to ...": the value it starts from is the one shown.
+    w = get(name)
+    for k in inputs:
+        start = re.search(r"\bfrom (?:the )?([A-Z][\w.-]*(?: [\w.-]+)*?) to\b", what)
+        if start and w.input(k).kind in ("select", "segmented"):
+            shown = dict((str(v), lbl) for v, lbl in w.input(k).options)[str(d.values[k])]
+            assert start[1] in shown, f"{name}: {what!r} starts from {start[1]!r}, the widget shows {shown!r}"
     key = _effect_key(name, what, EFFECTS)
     if key is not None:
-        EFFECTS[key](Run(name, dict(base)), Run(name, raw))
+        EFFECTS[key](d, t)
 
 
 @pytest.mark.parametrize("name,what,look", [(n, w, lk) for n, _, w, _, _, lk in hints() if lk is not None],

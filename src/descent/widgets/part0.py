@@ -289,7 +289,7 @@ def source_note(live) -> dict:
          {"guess": "paris"}),
         ("Pick the prompt with no single answer, Favourite colour.",
          "The probability spreads over many tokens instead of one.",
-         {"prompt": recorded.prompt_trace("uncertain")["prompt"], "chat": recorded.prompt_trace("uncertain")["chat"]}),
+         {"prompt": recorded.prompt_trace("uncertain")["prompt"]}),
         ("Guess a long or rare word, such as unbelievably.",
          "It is not one token: the model would need several steps to write it.", {"guess": "unbelievably"}),
         ("Load the model above, then type your own sentence.",

@@ -296,7 +296,7 @@ def _hint_content_word() -> dict:
         for pos in range(1, n - 1):
             if tops.count(pos) > best[0]:
                 best = (tops.count(pos), layer, tops.index(pos) + 1)
-    return {"layer": best[1], "head": best[2]}
+    return {"layer": best[1], **({"head": best[2]} if best[2] != TRACE_HEAD.default else {})}
 
 
 @widget(

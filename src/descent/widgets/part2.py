@@ -191,7 +191,7 @@ def _flip_top_exponent(format: str, value: str) -> str:
     inputs=[Input(floats.FLOAT_FORMAT, "segmented"), Input(floats.FLOAT_VALUE, "text")],
     tries=[
         ('Type 0.1 in BF16, then in FP32.', "Neither holds it exactly; BF16's error is far larger, with fewer mantissa bits.",
-         {"format": "fp32", "value": "0.1"}),
+         {"format": "fp32"}),
         ('Click the highest exponent bit.', 'The value jumps by a huge factor: the exponent sets the scale, the mantissa the digits.',
          {"value": _flip_top_exponent(floats.FLOAT_FORMAT.default, floats.FLOAT_VALUE.default)}),
         ('Pick FP8 E4M3 and type a number in the thousands.', 'Past the format\'s largest value no code holds the number, and E4M3 has no infinity: it becomes not a number.',

@@ -186,7 +186,7 @@ def rate_text(x: float) -> str:
     tries=[
         ("Change the weights to BF16.", "Two bytes per weight: the weights grow, and the running example no longer "
             "fits one chip.", {"weights": "bf16"}),
-        ("Raise the context and the batch.", "The KV cache outgrows the weights: long chats and many users are paid for in cache.", {"context": 32768, "batch": 8}),
+        ("Raise the context and the batch.", "The KV cache outgrows the weights: long chats and many users are paid for in cache.", {"context": 65536, "batch": 8}),
         ("Pick a mixture-of-experts model.", "All of it must be stored, but a step reads only the experts in use, so it decodes faster.", {"model": "gpt-oss-120b"}),
         ("Raise the batch.", "Each conversation slows a little while the chip as a whole writes more tokens per second.", {"batch": 16}),
     ],
