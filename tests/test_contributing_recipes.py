@@ -206,6 +206,11 @@ def test_add_a_widget():
     try:
         w = W.get(name)
         assert w.tries
+        # Each hint names the inputs it sets (or points at something): the recipe teaches the rule
+        # tests/test_widget_tries.py holds every widget to, and its hint applies.
+        assert all(d is not None or look is not None for d, look in zip(w.try_inputs, w.try_looks, strict=True))
+        for d in filter(None, w.try_inputs):
+            assert W.run(name, {k: str(x) for k, x in d.items()})["ok"]
         inputs = {"model": "llama-3.1-8b", "context": 32768}
         res = W.run(name, inputs)
         assert res["ok"], res

@@ -58,9 +58,10 @@ def test_widget_shows_the_recorded_numbers():
 def test_the_chip_note_follows_the_bound():
     # Groq's LPU reads 96.7 MB from on-chip SRAM in 1.21 us but needs 1.43 us for 269 MFLOP: compute-bound.
     assert replay.decode_step("groq-lpu").bound == "compute"
-    note = part5_replay.one_token_replayed(9, 1, "groq-lpu")[-2]["text"]
+    # [-1] says where the stage is explained, [-2] which controls it uses (a control is offered only there).
+    note = part5_replay.one_token_replayed(9, 1, "groq-lpu")[-3]["text"]
     assert "reads faster than it multiplies" in note
-    assert "waits on memory" in part5_replay.one_token_replayed(9, 1, "h100-sxm")[-2]["text"]
+    assert "waits on memory" in part5_replay.one_token_replayed(9, 1, "h100-sxm")[-3]["text"]
 
 
 def test_embedding_rows_are_the_runs_tokens_as_stored():
@@ -166,4 +167,4 @@ def test_stages_4_8_9_10_show_the_runs_numbers():
     views = part5_replay.one_token_replayed(10, 1, "h100-sxm")
     row = next(x for x in views if x["kind"] == "stat" and x["label"] == "Its row")
     assert row["value"] == "7,042"
-    assert "cut at 12 steps" in views[-2]["text"] and "writes its stop token:" not in views[-2]["text"]
+    assert "cut at 12 steps" in views[-3]["text"] and "writes its stop token:" not in views[-3]["text"]

@@ -89,3 +89,11 @@ def test_part2_file_size_and_rule_gaps_say_what_they_are():
             "metadata, the whole file is <!-- descent:value model_download field=size -->") in flat
     assert Q.get("q4_rule_gap")(model="smollm2-135m") < 0 < Q.get("q4_rule_gap")(model="gpt-oss-120b")
     assert "field=gap --> short" not in page
+    # In a sentence the gap is said by its size and direction, never as a signed percentage ("falls
+    # -22% short"): the verdict reads the same quantity.
+    for model, words in (("smollm2-135m", "falls "), ("gpt-oss-120b", "overshoots the file by ")):
+        said = resolve(f"<!-- descent:value q4_rule_fact model={model} field=verdict -->")
+        gap = Q.get("q4_rule_gap")(model=model)
+        assert said.startswith(words) and "-" not in said
+        assert Q.get("q4_rule_gap").format(abs(gap), sig=2) in said
+    assert "field=gap -->" not in page

@@ -107,6 +107,7 @@ function fail(why) {
 function freeze(st, message) {
   for (const c of st.form.querySelectorAll("input, select, textarea, button")) c.disabled = true;
   for (const b of st.out.querySelectorAll("button[data-set]")) b.disabled = true;
+  if (st.tries) for (const b of st.tries.querySelectorAll("button[data-try]")) b.disabled = true;
   setState(st, "static", message);
 }
 
@@ -288,17 +289,49 @@ function onOutputClick(st, ev) {
   schedule(st);
 }
 
-// Fields declared with when=(input, value) show only while that input holds that value.
+// "Try it" (descent.widgets.render_tries): <button data-try='{"field": "value"}'> under the widget.
+// The form goes back to the values it was drawn with (each control's HTML default: what the hint
+// was written and tested from), then the try's inputs are set and the widget recomputes.
+function onTry(st, ev) {
+  const b = ev.target.closest("button[data-try]");
+  if (!b || !st.tries.contains(b) || b.disabled || isFile() || workerState === "failed") return;
+  let values;
+  try {
+    values = JSON.parse(b.dataset.try);
+  } catch {
+    return;
+  }
+  st.form.reset();
+  for (const pair of st.form.querySelectorAll(".descent-field__pair")) {
+    numberToSlider(pair.querySelector(".descent-field__number"), pair.querySelector(".descent-field__range"));
+  }
+  for (const [name, value] of Object.entries(values)) setField(st, name, String(value));
+  st.touched = Object.keys(values)[0] || "";
+  applyWhen(st);
+  schedule(st);
+}
+
+// Fields declared with when=(input, values) show only while that input holds one of the values
+// (data-when-values, a JSON list of strings): a control that changes nothing is not offered.
 function controlValue(st, name) {
   const f = st.form.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
   if (!f) return null;
-  const c = f.dataset.kind === "segmented" ? f.querySelector("input[type=radio]:checked") : f.querySelector("select");
-  return c ? c.value : null;
+  const kind = f.dataset.kind;
+  const c = kind === "segmented" ? f.querySelector("input[type=radio]:checked")
+    : kind === "range" || kind === "number" ? f.querySelector(".descent-field__number")
+    : f.querySelector("select");
+  return c ? c.value.trim() : null;
 }
 
 function applyWhen(st) {
   for (const f of st.form.querySelectorAll(".descent-field[data-when-field]")) {
-    const show = controlValue(st, f.dataset.whenField) === f.dataset.whenValue;
+    let values = [];
+    try {
+      values = JSON.parse(f.dataset.whenValues || "[]");
+    } catch {
+      values = [];
+    }
+    const show = values.includes(controlValue(st, f.dataset.whenField));
     if (f.hidden === show) f.hidden = !show;
   }
 }
@@ -495,7 +528,8 @@ function bind(root) {
   const out = root.querySelector(".descent-widget__output");
   const status = root.querySelector(".descent-widget__status");
   if (!form || !out || !status) return;
-  const st = { root, form, out, status, name: root.dataset.widget, active: false, latest: 0, inflight: 0, waiting: false, raf: 0, observer: null, touched: "" };
+  const tries = root.querySelector(".descent-widget__tries");
+  const st = { root, form, out, status, tries, name: root.dataset.widget, active: false, latest: 0, inflight: 0, waiting: false, raf: 0, observer: null, touched: "" };
   widgets.set(root, st);
   form.addEventListener("submit", (ev) => ev.preventDefault());
 
@@ -533,6 +567,10 @@ function bind(root) {
     if (!ev.target.closest(".descent-field__pair")) schedule(st);
   });
   out.addEventListener("click", (ev) => onOutputClick(st, ev));
+  if (tries) {
+    for (const b of tries.querySelectorAll("button[data-try]")) b.hidden = false;
+    tries.addEventListener("click", (ev) => onTry(st, ev));
+  }
   form.addEventListener("focusin", () => activate(st));
   form.addEventListener("pointerdown", () => activate(st));
 

@@ -28,6 +28,19 @@ def q4_rule_gap(model: str) -> float:
     return weights.q4_rule_bytes(model) / weights.total_bytes(model, "q4_k_m") - 1
 
 
+@quantity("q4_rule_verdict", "Rule against Q4_K_M, in words", "text", P.MODEL)
+def q4_rule_verdict(model: str) -> str:
+    """q4_rule_gap said the way prose says it, by its size and its direction: "falls 22% short of the
+    file" or "overshoots the file by 12%" (never a signed percentage in a sentence; issue 23)."""
+    from descent.units import format_percent
+
+    gap = q4_rule_gap(model=model)
+    size = format_percent(abs(gap), 2)
+    if size == format_percent(0.0, 2):
+        return "matches the file"
+    return f"falls {size} short of the file" if gap < 0 else f"overshoots the file by {size}"
+
+
 @quantity("q4_rule_bits", "Bits per weight the rule means", "number")
 def q4_rule_bits() -> float:
     """Bits per weight the rule of thumb's 0.6 GB per billion parameters means: 0.6 x 8 (descent.weights)."""

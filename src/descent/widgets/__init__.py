@@ -77,6 +77,7 @@ __all__ = [
     "FieldError",
     "Input",
     "KINDS",
+    "Look",
     "REGISTRY",
     "STATIC_STATUS",
     "STATIC_STATUS_ARGS",
@@ -166,9 +167,12 @@ class Input:
         cut: for ``text``: a longer text is cut to the parameter's ``max_length`` and the output
             starts with a note saying so (a pasted page of text), instead of an error. The control
             then has no ``maxlength``, so the browser does not cut the paste silently first.
-        when: ``(input, value)``: the control shows only while that other input (a select or
-            segmented choice of the same widget) holds ``value`` (the sandbox's config.json box
-            while the model is "custom"). A hidden input is not sent: it keeps its default.
+        when: ``(input, value)`` or ``(input, (value, ...))``: the control shows only while that
+            other input of the same widget (a select, a segmented choice, a linear slider or a
+            number box) holds ``value``, or one of the values (the sandbox's config.json box while
+            the model is "custom"; the replay's token select at stage 2 only: a control that
+            changes nothing at a stage is not offered there). A hidden input is not sent: it keeps
+            its default.
 
     Raises:
         ValueError: the control does not fit the parameter (a toggle for a number, a log range
@@ -180,14 +184,16 @@ class Input:
     kind: str
     log: bool = False
     cut: bool = False
-    when: tuple[str, str] | None = None
+    when: tuple[str, str | tuple[str, ...]] | None = None
 
     def __post_init__(self) -> None:
         p = self.param
         if self.when is not None and not (
-            isinstance(self.when, tuple) and len(self.when) == 2 and all(isinstance(x, str) for x in self.when)
+            isinstance(self.when, tuple) and len(self.when) == 2 and isinstance(self.when[0], str)
+            and (isinstance(self.when[1], str) or (
+                isinstance(self.when[1], tuple) and self.when[1] and all(isinstance(x, str) for x in self.when[1])))
         ):
-            raise ValueError(f"input {p.name!r}: when must be (input name, value), got {self.when!r}")
+            raise ValueError(f"input {p.name!r}: when must be (input name, value or tuple of values), got {self.when!r}")
         if not isinstance(p, Param):
             raise ValueError(f"an Input takes a descent.params.Param, got {type(p).__name__}")
         if p.name == INSTANCE_ARG:
@@ -210,6 +216,14 @@ class Input:
             raise ValueError(f"input {p.name!r}: invalid default: {exc.message}") from None
 
     name = property(lambda self: self.param.name)
+
+    @property
+    def when_values(self) -> tuple[str, ...]:
+        """The values of the ``when`` input under which this control shows (empty without ``when``)."""
+        if self.when is None:
+            return ()
+        return (self.when[1],) if isinstance(self.when[1], str) else self.when[1]
+
     label = property(lambda self: self.param.label)
     unit = property(lambda self: self.param.unit)
     help = property(lambda self: self.param.help)
@@ -302,6 +316,30 @@ class Constraint:
 
 
 @dataclass(frozen=True)
+class Look:
+    """A "Try this" hint that is not a change of inputs: it points the reader at something the
+    widget already shows, or at something else on the page. ``tries``' third element, in place of
+    the inputs a hint sets; a test checks that what it points at is there.
+
+    Args:
+        html: a piece of the widget's pre-rendered default HTML the hint points at (a label, a
+            button's text): the hint "Watch the spread" points at ``"Spread"``.
+        page: a widget every page that shows this one shows above it (``"model_in_browser"`` for
+            "Load the model above").
+
+    Raises:
+        ValueError: neither given.
+    """
+
+    html: str = ""
+    page: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.html or self.page):
+            raise ValueError("a Look names the html it points at, or the page's widget, or both")
+
+
+@dataclass(frozen=True)
 class Widget:
     """A registered widget: name, title, inputs, the compute function and a description.
 
@@ -310,7 +348,8 @@ class Widget:
     :class:`Constraint` (checked before ``compute``); ``compute`` may still raise
     :class:`FieldError` for anything else. ``tries`` is ``[(what to try, what to notice), ...]``;
     ``try_inputs`` holds, for each try, the inputs it sets from the defaults (``{"tile": 128}``),
-    or None for a try that is not a change of inputs ("Press the load button").
+    or None for a try that is not a change of inputs ("Press the load button"); ``try_looks`` holds,
+    for each such try, the :class:`Look` that says what it points at (None for an input change).
     With ``live`` it also receives ``live`` (see the module docstring).
     """
 
@@ -323,6 +362,7 @@ class Widget:
     tries: tuple[tuple[str, str], ...] = ()
     live: bool = False
     try_inputs: tuple[dict[str, Any] | None, ...] = ()
+    try_looks: tuple[Look | None, ...] = ()
     _by_name: dict[str, Input] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -344,6 +384,15 @@ class Widget:
         if len(sets) != len(self.tries):
             raise ValueError(f"widget {self.name!r}: more try inputs than tries")
         object.__setattr__(self, "try_inputs", tuple(None if d is None else dict(d) for d in sets))
+        looks = tuple(self.try_looks) + (None,) * (len(self.tries) - len(self.try_looks))
+        if len(looks) != len(self.tries):
+            raise ValueError(f"widget {self.name!r}: more try looks than tries")
+        object.__setattr__(self, "try_looks", looks)
+        for (a, _), d, look in zip(self.tries, self.try_inputs, self.try_looks, strict=True):
+            if d is not None and look is not None:
+                raise ValueError(f"widget {self.name!r}: try {a!r} is either an input change or a Look, not both")
+            if d is not None and not d:
+                raise ValueError(f"widget {self.name!r}: try {a!r} sets no input")
         for (a, _), d in zip(self.tries, self.try_inputs, strict=True):
             for key, val in (d or {}).items():
                 if key not in self._by_name:
@@ -355,14 +404,19 @@ class Widget:
         for i in self.inputs:
             if i.when is None:
                 continue
-            other, value = i.when
+            other = i.when[0]
             ctl = self._by_name.get(other)
-            if ctl is None or ctl is i or ctl.kind not in ("select", "segmented"):
+            if ctl is None or ctl is i or ctl.kind not in ("select", "segmented", "range", "number") or ctl.log:
                 raise ValueError(f"widget {self.name!r}: input {i.name!r} shows when {other!r} has a value, "
-                                 "but the widget has no such select or segmented input")
-            if value not in [str(v) for v, _ in ctl.options]:
-                raise ValueError(f"widget {self.name!r}: input {i.name!r} shows when {other!r} is {value!r}, "
-                                 f"which is not one of its options")
+                                 "but the widget has no such select, segmented, linear slider or number input")
+            for value in i.when_values:
+                try:
+                    ok = str(ctl.coerce(value)) == value
+                except ParamError:
+                    ok = False
+                if not ok:
+                    raise ValueError(f"widget {self.name!r}: input {i.name!r} shows when {other!r} is {value!r}, "
+                                     f"which is not one of its options")
 
     def defaults(self) -> dict[str, Any]:
         """The default value of every input, by name."""
@@ -382,7 +436,7 @@ def widget(
     inputs: Iterable[Input],
     description: str = "",
     constraints: Iterable[Constraint] = (),
-    tries: Iterable[tuple[str, str] | tuple[str, str, Mapping[str, Any]]] = (),
+    tries: Iterable[tuple[str, str] | tuple[str, str, Mapping[str, Any] | Look]] = (),
     live: bool = False,
 ) -> Callable[[Callable[..., list[dict]]], Callable[..., list[dict]]]:
     """Decorator: declare ``fn`` as the compute function of widget ``name`` and register it.
@@ -390,8 +444,10 @@ def widget(
     ``constraints``: rules between inputs (:class:`Constraint`). ``tries``: what to try and what to
     notice, ``[("Set the heads to 16.", "The attention weights stay the same: ...", {"heads": 16}),
     ...]``, shown as a short list under the widget (every widget has some: a test checks); the
-    optional third element is the inputs the try sets, from the defaults (a test applies each one
-    and expects a result, not an error). ``live``: ``fn``
+    third element is the inputs the try sets, from the defaults (a test applies each one, expects
+    a result and checks the effect the try names), or a :class:`Look` for a try that is not an
+    input change (a test checks that what it points at is there); the page shows a "Try it"
+    button for each try with inputs. ``live``: ``fn``
     takes ``live=`` too and can compute with the model in the reader's browser (module docstring).
 
     Raises:
@@ -407,8 +463,11 @@ def widget(
         given = [tuple(t) for t in tries]
         if any(len(t) not in (2, 3) for t in given):
             raise ValueError(f"widget {name!r}: each try is (what to try, what to notice[, inputs])")
+        third = [t[2] if len(t) == 3 else None for t in given]
         REGISTRY[name] = Widget(name, title, tuple(inputs), fn, description, tuple(constraints),
-                                tuple(t[:2] for t in given), live, tuple(t[2] if len(t) == 3 else None for t in given))
+                                tuple(t[:2] for t in given), live,
+                                tuple(None if isinstance(x, Look) else x for x in third),
+                                tuple(x if isinstance(x, Look) else None for x in third))
         return fn
 
     return deco
@@ -679,9 +738,10 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
     k = inp.kind
     when = ""
     if inp.when is not None:
-        other, shown = inp.when
-        hidden = values is not None and str(values.get(other)) != shown
-        when = f' data-when-field="{_attr(other)}" data-when-value="{_attr(shown)}"' + (" hidden" if hidden else "")
+        other, shown = inp.when[0], inp.when_values
+        hidden = values is not None and _form_value(values.get(other)) not in shown
+        when = (f' data-when-field="{_attr(other)}" data-when-values=\'{_attr(json.dumps(list(shown)))}\''
+                + (" hidden" if hidden else ""))
     head = f'<div class="descent-field descent-field--{k}" data-field="{_attr(inp.name)}" data-kind="{k}"{when}>'
     if k in ("range", "number"):
         num = (
@@ -819,15 +879,22 @@ def render_static(name: str, **args: Any) -> str:
 
 
 def render_tries(w: Widget, prefix: str) -> str:
-    """The widget's "Try this" list: each item the thing to do, then what to notice ("" if none)."""
+    """The widget's "Try this" list: each item the thing to do, then what to notice ("" if none).
+    A try that is an input change gets a "Try it" button (``data-try``: the inputs it sets, as the
+    form shows them); widgets.js puts the form back to the values it was drawn with, sets those
+    inputs and recomputes. The button is ``hidden`` until widgets.js makes the widget live (without
+    JavaScript, or from ``file://``, nothing could apply it)."""
     if not w.tries:
         return ""
-    items = "".join(
-        f'<li><span class="descent-widget__try">{_attr(a)}</span> {_attr(b)}</li>' for a, b in w.tries
-    )
+    items = []
+    for (a, b), d in zip(w.tries, w.try_inputs, strict=True):
+        button = ""
+        if d:
+            sets = json.dumps({k: _form_value(w.input(k).coerce(x)) for k, x in d.items()})
+            button = (f' <button type="button" class="descent-widget__try-it" data-try="{_attr(sets)}" hidden '
+                      f'aria-label="Try it: {_attr(a)}">Try it</button>')
+        items.append(f'<li><span class="descent-widget__try">{_attr(a)}</span> {_attr(b)}{button}</li>')
     return (
         f'<div class="descent-widget__tries" role="group" aria-labelledby="{prefix}-tries">'
-        f'<p class="descent-widget__tries-title" id="{prefix}-tries">Try this</p><ul>{items}</ul></div>'
+        f'<p class="descent-widget__tries-title" id="{prefix}-tries">Try this</p><ul>{"".join(items)}</ul></div>'
     )
-
-

@@ -73,8 +73,8 @@ HEAD_DIM = P.declare(P.Param(
                        choices=[(n, n.upper()) for n in PRECISION_BYTES]), "segmented"),
     ],
     tries=[
-        ("Double the context.", "The cache doubles: it holds every token's keys and values."),
-        ("Switch to FP8.", "Half the bytes for the same tokens."),
+        ("Double the context.", "The cache doubles: it holds every token's keys and values.", {"context": 16384}),
+        ("Switch to FP8.", "Half the bytes for the same tokens.", {"kv": "fp8"}),
     ],
 )
 def kv_demo(layers: int, kv_heads: int, head_dim: int, context: int, kv: str) -> list[dict]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from descent import engine, recorded
 from descent.units import format_bytes, format_number, format_time, plural
 from descent.widgets import views as v
-from descent.widgets import widget
+from descent.widgets import Look, widget
 
 __all__ = ["download_label", "model_in_browser"]
 
@@ -34,8 +34,10 @@ def download_label() -> str:
     inputs=[],
     tries=[
         ("Press the load button, then type a sentence of your own in the widgets below.",
-         "The rankings now come from your machine, for any text; nothing you type leaves the browser."),
-        ("Come back tomorrow and load it again.", "It starts from your browser's storage: no second download."),
+         "The rankings now come from your machine, for any text; nothing you type leaves the browser.",
+         Look(html="Load the model")),
+        ("Come back tomorrow and load it again.", "It starts from your browser's storage: no second download.",
+         Look(html="kept in your browser's storage")),
     ],
     live=True,
 )

@@ -23,7 +23,7 @@ from descent import engine, recorded, tokenizer
 from descent import params as P
 from descent.recorded import prompt_ids, prompt_trace, trace_data  # noqa: F401  (re-exported for widgets)
 from descent.units import format_int, format_percent, plural, visible_whitespace
-from descent.widgets import FieldError, Input, widget
+from descent.widgets import FieldError, Input, Look, widget
 from descent.widgets import views as v
 
 __all__ = [
@@ -285,11 +285,16 @@ def source_note(live) -> dict:
         Input(GUESS, "text"),
     ],
     tries=[
-        ("Guess Paris, then paris.", "Case matters: a capital P and a small p are different tokens with different odds."),
-        ("Pick a prompt with no single answer.", "The probability spreads over many tokens instead of one."),
-        ("Guess a long or rare word.", "It may not be one token at all: the model would need several steps to write it."),
+        ("Guess Paris, then paris.", "Case matters: a capital P and a small p are different tokens with different odds.",
+         {"guess": "paris"}),
+        ("Pick the prompt with no single answer, Favourite colour.",
+         "The probability spreads over many tokens instead of one.",
+         {"prompt": recorded.prompt_trace("uncertain")["prompt"]}),
+        ("Guess a long or rare word, such as unbelievably.",
+         "It is not one token: the model would need several steps to write it.", {"guess": "unbelievably"}),
         ("Load the model above, then type your own sentence.",
-         "The ranking is computed in your browser, for any text: a sentence that ends mid-word gets a different list."),
+         "The ranking is computed in your browser, for any text: a sentence that ends mid-word gets a different list.",
+         Look(page="model_in_browser")),
     ],
     live=True,
 )
@@ -451,11 +456,15 @@ def _step_views(p: dict, step: int, more: bool = False, sampled: bool = False) -
         step_input(DEFAULT_STEP),
     ],
     tries=[
-        ("Press next step a few times.", "The token chosen at one step is part of what the model reads at the next."),
-        ("Press A chat question under the results.", "Most of what the model reads is the chat template, not the question."),
-        ("Look for a step where the top token is far from sure.", "Greedy decoding takes it anyway: nothing checks the facts."),
+        ("Press next step a few times.", "The token chosen at one step is part of what the model reads at the next.",
+         {"step": DEFAULT_STEP + 3}),
+        ("Press A chat question under the results.", "Most of what the model reads is the chat template, not the question.",
+         {"prompt": recorded.prompt_trace("chat")["prompt"], "chat": recorded.prompt_trace("chat")["chat"]}),
+        ("Go to the step where the top token is least sure.", "Greedy decoding takes it anyway: nothing checks the facts.",
+         {"step": min(range(len(recorded.prompt_trace("story")["generation"]["steps"])),
+                      key=lambda i: recorded.prompt_trace("story")["generation"]["steps"][i]["probability"])}),
         ("Load the model above, tick the chat box and ask your own question.",
-         "The reply is written in your browser, one token per step, exactly as here."),
+         "The reply is written in your browser, one token per step, exactly as here.", Look(page="model_in_browser")),
     ],
     live=True,
 )

@@ -27,7 +27,7 @@ from descent import params as P
 from descent.recorded import embedding_data  # noqa: F401  (re-exported)
 from descent.recorded import trace_data as _recorded
 from descent.units import format_count, format_fixed, format_int, format_percent, visible_whitespace
-from descent.widgets import Constraint, FieldError, Input, model_options, part0, widget
+from descent.widgets import Constraint, FieldError, Input, Look, model_options, part0, widget
 from descent.widgets import views as v
 
 __all__ = [
@@ -87,9 +87,11 @@ ANALOGY = P.declare(P.Param("analogy", "Analogy", "choice", "0", choices=_analog
         Input(ANALOGY, "select"),
     ],
     tries=[
-        ("Pick a number word, then a colour.", "Its nearest rows are words of the same kind: the table has learnt groups."),
-        ("Pick a country.", "Its capital and related words sit close by."),
-        ("Try each analogy.", "The expected word is often near the top but rarely first once the input words are set aside."),
+        ("Pick a colour.", "Its nearest rows are other colours: the table has learnt groups of words.", {"word": "red"}),
+        ("Pick a country.", "Its nearest rows are other countries and words tied to it, such as its language; "
+         "its capital is not among them.", {"word": "France"}),
+        ("Try each analogy.", "The expected word is near the top, but one of the input words often ranks above it; "
+         "set the input words aside and it is usually first.", {"analogy": "1"}),
     ],
 )
 def embedding_neighbours(word: str, analogy: str) -> list[dict]:
@@ -189,10 +191,14 @@ STACK_RULES = (
     ],
     constraints=STACK_RULES,
     tries=[
-        ("Double the layers.", "Every count doubles: the blocks are identical, so weights grow in step with depth."),
-        ("Double d_model.", "The total roughly quadruples: every matrix is d_model wide on at least one side."),
-        ("Lower the key/value heads to 1 (MQA).", "Only the K and V row shrinks; Q, O and the FFN stay the same."),
-        ("Turn on the gated FFN.", "The feed-forward share grows by half: three matrices instead of two."),
+        ("Double the layers.", "Every count doubles: the blocks are identical, so weights grow in step with depth.",
+         {"layers": 24}),
+        ("Double d_model and the FFN width with it.",
+         "The total roughly quadruples: every matrix is d_model wide on at least one side.", {"d_model": 1536, "ffn": 6144}),
+        ("Lower the key/value heads to 1 (MQA).", "Only the K and V row shrinks; Q, O and the FFN stay the same.",
+         {"kv_heads": 1}),
+        ("Turn on the gated FFN.", "The feed-forward weights grow by half: three matrices instead of two.",
+         {"gated": True}),
     ],
 )
 def stack_calculator(layers, d_model, heads, kv_heads, ffn, gated, norm) -> list[dict]:
@@ -260,6 +266,39 @@ TRACE_HEAD = P.declare(P.Param("head", "Head", "int", 1, key="trace_head", min=1
                                help="Which attention head of that layer, counted from 1."))
 
 
+def head_tops(prompt: str, layer: int) -> list[int]:
+    """For each head of ``layer`` (from 1) on the traced ``prompt``: the prompt position (from 0)
+    its last token gives the most weight."""
+    p = next(x for x in trace_prompts() if x["id"] == prompt)
+    return [max(range(len(w)), key=lambda i: w[i]) for w in p["attention_last"][layer - 1]]
+
+
+def _hint_first_token() -> dict:
+    """The attention fan's first hint: the first layer of the default prompt where most heads look
+    at the first token, and a head there that does not."""
+    prompt = _prompt_options()[0][0]
+    for layer in range(1, _LAYERS + 1):
+        tops = head_tops(prompt, layer)
+        if 2 * tops.count(0) > len(tops) and any(tops):
+            return {"layer": layer, "head": next(h for h, t in enumerate(tops, start=1) if t)}
+    raise ValueError(f"attention_fan: no layer of {prompt!r} has most heads on the first token")
+
+
+def _hint_content_word() -> dict:
+    """The attention fan's second hint: in the later two thirds of the layers of the default prompt,
+    the layer with the most heads on one token other than the first and the last; its first such
+    head."""
+    prompt = _prompt_options()[0][0]
+    n = len(next(x for x in trace_prompts() if x["id"] == prompt)["tokens"])
+    best = (0, 0, 0)
+    for layer in range(_LAYERS // 3 + 1, _LAYERS + 1):
+        tops = head_tops(prompt, layer)
+        for pos in range(1, n - 1):
+            if tops.count(pos) > best[0]:
+                best = (tops.count(pos), layer, tops.index(pos) + 1)
+    return {"layer": best[1], **({"head": best[2]} if best[2] != TRACE_HEAD.default else {})}
+
+
 @widget(
     "attention_fan",
     title="Where the last token looks",
@@ -273,9 +312,13 @@ TRACE_HEAD = P.declare(P.Param("head", "Head", "int", 1, key="trace_head", min=1
         Input(TRACE_HEAD, "range"),
     ],
     tries=[
-        ("Step through the heads of one layer.", "Many park most of their weight on the first token; a few look at the previous one."),
-        ("Go to a late layer.", "Some heads pick out a content word, such as the country in the capital question."),
-        ("Watch the spread.", "Near 1 the head looks at one token; a large spread means it averages many."),
+        ("Step through the heads of an early layer.",
+         "Most park their weight on the first token; a few look at other tokens.", _hint_first_token()),
+        ("Go to a middle or late layer.",
+         "Some heads put most of their weight on a content word: in the capital question, the country.",
+         _hint_content_word()),
+        ("Watch the spread.", "Near 1 the head looks at one token; a large spread means it averages many.",
+         Look(html="Spread")),
     ],
 )
 def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
@@ -382,9 +425,12 @@ QKV_DIVIDE = P.declare(P.Param("divide", "Divide by the square root of d", "bool
         Input(QKV_DIVIDE, "toggle"),
     ],
     tries=[
-        ("Raise the multiplier.", "The scores grow and the softmax sharpens until one token takes nearly all the weight."),
-        ("Turn off the division.", "The same sharpening comes sooner: dividing keeps the scores in a range where softmax stays soft."),
-        ("Pick 'two keys match equally'.", "The two matching tokens share the weight, and the output is a blend of their values."),
+        ("Raise the multiplier.", "The scores grow and the softmax sharpens until one token takes nearly all the weight.",
+         {"scale": 4.0}),
+        ("Turn off the division.", "The same sharpening comes sooner: dividing keeps the scores in a range where softmax stays soft.",
+         {"divide": False}),
+        ("Pick 'two keys match equally'.", "The two matching tokens share the weight, and the output is a blend of their values.",
+         {"preset": "two"}),
     ],
 )
 def qkv_example(preset: str, scale: float, divide: bool) -> list[dict]:
@@ -502,9 +548,11 @@ ROUTER_RULES = (
     constraints=ROUTER_RULES,
     tries=[
         ("Raise k.", "More experts light up and the active count grows, while the total stays put: "
-         "every expert is stored whether or not it runs."),
-        ("Switch to Mixtral 8x7B.", "Only eight experts, two per token: a quarter of the expert weights run."),
-        ("Pick another token.", "Different experts win; the counts do not change, because they depend on k, not on the token."),
+         "every expert is stored whether or not it runs.", {"k": 8}),
+        ("Switch to Mixtral 8x7B.", "Only eight experts, two per token: a quarter of the expert weights run.",
+         {"model": "mixtral-8x7b"}),
+        ("Pick another token.", "Different experts win; the counts do not change, because they depend on k, not on the token.",
+         {"token": " Paris"}),
     ],
 )
 def moe_router(model: str, token: str, k: int) -> list[dict]:

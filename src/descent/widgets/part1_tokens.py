@@ -23,7 +23,8 @@ from descent import engine, sampling, tokenizer
 from descent import params as P
 from descent.recorded import trace_data
 from descent.units import format_int, plural
-from descent.widgets import FieldError, Input, widget
+from descent import recorded
+from descent.widgets import FieldError, Input, Look, widget
 from descent.widgets import views as v
 from descent.widgets.part0 import (
     _step_views,
@@ -144,11 +145,14 @@ def classify(text: str) -> list[tuple[str, int, str]]:
         Input(TEXT, "text", cut=True),
     ],
     tries=[
-        ("Type a long, rare word.", "It breaks into several pieces, while common words are one token each."),
-        ("Type a number such as 1234567.", "Every digit is its own token: this model never merges digits."),
-        ("Type a word with and without a space before it, or with a capital.",
-         "Each spelling is a different token with a different id."),
-        ("Paste a sentence in another language or some code.", "It needs more tokens per character than English prose."),
+        ("Type a long, rare word in a sentence.", "It breaks into several pieces, while common words are one token each.",
+         {"text": "The cat saw an antidisestablishmentarianism poster."}),
+        ("Type a number such as 1234567.", "Every digit is its own token: this model never merges digits.",
+         {"text": "1234567"}),
+        ("Type a word with and without a space before it, and with a capital.",
+         "Each spelling is a different token with a different id.", {"text": "hello hello Hello"}),
+        ("Paste a sentence in another language.", "It needs more tokens per character than the English above.",
+         {"text": "Der schnelle braune Fuchs springt über den faulen Hund."}),
     ],
 )
 def tokenizer_widget(text: str) -> list[dict]:
@@ -199,10 +203,14 @@ def tokenizer_widget(text: str) -> list[dict]:
         Input(SEED, "number"),
     ],
     tries=[
-        ("Set the temperature to 0.", "Only the top token is left: the draw is the same whatever the seed."),
-        ("Raise the temperature to 2.", "The odds flatten and unlikely tokens get a real chance."),
-        ("Set top-k to 1, then top-p to 0.5.", "Both cut the tail: top-k keeps a fixed count, top-p as many as the odds need."),
-        ("Change the seed.", "Another draw from the same odds: a different token now and then, never one that was cut."),
+        ("Set the temperature to 0.", "Only the top token is left: the draw is the same whatever the seed.",
+         {"temperature": 0.0}),
+        ("Raise the temperature to 2.", "The odds flatten and unlikely tokens get a real chance.", {"temperature": 2.0}),
+        ("Set top-k to 1.", "Only the top token is left: top-k keeps a fixed count of tokens.", {"top_k": 1}),
+        ("Set top-p to 0.9.", "The tail is cut too, but top-p keeps as many tokens as it takes to reach 90% of the "
+         "probability.", {"top_p": 0.9}),
+        ("Change the seed.", "Another draw from the same odds: a different token now and then, never one that was cut.",
+         {"seed": 2}),
     ],
     live=True,
 )
@@ -307,10 +315,12 @@ def loop_work(prompt_tokens: int, steps: int) -> list[tuple[int, int, int, int]]
         Input(SEED.but(help="The same seed and settings always write the same reply."), "number"),
     ],
     tries=[
-        ("Step forward a few tokens.", "Without a cache the work per step grows with the text; with one it stays at one token."),
-        ("Go to the last step.", "The total without a cache has grown far past the one with it: the gap widens every step."),
+        ("Step forward a few tokens.", "Without a cache the work per step grows with the text; with one it stays at one token.",
+         {"step": 13}),
+        ("Go to the last step.", "The total without a cache has grown far past the one with it: the gap widens every step.",
+         {"step": len(recorded.prompt_trace("chat")["generation"]["steps"]) - 1}),
         ("Load the model above, set the temperature to 0.8, then change the seed and change it back.",
-         "Each seed writes its own reply, and the same seed always the same one."),
+         "Each seed writes its own reply, and the same seed always the same one.", Look(page="model_in_browser")),
     ],
     live=True,
 )

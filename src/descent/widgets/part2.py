@@ -69,8 +69,10 @@ def _shape_text(shape: list[int]) -> str:
     "matrices, the first block of 32 weights in that matrix's first row, and one weight.",
     inputs=[Input(ZOOM_LAYER, "range"), Input(ws.MATRIX, "select"), Input(ZOOM_WEIGHT, "range")],
     tries=[
-        ('Pick another layer or matrix.', 'The scale of the block changes: each block of 32 weights carries its own.'),
-        ('Step through the weights of the block.', "Each is a 4-bit code times the block's scale."),
+        ('Pick another layer.', 'The scale of the block changes: each block of 32 weights carries its own.',
+         {"layer": 10}),
+        ('Step through the weights of the block.', "Each is a 4-bit code times the block's scale, plus its minimum.",
+         {"weight": 5}),
     ],
 )
 def weight_zoom(layer: int, matrix: str, weight: int) -> list[dict]:
@@ -174,6 +176,13 @@ def _fmt_prop(x: float | None) -> str:
     return format_number(x, 4)
 
 
+def _flip_top_exponent(format: str, value: str) -> str:
+    """What a click on the highest exponent bit of ``value`` rounded to ``format`` writes in the
+    value box (the float widget's second hint)."""
+    f = floats.get(format)
+    return _set_value(f, f.round(float(value)).code ^ (1 << (f.bits - 1 - int(f.signed))))
+
+
 @widget(
     "float_bits",
     title="Bits of a floating-point number",
@@ -181,9 +190,12 @@ def _fmt_prop(x: float | None) -> str:
     "can hold. Click any bit to flip it.",
     inputs=[Input(floats.FLOAT_FORMAT, "segmented"), Input(floats.FLOAT_VALUE, "text")],
     tries=[
-        ('Type 0.1 in BF16, then in FP32.', "Neither holds it exactly; BF16's error is far larger, with fewer mantissa bits."),
-        ('Click the highest exponent bit.', 'The value jumps by a huge factor: the exponent sets the scale, the mantissa the digits.'),
-        ('Pick FP8 E4M3 and type a number in the thousands.', 'Past the format\'s largest value no code holds the number, and E4M3 has no infinity: it becomes not a number.'),
+        ('Type 0.1 in BF16, then in FP32.', "Neither holds it exactly; BF16's error is far larger, with fewer mantissa bits.",
+         {"format": "fp32"}),
+        ('Click the highest exponent bit.', 'The value jumps by a huge factor: the exponent sets the scale, the mantissa the digits.',
+         {"value": _flip_top_exponent(floats.FLOAT_FORMAT.default, floats.FLOAT_VALUE.default)}),
+        ('Pick FP8 E4M3 and type a number in the thousands.', 'Past the format\'s largest value no code holds the number, and E4M3 has no infinity: it becomes not a number.',
+         {"format": "fp8_e4m3", "value": "5000"}),
     ],
 )
 def float_bits(format: str, value: str) -> list[dict]:
@@ -316,8 +328,9 @@ def histogram_svg(original: list[float], rounded: list[float], bins: int = HIST_
     "rounded to integers with one scale for the whole row.",
     inputs=[Input(QUANT_BITS, "segmented"), Input(ZERO_POINT, "toggle")],
     tries=[
-        ('Go from 8 bits to 4, then to 2.', 'The rounding error grows fast: each bit fewer halves the number of levels.'),
-        ('Turn on the zero point.', 'A row that is not centred on zero uses its levels better.'),
+        ('Go from 8 bits to 4, then to 2.', 'The rounding error grows fast: each bit fewer halves the number of levels.',
+         {"bits": 2}),
+        ('Turn on the zero point.', 'A row that is not centred on zero uses its levels better.', {"zero_point": True}),
     ],
 )
 def quantize_weights(bits: int, zero_point: bool) -> list[dict]:
@@ -405,8 +418,10 @@ def _level(err: float, rms: float) -> int:
     "and watch where the error goes.",
     inputs=[Input(OUTLIER, "range", log=True), Input(OUTLIER_AT, "range")],
     tries=[
-        ('Raise the outlier.', "With one scale for all, every weight loses precision; with a scale per block, only the outlier's block does."),
-        ('Move the outlier to another position.', 'The damage follows it: only its own block of 32 (MXFP4) or 16 (NVFP4) suffers.'),
+        ('Raise the outlier.', "With one scale for all, every weight loses precision; with a scale per block, only the outlier's block does.",
+         {"outlier": 32.0}),
+        ('Move the outlier to another position.', 'The damage follows it: only its own block of 32 (MXFP4) or 16 (NVFP4) suffers.',
+         {"position": 200}),
     ],
 )
 def block_scaling(outlier: float, position: int) -> list[dict]:
@@ -484,8 +499,9 @@ GGUF_NAME = P.declare(P.Param(
     "and the bits per weight come from llama.cpp's own block definitions.",
     inputs=[Input(GGUF_NAME, "text")],
     tries=[
-        ('Pick Q4_K_M, then Q8_0.', 'The bits per weight nearly double, and so does the file.'),
-        ('Type a name with _S, _M or _L.', 'The letter picks a mix: more of the sensitive matrices kept at higher precision.'),
+        ('Pick Q4_K_M, then Q8_0.', 'The bits per weight nearly double, and so does the file.', {"name": "Q8_0"}),
+        ('Type a name with _S, _M or _L.', 'The letter picks a mix: more of the sensitive matrices kept at higher precision.',
+         {"name": "Q4_K_S"}),
     ],
 )
 def gguf_name(name: str) -> list[dict]:

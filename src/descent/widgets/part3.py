@@ -31,7 +31,7 @@ from descent.units import (
     format_time,
     plural,
 )
-from descent.widgets import FieldError, Input, widget
+from descent.widgets import FieldError, Input, Look, widget
 from descent.widgets import views as v
 
 __all__ = [
@@ -101,7 +101,10 @@ def _decode_steps(s: StepModel, prompt: int, output: int, cache: bool) -> list[D
 
 @widget(
     "prefill_decode",
-    tries=[("Lengthen the prompt.", "Time to first token grows with it; the time per output token barely moves."), ("Turn the KV cache off.", "Each step redoes the whole context, so the work per token grows with every token.")],
+    tries=[("Lengthen the prompt.", "Time to first token grows with it; the time per output token barely moves.",
+            {"prompt_tokens": 4096}),
+           ("Turn the KV cache off.", "Each step redoes the whole context, so the time per token grows with every token.",
+            {"kv_cache": False})],
     title="Prefill and decode",
     description="One request on one chip: the prompt is read in one pass (prefill), then the reply comes "
     "one token per pass (decode). Each pass takes the longer of reading its bytes and doing its arithmetic.",
@@ -131,6 +134,9 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
     # The first decode step, at the prompt's context: the step Part 3's prose times (itl_s at
     # context = prompt_tokens), so the page and the widget print one number for one input.
     mid = serving.decode_step(s, 1, prompt_tokens)
+    # Without the cache the second token's pass runs the whole text again: that is the time per
+    # output token then (and it grows with every token; the bars show it).
+    per_token = mid if kv_cache or not steps else steps[0]
     # Does it fit? The weights and this request's KV cache (at most the model's context) against
     # one chip's usable memory, as Part 5's widgets ask (descent.step.footprint).
     held = Scenario(model=model, accelerator=accelerator, weights=weights,
@@ -141,11 +147,13 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
                quantity="prefill_s"),
         # At the prompt's context (this widget has no context input): not labelled itl_s, whose
         # context is its own input (tests/test_one_answer.py).
-        v.stat("Time per output token", format_time(mid.seconds),
-               note=f"decode, {mid.bound}-bound, at the prompt's {format_int(prompt_tokens)} tokens of context"),
+        v.stat("Time per output token", format_time(per_token.seconds),
+               note=f"decode, {per_token.bound}-bound, at the prompt's {format_int(prompt_tokens)} tokens of context"
+               if per_token is mid else f"the second token's pass, {per_token.bound}-bound: without a KV cache it runs "
+               f"all {format_int(prompt_tokens + 1)} tokens again, and each later pass one more"),
         v.stat("Prefill speed", _rate(prompt_tokens / pre.seconds), "tokens/s"),
-        v.stat("Decode speed", _rate(1 / mid.seconds), "tokens/s",
-               note=f"{format_number(prompt_tokens / pre.seconds * mid.seconds, 2, trim=True)} times slower per token"),
+        v.stat("Decode speed", _rate(1 / per_token.seconds), "tokens/s",
+               note=f"{format_number(prompt_tokens / pre.seconds * per_token.seconds, 2, trim=True)} times slower per token"),
         v.stat("Whole reply", format_time(total),
                note=f"{plural(output_tokens, 'token')}" + ("" if kv_cache else ", no KV cache")),
     ]
@@ -232,7 +240,9 @@ BATCHING_CHUNK = P.CHUNK.but(max=4096)
 
 @widget(
     "batching",
-    tries=[("Switch from static to continuous.", "Freed slots refill at once, so throughput rises and waits shrink."), ("Raise the arrival rate.", "The slots fill up and latency climbs.")],
+    tries=[("Switch from continuous to static.",
+            "Freed slots wait for the whole batch to finish: throughput falls and waits grow.", {"policy": "static"}),
+           ("Raise the arrival rate.", "The slots fill up and latency climbs.", {"rate": 16.0})],
     title="Static and continuous batching",
     description="A seeded stream of requests with mixed prompt and reply lengths, served by one chip. "
     "Static batching starts a new batch only when the last one has finished; continuous batching fills a "
@@ -311,7 +321,8 @@ TURN_REPLY_TOKENS = 300
 
 @widget(
     "prefix_cache",
-    tries=[("Raise the hit rate.", "The expected time to first token falls toward the hit time."), ("Lengthen the shared prefix.", "More of each prompt is served from the cache.")],
+    tries=[("Raise the hit rate.", "The expected time to first token falls toward the hit time.", {"hit_rate": 0.95}),
+           ("Lengthen the shared prefix.", "More of each prompt is served from the cache.", {"prefix_tokens": 2300})],
     title="Prefix caching",
     description="Many requests start with the same text (a system prompt, tool definitions). When its keys "
     "and values are still cached, the prefill runs only on the rest of the prompt.",
@@ -382,7 +393,10 @@ _BLOCK_CLASS = {"used": "is-used", "reserved": "is-prefill", "waste": "is-waste"
 
 @widget(
     "paged_kv",
-    tries=[("Switch to paged blocks.", "Reserved but empty memory shrinks to the last block of each sequence."), ("Raise the block size.", "Fewer blocks to track, more waste in each last block.")],
+    tries=[("Switch from paged blocks to contiguous.",
+            "Each request reserves room for its longest reply up front: far more memory is reserved and never used, "
+            "and fewer sequences run at once.", {"allocator": "contiguous"}),
+           ("Raise the block size.", "Fewer blocks to track, more waste in each last block.", {"block_size": 64})],
     title="Where the KV memory goes",
     description="The same backlog of requests served from one KV pool, by two allocators. Contiguous: each "
     "request reserves one run of memory for its prompt and its longest allowed reply. Paged: small blocks, "
@@ -433,7 +447,8 @@ def paged_kv(allocator: str, block_size: int, reserve_tokens: int, samples: int,
 
 @widget(
     "kv_transfer",
-    tries=[("Lengthen the context.", "The cache to move grows in proportion, and so does the time."), ("Compare the links.", "NVLink moves it many times faster than PCIe or the network.")],
+    tries=[("Lengthen the context.", "The cache to move grows in proportion, and so does the time.", {"context": 32768}),
+           ("Compare the links.", "NVLink moves it many times faster than PCIe or the network.", Look(html="NVLink"))],
     title="Moving a KV cache",
     description="Disaggregated serving computes a prompt's keys and values on one machine and decodes on "
     "another; offloading parks them in CPU memory or on an SSD. How long one sequence's cache takes to move.",
@@ -476,8 +491,10 @@ UTILIZATION_BARS = (0.1, 0.25, 0.5, 0.75, 1.0)
 
 @widget(
     "break_even",
-    tries=[("Lower the utilization.", "Idle hours make self-hosting dearer per token."), ("Lower the API price.", "The utilization needed to break even rises."),
-           ("Set the input price to zero.", "The API's bill per output token falls to its output price: the prompts were a large part of it.")],
+    tries=[("Lower the utilization.", "Idle hours make self-hosting dearer per token.", {"utilization": 0.25}),
+           ("Lower the API price.", "The utilization needed to break even rises.", {"api_price": 0.5}),
+           ("Set the input price to zero.", "The API's bill per output token falls to its output price: the prompts were "
+            "a large part of it.", {"api_input_price": 0.0})],
     title="Rent a GPU or pay per token?",
     description="One accelerator kept full makes a number of tokens per second; it costs its hourly price "
     "whether busy or not. The API bills each request's prompt and reply. Put in the prices you see.",
@@ -546,7 +563,8 @@ ACCEPTANCES = tuple(i / 10 for i in range(11))
 
 @widget(
     "speculative",
-    tries=[("Raise the acceptance rate.", "Expected tokens per pass approach draft length plus one."), ("Raise the draft cost.", "Past some point speculation slows things down.")],
+    tries=[("Raise the acceptance rate.", "Expected tokens per pass approach draft length plus one.", {"acceptance": 0.95}),
+           ("Raise the draft cost.", "Past some point speculation slows things down.", {"draft_cost": 1.0})],
     title="Speculative decoding",
     description="A cheap draft proposes k tokens; the target checks them all in one pass and keeps them up to "
     "the first one it disagrees with, then adds its own. Each drafted token is accepted with probability a.",

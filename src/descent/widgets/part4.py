@@ -46,7 +46,7 @@ from descent.units import (
     format_time,
     plural,
 )
-from descent.widgets import Constraint, FieldError, Input, widget
+from descent.widgets import Constraint, FieldError, Input, Look, widget
 from descent.widgets import _svg as svg
 from descent.widgets import views as v
 
@@ -104,7 +104,9 @@ SM_COLUMNS = 22
     inputs=[Input(GPU, "select")],
     tries=[
         ('Switch from the H200 to the B200.', "More memory and a faster bus, the pyramid's levels in the same order.", {"accelerator": "b200"}),
-        ('Compare the top and the bottom of the pyramid.', 'Each level down is larger and slower: registers in kilobytes, HBM in gigabytes.'),
+        ('Compare the top and the bottom of the pyramid.', 'The top holds kilobytes per SM, HBM at the bottom gigabytes; '
+         'the levels with a published speed get slower on the way down.',
+         Look(html="The memory pyramid of the")),
     ],
 )
 def gpu_anatomy(accelerator: str) -> list[dict]:
@@ -167,7 +169,9 @@ def _short(a) -> str:
     inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(P.ACCELERATOR, "select")],
     tries=[
         ('Pick a bigger model or BF16 weights.', 'The dashed line moves right: fewer chips hold the model on their own.', {"model": "llama-3.1-405b"}),
-        ('Pick a chip high up and one far right.', 'Height is reading speed, width is room: the two are sold separately.'),
+        ('Pick the chip highest up, the one with the fastest memory.',
+         'It is not the one furthest right: height is reading speed, width is room, and the two are sold separately.',
+         {"accelerator": max(catalog.accelerators().values(), key=lambda a: a.memory_bandwidth).id}),
     ],
 )
 def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[dict]:
@@ -439,8 +443,8 @@ X_RANGE = (0.1, 1e5)
     tries=[
         ('Raise the batch.', 'Decode climbs the sloped roof: more arithmetic per byte read. Watch the largest batch '
          'that fits: past it the point is one the chip cannot hold.', {"batch": 16}),
-        ('Lower the context to 128.', "Less KV cache per sequence: decode's point moves right, more sequences fit, "
-         "and a batch that fits now meets the flat roof.", {"context": 128}),
+        ('Lower the context to 128.', "Less KV cache per sequence: far more sequences fit, and the largest batch "
+         "that fits now reaches the flat roof.", {"context": 128}),
     ],
 )
 def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, context: int) -> list[dict]:
@@ -564,7 +568,8 @@ SPLIT_RULES = [
     constraints=SPLIT_RULES,
     tries=[
         ('Raise tensor parallelism to 8.', 'Each device holds an eighth of every matrix, and every layer sends activations across the link.', {"tp": 8}),
-        ('Use pipeline parallelism with one microbatch.', 'Most stages wait: the bubble. More microbatches shrink it.', {"pp": 4}),
+        ('Use pipeline parallelism 4 with a batch of 4 in one micro-batch.',
+         'Most stages wait: the bubble. Four micro-batches of one sequence each would close it.', {"pp": 4, "batch": 4}),
         ('Pick Mixtral 8x7B, a batch of 8 and expert parallelism 8.', 'The experts spread out; tokens cross the wire to reach theirs.', {"model": "mixtral-8x7b", "batch": 8, "ep": 8}),
     ],
 )

@@ -184,8 +184,9 @@ def rate_text(x: float) -> str:
         Input(P.RUNTIME, "range"),
     ],
     tries=[
-        ("Change the weights to BF16.", "The weights double and the model no longer fits one chip.", {"weights": "bf16"}),
-        ("Raise the context and the batch.", "The KV cache outgrows the weights: long chats and many users are paid for in cache.", {"context": 32768, "batch": 8}),
+        ("Change the weights to BF16.", "Two bytes per weight: the weights grow, and the running example no longer "
+            "fits one chip.", {"weights": "bf16"}),
+        ("Raise the context and the batch.", "The KV cache outgrows the weights: long chats and many users are paid for in cache.", {"context": 65536, "batch": 8}),
         ("Pick a mixture-of-experts model.", "All of it must be stored, but a step reads only the experts in use, so it decodes faster.", {"model": "gpt-oss-120b"}),
         ("Raise the batch.", "Each conversation slows a little while the chip as a whole writes more tokens per second.", {"batch": 16}),
     ],
@@ -387,7 +388,8 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     "bandwidth allows for one conversation. Greyed chips cannot hold the model.",
     inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS_UNIFORM, "select"), Input(P.CONTEXT, "range", log=True)],
     tries=[
-        ("Switch the weights to a 4-bit format.", "Every bar grows: fewer bytes to read per token, and more chips can hold the model.", {"weights": "mxfp4"}),
+        ("Switch the weights to BF16.", "Every bar shrinks: more bytes to read per token, and fewer chips can hold the model.",
+         {"weights": "bf16"}),
         ("Pick a small model.", "Nearly every chip fits it, and the order of the bars is the order of their memory bandwidth.", {"model": "llama-3.1-8b"}),
     ],
 )

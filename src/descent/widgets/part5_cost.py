@@ -9,7 +9,7 @@ from __future__ import annotations
 from descent import catalog, economics
 from descent import params as P
 from descent.units import format_int, format_number, format_percent
-from descent.widgets import Input, widget
+from descent.widgets import Input, Look, widget
 from descent.widgets import views as v
 
 __all__ = ["ANSWER_TOKENS", "GEMINI_MEDIAN_PROMPT_WH", "LED_BULB_W", "joules_per_token", "price_it_out"]
@@ -37,7 +37,8 @@ _CONTEXT = P.CONTEXT.but(help="Tokens each conversation holds: a longer context 
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
             Input(_CONTEXT, "range", log=True), Input(P.PRICE, "number")],
     tries=[
-        ('Follow the bars down to the largest batch that fits.', 'The hourly price is shared by more tokens: the cost per million falls.'),
+        ('Follow the bars down to the largest batch that fits.', 'The hourly price is shared by more tokens: the cost per million falls.',
+         Look(html="At the largest batch that fits")),
         ('Double the hourly price.', "Every cost doubles: the price per token is the hour's price over the tokens it writes.", {"price": 6.0}),
     ],
 )

@@ -49,17 +49,33 @@ LAYER = P.declare(P.Param(
 ))
 _ACCELERATOR = P.ACCELERATOR  # the running example's chip (H200), as every widget
 
+_IDS = [sid for sid, *_ in replay.STAGES]
+#: The stages each control changes, counted from 1: elsewhere it is not offered (``when=``).
+TOKEN_STAGES = (_IDS.index("embed") + 1,)
+LAYER_STAGES = (_IDS.index("attention") + 1, _IDS.index("weights") + 1)
+CHIP_STAGES = (_IDS.index("serve") + 1, _IDS.index("chip") + 1)
+
 #: Steps of the recorded run listed in stage 8 (the prefill and the first decode steps).
 _SERVE_STEPS = 4
 
 #: The stage a click on a token chip goes to: its embedding row.
-_EMBED_STAGE = [sid for sid, *_ in replay.STAGES].index("embed") + 1
+_EMBED_STAGE = TOKEN_STAGES[0]
 
 #: Codes of the stored Q4_1 block shown in stage 7.
 _BLOCK_VALUES = 8
 
 #: Numbers of a row shown per token in stage 2's table (the chosen token shows every stored one).
 _TABLE_VALUES = 4
+
+
+def _and(items) -> str:
+    """``"2"``, ``"3 and 7"``, ``"the token and the layer"``."""
+    xs = [str(x) for x in items]
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
+def _stage_values(stages: tuple[int, ...]) -> tuple[str, ...]:
+    return tuple(str(n) for n in stages)
 
 
 def _where(n: int) -> dict:
@@ -125,8 +141,8 @@ def _stage_views(n: int, layer: int, accelerator: str, token: int) -> list[dict]
         return [v.stat("Inner width", format_int(m.intermediate_size), note=f"{format_int(m.hidden_size)} numbers widen to this"),
                 v.stat("Weights per layer", format_int(per_layer), note="gate, up and down matrices (SwiGLU)"),
                 v.stat("Stored in", format_bytes(sum(t["bytes"] for t in mats)),
-                       note=f"layer {layer}'s three matrices, {mats[1]['type']} in the file"),
-                v.stat("FLOPs per token", format_si(2 * per_layer, "FLOP"), note="in this layer: a multiply and an add per weight"),
+                       note=f"each layer's three matrices, {mats[1]['type']} in the file"),
+                v.stat("FLOPs per token", format_si(2 * per_layer, "FLOP"), note="in each layer: a multiply and an add per weight"),
                 v.note(f"Each token's vector goes through the same three matrices in each of the "
                        f"{format_int(_LAYERS)} layers; SmolLM2 is dense, every token uses every weight.",
                        "info")]
@@ -209,11 +225,18 @@ def _stage_views(n: int, layer: int, accelerator: str, token: int) -> list[dict]
            ("At stage 8, compare the prefill with a decode step.",
             "On most chips they take the same time: both read every weight once, and a few tokens of "
             "arithmetic are small next to that.", {"stage": 8}),
-           ("Pick another chip at the last stages.", "The step's bytes stay the same; its time follows the bandwidth.", {"stage": 10, "accelerator": "b200"})],
+           ("At stage 9, pick another chip.", "The step's bytes stay the same; its time follows the bandwidth.",
+            {"stage": CHIP_STAGES[-1], "accelerator": "b200"})],
     title="One token, replayed",
     description="The ten stages from \"The capital of France is\" to \" Paris\", each with the numbers "
     "the real model produced or the site computes for it.",
-    inputs=[Input(STAGE, "range"), Input(TOKEN, "select"), Input(LAYER, "number"), Input(_ACCELERATOR, "select")],
+    inputs=[Input(STAGE, "range"),
+            Input(TOKEN.but(help=f"Which prompt token's row of the embedding table stage {TOKEN_STAGES[0]} shows "
+                            f"(offered at that stage only)."), "select", when=("stage", _stage_values(TOKEN_STAGES))),
+            Input(LAYER.but(help=f"Which of the model's layers stages {_and(LAYER_STAGES)} show, counted from 1 "
+                            f"(offered at those stages only)."), "number", when=("stage", _stage_values(LAYER_STAGES))),
+            Input(_ACCELERATOR.but(help=f"The chip stages {_and(CHIP_STAGES)} time the steps on (offered at those "
+                                   f"stages only)."), "select", when=("stage", _stage_values(CHIP_STAGES)))],
 )
 def one_token_replayed(stage: int, layer: int, accelerator: str, token: int = TOKEN.default) -> list[dict]:
     """Views of stage ``stage`` (1 to 10): its numbers, then where it is explained (a link to the
@@ -226,4 +249,16 @@ def one_token_replayed(stage: int, layer: int, accelerator: str, token: int = TO
     if not 1 <= layer <= _LAYERS:
         raise ValueError(f"Layer must be 1 to {_LAYERS}, got {layer}")
     replay.embedding_row(token)  # checks the range on every stage
-    return [*_stage_views(stage, layer, accelerator, token), _where(stage)]
+    return [*_stage_views(stage, layer, accelerator, token), _controls(stage), _where(stage)]
+
+
+def _controls(n: int) -> dict:
+    """The note that says which of the token, layer and chip controls stage ``n`` uses: the others
+    are not offered there, since they change nothing at this stage."""
+    uses = [what for what, at in (("the token", TOKEN_STAGES), ("the layer", LAYER_STAGES), ("the chip", CHIP_STAGES))
+            if n in at]
+    where = "; ".join(f"{what} at stage{'s' if len(at) > 1 else ''} {_and(at)}"
+                      for what, at in (("the token", TOKEN_STAGES), ("the layer", LAYER_STAGES), ("the chip", CHIP_STAGES)))
+    head = (f"This stage changes with {_and(uses)}." if uses
+            else "No control changes this stage.")
+    return v.note(f"{head} Each control is offered only at the stages it changes: {where}.", "info")

@@ -174,9 +174,9 @@ def q4_rule() -> str:
 
 RULE_FIELD = P.declare(P.Param(
     "field", "Rule-of-thumb fact", "choice", key="rule_field",
-    choices=[(f, f) for f in ("rule", "q4_k_m", "q4_0", "released", "gap", "q4_k_m_bits")],
+    choices=[(f, f) for f in ("rule", "q4_k_m", "q4_0", "released", "gap", "verdict", "q4_k_m_bits")],
     help="rule (0.6 GB per billion), q4_k_m, q4_0, released (bytes), gap (rule against Q4_K_M, percent), "
-    "q4_k_m_bits",
+    "verdict (the gap in words: 'falls 22% short of the file'), q4_k_m_bits",
 ))
 
 @value("q4_rule_fact", P.MODEL, RULE_FIELD, P.BYTE_UNIT.but(default="GB"))
@@ -184,6 +184,8 @@ def q4_rule_fact(model: str, field: str, unit: str) -> str:
     """One model's row of the q4_rule table: the quantities q4_rule_bytes, weights_bytes, weights_bits_per_param, q4_rule_gap."""
     if field == "gap":
         return show("q4_rule_gap", sig=2, model=model)
+    if field == "verdict":
+        return show("q4_rule_verdict", model=model)
     if field == "q4_k_m_bits":
         return show("weights_bits_per_param", model=model, weights="q4_k_m")
     if field == "rule":
