@@ -172,12 +172,12 @@ def test_add_a_number():
         q = Q.get(name)
         value = q()  # the site's running example
         assert 0 < value < 1
-        # It is what its docstring says: KV bytes / (weights + KV + runtime).
+        # It is what its docstring says: KV bytes / (weights + KV).
         from descent.memory import size
 
         p = q.bind({}, parse=False)
         s = size(p["model"], p["accelerator"], p["weights"], p["kv"], p["context"], p["batch"])
-        assert value == s.kv_cache_bytes / s.total_bytes
+        assert value == s.kv_cache_bytes / (s.weights_bytes + s.kv_cache_bytes)
         # A name taken is refused: running the recipe again fails.
         with pytest.raises(ValueError, match="declared twice"):
             exec(compile(code, "docs/contributing.md (Add a number)", "exec"), {})

@@ -12,6 +12,7 @@ from descent.memory import fits_in, size
 from descent.numerics import KV_PRECISIONS, PRECISIONS
 from descent.scenario import Scenario
 from descent.step import MAX_BATCH
+from descent.units import format_bytes
 from descent.weights import GGUF_MIXES
 
 GIB = 2**30
@@ -45,10 +46,13 @@ def test_segments_add_up():
     # Runtime: 10% of 85,899,345,920 = 8,589,934,592 bytes (vLLM gpu_memory_utilization 0.9).
     assert Scenario().runtime_percent == 10.0  # 1 - vLLM's gpu_memory_utilization default, 0.9
     assert s.runtime_bytes == pytest.approx(8_589_934_592)
-    assert s.total_bytes == pytest.approx(16_060_522_496 + GIB + 8_589_934_592)
-    assert s.free_bytes == pytest.approx(s.capacity_bytes - s.total_bytes)
+    assert s.free_bytes == pytest.approx(s.capacity_bytes - (16_060_522_496 + GIB + 8_589_934_592))
+    # The need is the model's own bytes; the allowance comes off what the chip offers.
+    assert s.need_bytes == 16_060_522_496 + GIB
+    assert s.usable_bytes == pytest.approx(85_899_345_920 - 8_589_934_592)
+    assert s.free_bytes == pytest.approx(s.usable_bytes - s.need_bytes)
     assert s.fits and s.accelerators_needed == 1
-    assert sum(b for _, b in s.segments()) == pytest.approx(s.total_bytes)
+    assert sum(b for _, b in s.segments()) == pytest.approx(s.need_bytes + s.runtime_bytes)
     assert [label for label, _ in s.segments()] == ["weights", "KV cache", "runtime allowance"]
 
 
@@ -134,7 +138,7 @@ def test_more_context_never_fewer_bytes_nor_more_speed(mid, c1, c2, b, kv):
     lo, hi = sorted((c1, c2))
     a, z = size(mid, "b200", "fp8", kv, lo, b), size(mid, "b200", "fp8", kv, hi, b)
     assert a.kv_cache_bytes <= z.kv_cache_bytes
-    assert a.total_bytes <= z.total_bytes
+    assert a.need_bytes <= z.need_bytes
     assert a.bytes_per_decode_step <= z.bytes_per_decode_step
     assert a.decode_tokens_per_s >= z.decode_tokens_per_s
 
@@ -144,7 +148,7 @@ def test_more_context_never_fewer_bytes_nor_more_speed(mid, c1, c2, b, kv):
 def test_more_batch_never_fewer_bytes_and_kv_linear(mid, c, b1, b2, kv):
     lo, hi = sorted((b1, b2))
     a, z = size(mid, "mi355x", "bf16", kv, c, lo), size(mid, "mi355x", "bf16", kv, c, hi)
-    assert a.total_bytes <= z.total_bytes
+    assert a.need_bytes <= z.need_bytes
     assert a.bytes_per_decode_step <= z.bytes_per_decode_step
     one = size(mid, "mi355x", "bf16", kv, c, 1).kv_cache_bytes
     assert z.kv_cache_bytes == pytest.approx(hi * one, rel=1e-12)
@@ -186,3 +190,49 @@ def test_more_kv_bits_never_fewer_bytes(mid, c, b, p, q):
         assert a.kv_cache_bytes <= z.kv_cache_bytes
         assert a.bytes_per_decode_step <= z.bytes_per_decode_step
         assert a.decode_tokens_per_s >= z.decode_tokens_per_s
+
+
+def test_need_is_the_same_on_every_chip():
+    """Issue 23: what a model needs must not depend on the card (it printed 673 to 727 GB for
+    DeepSeek-V3 when the allowance, a share of each chip's memory, was added to the need). The need
+    is weights + KV cache; the allowance reduces what each chip offers."""
+    from descent import catalog
+
+    for mid in catalog.models():
+        rows = [size(mid, a, "fp8", "bf16", 8192, 1) for a in catalog.accelerators()]
+        needs = {s.need_bytes for s in rows}
+        assert len(needs) == 1, (mid, sorted(needs))
+        (need,) = needs
+        assert need == rows[0].weights_bytes + rows[0].kv_cache_bytes
+        for s in rows:
+            # fits exactly when the need is within capacity x (1 - 10%)
+            assert s.usable_bytes == pytest.approx(s.capacity_bytes * 0.9)
+            assert s.fits == (need <= s.usable_bytes)
+            assert s.free_bytes == pytest.approx(s.usable_bytes - need)
+
+
+def test_deepseek_v3_needs_one_number():
+    # DeepSeek-V3 at FP8 with 8,192 tokens of BF16 cache: every chip's "won't fit" cell (Part 4's
+    # table, Part 5's bars) prints one need; the usable part is the H200's 141 GiB x 0.9.
+    from descent import catalog
+    from descent.memory import across_field, fit_cell
+
+    rows = across_field("deepseek-v3", "fp8", "bf16", 8192, 1)
+    cells = {fit_cell(s).split(",")[0] for s in rows if not s.fits}
+    assert len(cells) == 1, cells
+    s = rows[0]
+    assert cells == {f"won't fit: needs {format_bytes(s.need_bytes, 'GB', 3, trim=True)}"}
+    h200 = size("deepseek-v3", "h200", "fp8", "bf16", 8192, 1)
+    assert fit_cell(h200) == (f"won't fit: needs {format_bytes(h200.need_bytes, 'GB', 3, trim=True)}, "
+                              f"{format_bytes(catalog.accelerator('h200').memory_bytes * 0.9, 'GB', 3, trim=True)} usable")
+
+
+def test_smallest_capacity_is_where_fit_begins():
+    from descent.memory import smallest_capacity
+
+    s = size("llama-3.1-70b", "h200")
+    cap = smallest_capacity(s.need_bytes)
+    # need / 0.9: a chip of exactly this capacity offers exactly the need
+    assert cap * 0.9 == pytest.approx(s.need_bytes)
+    with pytest.raises(ValueError, match="need must be"):
+        smallest_capacity(-1.0)

@@ -321,9 +321,9 @@ def test_weights_and_kv_cache_at_one_device_are_the_sizings(model):
             kv = {s.kv_cache_bytes, fp.kv_bytes, fp.kv_bytes_per_device, plan.kv_bytes_per_device}
             if len(weights) != 1 or len(kv) != 1:
                 bad.append(f"{model} {a} {w}: weights {sorted(weights)} kv {sorted(kv)}")
-            # memory for the weights and the KV cache: the sizing's total less its runtime allowance
-            if s.total_bytes - s.runtime_bytes != pytest.approx(fp.need_bytes, rel=1e-12):
-                bad.append(f"{model} {a} {w}: need {fp.need_bytes} vs sizing {s.total_bytes - s.runtime_bytes}")
+            # what the model needs: the weights and the KV cache, the sizing's and the footprint's
+            if s.need_bytes != pytest.approx(fp.need_bytes, rel=1e-12) or s.usable_bytes != fp.usable_bytes:
+                bad.append(f"{model} {a} {w}: need {fp.need_bytes} vs sizing {s.need_bytes}")
     assert not bad, _fail_report(bad)
 
 

@@ -123,7 +123,7 @@ def test_cli_json_keys_are_parameters_or_quantities(capsys):
     loose = keys - {p.name for p in params.REGISTRY.values()} - set(quantities.QUANTITIES) - {
         "fits", "beyond_max_context", "bound", "compute_precision", "weights_bytes_by_group"}
     assert not loose, f"CLI JSON keys that name no parameter or quantity: {sorted(loose)}"
-    assert {"decode_tokens_per_s", "weights_bytes", "kv_cache_bytes", "total_bytes"} <= keys
+    assert {"decode_tokens_per_s", "weights_bytes", "kv_cache_bytes", "need_bytes"} <= keys
 
 
 def test_widget_outputs_name_real_quantities():

@@ -1,14 +1,15 @@
-"""The memory budget: weights + KV cache + a runtime allowance against one accelerator's memory.
+"""The memory budget: what a model needs (weights + KV cache) against what a chip offers.
 
-    total = weights + KV cache + runtime allowance
+    need     = weights + KV cache                             (the model's own bytes: no chip in it)
     weights  = sum over groups of params x bits / 8            (MoE: ALL experts are stored;
                descent.weights.bytes_by_group: as released, a GGUF mix, or one precision)
     KV cache = kv_cache_elements(model, context) x batch x kv_bits / 8
-    runtime  = runtime allowance (a share of capacity, 10% by default) x capacity
-    fits     = total <= capacity  (capacity in true bytes: H100's "80 GB" is 80 GiB)
+    usable   = capacity x (1 - runtime allowance)             (Scenario.usable_bytes; 10% by default)
+    fits     = need <= usable  (capacity in true bytes: H100's "80 GB" is 80 GiB)
 
 The runtime allowance is a choice, shown as one: a share of the accelerator's memory kept back
-for what is neither weights nor KV cache. vLLM's ``gpu_memory_utilization`` (default 0.9, vLLM
+for what is neither weights nor KV cache. It reduces what the chip offers; it is not part of what
+the model needs, so a model's need is the same on every chip. vLLM's ``gpu_memory_utilization`` (default 0.9, vLLM
 engine arguments documentation) caps the share of the GPU's memory the engine may use at all; the
 rest is left to the CUDA/ROCm context and anything else on the GPU. Inside the engine's share,
 vLLM profiles a forward pass and sets the activations and workspace aside before it gives the
@@ -37,7 +38,7 @@ from descent.step import footprint
 from descent.units import format_bytes, format_count, format_int, format_percent
 from descent.weights import bytes_by_group
 
-__all__ = ["Sizing", "across_field", "fits_in", "moe_line", "size"]
+__all__ = ["Sizing", "across_field", "fit_cell", "fit_sentence", "fits_in", "moe_line", "size", "smallest_capacity"]
 
 
 @dataclass(frozen=True)
@@ -58,11 +59,13 @@ class Sizing:
         kv_bytes_per_token: KV cache per token of one sequence, all layers (no window cap), bytes.
         kv_cache_bytes: KV cache of B sequences at ``context`` (sliding windows capped), bytes.
         runtime_percent: the runtime allowance, percent of capacity.
-        runtime_bytes: ``runtime_percent / 100 x capacity_bytes``, bytes.
-        total_bytes: weights + KV cache + runtime, bytes.
+        runtime_bytes: ``runtime_percent / 100 x capacity_bytes``, bytes: kept back from the chip.
+        need_bytes: weights + KV cache, bytes: what the model needs, the same on every chip.
+        usable_bytes: ``capacity_bytes - runtime_bytes`` (``Scenario.usable_bytes``), bytes: what
+            the chip offers the weights and the KV cache.
         capacity_bytes: accelerator memory, true bytes.
-        free_bytes: capacity - total, bytes; negative = over by that much.
-        fits: ``total_bytes <= capacity_bytes``.
+        free_bytes: usable - need (= capacity - need - runtime), bytes; negative = over by that much.
+        fits: ``need_bytes <= usable_bytes``.
         accelerators_needed: fewest such chips whose usable memory (capacity x (1 - allowance))
             holds weights + KV cache, ignoring parallelism overheads; 1 when it fits.
         beyond_max_context: ``context`` exceeds the model's published ``max_context``.
@@ -94,7 +97,8 @@ class Sizing:
     kv_cache_bytes: float
     runtime_percent: float
     runtime_bytes: float
-    total_bytes: float
+    need_bytes: float
+    usable_bytes: float
     capacity_bytes: int
     free_bytes: float
     fits: bool
@@ -176,9 +180,9 @@ def size(
     kv_per_token = transformer.kv_elements_per_token(mod) * kp.bits_per_weight / BITS_PER_BYTE
     capacity = a.memory_bytes
     runtime = allowance * capacity
-    total = w_bytes + kv_bytes + runtime
+    need = fp.need_bytes  # weights + KV cache: the model's own bytes
     usable = sc.usable_bytes
-    needed = max(1, math.ceil((w_bytes + kv_bytes) / usable))
+    needed = max(1, math.ceil(need / usable))
 
     c = decode_ceiling(mod, a, w, kp.name, context, batch)
     return Sizing(
@@ -196,10 +200,11 @@ def size(
         kv_cache_bytes=kv_bytes,
         runtime_percent=float(runtime_percent),
         runtime_bytes=runtime,
-        total_bytes=total,
+        need_bytes=need,
+        usable_bytes=usable,
         capacity_bytes=capacity,
-        free_bytes=capacity - total,
-        fits=total <= capacity,
+        free_bytes=usable - need,
+        fits=need <= usable,
         accelerators_needed=needed,
         beyond_max_context=context > mod.max_context,
         memory_bandwidth=a.memory_bandwidth,
@@ -215,6 +220,44 @@ def size(
         bound=c.bound,
         compute_bound_batch=compute_bound_batch(mod, a, w, kp.name, context),
     )
+
+
+def smallest_capacity(need_bytes: float, runtime_percent: float = params.RUNTIME.default) -> float:
+    """The smallest chip memory whose usable share holds ``need_bytes``: need / (1 - allowance), bytes.
+
+    A chip of at least this capacity holds the model alone (``Sizing.fits``). Raises ValueError for
+    a negative or non-finite need or an allowance outside ``params.RUNTIME``."""
+    if not (is_real(need_bytes) and 0 <= need_bytes < math.inf):
+        raise ValueError(f"need must be a number of bytes >= 0, got {need_bytes!r}")
+    params.RUNTIME.check(float(runtime_percent) if is_real(runtime_percent) else runtime_percent)
+    return need_bytes / (1 - runtime_percent / 100)
+
+
+def fit_sentence(s: Sizing, fmt=None, on: str = "") -> str:
+    """THE sentence every page and widget uses for a fit: what the model needs (weights and KV cache,
+    the same on every chip) against what the chip offers once its runtime allowance is kept back.
+
+    ``fmt`` formats bytes (default: GB to 3 figures); ``on`` names the chip ("one H200") after
+    "Fits"/"Does not fit"."""
+    fmt = fmt or (lambda n: format_bytes(n, "GB", 3, trim=True))
+    where = f" on {on}" if on else ""
+    offer = (f"the chip offers {fmt(s.usable_bytes)} of its {fmt(s.capacity_bytes)} after the "
+             f"{format_percent(s.runtime_percent / 100, trim=True)} runtime allowance")
+    if s.fits:
+        return (f"Fits{where}: the model needs {fmt(s.need_bytes)} (weights and KV cache); {offer}, "
+                f"leaving {fmt(s.free_bytes)} free.")
+    chips = format_int(s.accelerators_needed)
+    return (f"Does not fit{where}: the model needs {fmt(s.need_bytes)} (weights and KV cache); {offer}. "
+            f"It would take at least {chips} such chips, before what splitting a model across chips costs.")
+
+
+def fit_cell(s: Sizing, fmt=None) -> str:
+    """The short form of :func:`fit_sentence` for a table cell or a bar's note: "fits" or
+    "won't fit: needs X, Y usable"."""
+    fmt = fmt or (lambda n: format_bytes(n, "GB", 3, trim=True))
+    if s.fits:
+        return "fits"
+    return f"won't fit: needs {fmt(s.need_bytes)}, {fmt(s.usable_bytes)} usable"
 
 
 def moe_line(model: str | Model) -> str | None:

@@ -245,13 +245,14 @@ def _cmd_size(args: argparse.Namespace) -> int:
             f"{_bytes_both(s.kv_cache_bytes)}  ({s.kv}, {plural(s.context, 'token')} x {plural(s.batch, 'sequence')}; "
             f"{format_bytes(s.kv_bytes_per_token, 'auto-binary')} per token)",
         ),
+        ("needed", f"{_bytes_both(s.need_bytes)}  (weights + KV cache, the same on every chip)"),
+        ("capacity", _bytes_both(s.capacity_bytes)),
         (
             "runtime",
-            f"{_bytes_both(s.runtime_bytes)}  ({format_number(s.runtime_percent, 3, trim=True)}% of capacity, "
+            f"{_bytes_both(s.runtime_bytes)}  kept back ({format_number(s.runtime_percent, 3, trim=True)}% of capacity, "
             "--runtime-percent: context, activations, workspace, fragmentation)",
         ),
-        ("total", _bytes_both(s.total_bytes)),
-        ("capacity", _bytes_both(s.capacity_bytes)),
+        ("usable", _bytes_both(s.usable_bytes)),
         ("free" if s.free_bytes >= 0 else "over by", _bytes_both(abs(s.free_bytes))),
         ("fits", "yes" if s.fits else f"no: needs {format_int(s.accelerators_needed)} of these (memory only)"),
         ("decode step reads", f"{_bytes_both(s.bytes_per_decode_step)} at {format_rate(s.memory_bandwidth)}"),

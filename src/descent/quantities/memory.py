@@ -1,4 +1,4 @@
-"""Memory sizing: weights + KV cache + runtime allowance against a chip's memory (descent.memory.size).
+"""Memory sizing: what a model needs (weights + KV cache) against what a chip offers after its runtime allowance (descent.memory.size).
 
 Every function calls the core module that owns the arithmetic. Standard library only (runs in Pyodide).
 """
@@ -37,14 +37,23 @@ def runtime_bytes(**kw: Any) -> float:
     """Memory kept back for activations, the runtime and fragmentation (descent.memory)."""
     return sizing(**kw).runtime_bytes
 
-@quantity("total_bytes", "Memory needed", "bytes", *SIZING_PARAMS)
-def total_bytes(**kw: Any) -> float:
-    """Weights + KV cache + runtime allowance, bytes (descent.memory.size)."""
-    return sizing(**kw).total_bytes
+@quantity("need_bytes", "Memory needed", "bytes", *SIZING_PARAMS)
+def need_bytes(**kw: Any) -> float:
+    """Weights + KV cache, bytes: what the model needs, the same on every chip (descent.memory.size;
+    the runtime allowance is kept back from the chip, not added to the need)."""
+    return sizing(**kw).need_bytes
+
+@quantity("usable_bytes", "Memory usable", "bytes", P.ACCELERATOR)
+def usable_bytes(accelerator: str) -> float:
+    """What one chip offers the weights and the KV cache: its memory less the runtime allowance,
+    bytes (descent.scenario.Scenario.usable_bytes, the one runtime-allowance rule)."""
+    from descent.scenario import Scenario
+
+    return Scenario(accelerator=accelerator).usable_bytes
 
 @quantity("free_bytes", "Memory free", "bytes", *SIZING_PARAMS)
 def free_bytes(**kw: Any) -> float:
-    """Capacity minus everything needed, bytes; negative when it does not fit."""
+    """Usable memory minus what the model needs, bytes; negative when it does not fit."""
     return sizing(**kw).free_bytes
 
 @quantity("accelerators_needed", "Chips needed", "integer", *SIZING_PARAMS)
@@ -54,7 +63,7 @@ def accelerators_needed(**kw: Any) -> int:
 
 @quantity("chips_that_fit", "Chips that hold it", "integer", P.MODEL, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH)
 def chips_that_fit(model: str, weights: str, kv: str, context: int, batch: int) -> int:
-    """How many catalog accelerators hold the model (weights + KV cache + runtime allowance) alone."""
+    """How many catalog accelerators hold the model (weights + KV cache within their usable memory) alone."""
     from descent.memory import across_field
 
     return sum(1 for s in across_field(model, weights, kv, context, batch) if s.fits)

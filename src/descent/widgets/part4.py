@@ -33,7 +33,7 @@ from descent import (
 )
 from descent import params as P
 from descent import step as S
-from descent.memory import size
+from descent.memory import fit_sentence, size, smallest_capacity
 from descent.units import (
     GB,
     TB,
@@ -163,8 +163,8 @@ def _short(a) -> str:
     "accelerator_landscape",
     title="The accelerator landscape",
     description="Every chip in the catalog by how much memory it has (across) and how fast it reads "
-    "it (up), both on log scales. The dashed line is what the model needs: chips to its right hold it "
-    "on their own. Pick a chip for its numbers; the ringed point is the chip picked (labels that would "
+    "it (up), both on log scales. The dashed line is the smallest memory that holds the model's weights "
+    "and KV cache once the runtime allowance is kept back: chips to its right hold it on their own. Pick a chip for its numbers; the ringed point is the chip picked (labels that would "
     "overlap are left out).",
     inputs=[Input(P.MODEL, "select"), Input(P.WEIGHTS, "select"), Input(P.ACCELERATOR, "select")],
     tries=[
@@ -177,14 +177,15 @@ def _short(a) -> str:
 def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[dict]:
     """Views: the log-log scatter, then fits / decode ceiling / memory arrangement for the chip.
 
-    The need line is (weights + KV cache) / (1 - runtime allowance) at the sizing's default context
-    and batch (:data:`descent.params.CONTEXT`, :data:`descent.params.BATCH`): a chip whose capacity
-    lies right of it fits (:func:`descent.memory.size`). SRAM machines hold a model only across
+    The line is the smallest capacity that holds the model's need (weights + KV cache, the same on
+    every chip) with the runtime allowance kept back (:func:`descent.memory.smallest_capacity`), at
+    the sizing's default context and batch (:data:`descent.params.CONTEXT`,
+    :data:`descent.params.BATCH`): a chip whose capacity lies right of it fits (:func:`descent.memory.size`). SRAM machines hold a model only across
     many chips, so they get the chip count, not a single-chip speed.
     """
     ctx, batch, kv = P.CONTEXT.default, P.BATCH.default, P.KV.default
     s = size(model, accelerator, weights, kv, ctx, batch)
-    need = (s.weights_bytes + s.kv_cache_bytes) / (1 - P.RUNTIME.default / 100)
+    need = smallest_capacity(s.need_bytes)  # where the line stands: the least memory that holds it
     accs = list(catalog.accelerators().values())
     xs = [a.memory_bytes / GB for a in accs] + [need / GB]
     ys = [a.memory_bandwidth / TB for a in accs]
@@ -198,13 +199,13 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
         x_range=(min(xs) / 3, max(xs) * 4), y_range=(min(ys) / 3, max(ys) * 4),
         x_label="memory capacity, GB (log scale)", y_label="memory bandwidth, TB/s (log)",
         x_tick=svg.decade_label, y_tick=svg.decade_label,
-        marks=marks, vlines=[svg.VLine(need / GB, f"{catalog.model(model).name} needs {format_bytes(need, 'GB', 3, trim=True)}", bottom=True)],
+        marks=marks, vlines=[svg.VLine(need / GB, f"{catalog.model(model).name} ({format_bytes(s.need_bytes, 'GB', 3, trim=True)}) fits from {format_bytes(need, 'GB', 3, trim=True)}", bottom=True)],
         uid="landscape", declutter=True,
     )
     a = catalog.accelerator(accelerator)
     alt = (f"Scatter of {len(accs)} accelerators, memory capacity against bandwidth on log scales; the "
-           f"{a.name} is ringed; a dashed line at {format_bytes(need, 'GB', 3, trim=True)} marks what "
-           f"{catalog.model(model).name} needs.")
+           f"{a.name} is ringed; a dashed line at {format_bytes(need, 'GB', 3, trim=True)} marks the least memory "
+           f"that holds the {format_bytes(s.need_bytes, 'GB', 3, trim=True)} {catalog.model(model).name} needs.")
     out = [v.svg(chart, alt)]
     out.append(v.stat("Memory", format_bytes(a.memory_bytes, "GB", 3, trim=True), quantity="capacity_bytes",
                       note=(f"= {format_bytes(a.memory_bytes, 'GiB', 3, trim=True)} of {a.memory_type}, sold as "
@@ -221,13 +222,7 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
         out.append(v.stat("Decode ceiling per sequence" + ("" if s.fits else " (if it fit)"),
                           format_number(s.decode_tokens_per_s, 3), "tokens/s", quantity="decode_tokens_per_s",
                           note=f"{format_int(ctx)} tokens, one sequence"))
-        if s.fits:
-            out.append(v.note(f"Fits: {format_bytes(s.total_bytes, 'GB', 3, trim=True)} of "
-                              f"{format_bytes(s.capacity_bytes, 'GB', 3, trim=True)}.", "info"))
-        else:
-            out.append(v.note(f"Does not fit: it needs {format_bytes(s.total_bytes, 'GB', 3, trim=True)}, "
-                              f"the chip has {format_bytes(s.capacity_bytes, 'GB', 3, trim=True)}; at least "
-                              f"{format_int(s.accelerators_needed)} such chips.", "warn"))
+        out.append(v.note(fit_sentence(s), "info" if s.fits else "warn"))
     arr = memory_tiers.arrangement(a)
     out.append(v.kv([("On the chip", arr.on_chip), ("Weights live in", arr.off_chip), ("Managed by", arr.managed),
                      ("Source", arr.source)], caption=f"How the {a.name} arranges its memory"))

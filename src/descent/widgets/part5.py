@@ -26,7 +26,7 @@ from __future__ import annotations
 from descent import catalog, custom, hfconfig, numerics
 from descent import params as P
 from descent.hardware import decode_step_bytes
-from descent.memory import Sizing, across_field, moe_line, sharded_sentence, size, split_field
+from descent.memory import Sizing, across_field, fit_cell, fit_sentence, moe_line, sharded_sentence, size, split_field
 from descent.units import (
     GB,
     KiB,
@@ -223,26 +223,7 @@ def size_it_yourself(
     seqs = "sequence" if batch == 1 else "sequences"
 
     out: list[dict] = []
-    if s.fits:
-        out.append(
-            v.note(
-                f"Fits on {one}: {_gb_gib(s.total_bytes)} of {_gb_gib(s.capacity_bytes)}, "
-                f"leaving {_gb_gib(s.free_bytes)} free.",
-                "info",
-            )
-        )
-    else:
-        need = s.weights_bytes + s.kv_cache_bytes
-        usable = s.capacity_bytes * (1 - runtime_percent / 100)
-        out.append(
-            v.note(
-                f"Does not fit on {one}: it needs {_gb_gib(s.total_bytes)}, the chip has "
-                f"{_gb_gib(s.capacity_bytes)}. The weights and KV cache ({format_bytes(need, 'GB')}) would "
-                f"need at least {format_int(s.accelerators_needed)} such chips, counting {format_bytes(usable, 'GB')} "
-                f"usable on each and ignoring what splitting a model across chips costs.",
-                "warn",
-            )
-        )
+    out.append(v.note(fit_sentence(s, _gb_gib, on=one), "info" if s.fits else "warn"))
 
     segs = [
         v.segment(
@@ -258,7 +239,7 @@ def size_it_yourself(
             format_bytes(s.kv_cache_bytes, "GB"),
         ),
         v.segment(
-            f"runtime allowance ({format_number(runtime_percent, 3, trim=True)}% of memory)",
+            f"runtime allowance ({format_number(runtime_percent, 3, trim=True)}% of the chip's memory, kept back)",
             s.runtime_bytes,
             "is-other",
             format_bytes(s.runtime_bytes, "GB"),
@@ -268,7 +249,7 @@ def size_it_yourself(
         v.stacked_bar(
             segs,
             s.capacity_bytes,
-            caption=f"Memory of {one}",
+            caption=f"Memory of {one}: the model's weights and KV cache, and the runtime allowance the chip keeps back",
             capacity_label=f"{a.name} memory",
             fmt_bytes=_gb_gib,
         )
@@ -361,14 +342,7 @@ def field_bars(rows: list[Sizing]) -> list[dict]:
     bars = []
     for s in rows:
         a = catalog.accelerator(s.accelerator)
-        note = (
-            ""
-            if s.fits
-            else (
-                f"won't fit: needs {format_bytes(s.total_bytes, 'GB')}, "
-                f"has {format_bytes(s.capacity_bytes, 'GB')}"
-            )
-        )
+        note = "" if s.fits else fit_cell(s, lambda n: format_bytes(n, "GB"))
         bars.append(
             v.bar(
                 a.name,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from descent import catalog, memory
 from descent import params as P
-from descent.memory import Sizing, across_field, size
+from descent.memory import Sizing, across_field, fit_cell, size
 from descent.site.shortcodes import table
 from descent.site.values.text import fmt_bytes, fmt_num, md_table, md_text
 from descent.units import format_number, format_si
@@ -47,7 +47,7 @@ def decode_speed_across_field(model: str, weights: str, kv: str, context: int, b
         if s.fits:
             fit = "fits"
         else:
-            fit = f"won't fit (needs {fmt_bytes(s.total_bytes, 'GB')})"
+            fit = fit_cell(s, lambda n: fmt_bytes(n, "GB"))
             speed = f"({speed} if it fit)"
         rows.append(
             [
