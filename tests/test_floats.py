@@ -170,3 +170,20 @@ def test_nan_count_counts_codes_not_patterns():
     for n in ("fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "e8m0"):
         f = get(n)
         assert f.table().nan_count == sum(f.kind(c) == "nan" for c in range(f.codes))
+
+
+def test_overflow_above_is_where_rounding_overflows():
+    # Issue 23: E4M3's largest is 448 = 1.75 x 2^8; the next step would be 480, so the midpoint is
+    # 464, which ties to the even mantissa (110) and rounds to 448; anything above becomes NaN in a
+    # non-saturating cast (ml_dtypes). FP16: 65504 + 16 = 65520, a tie to the odd 1111111111, so it
+    # overflows to infinity itself.
+    from descent.floats import get
+
+    e4m3 = get("fp8_e4m3")
+    assert e4m3.table().overflow_above == 464.0
+    assert e4m3.round(464.0).value == 448.0 and not e4m3.round(464.0).overflow
+    assert e4m3.round(464.5).overflow and math.isnan(e4m3.round(464.5).value)
+    fp16 = get("fp16")
+    assert fp16.table().overflow_above == 65520.0
+    assert fp16.round(65519.0).value == 65504.0 and fp16.round(65520.0).overflow
+    assert get("e8m0").table().overflow_above is None

@@ -87,7 +87,10 @@ class FormatTable:
     ``log10(max / smallest positive)``; ``finite_codes``: how many codes are finite numbers;
     ``infinity`` and ``nan``: the codes that encode them, as bit strings (empty when none; for the
     16- and 32-bit IEEE formats ``nan`` lists the two patterns, one per sign, not every code);
-    ``nan_count``: how many codes are NaN (FP32: 2 x (2^23 - 1) = 16,777,214).
+    ``nan_count``: how many codes are NaN (FP32: 2 x (2^23 - 1) = 16,777,214);
+    ``overflow_above``: ``max`` plus half the spacing of values at ``max``, the point past which
+    rounding to nearest overflows (a tie rounds to ``max`` when its last mantissa bit is 0, as in
+    FP8 E4M3: 464 rounds to 448, anything above overflows); ``None`` for E8M0, which rounds by powers of two.
     """
 
     max: float
@@ -99,6 +102,7 @@ class FormatTable:
     infinity: tuple[str, ...]
     nan: tuple[str, ...]
     nan_count: int
+    overflow_above: float | None
 
 
 @dataclass(frozen=True)
@@ -359,6 +363,8 @@ class FloatFormat:
             infinity=tuple(inf_codes),
             nan=tuple(nan_codes),
             nan_count=self.codes - finite - len(inf_codes),
+            overflow_above=None if self.special == "e8m0" else
+            self.max + math.ldexp(1.0, math.frexp(self.max)[1] - 2 - self.mantissa_bits),
         )
 
 

@@ -109,8 +109,13 @@ def _gptq(model: str, col: str) -> Published:
 
 _ALL = [
     *(_gptq(m, c) for m in GPTQ_LLAMA for c in GPTQ_COLUMNS),
-    Published("r1_distill_samples", 800_000, "samples", "samples written by DeepSeek-R1 used to fine-tune the "
-              "distilled models", f"{R1_PAPER} (section 2.4)"),
+    Published("r1_distill_samples", 800_000, "samples", "samples used to fine-tune the distilled models",
+              f"{R1_PAPER} (section 2.4: the 800k samples of section 2.3.3)"),
+    Published("r1_distill_reasoning_samples", 600_000, "samples", "reasoning samples written by DeepSeek-R1, "
+              "kept by rejection sampling", f"{R1_PAPER} (section 2.3.3, reasoning data: about 600k)"),
+    Published("r1_distill_other_samples", 200_000, "samples", "samples unrelated to reasoning (writing, factual "
+              "questions, self-cognition, translation), largely from DeepSeek-V3's pipeline",
+              f"{R1_PAPER} (section 2.3.3, non-reasoning data: about 200k)"),
     *(Published("aime_" + k.lower().replace("-", "_").replace(".", "_"), v, "%", f"{k}, AIME 2024 pass@1",
                 f"{R1_URL} (README, Distilled Model Evaluation)") for k, v in AIME_DISTILLED.items()),
     Published("s1_examples", 1000, "examples", "questions with reasoning traces s1-32B was fine-tuned on (s1K)",

@@ -449,6 +449,11 @@ class Accelerator:
         """Where the value of field ``name`` comes from."""
         return _source_of(self.sources, name)
 
+    def unverified(self, name: str) -> bool:
+        """True when field ``name``'s source says the value is unverified (a third-party figure the
+        vendor does not publish): pages print it with that warning."""
+        return "unverified" in self.source_of(name).lower()
+
     @property
     def single_chip_comparable(self) -> bool:
         """False for the machines that hold a catalog model only across many chips

@@ -147,6 +147,9 @@ def gpu_anatomy(accelerator: str) -> list[dict]:
     out.append(v.table(["level", "holds (whole chip)", f"per {unit}", "bandwidth", "size / HBM",
                         "bandwidth / HBM"], rows,
                        caption=f"The memory pyramid of the {a.name}", numeric=[False, True, True, True, True, True]))
+    if a.unverified("l2_bytes"):
+        out.append(v.note(f"{a.vendor} does not publish the {a.name}'s L2 size: the figure above is a third-party "
+                          "one, not verified.", "warn"))
     return out
 
 

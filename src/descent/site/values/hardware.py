@@ -41,7 +41,8 @@ def gpu_internals() -> str:
             format_int(a.tensor_cores_per_unit) if a.tensor_cores_per_unit else "not published",
             fmt_bytes(rf, "KiB") if rf else "not published",
             fmt_bytes(a.shared_memory_per_unit_bytes, "KiB"),
-            fmt_bytes(a.l2_bytes, "MiB") if a.l2_bytes else "not published",
+            (fmt_bytes(a.l2_bytes, "MiB") + (" (third-party, unverified)" if a.unverified("l2_bytes") else ""))
+            if a.l2_bytes else "not published",
             format_si(a.clock_hz, "Hz", 3, trim=True) if a.clock_hz else "not published",
             format_si(smem_bw, "B/s", 3, trim=True) if smem_bw else "not published",
         ])

@@ -29,8 +29,9 @@ from descent.weights import Q4_RULE_GB_PER_BILLION
 FLOAT_FIELD = P.declare(P.Param(
     "field", "Float format property", "choice", key="float_field",
     choices=[(f, f) for f in ("bits", "exponent_bits", "mantissa_bits", "bias", "max", "min_normal",
-                              "min_subnormal", "epsilon", "decades", "finite_codes")],
-    help="bits, exponent_bits, mantissa_bits, bias, max, min_normal, min_subnormal, epsilon, decades, finite_codes",
+                              "min_subnormal", "epsilon", "decades", "finite_codes", "overflow_above")],
+    help="bits, exponent_bits, mantissa_bits, bias, max, min_normal, min_subnormal, epsilon, decades, finite_codes, "
+    "overflow_above (past it, rounding overflows)",
 ))
 
 ROUND_FIELD = P.declare(P.Param(
