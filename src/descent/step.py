@@ -580,6 +580,8 @@ def all_to_all_bytes(tokens: float, experts_per_token: int, d_model: int, bytes_
     ``2 x tokens x k x D x b x (e - 1) / e``: each token's hidden vector goes to the devices of its
     k experts and comes back; with uniform routing a share (e - 1) / e of them are elsewhere
     (Lepikhin et al. 2020, section 2.2; DeepSeek-V3 Technical Report, arXiv:2412.19437, section 3.2).
+    One copy per expert picked: an upper bound on kernels that deduplicate (DeepEP sends a token
+    once to each device holding any of its experts), which Part 4 says.
 
     Raises:
         ValueError: a negative or non-finite size, experts per token below 1, devices not 1 to 100,000.

@@ -97,7 +97,7 @@ def weight_zoom(layer: int, matrix: str, weight: int) -> list[dict]:
     block_bytes = gguf_types.block_type("Q4_1").block_bytes
     items = [
         ("Model", f"{d['file']}: {format_int(d['layers'])} layers, {format_int(total['tensors'])} tensors, "
-                  f"{format_count(total['weights'])} weights, {format_bytes(total['bytes'], 'MB')} on disk"),
+                  f"{format_count(total['weights'])} weights, {format_bytes(total['bytes'], 'MB')} of tensor data"),
         ("Layer", f"blk.{layer}: 7 weight matrices and 2 normalisation vectors"),
         ("Matrix", f"blk.{layer}.{matrix}.weight ({ws.MATRIX_LABELS[matrix]}): {_shape_text(t['shape'])} "
                    f"= {format_int(t['weights'])} weights, stored as {t['type']} in {format_bytes(t['bytes'], 'KB')}"),

@@ -621,7 +621,8 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
     if m.moe is not None:
         out.append(v.stat("All-to-all per MoE layer", format_bytes(p.alltoall_bytes_per_layer, "auto", 3, trim=True),
                           quantity="alltoall_bytes_per_layer",
-                          note=f"{format_time(p.alltoall_seconds_per_layer)} over the link"))
+                          note=f"{format_time(p.alltoall_seconds_per_layer)} over the link; one copy per expert "
+                               "a token picks (deduplicating kernels send one per device)"))
     out += [
         v.stat("Pipeline bubble", format_percent(p.bubble_fraction), quantity="bubble_fraction",
                note=f"{plural(pp, 'stage')}, {plural(microbatches, 'micro-batch', 'micro-batches')}"),

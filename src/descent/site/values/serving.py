@@ -78,9 +78,9 @@ def batching_compare(model: str, accelerator: str, weights: str, kv: str, reques
         rows.append([label, fmt_num(m.throughput_tokens_per_s), format_time(m.ttft_p50_s), format_time(m.ttft_p99_s),
                      format_time(m.itl_p50_s), format_time(m.itl_p99_s), format_time(m.latency_p50_s),
                      format_time(m.latency_p99_s), format_percent(m.slot_utilization),
-                     fmt_num(m.goodput_tokens_per_s)])
+                     f"{fmt_num(m.goodput_tokens_per_s)} tokens/s"])
     return md_table(["batching", "tokens/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "latency p50",
-                     "latency p99", "slot use", "goodput (tokens/s)"], rows, "lrrrrrrrrr")
+                     "latency p99", "slot use", "goodput"], rows, "lrrrrrrrrr")
 
 TRACE_FIELD = field_choice("sim_trace_field", "Trace fact", (
     "duration", "mean_prompt", "mean_reply", "longest_prompt", "longest_reply", "shortest_reply", "output_tokens",

@@ -1,0 +1,72 @@
+"""Issue 23, section 1: sentences that were wrong or unsourced, each checked against the package."""
+
+import re
+from pathlib import Path
+
+import descent.site.values  # noqa: F401  (registers the shortcodes)
+from descent import catalog, published, step
+from descent.site import shortcodes
+from descent.widgets import run
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_batching_table_goodput_carries_its_unit():
+    # The static row's goodput (0.977 at the defaults) read as 97.7% beside the slot-use column.
+    table = shortcodes.resolve("<!-- descent:table batching_compare -->")
+    rows = [r for r in table.splitlines() if r.startswith("|") and "---" not in r]
+    header, body = rows[0], rows[1:]
+    assert header.rstrip(" |").endswith("goodput")
+    assert len(body) == 3 and all(r.rstrip(" |").endswith("tokens/s") for r in body)
+
+
+def test_expert_traffic_counts_one_copy_per_expert_and_part4_says_so():
+    # 1 token, k = 2 experts, D = 1,000, 2 bytes, over 4 devices: 2 (there and back) x 2 x 1,000 x 2
+    # x 3/4 = 6,000 bytes: one copy per expert picked, not one per device.
+    assert step.all_to_all_bytes(1, 2, 1000, 2, 4) == 6000
+    page = (DOCS / "part-4-hardware.md").read_text()
+    assert "one copy per expert the token picks" in page and "one copy per device" in page
+
+
+def test_b200_l2_is_marked_unverified_where_it_is_printed():
+    b200, h200 = catalog.accelerator("b200"), catalog.accelerator("h200")
+    assert b200.unverified("l2_bytes") and not h200.unverified("l2_bytes")
+    table = shortcodes.resolve("<!-- descent:table gpu_internals -->")
+    (row,) = [r for r in table.splitlines() if b200.name in r]
+    assert "unverified" in row
+    assert not any("unverified" in r for r in table.splitlines() if h200.name in r)
+    got = run("gpu_anatomy", {"accelerator": "b200"})
+    assert got["ok"] and "not verified" in _text(got["html"])
+    got = run("gpu_anatomy", {"accelerator": "h200"})
+    assert got["ok"] and "not verified" not in _text(got["html"])
+
+
+def test_r1_distillation_samples_add_up():
+    # DeepSeek-R1 paper, section 2.3.3: about 600k reasoning + about 200k other samples = the 800k
+    # of section 2.4.
+    def get(key):
+        return published.get(key).value
+
+    assert get("r1_distill_reasoning_samples") + get("r1_distill_other_samples") == get("r1_distill_samples")
+    page = (DOCS / "part-2-weights-as-numbers.md").read_text()
+    for key in ("r1_distill_samples", "r1_distill_reasoning_samples", "r1_distill_other_samples"):
+        assert f"published key={key} " in page
+
+
+def test_e4m3_overflow_sentence_prints_the_computed_threshold():
+    page = (DOCS / "part-2-weights-as-numbers.md").read_text()
+    assert "float_fact format=fp8_e4m3 field=overflow_above" in page and "satfinite" in page
+    assert shortcodes.resolve("<!-- descent:value float_fact format=fp8_e4m3 field=overflow_above -->") == "464"
+
+
+def test_unsourced_claims_now_cite_a_source():
+    p3 = (DOCS / "part-3-serving-software.md").read_text()
+    p5 = (DOCS / "part-5-the-whole-descent.md").read_text()
+    assert "platform.openai.com/docs/guides/prompt-caching" in p3  # the stable prefix first
+    assert "TensorRT-LLM" in p3 and "max_num_batched_tokens" in p3  # schedulers group prompts
+    assert "docs.claude.com/en/docs/build-with-claude/prompt-caching#pricing" in p5  # output vs input price
+    assert "google.com/about/datacenters/efficiency" in p5  # PUE 1.1
