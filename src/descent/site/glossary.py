@@ -9,12 +9,14 @@ page. Adding a term is one line in that file.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from descent.site.shortcodes import table
 from descent.site.values.text import md_table
 
-__all__ = ["GLOSSARY_FILE", "SOURCE", "entries", "glossary_table"]
+__all__ = ["GLOSSARY_FILE", "GLOSSARY_PAGE", "SOURCE", "TERMS_FILE", "Term", "entries", "glossary_table", "glossary_terms",
+           "link_terms", "terms"]
 
 #: Where the abbreviations live, relative to the docs folder (mkdocs.yml's snippets base_path).
 GLOSSARY_FILE = Path("includes") / "abbreviations.md"
@@ -59,3 +61,192 @@ def glossary_table() -> str:
         name, _, meaning = text.partition(": ")
         rows.append([f"**{term}**", name, meaning])
     return md_table(["abbreviation", "stands for", "what it is"], rows, "lll")
+
+
+# ---------------------------------------------------------------------------------------------
+# Concepts: docs/includes/terms.toml, shown on the glossary page and linked at their first use
+# ---------------------------------------------------------------------------------------------
+
+#: The concepts a reader looks up (prefill, KV cache, roofline, ...), relative to the docs folder.
+TERMS_FILE = Path("includes") / "terms.toml"
+
+#: The page the terms link to, relative to the docs folder.
+GLOSSARY_PAGE = "glossary.md"
+
+
+@dataclass(frozen=True)
+class Term:
+    """One concept: ``id`` (its anchor on the glossary page), ``name``, ``match`` (the words linked
+    to it), ``part`` (the page and heading that explain it, relative to the docs folder), ``text``."""
+
+    id: str
+    name: str
+    match: tuple[str, ...]
+    part: str
+    text: str
+
+    def pattern(self) -> str:
+        """A regex alternative for its words: exact where a word has a capital, else any case."""
+        alts = []
+        for w in sorted(self.match, key=len, reverse=True):
+            alts.append(re.escape(w) if any(c.isupper() for c in w) else f"(?i:{re.escape(w)})")
+        return "|".join(alts)
+
+
+_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def terms(path: Path) -> list[Term]:
+    """The concepts of ``terms.toml`` in file order.
+
+    Raises:
+        ValueError: a missing or empty field, an id that is not a lower-case slug, an id or a word
+            given twice, or no terms.
+    """
+    import tomllib
+
+    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    out: list[Term] = []
+    ids: set[str] = set()
+    words: set[str] = set()
+    for n, row in enumerate(data.get("term", []), 1):
+        missing = [k for k in ("id", "name", "match", "part", "text") if not row.get(k)]
+        if missing:
+            raise ValueError(f"{path}: term {n} has no {', '.join(missing)}")
+        if not _ID.match(row["id"]) or row["id"] in ids:
+            raise ValueError(f"{path}: term {n}: id {row['id']!r} must be a new lower-case slug")
+        for w in row["match"]:
+            if w.lower() in words:
+                raise ValueError(f"{path}: term {row['id']!r}: the word {w!r} is matched twice")
+            words.add(w.lower())
+        ids.add(row["id"])
+        out.append(Term(row["id"], row["name"], tuple(row["match"]), row["part"], row["text"]))
+    if not out:
+        raise ValueError(f"{path}: no terms ([[term]] tables)")
+    return out
+
+
+def _part_title(part: str) -> str:
+    page = part.split("#")[0]
+    m = re.match(r"part-(\d)-", page)
+    return f"Part {m.group(1)}" if m else page
+
+
+@table("glossary_terms", doc="Every concept of the site's glossary (docs/includes/terms.toml), with its part")
+def glossary_terms() -> str:
+    """The concepts as a definition list: name (its anchor), definition, and a link to its part."""
+    if not SOURCE:
+        raise ValueError("the glossary needs the site build (the docs folder is set in on_config)")
+    out = []
+    for t in terms(SOURCE[0] / TERMS_FILE):
+        out.append(f'<dt id="{t.id}" markdown>{t.name}</dt>\n<dd markdown>{t.text} '
+                   f"[Explained in {_part_title(t.part)}]({t.part}).</dd>")
+    return '\n\n<dl class="descent-glossary" markdown>\n' + "\n".join(out) + "\n</dl>\n\n"
+
+
+#: Elements whose text is never linked: headings, code, math, links, widgets' controls, asides'
+#: titles, tables and figures (what shortcodes and widgets print).
+_SKIP_TAGS = {"a", "code", "pre", "kbd", "samp", "h1", "h2", "h3", "h4", "h5", "h6", "script", "style", "svg",
+              "math", "button", "label", "select", "option", "textarea", "summary", "figure", "figcaption",
+              "table", "details", "dt", "sup", "sub", "nav", "form"}
+#: Classes whose element's text is never linked (KaTeX, widgets, figures, formulas, aside titles).
+_SKIP_CLASS = re.compile(r"\b(katex|arithmatex|descent-widget|descent-figure|descent-math|descent-formula[-\w]*|"
+                         r"descent-view|admonition-title|headerlink|md-[\w-]+)\b")
+#: Running prose: text inside these, and in none of the above, is linked.
+_PROSE_TAGS = {"p", "li", "dd"}
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+_TOKEN = re.compile(r"(<!--.*?-->|<[^>]+>)", re.S)
+_TAG = re.compile(r"<\s*(/)?\s*([a-zA-Z][\w-]*)([^>]*?)(/)?\s*>", re.S)
+_CLASS = re.compile(r"""\bclass\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+
+
+def _walk(html: str):
+    """Yield (token, is_prose_text) over ``html``: tags and comments with False, text nodes with
+    True where they lie in running prose (see ``_SKIP_TAGS``, ``_SKIP_CLASS``, ``_PROSE_TAGS``)."""
+    stack: list[tuple[str, bool, bool]] = []  # (tag, skips, is prose)
+    skip = prose = 0
+    for tok in _TOKEN.split(html):
+        if not tok:
+            continue
+        if tok.startswith("<!--"):
+            yield tok, False
+            continue
+        m = _TAG.match(tok) if tok.startswith("<") else None
+        if m is None:
+            yield tok, skip == 0 and prose > 0
+            continue
+        closing, name, attrs, selfclose = m.group(1), m.group(2).lower(), m.group(3), m.group(4)
+        if closing:
+            while stack:
+                tag, s, p = stack.pop()
+                skip -= s
+                prose -= p
+                if tag == name:
+                    break
+        elif name not in _VOID and not selfclose:
+            cm = _CLASS.search(attrs)
+            s = name in _SKIP_TAGS or bool(cm and _SKIP_CLASS.search(cm.group(1) or cm.group(2) or ""))
+            p = name in _PROSE_TAGS
+            stack.append((name, s, p))
+            skip += s
+            prose += p
+        yield tok, False
+
+
+def link_terms(html: str, all_terms: list[Term], href: dict[str, str]) -> str:
+    """``html`` with the first use of each term in running prose linked to its glossary entry.
+
+    ``href`` maps a term's id to the link's target (the glossary page's URL relative to this page,
+    with the anchor). A term inside an ``<abbr>`` (the abbreviation tooltips) is linked around it,
+    together with the words after it that complete the term ("<abbr>KV</abbr> cache"). Text in
+    headings, code, math, links, widgets, figures, tables and collapsed asides is never touched.
+    """
+    if not all_terms:
+        return html
+    by_group = {f"t{i}": t for i, t in enumerate(all_terms)}
+    rx = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?P<{g}>{t.pattern()})" for g, t in by_group.items())
+                    + r")(?![\w-])")
+    done: set[str] = set()
+    out: list[str] = []
+    toks = list(_walk(html))
+    i = 0
+
+    def link(term: Term, inner: str) -> str:
+        return f'<a class="descent-term" href="{href[term.id]}">{inner}</a>'
+
+    def text(s: str) -> str:
+        parts, pos = [], 0
+        for m in rx.finditer(s):
+            term = by_group[m.lastgroup]
+            if term.id in done:
+                continue
+            done.add(term.id)
+            parts += [s[pos:m.start()], link(term, m.group(0))]
+            pos = m.end()
+        return "".join(parts) + s[pos:]
+
+    while i < len(toks):
+        tok, prose = toks[i]
+        # <abbr ...>X</abbr> in prose, followed by text: link X (and the words completing a term)
+        if (tok.lower().startswith("<abbr") and i + 2 < len(toks) and toks[i + 1][1]
+                and toks[i + 2][0].lower() == "</abbr>"):
+            word = toks[i + 1][0]
+            after = toks[i + 3][0] if i + 3 < len(toks) and toks[i + 3][1] else ""
+            m = rx.match(word + after)
+            if m and m.end() >= len(word) and by_group[m.lastgroup].id not in done:
+                term = by_group[m.lastgroup]
+                done.add(term.id)
+                rest = m.end() - len(word)
+                out.append(link(term, tok + word + toks[i + 2][0] + after[:rest]))
+                if after:
+                    out.append(text(after[rest:]))
+                    i += 4
+                else:
+                    i += 3
+                continue
+            out += [tok, word, toks[i + 2][0]]
+            i += 3
+            continue
+        out.append(text(tok) if prose else tok)
+        i += 1
+    return "".join(out)

@@ -18,7 +18,8 @@ What each event does:
   one just before mkdocs-jupyter's and one just after).
 * ``on_page_markdown``: resolves shortcodes (:mod:`descent.site.shortcodes`); any error fails the
   build. Notebook pages have no Markdown to resolve (their numbers come from their code cells).
-* ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX; cleans a
+* ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX; links each
+  glossary term's first use in running prose to its entry (:func:`descent.site.glossary.link_terms`); cleans a
   notebook page's HTML (:func:`descent.site.notebooks.clean_html`); last, makes code blocks focusable
   until Material measures them, marks the blocks far down the page that the browser may leave
   undrawn until they near the screen (:mod:`descent.site.blocks`) and puts each table in Material's
@@ -46,6 +47,7 @@ from urllib.parse import urlsplit
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files
+from mkdocs.utils import get_relative_url
 
 from descent import catalog
 from descent.catalog import CatalogError
@@ -370,7 +372,22 @@ def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
         html = katex.render_math_html(html, _state.renderer, page.file.src_uri)
     except katex.KatexError as e:
         raise PluginError(str(e)) from None
+    html = _link_terms(html, page, config, files)
     return tables.prewrap(blocks.mark_far_blocks(blocks.focusable_code(html)))
+
+
+def _link_terms(html: str, page: Any, config: Any, files: Files) -> str:
+    """Each glossary term's first use in the page's running prose, linked to its entry
+    (:func:`descent.site.glossary.link_terms`); not on the glossary page itself nor on notebooks."""
+    target = files.get_file_from_path(glossary.GLOSSARY_PAGE)
+    if target is None or page.file.src_uri == glossary.GLOSSARY_PAGE or notebooks.is_notebook(page.file.src_uri):
+        return html
+    try:
+        found = glossary.terms(Path(config.docs_dir) / glossary.TERMS_FILE)
+    except (OSError, ValueError) as e:
+        raise PluginError(f"the glossary's terms: {e}") from None
+    url = get_relative_url(target.url, page.url)
+    return glossary.link_terms(html, found, {t.id: f"{url}#{t.id}" for t in found})
 
 
 #: mkdocs-jupyter injects mermaid from a CDN; no notebook here uses mermaid diagrams.
