@@ -1,0 +1,156 @@
+"""The glossary's concepts (docs/includes/terms.toml): each defined in plain words from the terms
+above it, each pointing at the part that explains it, and each linked at its first use in the
+running prose of every page (issue 23, section 3).
+
+The site check reads the built HTML with BeautifulSoup, independently of the build's own token
+walk (descent.site.glossary.link_terms), and asks: is the first use of each term in a page's prose
+inside a link to that term's entry, and does every link land on an id that exists?
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from descent.site import glossary
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+TERMS = glossary.terms(DOCS / glossary.TERMS_FILE)
+
+#: What issue 23 asks the glossary to cover (a Part 3 or 4 reader's look-ups and their siblings).
+REQUIRED = {"prefill", "decode", "kv-cache", "roofline", "arithmetic-intensity", "ridge-point", "goodput",
+            "all-reduce", "tensor-core", "sm", "hbm", "continuous-batching", "pagedattention",
+            "speculative-decoding", "activations", "nccl", "micro-batch", "collective", "scale-up", "flops",
+            "compute-bound", "memory-bound", "ttft", "itl", "quantization", "gqa", "moe"}
+
+
+def _rx(term: glossary.Term) -> re.Pattern:
+    return re.compile(r"(?<![\w-])(?:" + term.pattern() + r")(?![\w-])")
+
+
+def test_the_glossary_covers_what_a_part_3_or_4_reader_looks_up():
+    assert REQUIRED <= {t.id for t in TERMS}, REQUIRED - {t.id for t in TERMS}
+    for t in TERMS:
+        assert t.part.startswith("part-") and "#" in t.part, t
+        assert (DOCS / t.part.split("#")[0]).is_file(), t.part
+
+
+def test_each_definition_uses_only_the_terms_above_it():
+    # Walk the list in order: a definition may name itself and the terms above, nothing below.
+    for i, t in enumerate(TERMS):
+        later = [u for u in TERMS[i + 1:] if _rx(u).search(t.text)]
+        assert not later, f"{t.id} uses {[u.id for u in later]}, defined below it"
+
+
+def test_link_terms_links_first_use_only_and_leaves_code_headings_math_and_widgets():
+    href = {t.id: f"glossary.html#{t.id}" for t in TERMS}
+    html = ('<h2>Prefill</h2><p><code>prefill</code> <span class="katex">prefill</span> then prefill, '
+            'and prefill again; the <abbr title="x">KV</abbr> cache.</p>'
+            '<div class="descent-widget"><p>roofline</p></div><details><p>roofline</p></details><p>roofline</p>')
+    out = glossary.link_terms(html, TERMS, href)
+    assert out.count('href="glossary.html#prefill"') == 1
+    assert '<h2>Prefill</h2><p><code>prefill</code> <span class="katex">prefill</span> then <a class="descent-term" ' \
+           'href="glossary.html#prefill">prefill</a>, and prefill again' in out
+    assert '<a class="descent-term" href="glossary.html#kv-cache"><abbr title="x">KV</abbr> cache</a>' in out
+    # the widget's and the aside's roofline stay plain; the last paragraph's is the first in prose
+    assert out.endswith('<p><a class="descent-term" href="glossary.html#roofline">roofline</a></p>')
+
+
+# ---------------------------------------------------------------------------------------------
+# Against the built site
+# ---------------------------------------------------------------------------------------------
+
+_SKIP = {"a", "code", "pre", "kbd", "samp", "h1", "h2", "h3", "h4", "h5", "h6", "script", "style", "svg", "math",
+         "button", "label", "select", "option", "textarea", "summary", "figure", "figcaption", "table", "details",
+         "dt", "sup", "sub", "nav", "form"}
+_SKIP_CLASS = re.compile(r"^(katex.*|arithmatex|descent-widget|descent-figure|descent-math|descent-formula.*|"
+                         r"descent-view|admonition-title|headerlink|md-.*)$")
+
+
+def _in_prose(node) -> bool:
+    """Text in a <p>, <li> or <dd> of the article with no skipped ancestor (but a glossary link)."""
+    prose = False
+    for parent in node.parents:
+        if parent.name is None or parent.name == "article":
+            break
+        classes = parent.get("class") or []
+        if parent.name == "a" and "descent-term" in classes:
+            continue
+        if parent.name in _SKIP or any(_SKIP_CLASS.match(c) for c in classes):
+            return False
+        prose |= parent.name in ("p", "li", "dd")
+    return prose
+
+
+def _pages(site: Path) -> list[Path]:
+    out = [p for p in sorted(site.rglob("*.html"))
+           if p.name not in ("glossary.html", "404.html") and "notebooks" not in p.parts and "search" not in p.parts]
+    assert any(p.name.startswith("part-3") for p in out), "the built site has no Part 3"
+    return out
+
+
+def _first_uses(soup: BeautifulSoup) -> dict[str, object]:
+    """term id -> the first text node of running prose where it occurs (in document order).
+    Abbreviations sit in <abbr>; "KV cache" spans an <abbr> and the text after it, so each text
+    node is read with the text that follows it in the same paragraph."""
+    found: dict[str, object] = {}
+    article = soup.find("article")
+    for node in article.find_all(string=True):
+        if not _in_prose(node):
+            continue
+        tail = str(node)
+        sib = node.parent.next_sibling if node.parent.name == "abbr" else None
+        if sib is not None and isinstance(sib, str):
+            tail += str(sib)
+        for t in TERMS:
+            if t.id in found:
+                continue
+            m = _rx(t).search(tail)
+            if m and m.start() < len(str(node)):
+                found[t.id] = node
+    return found
+
+
+def test_every_terms_first_use_on_every_page_is_linked(site_dir):
+    misses = []
+    for page in _pages(site_dir):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for tid, node in _first_uses(soup).items():
+            link = node.find_parent("a")
+            ok = link is not None and "descent-term" in (link.get("class") or []) and \
+                link["href"].endswith(f"glossary.html#{tid}")
+            if not ok:
+                misses.append(f"{page.relative_to(site_dir)}: first {tid!r} in {str(node)[:60]!r} is not linked")
+        # and nothing else is linked: one link per term and page
+        hrefs = [a["href"] for a in soup.select("article a.descent-term")]
+        if len(hrefs) != len(set(hrefs)):
+            misses.append(f"{page.relative_to(site_dir)}: a term linked twice")
+    assert not misses, "\n".join(misses[:30])
+
+
+def test_term_links_and_part_links_resolve(site_dir):
+    gloss = BeautifulSoup((site_dir / "glossary.html").read_text(encoding="utf-8"), "html.parser")
+    ids = {el["id"] for el in gloss.find_all(id=True)}
+    assert {t.id for t in TERMS} <= ids
+    # each term's link to its part lands on a heading that exists there
+    for t in TERMS:
+        dd = gloss.find(id=t.id).find_next_sibling("dd")
+        (a,) = [a for a in dd.find_all("a") if a.get("href", "").startswith("part-")]
+        page, anchor = a["href"].split("#")
+        target = BeautifulSoup((site_dir / page).read_text(encoding="utf-8"), "html.parser")
+        assert target.find(id=anchor) is not None, f"{t.id}: {a['href']} has no such heading"
+    # every glossary link on every page names an entry that exists
+    for page in _pages(site_dir):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for a in soup.select("a.descent-term"):
+            assert a["href"].split("#")[1] in ids, (page.name, a["href"])
+
+
+@pytest.mark.parametrize("tid", ["prefill", "kv-cache", "roofline", "ttft"])
+def test_part_3_and_4_link_the_core_terms(site_dir, tid):
+    text = (site_dir / "part-3-serving-software.html").read_text(encoding="utf-8") + \
+        (site_dir / "part-4-hardware.html").read_text(encoding="utf-8")
+    assert f'glossary.html#{tid}"' in text
