@@ -148,7 +148,7 @@ def glossary_terms() -> str:
 #: titles, tables and figures (what shortcodes and widgets print).
 _SKIP_TAGS = {"a", "code", "pre", "kbd", "samp", "h1", "h2", "h3", "h4", "h5", "h6", "script", "style", "svg",
               "math", "button", "label", "select", "option", "textarea", "summary", "figure", "figcaption",
-              "table", "details", "dt", "sup", "sub", "nav", "form"}
+              "table", "dt", "sup", "sub", "nav", "form"}
 #: Classes whose element's text is never linked (KaTeX, widgets, figures, formulas, aside titles).
 _SKIP_CLASS = re.compile(r"\b(katex|arithmatex|descent-widget|descent-figure|descent-math|descent-formula[-\w]*|"
                          r"descent-view|admonition-title|headerlink|md-[\w-]+)\b")
@@ -161,52 +161,63 @@ _CLASS = re.compile(r"""\bclass\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
 
 def _walk(html: str):
-    """Yield (token, is_prose_text) over ``html``: tags and comments with False, text nodes with
-    True where they lie in running prose (see ``_SKIP_TAGS``, ``_SKIP_CLASS``, ``_PROSE_TAGS``)."""
-    stack: list[tuple[str, bool, bool]] = []  # (tag, skips, is prose)
+    """Yield (token, where) over ``html``: ``where`` is None for tags, comments and text outside
+    running prose (see ``_SKIP_TAGS``, ``_SKIP_CLASS``, ``_PROSE_TAGS``); for prose text it is 0 in
+    the page's main flow and n > 0 inside the n-th collapsible aside (``<details>``)."""
+    stack: list[tuple[str, bool, bool, int]] = []  # (tag, skips, is prose, opens an aside)
     skip = prose = 0
+    asides: list[int] = []
+    count = 0
     for tok in _TOKEN.split(html):
         if not tok:
             continue
         if tok.startswith("<!--"):
-            yield tok, False
+            yield tok, None
             continue
         m = _TAG.match(tok) if tok.startswith("<") else None
         if m is None:
-            yield tok, skip == 0 and prose > 0
+            yield tok, (asides[-1] if asides else 0) if skip == 0 and prose > 0 else None
             continue
         closing, name, attrs, selfclose = m.group(1), m.group(2).lower(), m.group(3), m.group(4)
         if closing:
             while stack:
-                tag, s, p = stack.pop()
+                tag, s, p, a = stack.pop()
                 skip -= s
                 prose -= p
+                if a:
+                    asides.pop()
                 if tag == name:
                     break
         elif name not in _VOID and not selfclose:
             cm = _CLASS.search(attrs)
             s = name in _SKIP_TAGS or bool(cm and _SKIP_CLASS.search(cm.group(1) or cm.group(2) or ""))
             p = name in _PROSE_TAGS
-            stack.append((name, s, p))
+            a = name == "details"
+            if a:
+                count += 1
+                asides.append(count)
+            stack.append((name, s, p, a))
             skip += s
             prose += p
-        yield tok, False
+        yield tok, None
 
 
 def link_terms(html: str, all_terms: list[Term], href: dict[str, str]) -> str:
     """``html`` with the first use of each term in running prose linked to its glossary entry.
 
+    The main flow links a term once. A collapsible aside (``<details>``), which a reader may never
+    open, links the first use inside it of a term the main flow has not linked above it.
     ``href`` maps a term's id to the link's target (the glossary page's URL relative to this page,
     with the anchor). A term inside an ``<abbr>`` (the abbreviation tooltips) is linked around it,
     together with the words after it that complete the term ("<abbr>KV</abbr> cache"). Text in
-    headings, code, math, links, widgets, figures, tables and collapsed asides is never touched.
+    headings, code, math, links, widgets, figures and tables is never touched.
     """
     if not all_terms:
         return html
     by_group = {f"t{i}": t for i, t in enumerate(all_terms)}
     rx = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?P<{g}>{t.pattern()})" for g, t in by_group.items())
                     + r")(?![\w-])")
-    done: set[str] = set()
+    linked: dict[int, set[str]] = {0: set()}  # the main flow's links, and each aside's
     out: list[str] = []
     toks = list(_walk(html))
     i = 0
@@ -214,32 +225,36 @@ def link_terms(html: str, all_terms: list[Term], href: dict[str, str]) -> str:
     def link(term: Term, inner: str) -> str:
         return f'<a class="descent-term" href="{href[term.id]}">{inner}</a>'
 
-    def text(s: str) -> str:
+    def fresh(term: Term, where: int) -> bool:
+        """Not linked yet where the reader is: in the main flow, or in this aside or above it."""
+        here = linked.setdefault(where, set())
+        if term.id in linked[0] or term.id in here:
+            return False
+        here.add(term.id)
+        return True
+
+    def text(s: str, where: int) -> str:
         parts, pos = [], 0
         for m in rx.finditer(s):
             term = by_group[m.lastgroup]
-            if term.id in done:
-                continue
-            done.add(term.id)
-            parts += [s[pos:m.start()], link(term, m.group(0))]
-            pos = m.end()
+            if fresh(term, where):
+                parts += [s[pos:m.start()], link(term, m.group(0))]
+                pos = m.end()
         return "".join(parts) + s[pos:]
 
     while i < len(toks):
-        tok, prose = toks[i]
+        tok, where = toks[i]
         # <abbr ...>X</abbr> in prose, followed by text: link X (and the words completing a term)
-        if (tok.lower().startswith("<abbr") and i + 2 < len(toks) and toks[i + 1][1]
+        if (tok.lower().startswith("<abbr") and i + 2 < len(toks) and toks[i + 1][1] is not None
                 and toks[i + 2][0].lower() == "</abbr>"):
-            word = toks[i + 1][0]
-            after = toks[i + 3][0] if i + 3 < len(toks) and toks[i + 3][1] else ""
+            word, where = toks[i + 1]
+            after = toks[i + 3][0] if i + 3 < len(toks) and toks[i + 3][1] is not None else ""
             m = rx.match(word + after)
-            if m and m.end() >= len(word) and by_group[m.lastgroup].id not in done:
-                term = by_group[m.lastgroup]
-                done.add(term.id)
+            if m and m.end() >= len(word) and fresh(by_group[m.lastgroup], where):
                 rest = m.end() - len(word)
-                out.append(link(term, tok + word + toks[i + 2][0] + after[:rest]))
+                out.append(link(by_group[m.lastgroup], tok + word + toks[i + 2][0] + after[:rest]))
                 if after:
-                    out.append(text(after[rest:]))
+                    out.append(text(after[rest:], where))
                     i += 4
                 else:
                     i += 3
@@ -247,6 +262,6 @@ def link_terms(html: str, all_terms: list[Term], href: dict[str, str]) -> str:
             out += [tok, word, toks[i + 2][0]]
             i += 3
             continue
-        out.append(text(tok) if prose else tok)
+        out.append(text(tok, where) if where is not None else tok)
         i += 1
     return "".join(out)
