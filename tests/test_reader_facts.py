@@ -70,3 +70,24 @@ def test_unsourced_claims_now_cite_a_source():
     assert "TensorRT-LLM" in p3 and "max_num_batched_tokens" in p3  # schedulers group prompts
     assert "docs.claude.com/en/docs/build-with-claude/prompt-caching#pricing" in p5  # output vs input price
     assert "google.com/about/datacenters/efficiency" in p5  # PUE 1.1
+
+
+def test_every_widget_says_the_same_need_on_every_chip():
+    # Issue 23: the landscape said 81.4 GB needed where the box under it said 88.4 GB, and
+    # DeepSeek-V3 "needed" 673 to 727 GB by chip. The need is weights + KV cache: one number.
+    from descent.memory import size
+    from descent.units import format_bytes
+
+    need = size("llama-3.1-70b", "h200").need_bytes
+    text3 = format_bytes(need, "GB", 3, trim=True)
+    for chip in ("h200", "rtx-5090", "b200", "mi300x"):
+        got = _text(run("accelerator_landscape", {"model": "llama-3.1-70b", "accelerator": chip})["html"])
+        assert f"(weights and KV cache)" in got and f"the model needs {text3} " in got, chip
+        assert f"Llama 3.1 70B ({text3}) fits from" in got, chip
+        got = _text(run("size_it_yourself", {"model": "llama-3.1-70b", "accelerator": chip})["html"])
+        assert f"the model needs {format_bytes(need, 'GB')} ({format_bytes(need, 'GiB')}) (weights and KV cache)" in got
+    # and Part 5's bars and Part 4's table print DeepSeek-V3's one need in every cell
+    table = shortcodes.resolve("<!-- descent:table decode_speed_across_field model=deepseek-v3 weights=fp8 kv=bf16 "
+                               "context=8192 batch=1 -->")
+    needs = set(re.findall(r"needs ([\d.,]+ GB)", table))
+    assert len(needs) == 1, needs

@@ -97,7 +97,8 @@ def test_numbers_equal_memory_size(combo):
     for nbytes in (s.weights_bytes, s.kv_cache_bytes, s.runtime_bytes):
         assert format_bytes(nbytes, "GB") in text
     summary = (
-        f"{format_bytes(s.need_bytes + s.runtime_bytes, 'GB')} ({format_bytes(s.need_bytes + s.runtime_bytes, 'GiB')}) of "
+        f"{format_bytes(s.need_bytes, 'GB')} ({format_bytes(s.need_bytes, 'GiB')}) needed and "
+        f"{format_bytes(s.runtime_bytes, 'GB')} ({format_bytes(s.runtime_bytes, 'GiB')}) kept back, of "
         f"{format_bytes(s.capacity_bytes, 'GB')} ({format_bytes(s.capacity_bytes, 'GiB')})"
     )
     assert summary in text

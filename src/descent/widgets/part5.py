@@ -252,6 +252,8 @@ def size_it_yourself(
             caption=f"Memory of {one}: the model's weights and KV cache, and the runtime allowance the chip keeps back",
             capacity_label=f"{a.name} memory",
             fmt_bytes=_gb_gib,
+            summary=f"{_gb_gib(s.need_bytes)} needed and {_gb_gib(s.runtime_bytes)} kept back, of "
+                    f"{_gb_gib(s.capacity_bytes)} {a.name} memory",
         )
     )
 

@@ -147,10 +147,12 @@ def segment(label: str, nbytes: float, cls: str = "", display: str | None = None
 
 
 def stacked_bar(segments: Sequence[dict], capacity: float, *, caption: str = "",
-                capacity_label: str = "capacity", fmt_bytes: Callable[[float], str] | None = None) -> dict:
+                capacity_label: str = "capacity", fmt_bytes: Callable[[float], str] | None = None,
+                summary: str = "") -> dict:
     """Segments (bytes) stacked against a capacity (bytes). When the total exceeds the capacity
     an "over capacity" band marks the excess; otherwise the free space is shown. Text is
-    formatted with ``fmt_bytes`` (default GB, 1e9 bytes) at construction time."""
+    formatted with ``fmt_bytes`` (default GB, 1e9 bytes) at construction time. ``summary``, when
+    given, replaces the line "TOTAL of CAPACITY LABEL" above the bar (the share filled follows it)."""
     f = fmt_bytes or fmt_bytes_gb
     segs = []
     for s in segments:
@@ -163,7 +165,7 @@ def stacked_bar(segments: Sequence[dict], capacity: float, *, caption: str = "",
     return {
         "kind": "stacked_bar", "segments": segs, "capacity": cap, "caption": caption,
         "capacity_label": capacity_label, "capacity_display": f(cap), "total_display": f(total),
-        "diff_display": f(abs(total - cap)),
+        "diff_display": f(abs(total - cap)), "summary": summary,
     }
 
 
@@ -428,8 +430,8 @@ def render_stacked_bar(v: dict) -> str:
         legend += (f'<li><span class="descent-stack__swatch descent-stack__free" aria-hidden="true"></span>'
                    f'free: <strong>{_e(v["diff_display"])}</strong></li>')
     pct = total / cap * 100
-    summary = (f'{_e(v["total_display"])} of {_e(v["capacity_display"])} {_e(v["capacity_label"])} '
-               f'({format_fixed(pct, 0)}%){": does not fit" if over else ""}')
+    head = v.get("summary") or f'{v["total_display"]} of {v["capacity_display"]} {v["capacity_label"]}'
+    summary = f'{_e(head)} ({format_fixed(pct, 0)}%){": does not fit" if over else ""}'
     return (
         f'<figure class="descent-stack{" descent-stack--over" if over else ""}">'
         f'{_caption(v.get("caption") or "", "figcaption")}'
