@@ -91,3 +91,19 @@ def test_every_widget_says_the_same_need_on_every_chip():
                                "context=8192 batch=1 -->")
     needs = set(re.findall(r"needs ([\d.,]+ GB)", table))
     assert len(needs) == 1, needs
+
+
+def test_parallelism_note_names_what_the_chip_offers():
+    # The split's note printed "memory - free" as the usable memory: for a model that does not fit
+    # (free < 0) that is 2 x need - usable, not what the chip offers. It is need + free = capacity x 0.9.
+    from descent import parallel
+    from descent.units import format_bytes
+
+    cap = catalog.accelerator("h200").memory_bytes
+    for model, fits in (("llama-3.1-405b", False), ("llama-3.1-8b", True)):
+        got = run("parallelism", {"model": model, "accelerator": "h200", "weights": "bf16"})
+        text = _text(got["html"])
+        p = parallel.plan(model, "h200", "bf16")
+        assert p.fits is fits
+        usable = format_bytes(cap * 0.9, "GB", 3, trim=True)
+        assert f"offers {'only ' if not fits else ''}{usable}" in text, text[:400]

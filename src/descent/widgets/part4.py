@@ -600,13 +600,16 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
     one = hardware.decode_ceiling(model, accelerator, weights, kv, ctx, batch)
     fmt = lambda x: format_bytes(x, "GB", 3, trim=True)  # noqa: E731
     out = first
+    usable = p.memory_bytes_per_device + p.free_bytes  # what one chip offers after the runtime allowance
     if p.fits:
         who = "The one device" if p.devices == 1 else f"Each of the {format_int(p.devices)} devices"
-        out.append(v.note(f"{who} holds {fmt(p.memory_bytes_per_device)} of weights "
-                          f"and KV cache: it fits in the {a.name}'s {fmt(a.memory_bytes)}.", "info"))
+        out.append(v.note(f"{who} needs {fmt(p.memory_bytes_per_device)} for its weights and KV cache; the "
+                          f"{a.name} offers {fmt(usable)} of its {fmt(a.memory_bytes)} after the runtime "
+                          "allowance.", "info"))
     else:
-        out.append(v.note(f"Each device would need {fmt(p.memory_bytes_per_device)}, more than the {a.name}'s "
-                          f"{fmt(p.memory_bytes_per_device - p.free_bytes)} usable: split it further.", "warn"))
+        out.append(v.note(f"Each device would need {fmt(p.memory_bytes_per_device)} for its weights and KV cache; "
+                          f"the {a.name} offers only {fmt(usable)} after the runtime allowance: split it "
+                          "further.", "warn"))
     out += [
         v.stat("Devices", p.devices, quantity="devices", note=f"tp {tp} x pp {pp} x ep {ep}"),
         v.stat("Weights per device", fmt(p.weights_bytes_per_device), quantity="weights_bytes_per_device",
