@@ -168,3 +168,12 @@ def test_part_3_and_4_link_the_core_terms(site_dir, tid):
     text = (site_dir / "part-3-serving-software.html").read_text(encoding="utf-8") + \
         (site_dir / "part-4-hardware.html").read_text(encoding="utf-8")
     assert f'glossary.html#{tid}"' in text
+
+
+def test_a_term_broken_over_two_source_lines_is_still_found():
+    # Markdown keeps the source's line breaks: "grouped-query\nattention" is Part 1's first GQA.
+    href = {t.id: f"g.html#{t.id}" for t in TERMS}
+    out = glossary.link_terms("<p>heads: <em>grouped-query\nattention</em> and the <abbr>KV</abbr>\ncache</p>",
+                              TERMS, href)
+    assert '<a class="descent-term" href="g.html#gqa">grouped-query\nattention</a>' in out
+    assert '<a class="descent-term" href="g.html#kv-cache"><abbr>KV</abbr>\ncache</a>' in out

@@ -86,10 +86,12 @@ class Term:
     text: str
 
     def pattern(self) -> str:
-        """A regex alternative for its words: exact where a word has a capital, else any case."""
+        """A regex alternative for its words: exact where a word has a capital, else any case; a
+        space matches any run of white space (a line break in the Markdown source)."""
         alts = []
         for w in sorted(self.match, key=len, reverse=True):
-            alts.append(re.escape(w) if any(c.isupper() for c in w) else f"(?i:{re.escape(w)})")
+            e = re.escape(w).replace(r"\ ", r"\s+")
+            alts.append(e if any(c.isupper() for c in w) else f"(?i:{e})")
         return "|".join(alts)
 
 
