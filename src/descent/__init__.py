@@ -6,3 +6,4 @@ element) and hand them over when imported, which happens here, first.
 """
 
 from descent import catalog, numerics  # noqa: F401  (they provide params' catalog-backed choices)
+from descent.catalog import measurements  # noqa: F401  (provides the measurement choices)

@@ -707,6 +707,21 @@ LINK = declare(Param(
 
 
 # ---------------------------------------------------------------------------------------------
+# Public measurements beside the step model's ceilings (catalog measurements.toml, descent.predict).
+# ---------------------------------------------------------------------------------------------
+
+MEASUREMENT = declare(Param(
+    "measurement", "Measurement", "choice", "llamacpp-rtx-4090-llama3-8b-q4km-tg512",
+    choices=provided("measurement"),
+    help="One published measurement of inference speed (catalog measurements.toml).",
+))
+MEASURED_GROUP = declare(Param(
+    "group", "Measurements", "choice", "all", key="measured_group", choices=provided("measured_group"),
+    help="Which measurements a summary takes: all, one engine, one chip class or one bound.",
+))
+
+
+# ---------------------------------------------------------------------------------------------
 # Part 3 (serving software): requests and their lengths, the batching simulator, prefix caching,
 # paged KV blocks, speculative decoding, the price of a GPU. The core is descent.serving.
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,294 @@
+"""Each public measurement beside the step model's ceiling for the same configuration.
+
+A row of ``catalog/measurements.toml`` says what ran (model, weights, chip and how many, split,
+batch, prompt and output lengths) and what it reached. :func:`predict` builds the
+:class:`~descent.scenario.Scenario` of that configuration and asks the step model
+(:mod:`descent.step`) for the same kind of speed:
+
+* ``decode_tokens_per_s`` (and ``itl_s``): one decode step of ``batch`` sequences, each at the
+  run's middle context ``prompt + output // 2`` (the step's time grows with the context in a straight
+  line, so the middle step's time is the run's mean); the ceiling is ``1 / seconds`` per sequence
+  (the time between tokens is ``seconds``).
+* ``prefill_tokens_per_s`` (and ``ttft_s``): the prompt read in one pass (:func:`descent.step.prefill`);
+  the ceiling is ``prompt / seconds`` (TTFT is ``seconds``).
+* ``output_tokens_per_s``: ``batch`` requests served together: one step reads all their prompts,
+  then ``output`` decode steps at the middle context; the ceiling is
+  ``batch x output / (prefill seconds + output x decode seconds)``. A row run at maximum load
+  (``batch = 0``) takes the largest batch whose weights and KV cache at the middle context fit the
+  usable memory (:func:`descent.step.footprint`): under continuous batching a finished request's
+  place is taken at once, so the sequences in flight hold ``prompt + output / 2`` tokens on average.
+
+The **share of the ceiling** a row reached is measured speed / ceiling speed (for a time, the
+ceiling's time / the measured time): 1 would be the ceiling itself; the step model is a lower bound
+on time (nothing overlaps), so a real engine stays below 1 unless the model misses something.
+
+The **bound** is the step's (memory or compute); for ``output_tokens_per_s`` it is the bound of
+whichever part takes longer, the prompts or the decode steps.
+
+Summaries (:func:`spread`, :func:`expected`, :func:`leave_one_out`) group rows by engine, chip
+class (:func:`descent.catalog.measurements.chip_class`) and bound. The expected range of a class is
+the lowest to the highest share its measurements reached, with their median.
+
+Standard library only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from functools import cache
+
+from descent import custom, recorded, step
+from descent import params as P
+from descent.catalog import Accelerator
+from descent.catalog import measurements as M
+from descent.scenario import Scenario
+
+__all__ = [
+    "Prediction",
+    "Spread",
+    "build_machine_chip",
+    "classes",
+    "expected",
+    "group",
+    "leave_one_out",
+    "predict",
+    "predictions",
+    "scenario_for",
+    "spread",
+]
+
+
+def build_machine_chip() -> Accelerator:
+    """The build machine as it measured itself (``descent.recorded``): its streaming-read bandwidth
+    (``stream``: bytes / seconds) and its float32 matrix-product rate (``gemm``: FLOP / seconds), as a
+    :func:`descent.custom.accelerator`. The record keeps no memory size; capacity plays no part in a
+    ceiling at one sequence, so it is the custom chip's declared default."""
+    bandwidth = recorded.measurement("stream").rate
+    flops = recorded.measurement("gemm").rate
+    return custom.accelerator(P.MEMORY_GB.default, bandwidth / 1e9, flops / 1e12, name="the build machine (measured)")
+
+
+def _chip(m: M.Measurement) -> str | Accelerator:
+    return build_machine_chip() if m.chip == M.BUILD_MACHINE else m.chip
+
+
+def scenario_for(m: M.Measurement, batch: int | None = None) -> Scenario:
+    """The scenario of measurement ``m``: its model, weights, chip, split and link, ``batch``
+    sequences (default the row's) at the run's middle context ``prompt + output // 2`` (at least 1).
+
+    Raises:
+        ValueError: the configuration is not one the step model takes (a split the model refuses).
+    """
+    b = m.batch if batch is None else batch
+    kwargs = {} if not m.link else {"link": m.link}
+    return Scenario(model=m.model, accelerator=_chip(m), weights=m.weights, context=max(1, m.prompt_tokens + m.output_tokens // 2),
+                    batch=max(1, b), prompt_tokens=max(1, m.prompt_tokens), tp=m.tp, pp=m.pp, ep=m.ep, **kwargs)
+
+
+def _max_batch(m: M.Measurement) -> int:
+    """The largest batch whose weights and KV cache at the middle context fit every device.
+
+    Raises:
+        ValueError: not even one sequence fits.
+    """
+    full = scenario_for(m, 1)
+    if not step.footprint(full).fits:
+        raise ValueError(f"measurement {m.id!r}: the weights and one sequence's KV cache do not fit the chips' "
+                         "usable memory, so no batch size can be worked out")
+    low, high = 1, P.BATCH.max
+    while low < high:  # the largest b that fits
+        mid = (low + high + 1) // 2
+        if step.footprint(full.but(batch=mid)).fits:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A measurement beside the step model's ceiling.
+
+    Attributes:
+        row: the measurement (``descent.catalog.measurements.Measurement``).
+        measured: the measured figure in the row's unit (tokens/s or s); for the build machine's
+            row, its recording's.
+        ceiling: the step model's figure for the same configuration, same unit.
+        share: the share of the ceiling reached: measured / ceiling for a speed, ceiling / measured
+            for a time.
+        measured_rate, ceiling_rate: both as speeds, tokens/s (a TTFT as prompt / TTFT, a time
+            between tokens as its inverse): the axes of the page's figure.
+        bound: ``"memory"`` or ``"compute"`` (module docstring).
+        batch: the batch the ceiling used (the row's, or the largest that fits for ``batch = 0``).
+        fits: the weights and the batch's KV cache at the middle context fit the chips' usable memory.
+        chip_class: :func:`descent.catalog.measurements.chip_class`. engine: the row's engine.
+        date, source, quote: the row's, or for the build machine the recording's date and file.
+    """
+
+    row: M.Measurement
+    measured: float
+    ceiling: float
+    share: float
+    measured_rate: float
+    ceiling_rate: float
+    bound: str
+    batch: int
+    fits: bool
+    chip_class: str
+    engine: str
+    date: str
+    source: str
+    quote: str
+
+    @property
+    def id(self) -> str:
+        """The measurement's id."""
+        return self.row.id
+
+
+def _measured(m: M.Measurement) -> tuple[float, str, str, str]:
+    """(value, date, source, quote): the row's own, or its build-machine recording's."""
+    if not m.recorded:
+        return m.value, m.date, m.source, m.quote
+    r = recorded.measurement(m.recorded)
+    value = r.rate if m.unit == "tokens/s" else r.value
+    return value, r.date, f"src/descent/data/{recorded.MACHINE_FILE} ({m.recorded!r}: {r.what})", r.what
+
+
+def predict(m: str | M.Measurement) -> Prediction:
+    """Measurement ``m`` (an id or a row) beside the step model's ceiling (module docstring).
+
+    Raises:
+        ValueError: an unknown id, or a configuration the step model does not take.
+    """
+    m = M.measurement(m) if isinstance(m, str) else m
+    measured, date, source, quote = _measured(m)
+    batch = _max_batch(m) if m.batch == 0 else m.batch
+    sc = scenario_for(m, batch)
+    if m.what in ("decode_tokens_per_s", "itl_s"):
+        c = step.cost(sc, decode_contexts=[sc.context] * batch)
+        ceiling_rate, ceiling_time, bound = 1 / c.seconds, c.seconds, c.bound
+    elif m.what in ("prefill_tokens_per_s", "ttft_s"):
+        c = step.prefill(sc)
+        ceiling_rate, ceiling_time, bound = m.prompt_tokens / c.seconds, c.seconds, c.bound
+    else:  # output_tokens_per_s
+        d = step.cost(sc, decode_contexts=[sc.context] * batch)
+        decode_s = m.output_tokens * d.seconds
+        prefill_s, bound = 0.0, d.bound
+        if m.prompt_tokens:
+            p = step.cost(sc.but(microbatches=1), prefill_spans=[(0, m.prompt_tokens)] * batch)
+            prefill_s = p.seconds
+            if prefill_s > decode_s:
+                bound = p.bound
+        ceiling_time = prefill_s + decode_s
+        ceiling_rate = batch * m.output_tokens / ceiling_time
+    if m.is_time:
+        ceiling = ceiling_time
+        share = ceiling_time / measured
+        measured_rate = m.prompt_tokens / measured if m.what == "ttft_s" else 1 / measured
+    else:
+        ceiling, share, measured_rate = ceiling_rate, measured / ceiling_rate, measured
+    fits = step.footprint(sc).fits
+    return Prediction(m, measured, ceiling, share, measured_rate, ceiling_rate, bound, batch, fits,
+                      M.chip_class(m.chip), m.engine, date, source, quote)
+
+
+@cache
+def predictions() -> tuple[Prediction, ...]:
+    """Every catalog measurement beside its ceiling, in file order."""
+    return tuple(predict(m) for m in M.measurements().values())
+
+
+def group(name: str, rows: tuple[Prediction, ...] | None = None) -> tuple[Prediction, ...]:
+    """The predictions of group ``name`` (``params.MEASURED_GROUP``: ``all``, an engine, a chip class
+    or a bound).
+
+    Raises:
+        ValueError: an unknown group (the message lists them).
+    """
+    rows = predictions() if rows is None else rows
+    if name not in M.GROUPS:
+        raise ValueError(f"group must be one of {', '.join(M.GROUPS)}, got {name!r}")
+    _, field, value = M.GROUPS[name]
+    return rows if not field else tuple(p for p in rows if getattr(p, field) == value)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The shares of the ceiling a set of measurements reached.
+
+    Attributes:
+        count: how many. median: their median. low, high: the lowest and the highest.
+    """
+
+    count: int
+    median: float
+    low: float
+    high: float
+
+
+def spread(rows: tuple[Prediction, ...]) -> Spread:
+    """Median and range of the rows' shares of their ceilings.
+
+    Raises:
+        ValueError: no rows.
+    """
+    if not rows:
+        raise ValueError("no measurements in this group")
+    shares = [p.share for p in rows]
+    return Spread(len(shares), statistics.median(shares), min(shares), max(shares))
+
+
+def class_of(p: Prediction) -> tuple[str, str, str]:
+    """A prediction's class: (chip class, engine, bound)."""
+    return (p.chip_class, p.engine, p.bound)
+
+
+def classes(rows: tuple[Prediction, ...] | None = None) -> dict[tuple[str, str, str], tuple[Prediction, ...]]:
+    """The rows by class (:func:`class_of`), classes in order of first appearance."""
+    out: dict[tuple[str, str, str], list[Prediction]] = {}
+    for p in predictions() if rows is None else rows:
+        out.setdefault(class_of(p), []).append(p)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def expected(chip_class: str, engine: str, bound: str, rows: tuple[Prediction, ...] | None = None) -> Spread | None:
+    """The expected share of the ceiling for a class, from the measurements of that class (chip class,
+    engine, bound): their median, lowest and highest; None when no measurement covers it."""
+    members = classes(rows).get((chip_class, engine, bound), ())
+    return spread(members) if members else None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Leave-one-out: how often a measurement falls inside the range the rest of its class gives.
+
+    Attributes:
+        tested: measurements whose class has at least two others (a range needs two ends).
+        inside: of those, how many fall between the lowest and the highest share of the others.
+    """
+
+    tested: int
+    inside: int
+
+    @property
+    def share(self) -> float:
+        """``inside / tested``. Raises ValueError when nothing could be tested."""
+        if not self.tested:
+            raise ValueError("no class has three or more measurements, so nothing can be left out and tested")
+        return self.inside / self.tested
+
+
+def leave_one_out(rows: tuple[Prediction, ...] | None = None) -> Coverage:
+    """For each row whose class has at least two other rows: is its share between the lowest and the
+    highest share of the others? (Leave-one-out cross-validation of the expected range.)"""
+    tested = inside = 0
+    for members in classes(rows).values():
+        if len(members) < 3:
+            continue
+        for i, p in enumerate(members):
+            others = [q.share for j, q in enumerate(members) if j != i]
+            tested += 1
+            inside += min(others) <= p.share <= max(others)
+    return Coverage(tested, inside)
