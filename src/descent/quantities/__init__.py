@@ -12,7 +12,8 @@ The registry (:class:`Quantity`, the :func:`quantity` decorator, :func:`get`, th
 * :mod:`~descent.quantities.parallel`: a model split over many chips;
 * :mod:`~descent.quantities.serving`: the batching simulator, speculative decoding, steady throughput;
 * :mod:`~descent.quantities.economics`: the price and energy of a token;
-* :mod:`~descent.quantities.dials`: Part 5's server dials.
+* :mod:`~descent.quantities.dials`: Part 5's server dials;
+* :mod:`~descent.quantities.measured`: public measurements beside their ceilings.
 
 Importing this package imports every subject module, so :data:`QUANTITIES` is complete.
 
@@ -26,6 +27,7 @@ from descent.quantities import (  # noqa: F401  (each registers its quantities o
     chip,
     dials,
     economics,
+    measured,
     memory,
     model,
     parallel,

@@ -18,6 +18,7 @@ figure, or lay out a table:
 * :mod:`~descent.site.values.hardware`: chips' internals, links, the roofline (Part 4);
 * :mod:`~descent.site.values.across_chips`: one model on every chip (Parts 4, 5);
 * :mod:`~descent.site.values.browser_model`: the model the reader's browser runs (Part 0);
+* :mod:`~descent.site.values.measured`: public measurements beside the ceilings (Reference);
 * :mod:`~descent.site.values.reference`: the shortcode reference of the contributing page.
 
 Each module imports :mod:`descent.site.shortcodes` (the registry) and the core; none imports this
@@ -32,6 +33,7 @@ from descent.site.values import (  # noqa: F401  (each registers its entries on 
     catalog,
     hardware,
     kv,
+    measured,
     quantities,
     real_weights,
     reference,
