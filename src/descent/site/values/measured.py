@@ -33,15 +33,18 @@ def _batch(p: predict.Prediction) -> str:
     return format_int(p.batch)
 
 
-def _configuration(p: predict.Prediction) -> str:
+def _model(p: predict.Prediction) -> str:
+    return md_text(f"{catalog.model(p.row.model).name}; {p.row.weights_note}")
+
+
+def _load(p: predict.Prediction) -> str:
     m = p.row
     lengths = []
     if m.prompt_tokens:
         lengths.append(f"prompt {format_int(m.prompt_tokens)}")
     if m.output_tokens:
         lengths.append(f"output {format_int(m.output_tokens)}")
-    return md_text(f"{catalog.model(m.model).name}, {m.weights_note}; {_chip(p)}{_split(m)}; batch {_batch(p)}; "
-                   f"{', '.join(lengths)} tokens")
+    return md_text(f"{_chip(p)}{_split(m)}; batch {_batch(p)}; {', '.join(lengths)} tokens")
 
 
 @table("measurements")
@@ -49,13 +52,13 @@ def measurements_table() -> str:
     """Every catalog measurement beside the step model's ceiling for its configuration: the share of the
     ceiling it reached, the step's bound, the date and the source."""
     rows = []
-    for p in predict.predictions():
+    for i, p in enumerate(predict.predictions(), start=1):
         m = p.row
-        rows.append([f"`{m.id}`", md_text(M.KINDS[m.what][1]), _configuration(p),
+        rows.append([format_int(i), md_text(M.KINDS[m.what][1]), _model(p), _load(p),
                      md_text(f"{m.engine} {m.engine_version}"), _value(p.measured, m.unit), _value(p.ceiling, m.unit),
-                     format_percent(p.share, 2), p.bound, md_text(p.date), md_link_source(p.source)])
-    return md_table(["row", "measured", "configuration", "engine", "measured", "ceiling", "share", "bound", "date",
-                     "source"], rows, "lllllrrrll")
+                     format_percent(p.share, 2), p.bound, f"{md_text(p.date)}, {md_link_source(p.source)}"])
+    return md_table(["#", "measured", "model and weights", "chips and load", "engine", "measured", "ceiling", "share",
+                     "bound", "date and source"], rows, "rlllllrrrl")
 
 
 @table("measured_summary")
@@ -92,6 +95,6 @@ def measured_classes_table() -> str:
 @table("measured_quotes")
 def measured_quotes_table() -> str:
     """Every measurement's figure as its source prints it, with where in the source it stands."""
-    rows = [[f"`{p.id}`", f"`{p.quote}`" if "`" not in p.quote else md_text(p.quote), md_text(p.row.notes)]
-            for p in predict.predictions()]
-    return md_table(["row", "the source's words", "where, and what the row's fields cannot say"], rows)
+    rows = [[format_int(i), f"`{p.id}`", f"`{p.quote}`" if "`" not in p.quote else md_text(p.quote), md_text(p.row.notes)]
+            for i, p in enumerate(predict.predictions(), start=1)]
+    return md_table(["#", "catalog id", "the source's words", "where, and what the row's fields cannot say"], rows, "rlll")
