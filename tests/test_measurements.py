@@ -293,3 +293,68 @@ def test_the_figure_is_built_from_the_rows():
     assert len(points) == len(ROWS)
     want = sorted((p.ceiling_rate, p.measured_rate) for p in predict.predictions())
     assert sorted(points) == [(pytest.approx(a, rel=1e-9), pytest.approx(b, rel=1e-9)) for a, b in want]
+
+
+# ---------------------------------------------------------------------------------------------
+# The expected range beside the calculators' ceilings
+# ---------------------------------------------------------------------------------------------
+
+
+def _run(capsys, *argv):
+    import json
+
+    from descent import cli
+
+    code = cli.main(list(argv))
+    out = capsys.readouterr().out
+    return code, (json.loads(out) if "--json" in argv else out)
+
+
+def _shares(chip_class, bound):
+    return [min(p.share, 1.0) for p in predict.predictions() if p.chip_class == chip_class and p.bound == bound]
+
+
+def test_size_prints_the_expected_range_from_the_class(capsys):
+    """RTX 4090, Llama 3.1 8B in Q4_K_M at batch 1: memory-bound, so the range is the ceiling times the
+    lowest, median and highest share of the consumer-GPU memory-bound rows (a share above 1 counts as 1)."""
+    code, got = _run(capsys, "size", "llama-3.1-8b", "-a", "rtx-4090", "-w", "q4_k_m", "--json")
+    assert code == 0 and got["bound"] == "memory"
+    shares = _shares("consumer GPU", "memory")
+    ceiling = got["decode_tokens_per_s"]
+    assert got["decode_tokens_per_s_expected"] == {
+        "low": pytest.approx(ceiling * min(shares)), "median": pytest.approx(ceiling * statistics.median(shares)),
+        "high": pytest.approx(ceiling * max(shares)), "measurements": len(shares)}
+    code, text = _run(capsys, "size", "llama-3.1-8b", "-a", "rtx-4090", "-w", "q4_k_m")
+    assert f"from {len(shares)} public measurements on consumer GPU chips whose ceiling was memory-bound" in text
+
+
+def test_no_measurement_covers_a_custom_chip_or_a_tpu(capsys):
+    _, got = _run(capsys, "size", "llama-3.1-8b", "--memory-gb", "24", "--bandwidth-gbs", "1000", "--json")
+    assert got["decode_tokens_per_s_expected"] is None
+    _, text = _run(capsys, "size", "llama-3.1-8b", "--memory-gb", "24", "--bandwidth-gbs", "1000")
+    assert "no public measurement covers a chip described by its numbers" in text
+    _, got = _run(capsys, "size", "qwen3-8b", "-a", "tpu-v7", "--json")
+    assert got["decode_tokens_per_s_expected"] is None
+    _, text = _run(capsys, "size", "qwen3-8b", "-a", "tpu-v7")
+    assert "no public measurement covers other accelerator chips at this bound yet" in text
+
+
+def test_dials_and_cost_give_expected_ranges_and_ttft_is_a_time(capsys):
+    _, d = _run(capsys, "dials", "llama-3.1-70b", "-a", "h100-sxm", "--tp", "2", "--json")
+    pre = _shares("data-centre GPU", "compute")  # an 8,192-token prompt on H100s is compute-bound
+    assert d["ttft_s_expected"] == {"low": pytest.approx(d["ttft_s"] / max(pre)),
+                                    "median": pytest.approx(d["ttft_s"] / statistics.median(pre)),
+                                    "high": pytest.approx(d["ttft_s"] / min(pre)), "measurements": len(pre)}
+    dec = _shares("data-centre GPU", "memory")
+    assert d["tokens_per_s_per_user_expected"]["high"] == pytest.approx(d["tokens_per_s_per_user"] * max(dec))
+    assert d["tokens_per_s_per_user_expected"]["high"] <= d["tokens_per_s_per_user"]  # never past the ceiling
+    _, c = _run(capsys, "cost", "llama-3.1-70b", "-a", "h200", "--json")
+    assert c["tokens_per_s_total_expected"]["median"] == pytest.approx(c["tokens_per_s_total"] * statistics.median(dec))
+
+
+def test_the_expected_range_follows_the_rows():
+    base = predict.expected_range(100.0, "rtx-4090", "memory")
+    more = predict.expected_range(100.0, "rtx-4090", "memory", rows=_with_extra_row(1.0))
+    assert more.measurements == base.measurements + 1 and more.low < base.low
+    with pytest.raises(ValueError, match="bound must be one of memory, compute"):
+        predict.expected_range(1.0, "h200", "network")

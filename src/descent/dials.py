@@ -51,6 +51,7 @@ class Dials:
         free_bytes: capacity x (1 - runtime allowance) - (weights + KV cache) per device, bytes;
             negative when it does not fit.
         fits: ``free_bytes >= 0``.
+        prefill_bound: ``"memory"`` or ``"compute"``: what bounds reading the prompt (``ttft_s``).
     """
 
     tp: int
@@ -66,6 +67,7 @@ class Dials:
     usd_per_million_tokens: float
     free_bytes: float
     fits: bool
+    prefill_bound: str
 
 
 def server_dials(model, accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch, tp: int = Scenario.tp,
@@ -91,5 +93,5 @@ def server_dials(model, accelerator, weights: str = Scenario.weights, kv: str = 
         step_s=dec.seconds, comm_s=dec.comm_seconds, bound=dec.bound,
         tokens_per_s_per_user=dec.tokens_per_s_per_sequence, tokens_per_s_total=dec.tokens_per_s_total,
         usd_per_million_tokens=usd_per_million_tokens(dec.tokens_per_s_total, sc.devices, price),
-        free_bytes=fp.free_bytes, fits=fp.fits,
+        free_bytes=fp.free_bytes, fits=fp.fits, prefill_bound=pre.bound,
     )

@@ -45,14 +45,20 @@ from descent.catalog import measurements as M
 from descent.scenario import Scenario
 
 __all__ = [
+    "Coverage",
+    "Expected",
     "Prediction",
     "Spread",
     "build_machine_chip",
+    "chip_class_of",
+    "class_of",
     "classes",
     "expected",
+    "expected_range",
     "group",
     "leave_one_out",
     "predict",
+    "prefill_bound",
     "predictions",
     "scenario_for",
     "spread",
@@ -292,3 +298,73 @@ def leave_one_out(rows: tuple[Prediction, ...] | None = None) -> Coverage:
             tested += 1
             inside += min(others) <= p.share <= max(others)
     return Coverage(tested, inside)
+
+
+# ---------------------------------------------------------------------------------------------
+# The expected range beside a calculator's ceiling
+# ---------------------------------------------------------------------------------------------
+
+
+def chip_class_of(accelerator: str | Accelerator) -> str | None:
+    """The chip class of a catalog chip (:func:`descent.catalog.measurements.chip_class`); None for a
+    chip described by its numbers (``descent.custom``), which no class covers."""
+    name = accelerator.id if isinstance(accelerator, Accelerator) else accelerator
+    return None if name == custom.CUSTOM_ID else M.chip_class(name)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What published engines reached of ceilings like this one: the ceiling times the lowest, median
+    and highest share of the measurements of its class (for a time, the ceiling divided by them).
+
+    Attributes:
+        low, median, high: the expected value, in the ceiling's unit (for a time ``low`` is the fastest).
+        measurements: how many measurements the range comes from.
+        chip_class, bound: the class.
+    """
+
+    low: float
+    median: float
+    high: float
+    measurements: int
+    chip_class: str
+    bound: str
+
+    def as_json(self) -> dict:
+        """``{"low", "median", "high", "measurements"}`` (the command line's ``*_expected`` keys)."""
+        return {"low": self.low, "median": self.median, "high": self.high, "measurements": self.measurements}
+
+
+def expected_range(ceiling: float, accelerator: str | Accelerator, bound: str, *, time: bool = False,
+                   rows: tuple[Prediction, ...] | None = None) -> Expected | None:
+    """The expected range beside a ceiling on ``accelerator`` whose step is ``bound``: from the
+    measurements on the same chip class whose ceiling had the same bound, every engine together (a
+    calculator does not know the engine). None when no measurement covers the class, or the chip is
+    one described by its numbers. A share above 1 counts as 1: it comes from an assumption of the
+    prediction (the batch a maximum-load benchmark held), not from an engine beating the ceiling, so
+    the range never passes the ceiling.
+
+    Args:
+        ceiling: a speed (tokens/s), or with ``time`` a time (s: TTFT, time between tokens).
+
+    Raises:
+        ValueError: ``bound`` is not memory or compute.
+    """
+    if bound not in M.BOUNDS:
+        raise ValueError(f"bound must be one of {', '.join(M.BOUNDS)}, got {bound!r}")
+    cls = chip_class_of(accelerator)
+    if cls is None:
+        return None
+    members = tuple(p for p in (predictions() if rows is None else rows) if p.chip_class == cls and p.bound == bound)
+    if not members:
+        return None
+    shares = [min(p.share, 1.0) for p in members]
+    s = Spread(len(shares), statistics.median(shares), min(shares), max(shares))
+    if time:
+        return Expected(ceiling / s.high, ceiling / s.median, ceiling / s.low, s.count, cls, bound)
+    return Expected(ceiling * s.low, ceiling * s.median, ceiling * s.high, s.count, cls, bound)
+
+
+def prefill_bound(sc: Scenario) -> str:
+    """What bounds reading the scenario's prompt in one pass (:func:`descent.step.prefill`)."""
+    return step.prefill(sc).bound

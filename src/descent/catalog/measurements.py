@@ -267,9 +267,9 @@ def measurement(measurement_id: str) -> Measurement:
 
 
 #: The classes of chip the summaries group by: a system-on-chip is Apple Silicon (the catalog's
-#: ``soc`` rows), a GPU whose name says GeForce is a consumer GPU, any other chip a data-centre one,
-#: and the build machine a CPU.
-CHIP_CLASSES = ("consumer GPU", "Apple Silicon", "data-centre GPU", "CPU")
+#: ``soc`` rows), a GPU whose name says GeForce is a consumer GPU, any other GPU a data-centre one,
+#: every other kind (TPU, Trainium, the SRAM machines) another accelerator, and the build machine a CPU.
+CHIP_CLASSES = ("consumer GPU", "Apple Silicon", "data-centre GPU", "other accelerator", "CPU")
 
 #: What bounds a step (descent.step): reading memory or computing.
 BOUNDS = ("memory", "compute")
@@ -282,6 +282,8 @@ def chip_class(chip: str) -> str:
     a = catalog.accelerator(chip)
     if a.kind == "soc":
         return "Apple Silicon"
+    if a.kind != "gpu":
+        return "other accelerator"
     return "consumer GPU" if "GeForce" in a.name else "data-centre GPU"
 
 

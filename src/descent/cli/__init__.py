@@ -32,7 +32,7 @@ import stat
 import sys
 from typing import NoReturn
 
-from descent import custom, floats, gguf_types, hfconfig, transformer
+from descent import custom, floats, gguf_types, hfconfig, predict, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
 from descent.cli import hardware as hardware_cli
@@ -216,14 +216,37 @@ SIZE_JSON_NAMES = {"bytes_per_decode_step": "bytes_per_step", "flops_per_decode_
 
 
 def size_json(s: Sizing) -> dict:
-    """A sizing as ``descent size --json`` names it: its fields, under their quantity names."""
-    return {SIZE_JSON_NAMES.get(k, k): v for k, v in dataclasses.asdict(s).items()}
+    """A sizing as ``descent size --json`` names it: its fields, under their quantity names, and
+    ``decode_tokens_per_s_expected``: the expected range beside the decode ceiling
+    (:func:`descent.predict.expected_range`: ``low``, ``median``, ``high``, ``measurements``), or null
+    when no public measurement covers the chip's class."""
+    out = {SIZE_JSON_NAMES.get(k, k): v for k, v in dataclasses.asdict(s).items()}
+    expected = predict.expected_range(s.decode_tokens_per_s, s.accelerator, s.bound)
+    out["decode_tokens_per_s_expected"] = expected.as_json() if expected else None
+    return out
+
+
+def expected_line(e, what: str, accelerator, *, time: bool = False) -> str:
+    """The expected range beside a ceiling (descent.predict.expected_range) as one line of text, or why
+    there is none."""
+    if e is None:
+        cls = predict.chip_class_of(accelerator)
+        return ("no public measurement covers a chip described by its numbers" if cls is None else
+                f"no public measurement covers {cls} chips at this bound yet")
+    if time:
+        span = f"{format_time(e.low)} to {format_time(e.high)} (median {format_time(e.median)})"
+    else:
+        span = (f"{format_number(e.low, 3)} to {format_number(e.high, 3)} tokens/s {what} "
+                f"(median {format_number(e.median, 3)})").replace("  ", " ")
+    return (f"{span}, from {plural(e.measurements, 'public measurement')} on {e.chip_class} chips "
+            f"whose ceiling was {e.bound}-bound (descent reference: How close are the ceilings?)")
 
 
 def _cmd_size(args: argparse.Namespace) -> int:
     model, accelerator = size_inputs(args)
     s = size(model, accelerator, args.weights, args.kv, args.context, args.batch, args.runtime_percent)
     no_peak = s.peak_flops == math.inf  # a chip described without --tflops: no compute roof
+    expected = predict.expected_range(s.decode_tokens_per_s, accelerator, s.bound)
     if args.json:  # strict JSON: the no-peak chip's infinite peak and compute ceiling are null
         print(json.dumps({k: None if v == math.inf else v for k, v in size_json(s).items()}, allow_nan=False))
         return 0
@@ -265,6 +288,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
             f"{_token_rate(s.decode_tokens_per_s_total)} total, {s.bound}-bound"
             + ("" if s.fits else " (if it fit on one chip)"),
         ),
+        ("expected", expected_line(expected, "per sequence", accelerator)),
         ("compute-bound from", "not known: no peak given" if no_peak else "no batch (the KV cache reads dominate)"
          if s.compute_bound_batch is None else plural(s.compute_bound_batch, "sequence")),
     ]
@@ -286,11 +310,14 @@ def _cmd_cost(args: argparse.Namespace) -> int:
         "tokens_per_s_total": c.tokens_per_s_total, "usd_per_million_tokens": c.usd_per_million_tokens,
         "joules_per_token": c.joules_per_token, "max_batch": biggest, "fits": c.fits, "bound": c.bound,
     }
+    expected = predict.expected_range(c.tokens_per_s_total, args.accelerator, c.bound)
+    out["tokens_per_s_total_expected"] = expected.as_json() if expected else None
     if args.json:
         print(json.dumps(out))
         return 0
     rows = [
-        ("output tokens", f"{format_number(c.tokens_per_s_total, 4)} tokens/s in total ({c.bound}-bound)"),
+        ("output tokens", f"{format_number(c.tokens_per_s_total, 4)} tokens/s in total ({c.bound}-bound), the ceiling"),
+        ("expected", expected_line(expected, "in total", args.accelerator)),
         ("price", f"${format_number(c.usd_per_million_tokens, 3)} per million tokens at "
                   f"${format_number(args.price, 3, trim=True)} per accelerator-hour"),
         ("energy", f"{format_number(c.joules_per_token, 3)} J per token (board power x PUE "
@@ -314,14 +341,23 @@ def _cmd_dials(args: argparse.Namespace) -> int:
         "tokens_per_s_total": d.tokens_per_s_total, "usd_per_million_tokens": d.usd_per_million_tokens,
         "free_bytes": d.free_bytes, "fits": d.fits, "bound": d.bound,
     }
+    per_user = predict.expected_range(d.tokens_per_s_per_user, args.accelerator, d.bound)
+    total = predict.expected_range(d.tokens_per_s_total, args.accelerator, d.bound)
+    ttft = predict.expected_range(d.ttft_s, args.accelerator, d.prefill_bound, time=True)
+    for key, e in (("ttft_s", ttft), ("tokens_per_s_per_user", per_user), ("tokens_per_s_total", total)):
+        out[f"{key}_expected"] = e.as_json() if e else None
     if args.json:
         print(json.dumps(out))
         return 0
     rows = [
-        ("first token", f"{format_time(d.ttft_s)} for a prompt of {plural(args.context, 'token')}"),
+        ("first token", f"{format_time(d.ttft_s)} for a prompt of {plural(args.context, 'token')} (the ceiling's time)"),
+        ("  expected", expected_line(ttft, "", args.accelerator, time=True)),
         ("per user", f"{format_number(d.tokens_per_s_per_user, 4)} tokens/s ({d.bound}-bound, "
-                     f"{format_time(d.comm_s)} of each step in all-reduces)"),
-        ("whole server", f"{format_number(d.tokens_per_s_total, 4)} tokens/s for {plural(args.batch, 'conversation')}"),
+                     f"{format_time(d.comm_s)} of each step in all-reduces), the ceiling"),
+        ("  expected", expected_line(per_user, "per user", args.accelerator)),
+        ("whole server", f"{format_number(d.tokens_per_s_total, 4)} tokens/s for {plural(args.batch, 'conversation')}, "
+                         "the ceiling"),
+        ("  expected", expected_line(total, "in total", args.accelerator)),
         ("price", f"${format_number(d.usd_per_million_tokens, 3)} per million tokens at "
                   f"{format_int(args.tp)} x ${format_number(args.price, 3, trim=True)} per accelerator-hour"),
         ("spare memory", f"{format_bytes(d.free_bytes)} per accelerator"
