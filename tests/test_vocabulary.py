@@ -119,9 +119,11 @@ def test_every_quantity_is_a_value_shortcode_with_its_parameters():
 def test_cli_json_keys_are_parameters_or_quantities(capsys):
     assert cli.main(["size", "--json"]) == 0
     keys = set(json.loads(capsys.readouterr().out))
-    # Not numbers with a unit: yes/no answers, labels and the per-group breakdown.
+    # Not numbers with a unit: yes/no answers, labels, the per-group breakdown and the expected range
+    # beside the decode ceiling (low, median, high and how many measurements: descent.predict).
     loose = keys - {p.name for p in params.REGISTRY.values()} - set(quantities.QUANTITIES) - {
-        "fits", "beyond_max_context", "bound", "compute_precision", "weights_bytes_by_group"}
+        "fits", "beyond_max_context", "bound", "compute_precision", "weights_bytes_by_group",
+        "decode_tokens_per_s_expected"}
     assert not loose, f"CLI JSON keys that name no parameter or quantity: {sorted(loose)}"
     assert {"decode_tokens_per_s", "weights_bytes", "kv_cache_bytes", "need_bytes"} <= keys
 
