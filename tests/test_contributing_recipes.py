@@ -20,7 +20,7 @@ from descent import catalog, cli, hfconfig, weights
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "contributing.md"
 CONFIGS = ROOT / "tests" / "data" / "configs"
-CATALOG_FILES = ("models.toml", "accelerators.toml", "released.toml")
+CATALOG_FILES = ("models.toml", "accelerators.toml", "released.toml", "links.toml", "measurements.toml")
 
 
 def _section(title: str) -> str:
@@ -38,8 +38,14 @@ def _blocks(title: str, lang: str) -> list[str]:
 
 
 def _clear_caches() -> None:
+    from descent import predict
+    from descent.catalog import measurements
+
     catalog.models.cache_clear()
     catalog.accelerators.cache_clear()
+    catalog.links.cache_clear()
+    measurements.measurements.cache_clear()
+    predict.predictions.cache_clear()
     weights._released_table.cache_clear()
 
 
