@@ -308,7 +308,10 @@ def test_from_disk_the_button_says_why_it_cannot_load(make_page, site_dir):
     page.wait_for_load_state("load")
     button = page.locator(f'{PANEL} [data-action="load-model"]')
     expect(button).to_be_disabled()
-    expect(page.locator(f"{PANEL} [data-action-message]")).to_contain_text("Open this page from a web server")
+    line = page.locator(f"{PANEL} [data-action-message]")
+    expect(line).to_contain_text("Open this page from a web server")
+    # Issue 24, section 5: the line is plain text, no Markdown marks shown as characters.
+    assert not re.search(r"[`*_]", line.inner_text()), line.inner_text()
     assert page.locator(GUESS).get_attribute("data-engine") == "trace"
     assert not [u for u in page.descent_requests if "assets/models" in u or "wllama" in u]
 

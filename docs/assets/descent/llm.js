@@ -30,7 +30,8 @@ const answers = new Map(); // canonical request -> Promise<answer>
 
 function unavailable() {
   if (location.protocol === "file:") {
-    return "Open this page from a web server (for example `nox -s serve`) to run the model: a browser starts no worker for a file.";
+    // Plain text (the line is set with textContent): no Markdown marks (issue 24: backticks showed).
+    return "Open this page from a web server (the published site, or the local one that nox -s serve starts) to run the model: a browser starts no worker for a page opened from a file.";
   }
   if (typeof Worker === "undefined" || typeof WebAssembly !== "object") {
     return "This browser cannot run the model here: it needs Web Workers and WebAssembly.";
