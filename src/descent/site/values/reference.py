@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from descent import formulas, widgets
@@ -26,13 +27,22 @@ def shortcodes_table() -> str:
     for kind in ("value", "table"):
         for name, e in sorted(registry(kind).items()):
             own = [f"`{a.name}`: {a.help}" for a in e.args if (a.name, a.help) not in shared]
-            gives = "<br>".join([e.doc, *own])
-            args = ", ".join(f"`{a.describe()}`" for a in e.args) or "none"
-            rows.append([kind, f"`{name}`", gives, args])
+            args = ", ".join(f"`{a.describe()}`" for a in e.args)
+            gives = "<br>".join([e.doc, *([f"Arguments: {args}"] if args else []), *own])
+            rows.append([kind, _breakable(name), gives])
     for kind, names in (("formula", _formula_names()), ("figure", figure_ids()), ("widget", _widget_names())):
         for name in names:
-            rows.append([kind, f"`{name}`", _describe_other(kind, name), "none" if kind != "widget" else "see the widget"])
-    return md_table(["kind", "name", "what it gives", "arguments (name=default)"], rows, html=True)  # <br>: ours
+            rows.append([kind, _breakable(name), _describe_other(kind, name)])
+    # Three columns, the arguments under the description: a fourth column of arguments pushed the
+    # table past the page's column (it scrolled sideways) and stood hundreds of pixels tall beside
+    # short descriptions. tests/browser/test_phone_layout.py bounds its width and height.
+    return md_table(["kind", "name", "what it gives, and its arguments (name=default)"], rows, html=True)  # <br>: ours
+
+
+def _breakable(name: str) -> str:
+    """A registry name as code that may wrap after each underscore (``<wbr>``): the longest names
+    (``allreduce_seconds_per_layer``) would otherwise set the column's width."""
+    return "<code>" + "_<wbr>".join(html.escape(part) for part in name.split("_")) + "</code>"
 
 
 #: How many shortcodes must share an argument (same name, same meaning) for it to be explained
