@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import html
 from typing import Any
 
@@ -53,11 +54,8 @@ SHARED_BY = 2
 def _shared_arguments() -> dict[tuple[str, str], int]:
     """(argument name, help) -> how many value and table shortcodes take it, for those taken by at
     least ``SHARED_BY``."""
-    count: dict[tuple[str, str], int] = {}
-    for kind in ("value", "table"):
-        for e in registry(kind).values():
-            for a in e.args:
-                count[(a.name, a.help)] = count.get((a.name, a.help), 0) + 1
+    count = collections.Counter((a.name, a.help) for kind in ("value", "table")
+                                for e in registry(kind).values() for a in e.args)
     return {k: n for k, n in count.items() if n >= SHARED_BY}
 
 
