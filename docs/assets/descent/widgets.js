@@ -371,6 +371,12 @@ function readInputs(st) {
 
 function send(st) {
   if (workerState !== "ready" || !worker) return;
+  if (st.stopped) {
+    // The reader stopped the model's run for these inputs: only different inputs run again (a
+    // "change" event as the prompt box loses focus to the Stop button brings the same ones).
+    if (JSON.stringify(readInputs(st)) === JSON.stringify(st.inputs)) return;
+    st.stopped = false;
+  }
   if (st.inflight) {
     st.waiting = true; // sent when the request out answers (latest input wins)
     setBusy(st, true);
@@ -460,7 +466,7 @@ function compute(st, id, request) {
       if (st.latest !== id) return;
       stopButton(st, false);
       if (err && err.stopped) {
-        st.stopped = true; // not run again when the model is back: only new inputs run it
+        st.stopped = true; // not run again, even when the model is back: only new inputs run (send)
         showError(st, null, "stopped at your request; change the inputs to compute again");
       } else {
         showError(st, null, `the model in your browser could not compute this (${err.message})`);
@@ -472,12 +478,11 @@ function compute(st, id, request) {
 // The model was loaded or removed: live widgets compute again, from the engine or the traces (not
 // a widget whose run the reader stopped: it waits for new inputs).
 document.addEventListener("descent:model", () => {
-  for (const st of live()) if (st.active && "engine" in st.root.dataset && !st.stopped) send(st);
+  for (const st of live()) if (st.active && "engine" in st.root.dataset) send(st);
 });
 
 function schedule(st) {
   if (isFile() || workerState === "failed") return;
-  st.stopped = false;
   activate(st);
   if (st.raf) return;
   st.raf = requestAnimationFrame(() => {
