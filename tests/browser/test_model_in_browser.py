@@ -165,7 +165,6 @@ def test_a_long_prompt_is_refused_and_a_run_can_be_stopped(loaded):
     stop.click()
     expect(w.locator(".descent-widget__status")).to_contain_text("stopped at your request", timeout=30_000)
     expect(stop).to_be_hidden()
-    expect(page.locator(f"{PANEL} [data-action-message]")).to_contain_text("Stopped")
     page.wait_for_function("() => window.descentLLM.state().phase === 'ready'", timeout=LOAD_TIMEOUT_MS)
     assert page.evaluate("() => window.descentLLM.state().info.from_cache") is True
     page.wait_for_timeout(2000)  # anything that would run the stopped inputs again has had its chance

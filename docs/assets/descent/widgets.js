@@ -157,6 +157,7 @@ function setBusy(st, busy) {
 
 function showResult(st, html, engine) {
   setBusy(st, false);
+  stopButton(st, false);
   st.out.innerHTML = html;
   if (engine && "engine" in st.root.dataset) st.root.dataset.engine = engine;
   st.root.dispatchEvent(new CustomEvent("descent:result", { bubbles: true }));
@@ -207,6 +208,7 @@ function clearErrors(st) {
 
 function showError(st, field, message) {
   setBusy(st, false);
+  stopButton(st, false);
   clearErrors(st);
   const f = field ? st.form.querySelector(`.descent-field[data-field="${CSS.escape(field)}"]`) : null;
   if (f) {
