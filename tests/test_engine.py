@@ -83,10 +83,31 @@ def test_prompt_must_fit_the_browsers_context():
     assert e.value.field == "prompt"
     with pytest.raises(w.FieldError, match="no token"):
         engine.check_prompt("\x16", 1)  # U+0016 has no byte token in SmolLM2's vocabulary: it is dropped
-    # Each digit is one token (SmolLM2 splits digits): 2,040 digits + 16 steps > 2,048.
-    with pytest.raises(w.FieldError, match="2,040 tokens; with 16 tokens to write it must fit the 2,048"):
-        engine.check_prompt("7" * 2040, 16)
-    assert len(engine.check_prompt("7" * 2032, 16)) == 2032
+    # Each digit is one token (SmolLM2 splits digits): 200 digits + 1,900 steps > 2,048.
+    with pytest.raises(w.FieldError, match="200 tokens; with 1,900 tokens to write it must fit the 2,048"):
+        engine.check_prompt("7" * 200, 1900)
+    assert len(engine.check_prompt("7" * 200, 1848)) == 200
+
+
+def test_a_long_prompt_is_refused_before_the_engine_runs():
+    # Issue 24: 500 emoji (U+1F600 is four bytes, F0 9F 98 80: more than one byte-level token
+    # each) occupied the browser's engine for minutes. The limit is PROMPT_MAX_TOKENS = 256;
+    # 257 digits are 257 tokens (SmolLM2 splits digits one per token).
+    assert engine.PROMPT_MAX_TOKENS == 256
+    assert len(engine.check_prompt("7" * 256, 16)) == 256
+    with pytest.raises(w.FieldError, match="The prompt is 257 tokens; the model in your browser reads at most 256: "
+                                           "shorten it") as e:
+        engine.check_prompt("7" * 257, 16)
+    assert e.value.field == "prompt"
+    n = len(engine._tok().encode("\U0001F600" * 500))
+    assert n > 256
+    with pytest.raises(w.FieldError, match=f"The prompt is {n:,} tokens"):
+        engine.text_request("\U0001F600" * 500, 16, 5)  # refused while the request is made: nothing asked
+    # Every prompt the build traced still fits, its chat template included.
+    from descent.recorded import trace_data
+    from descent.widgets.part0 import model_text
+    for p in trace_data()["prompts"]:
+        engine.check_prompt(model_text(p["prompt"], p["chat"]), 16)
 
 
 def test_request_key_is_canonical():

@@ -111,6 +111,57 @@ def test_serve_answers_a_missing_page_with_the_sites_own_404(tmp_path):
         srv.server_close()
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # let the 301 itself come back as an HTTPError
+
+
+@pytest.mark.parametrize(("path", "location"), [
+    ("/part-3-serving-software/", "/part-3-serving-software.html"),
+    ("/part-3-serving-software", "/part-3-serving-software.html"),
+    ("/part-3-serving-software/?x=1", "/part-3-serving-software.html?x=1"),
+    ("/reference/models/", "/reference/models.html"),
+])
+def test_serve_redirects_a_page_written_as_a_folder(tmp_path, path, location):
+    # Issue 24, section 5: a directory URL (how sites with directory URLs, and readers, write a
+    # page's address) got a bare 404; the page exists as part-3-serving-software.html.
+    (tmp_path / "part-3-serving-software.html").write_text("<p>part 3</p>")
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "models.html").write_text("<p>models</p>")
+    srv = serve.make_server(str(tmp_path), 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        opener = urllib.request.build_opener(_NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as exc:
+            opener.open(f"http://127.0.0.1:{srv.server_address[1]}{path}", timeout=5)
+        exc.value.close()
+        assert exc.value.code == 301
+        assert exc.value.headers["Location"] == location
+        with urllib.request.urlopen(f"http://127.0.0.1:{srv.server_address[1]}{path}", timeout=5) as r:
+            assert r.read().decode().startswith("<p>")  # followed: the page itself
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_serve_answers_a_folder_without_index_with_the_404_page_not_a_listing(tmp_path):
+    (tmp_path / "404.html").write_text("<h1>404 - Not found</h1>")
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "models.html").write_text("<p>models</p>")
+    srv = serve.make_server(str(tmp_path), 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        for path in ("/reference/", "/no-such-part/", "/no-such-part"):
+            with pytest.raises(urllib.error.HTTPError) as exc:
+                urllib.request.urlopen(f"http://127.0.0.1:{srv.server_address[1]}{path}", timeout=5)
+            with exc.value:
+                assert exc.value.code == 404, path
+                assert exc.value.read().decode() == "<h1>404 - Not found</h1>", path  # not "Directory listing for"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 def test_serve_says_the_port_is_busy_and_how_to_pick_another(capsys):
     taken = serve.make_server(".", 0)
     port = taken.server_address[1]

@@ -85,7 +85,11 @@ def test_stacked_bar_over_capacity():
 def test_table():
     html = v.render(v.table(["Chip", "TB/s"], [["H100", 3.35], [EVIL, 8]], caption="Bandwidth"))
     assert "<caption" in html and '<th scope="col" class="num">TB/s</th>' in html
-    assert '<th scope="row">H100</th><td class="num">3.35</td>' in html
+    # data-label: the column's name, shown beside the cell when a wide table is stacked on a phone.
+    assert '<th scope="row">H100</th><td class="num" data-label="TB/s">3.35</td>' in html
+    assert 'class="descent-table"' in html  # two columns: never stacked
+    wide = v.render(v.table(["a", "b", "c", "d"], [["x", 1, 2, 3]]))
+    assert 'class="descent-table descent-table--stack"' in wide  # four or more (views.STACK_COLUMNS)
     assert ESCAPED in html and "<script>" not in html
     with pytest.raises(ValueError, match="row 0 has 1 cells, expected 2"):
         v.render(v.table(["a", "b"], [["x"]]))
@@ -140,6 +144,12 @@ def test_note_kv_svg():
         v.render(v.svg("<svg><script>x</script></svg>", alt="x"))
     with pytest.raises(ValueError, match="alt"):
         v.render(v.svg("<svg></svg>", alt=""))
+    # A chart drawn twice (issue 24): both in one figure, which the phone's stylesheet picks from.
+    both = v.render(v.svg('<svg class="descent-svg__wide"></svg>', alt="c", narrow='<svg class="descent-svg__narrow"></svg>'))
+    assert both == ('<figure class="descent-svg descent-svg--both" role="img" aria-label="c">'
+                    '<svg class="descent-svg__wide"></svg><svg class="descent-svg__narrow"></svg></figure>')
+    with pytest.raises(ValueError, match="narrow must be one"):
+        v.render(v.svg("<svg></svg>", alt="c", narrow="<svg></svg><svg></svg>"))
 
 
 def test_every_text_field_is_escaped():

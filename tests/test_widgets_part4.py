@@ -58,8 +58,10 @@ def test_accelerator_landscape():
     z = size("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 1)
     assert stat(out, "Decode ceiling per sequence") == p4.format_number(z.decode_tokens_per_s, 3)
     assert "Fits:" in s and "HBM stacks beside the die" in s
-    # Every catalog chip is a point; the chosen one is ringed (one extra circle).
-    assert out.count("<circle") == len(catalog.accelerators()) + 1
+    # Every catalog chip is a point; the chosen one is ringed (one extra circle). The chart is drawn
+    # twice, wide and for a phone (issue 24: on a phone the wide one hid the ringed chip off screen).
+    assert out.count("<circle") == 2 * (len(catalog.accelerators()) + 1)
+    assert out.count('class="descent-svg__wide"') == out.count('class="descent-svg__narrow"') == 1
     # An SRAM machine gets its chip count, not a single-chip speed (issue 8, section 3).
     g = _ok("accelerator_landscape", {"accelerator": "groq-lpu"})
     assert "Decode ceiling" not in text(g) and stat(g, "Chips to hold it") == p4.format_int(
@@ -117,7 +119,7 @@ def test_roofline_explorer():
     assert "no batch makes decode compute-bound" in text(out)
     short = _ok("roofline_explorer", {"context": "128", "batch": "1024"})
     assert "from a batch of 235" in text(short)  # roofline.crossover_batch, checked in test_part4_core
-    assert "<polyline" in out and out.count("<circle") == 2
+    assert "<polyline" in out and out.count("<circle") == 2 * 2  # two marks, in the wide and the narrow chart
 
 
 def test_flash_attention_hint_matches_its_numbers():
@@ -198,6 +200,34 @@ def test_svg_chart_is_well_formed_and_escaped():
     assert [_svg.decade_label(x) for x in (0.01, 1, 1000, 1e4, 1e6)] == ["0.01", "1", "1,000", "10k", "1M"]
     with pytest.raises(ValueError, match="range"):
         _svg.loglog_chart(x_range=(0, 1), y_range=(1, 2), x_label="", y_label="", x_tick=str, y_tick=str)
+
+
+def test_the_narrow_chart_keeps_everything_inside_it():
+    """Issue 24, section 5: the phone's chart (330 user units, shown at its natural size) keeps its
+    labels inside its width: a label that would cross the right edge goes to the left of its point,
+    and x tick labels that would touch are thinned."""
+    import re
+    import xml.dom.minidom
+
+    kw = dict(x_range=(0.01, 1e6), y_range=(1.0, 1e4), x_label="x", y_label="y",
+              x_tick=_svg.decade_label, y_tick=_svg.decade_label,
+              marks=[_svg.Mark(5e5, 10.0, "a long label near the right edge", ring=True)],
+              vlines=[_svg.VLine(3e5, "a long line label beside the right edge")])
+    narrow = _svg.loglog_chart(**kw, narrow=True)
+    wide = _svg.loglog_chart(**kw)
+    xml.dom.minidom.parseString(narrow)
+    assert 'width="330" height="300"' in narrow and 'class="descent-svg__narrow"' in narrow
+    assert 'width="560" height="340"' in wide and 'class="descent-svg__wide"' in wide
+    assert 'id="chart-narrow-plot"' in narrow and 'id="chart-plot"' in wide  # one clip path each
+    # The mark's label is anchored at its end, left of the point (x < 330), not running off the right.
+    m = re.search(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="(\w+)"[^>]*>a long label near', narrow)
+    assert m and m.group(2) == "end" and float(m.group(1)) < _svg.NARROW_WIDTH
+    # The x axis: 9 decades (0.01 to 1M) over 268 units, 33.5 apart; the widest label, "1,000", is
+    # 5 x 6.6 = 33 units, 39.6 with a character's gap: every second one is labelled. The wide chart
+    # (474 units, 59.25 apart) labels all nine.
+    tick = r'text-anchor="middle" style="fill:var\(--dw-fg-light\);font-size:11px">([^<]+)<'
+    assert re.findall(tick, narrow) == ["0.01", "1", "100", "10k", "1M"]
+    assert re.findall(tick, wide) == ["0.01", "0.1", "1", "10", "100", "1,000", "10k", "100k", "1M"]
 
 
 def test_every_part4_widget_prerenders():

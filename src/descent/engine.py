@@ -62,6 +62,7 @@ __all__ = [
     "CONTEXT_TOKENS",
     "CONTINUATION_CHUNK",
     "MAX_TOP",
+    "PROMPT_MAX_TOKENS",
     "SPEED_DECODE_STEPS",
     "SPEED_TEXT",
     "Answers",
@@ -79,6 +80,12 @@ __all__ = [
 #: The model was trained on 8,192; 2,048 keeps its KV cache (float32) under 100 MB of the reader's
 #: memory: 30 layers x 2 (K and V) x 3 KV heads x 64 values x 4 bytes = 46,080 bytes per token.
 CONTEXT_TOKENS = 2048
+#: Most tokens of a prompt the browser's engine is given (the text it reads, chat template included).
+#: Checked with the descent tokenizer before the engine runs, so an over-long prompt is refused at
+#: once instead of occupying the engine for minutes (issue 24: 500 emoji, about 2,000 byte tokens,
+#: ran for more than 120 s, and every later request waited behind it). 256 holds every prompt the
+#: build traced with room to spare and reads in seconds on a phone.
+PROMPT_MAX_TOKENS = 256
 #: Most candidates one step may return (the traces keep 50; llama-server's ``n_probs``).
 MAX_TOP = 50
 #: A continuation is asked for in multiples of this many tokens, so moving a step slider one step
@@ -177,14 +184,20 @@ def check_prompt(text: str, steps: int, field: str = "prompt") -> list[int]:
     """The descent tokenizer's ids for ``text``, checked to fit the engine with ``steps`` more tokens.
 
     Raises:
-        ParamError: (on ``field``) empty text, a text with no token, or prompt + steps beyond
-            :data:`CONTEXT_TOKENS`.
+        ParamError: (on ``field``) empty text, a text with no token, more than
+            :data:`PROMPT_MAX_TOKENS` tokens, or prompt + steps beyond :data:`CONTEXT_TOKENS`.
     """
     if not text:
         raise ParamError(field, "The prompt is empty: type some text for the model to continue")
     ids = _tok().encode(text)
     if not ids:
         raise ParamError(field, "The prompt has no token the model knows: type some text")
+    if len(ids) > PROMPT_MAX_TOKENS:
+        raise ParamError(
+            field,
+            f"The prompt is {plural(len(ids), 'token')}; the model in your browser reads at most "
+            f"{format_int(PROMPT_MAX_TOKENS)}: shorten it",
+        )
     if len(ids) + steps > CONTEXT_TOKENS:
         raise ParamError(
             field,

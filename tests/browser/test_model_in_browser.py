@@ -132,6 +132,51 @@ def test_typed_prompt_gives_the_builds_top_five(loaded):
         assert abs(probs[c["id"]] - c["probability"]) <= TOLERANCE, (c["text"], probs[c["id"]], c["probability"])
 
 
+#: Records every request widgets.js gives the engine (window.__asked: the requests' texts).
+COUNT_ASKS = """() => { if (window.__asked) return; window.__asked = [];
+  const real = window.descentLLM.ask;
+  window.descentLLM.ask = (r, o) => { window.__asked.push(r.text); return real(r, o); }; }"""
+
+
+def test_a_long_prompt_is_refused_and_a_run_can_be_stopped(loaded):
+    """Issue 24, section 1: a prompt over the engine's limit (descent.engine.PROMPT_MAX_TOKENS = 256)
+    is refused under the prompt box before the engine is asked; a run that is out can be stopped
+    with the widget's Stop button (the engine's worker ended, the model started again from
+    storage), the stopped inputs are not run again by themselves, and an old error is cleared as
+    soon as new inputs run."""
+    page = loaded["page"]
+    w = page.locator(GUESS)
+    w.scroll_into_view_if_needed()
+    page.evaluate(COUNT_ASKS)
+    box = w.locator('.descent-field[data-field="prompt"] textarea')
+    error = w.locator('.descent-field[data-field="prompt"] .descent-field__error')
+    # 300 digits are 300 tokens (SmolLM2 splits digits one per token).
+    box.fill("7" * 300)
+    expect(error).to_have_text("The prompt is 300 tokens; the model in your browser reads at most 256: shorten it",
+                               timeout=ENGINE_TIMEOUT_MS)
+    assert page.evaluate("() => window.__asked.filter((t) => t.includes('7777'))") == []  # refused before the engine
+    # About 230 tokens ("word" and each digit one token): seconds of the engine's time.
+    slow = " ".join(f"word{i}" for i in range(80))
+    assert engine.PROMPT_MAX_TOKENS >= len(TOK.encode(slow)) > 200
+    box.fill(slow)
+    stop = w.locator(".descent-widget__stop")
+    expect(stop).to_be_visible(timeout=ENGINE_TIMEOUT_MS)
+    expect(error).to_have_text("")  # the old error went when the new run started
+    stop.click()
+    expect(w.locator(".descent-widget__status")).to_contain_text("stopped at your request", timeout=30_000)
+    expect(stop).to_be_hidden()
+    page.wait_for_function("() => window.descentLLM.state().phase === 'ready'", timeout=LOAD_TIMEOUT_MS)
+    assert page.evaluate("() => window.descentLLM.state().info.from_cache") is True
+    page.wait_for_timeout(2000)  # anything that would run the stopped inputs again has had its chance
+    assert page.evaluate("(t) => window.__asked.filter((x) => x.includes(t)).length", slow) == 1
+    assert w.get_attribute("data-state") == "error"
+    # New inputs run again, from the engine.
+    box.fill("The capital of France is")
+    page.wait_for_selector(f'{GUESS}[data-engine="browser"][data-state="live"]', timeout=ENGINE_TIMEOUT_MS)
+    expect(w.locator(".descent-widget__status")).not_to_contain_text("stopped")
+    assert not loaded["reader"].problems(), loaded["reader"].problems()
+
+
 def test_engine_against_the_traces_is_what_the_page_says(loaded, browser):
     """The honesty note's numbers: every prompt of the site, top five of each side, against the trace."""
     page = loaded["page"]
@@ -308,7 +353,10 @@ def test_from_disk_the_button_says_why_it_cannot_load(make_page, site_dir):
     page.wait_for_load_state("load")
     button = page.locator(f'{PANEL} [data-action="load-model"]')
     expect(button).to_be_disabled()
-    expect(page.locator(f"{PANEL} [data-action-message]")).to_contain_text("Open this page from a web server")
+    line = page.locator(f"{PANEL} [data-action-message]")
+    expect(line).to_contain_text("Open this page from a web server")
+    # Issue 24, section 5: the line is plain text, no Markdown marks shown as characters.
+    assert not re.search(r"[`*_]", line.inner_text()), line.inner_text()
     assert page.locator(GUESS).get_attribute("data-engine") == "trace"
     assert not [u for u in page.descent_requests if "assets/models" in u or "wllama" in u]
 

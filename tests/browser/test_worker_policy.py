@@ -13,7 +13,11 @@ cross-origin ``fetch`` and a cross-origin ``import()`` all ran in the widget wor
   argument whose ``toString`` names the site first and another origin the second time (issue 24)
   reaches the site, never the other origin. The guards cannot be replaced.
 
-The model's worker is started by the test itself, from the page (``new Worker(...)``, as
+The model's worker also refuses code made from text (eval, Function and its kin), with and
+without the header policy, and its guards cannot be put back (issue 24: without headers eval ran
+and ``self.fetch`` could be replaced). Playwright's ``Worker.evaluate`` runs its helper through
+eval, so the model worker is probed through the DevTools protocol directly (``_DevToolsWorker``).
+It is started by the test itself, from the page (``new Worker(...)``, as
 ``llm.js`` does), and probed as soon as its module has been evaluated (its guard installed and
 wllama imported), without loading the model (98 MB, minutes on a busy machine): the guard is in
 place before the engine exists. A nested worker made from a Blob there (how wllama starts llama.cpp
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import threading
 import time
 import urllib.request
@@ -200,18 +205,60 @@ def _live_worker(page, url: str):
     return workers[0]
 
 
-def _model_worker(page, url: str):
+class _DevToolsWorker:
+    """The model's worker, driven through the DevTools protocol directly (``Runtime.evaluate``).
+
+    Its guard refuses eval (``evals: "refuse"``), and Playwright's ``Worker.evaluate`` with an
+    argument runs its helper through ``globalThis.eval``: so the probes go in as DevTools
+    expressions instead, which no script in the worker can intercept. ``evaluate(js, arg)`` calls
+    the arrow function ``js`` with ``arg`` (JSON) and returns its (awaited) value."""
+
+    def __init__(self, page, cdp, session_id: str, url: str):
+        self.page, self.cdp, self.session_id, self.url = page, cdp, session_id, url
+        self.replies: dict[int, dict] = {}
+        self.next_id = 1
+        cdp.on("Target.receivedMessageFromTarget", self._on_message)
+
+    def _on_message(self, event) -> None:
+        if event.get("sessionId") == self.session_id:
+            msg = json.loads(event["message"])
+            if "id" in msg:
+                self.replies[msg["id"]] = msg
+
+    def evaluate(self, js: str, arg=None):
+        call_id, self.next_id = self.next_id, self.next_id + 1
+        expression = f"({js})({json.dumps(arg)})"
+        self.cdp.send("Target.sendMessageToTarget", {"sessionId": self.session_id, "message": json.dumps(
+            {"id": call_id, "method": "Runtime.evaluate",
+             "params": {"expression": expression, "awaitPromise": True, "returnByValue": True}})})
+        deadline = time.monotonic() + LIVE_TIMEOUT_MS / 1000
+        while call_id not in self.replies:
+            assert time.monotonic() < deadline, f"no answer from the model's worker to {js[:80]}"
+            self.page.wait_for_timeout(20)
+        reply = self.replies.pop(call_id)
+        assert "error" not in reply and "exceptionDetails" not in reply["result"], reply
+        return reply["result"]["result"].get("value")
+
+
+def _model_worker(page, url: str) -> _DevToolsWorker:
     """The model's worker, started from the page as llm.js starts it, once its module has run (its
     guard installed, wllama imported, its onmessage set); the model is not loaded."""
     page.goto(url)
-    with page.expect_worker(lambda w: w.url.endswith(MODEL_WORKER)) as started:
-        page.evaluate("(u) => { window.__descentModelWorker = new Worker(new URL(u, location.href), {type: 'module'}); }",
-                      url.split("/contributing.html")[0] + MODEL_WORKER)
-    worker = started.value
+    cdp = page.context.new_cdp_session(page)
+    attached: list[dict] = []
+    cdp.on("Target.attachedToTarget", lambda event: attached.append(event))
+    cdp.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": False})
+    page.evaluate("(u) => { window.__descentModelWorker = new Worker(new URL(u, location.href), {type: 'module'}); }",
+                  url.split("/contributing.html")[0] + MODEL_WORKER)
     deadline = time.monotonic() + LIVE_TIMEOUT_MS / 1000
-    while not worker.evaluate("() => typeof self.onmessage === 'function'"):
+    while not [a for a in attached if a["targetInfo"]["url"].endswith(MODEL_WORKER)]:
         assert time.monotonic() < deadline, "the model's worker did not start"
-        time.sleep(0.1)
+        page.wait_for_timeout(50)
+    info = [a for a in attached if a["targetInfo"]["url"].endswith(MODEL_WORKER)][0]
+    worker = _DevToolsWorker(page, cdp, info["sessionId"], info["targetInfo"]["url"])
+    while worker.evaluate("() => typeof self.onmessage") != "function":
+        assert time.monotonic() < deadline, "the model's worker did not run its module"
+        page.wait_for_timeout(100)
     return worker
 
 
@@ -293,6 +340,43 @@ def _probe_model_worker(worker, other: str, log: list[str]) -> None:
     assert log == [], f"requests reached the other origin: {log}"
 
 
+#: Code made from text, each way JavaScript offers, from a timer callback (outside any evaluation).
+FROM_TEXT = "async () => { const ways = {" \
+    "'eval': () => (0, eval)('6 * 7'), " \
+    "'direct eval': () => eval('6 * 7'), " \
+    "'Function': () => Function('return 6 * 7')(), " \
+    "'new Function': () => new Function('return 6 * 7')(), " \
+    "'a function\\'s constructor': () => (function () {}).constructor('return 6 * 7')(), " \
+    "'AsyncFunction': () => (async function () {}).constructor('return 6 * 7'), " \
+    "'GeneratorFunction': () => (function* () {}).constructor('yield 6 * 7'), " \
+    "'AsyncGeneratorFunction': () => (async function* () {}).constructor('yield 6 * 7'), " \
+    "}; const out = {}; await new Promise((done) => setTimeout(() => { for (const [k, f] of Object.entries(ways)) { " \
+    "try { out[k] = 'ran ' + f(); } catch (e) { out[k] = e.message; } } done(); }, 0)); return out; }"
+#: The guards cannot be taken back: each assignment or redefinition is tried, then eval again.
+PUT_BACK = "async () => { const real = Object.getPrototypeOf(async function () {}).constructor; " \
+    "try { self.eval = () => 42; } catch (e) {} " \
+    "try { Object.defineProperty(self, 'eval', {value: () => 42}); } catch (e) {} " \
+    "try { delete self.eval; } catch (e) {} " \
+    "try { self.fetch = () => 'replaced'; } catch (e) {} " \
+    "try { Object.defineProperty(self, 'fetch', {value: () => 'replaced'}); } catch (e) {} " \
+    "try { Function.prototype.constructor = real; } catch (e) {} " \
+    "let r; try { r = 'ran ' + (0, eval)('6 * 7'); } catch (e) { r = e.message; } " \
+    "const f = Object.getOwnPropertyDescriptor(self, 'fetch'); " \
+    "return [r, f.writable, f.configurable, String(self.fetch).includes('replaced')]; }"
+REFUSED_FROM_TEXT = "refused: this worker runs no code made from text"
+
+
+def _refuses_code_from_text(worker) -> None:
+    got = worker.evaluate(FROM_TEXT)
+    assert set(got) == {"eval", "direct eval", "Function", "new Function", "a function's constructor",
+                        "AsyncFunction", "GeneratorFunction", "AsyncGeneratorFunction"}, got
+    for way, message in got.items():
+        assert REFUSED_FROM_TEXT in message, f"{way}: {message}"
+    eval_after, writable, configurable, replaced = worker.evaluate(PUT_BACK)
+    assert REFUSED_FROM_TEXT in eval_after
+    assert (writable, configurable, replaced) == (False, False, False)
+
+
 def test_with_headers_the_model_worker_reaches_no_other_origin(page, server, other_origin):
     other, log = other_origin
     worker = _model_worker(page, server + "contributing.html")
@@ -300,20 +384,19 @@ def test_with_headers_the_model_worker_reaches_no_other_origin(page, server, oth
     worker.evaluate(RECORD_VIOLATIONS)
     got = worker.evaluate(IMPORT, other)
     assert got.startswith("Failed to fetch dynamically imported module"), got
-    assert "unsafe-eval" in worker.evaluate(EVAL), "eval ran under the model worker's policy"
+    _refuses_code_from_text(worker)  # the guard refuses before the policy is asked
     assert log == [], f"requests reached the other origin: {log}"
-    assert worker.evaluate("() => self.__descentViolations") == [
-        f"script-src-elem {other}/module.mjs",
-        "script-src eval",
-    ]
+    assert worker.evaluate("() => self.__descentViolations") == [f"script-src-elem {other}/module.mjs"]
 
 
 def test_without_headers_the_model_worker_guards_itself(page, plain_server, other_origin):
-    """As for the widget worker: every network API refused by the guard; a dynamic import() and
-    eval, which no script can stop, run (only the header policy refuses them)."""
+    """As for the widget worker: every network API refused by the guard; and code made from text
+    (eval, Function and kin), which before issue 24 ran here, refused by the guard, the guards
+    non-writable. A dynamic import(), which no script can stop, runs (only the header policy
+    refuses it)."""
     other, log = other_origin
     worker = _model_worker(page, plain_server + "contributing.html")
     _probe_model_worker(worker, other, log)
-    assert worker.evaluate(EVAL) == "ran 42"
+    _refuses_code_from_text(worker)
     assert worker.evaluate(IMPORT, other) == "ran 1"
     assert log == ["/module.mjs"]

@@ -21,11 +21,15 @@
 //   again; it starts it from a copy with this function's source in front, so the nested worker
 //   guards itself the same way before its own code runs.
 //
+// * {evals: "refuse"} (the model's worker and its nested workers) refuses code made from text:
+//   eval, Function and the async and generator Function constructors (also reached as any
+//   function's .constructor) throw an EvalError, whether or not a header policy is present (with
+//   one, the policy refuses them too; without, as on GitHub Pages, only this does). The widget
+//   worker keeps them (Pyodide's start-up may make functions from text; its header policy refuses
+//   eval where a host sends one).
+//
 // What a script cannot wrap, only the header policy stops: a dynamic import() of another origin
-// (a language form, not a function). eval and new Function are not replaced: code they make runs
-// under this same guard (they reach nothing by themselves), the header policies refuse them
-// (no 'unsafe-eval'), and the browser tests evaluate their probes through DevTools, whose helper
-// calls globalThis.eval.
+// (a language form, not a function).
 //
 // The function must stay self-contained (no name from outside it): its source is copied into the
 // nested workers' scripts.
@@ -143,7 +147,8 @@ export function guard(options) {
       return realRevoke.call(RealURL, url);
     });
   }
-  const source = `(${guard.toString()})(${JSON.stringify({ workers })});\n`;
+  const evals = (options && options.evals) || "keep";
+  const source = `(${guard.toString()})(${JSON.stringify({ workers, evals })});\n`;
   guardConstructor("Worker", (args) => {
     let url;
     try {
@@ -190,6 +195,24 @@ export function guard(options) {
         }
         return real.call(this, method === "add" ? safe[0] : safe);
       });
+    }
+  }
+
+  if (evals === "refuse") {
+    const refuseEval = (what) => function () {
+      throw new EvalError(`descent worker: ${what} refused: this worker runs no code made from text`);
+    };
+    fix(scope, "eval", refuseEval("eval"));
+    const kinds = [
+      ["Function", function () {}],
+      ["AsyncFunction", async function () {}],
+      ["GeneratorFunction", function* () {}],
+      ["AsyncGeneratorFunction", async function* () {}],
+    ];
+    for (const [what, sample] of kinds) {
+      const refused = refuseEval(`new ${what}`);
+      fix(Object.getPrototypeOf(sample), "constructor", refused); // (function () {}).constructor and kin
+      if (what === "Function") fix(scope, "Function", refused);
     }
   }
 

@@ -7,6 +7,9 @@
 // engine through window.descentLLM.ask(request) (requests and answers: descent.engine) and runs its
 // live widgets again when the model comes or goes ("descent:model" on document).
 //
+// A run that takes too long can be stopped (stop(): the Stop button widgets.js shows while a widget
+// waits for the engine): the engine's worker is ended and the model started again from storage.
+//
 // Nothing is downloaded until the reader presses the button. Under file: no worker can start, so
 // the button stays disabled and says why. A classic script, like widgets.js (Chromium refuses
 // module scripts from file://); asset URLs resolve against this script's own URL.
@@ -30,7 +33,8 @@ const answers = new Map(); // canonical request -> Promise<answer>
 
 function unavailable() {
   if (location.protocol === "file:") {
-    return "Open this page from a web server (for example `nox -s serve`) to run the model: a browser starts no worker for a file.";
+    // Plain text (the line is set with textContent): no Markdown marks (issue 24: backticks showed).
+    return "Open this page from a web server (the published site, or the local one that nox -s serve starts) to run the model: a browser starts no worker for a page opened from a file.";
   }
   if (typeof Worker === "undefined" || typeof WebAssembly !== "object") {
     return "This browser cannot run the model here: it needs Web Workers and WebAssembly.";
@@ -85,7 +89,7 @@ function announce() {
 
 async function load() {
   if (state.phase === "loading" || state.phase === "ready" || unavailable()) return;
-  Object.assign(state, { phase: "loading", message: "", stage: "download", loaded: 0, total: 0, info: null });
+  Object.assign(state, { phase: "loading", message: state.message.startsWith("Stopped") ? state.message : "", stage: "download", loaded: 0, total: 0, info: null });
   render();
   try {
     worker = new Worker(WORKER_URL, { type: "module" });
@@ -144,6 +148,29 @@ function fromLonger(request) {
   return null;
 }
 
+// Runs the engine has not answered yet (a stop has something to stop only while one is out).
+let running = 0;
+// The message a stopped run is rejected with (widgets.js shows its own line for it: err.stopped).
+const STOPPED = "stopped at your request";
+
+// Stop the run that is out: the engine cannot be interrupted inside llama.cpp's computation, so its
+// worker is ended (every run out rejected, err.stopped) and the model started again from this
+// browser's storage (Cache Storage: no download), which takes seconds. Returns whether it stopped.
+function stop() {
+  if (state.phase !== "ready" || running === 0) return false;
+  const why = new Error(STOPPED);
+  why.stopped = true;
+  if (worker) worker.terminate();
+  worker = null;
+  for (const p of pending.values()) p.reject(why);
+  pending.clear();
+  answers.clear();
+  running = 0;
+  Object.assign(state, { phase: "idle", message: "Stopped. Starting the model again from this browser's storage." });
+  load();
+  return true;
+}
+
 function ask(request, options) {
   if (state.phase !== "ready") return Promise.reject(new Error("the model is not loaded"));
   const useCache = !options || options.cache !== false;
@@ -152,6 +179,9 @@ function ask(request, options) {
   const shorter = useCache && fromLonger(request);
   if (shorter) return shorter;
   const promise = call("ask", { request });
+  running += 1;
+  const done = () => { running = Math.max(0, running - 1); };
+  promise.then(done, done);
   if (useCache) {
     answers.set(key, promise);
     promise.catch(() => answers.delete(key));
@@ -203,6 +233,8 @@ window.descentLLM = {
   ask,
   load,
   remove,
+  stop,
+  running: () => running,
 };
 
 function start() {

@@ -157,6 +157,7 @@ function setBusy(st, busy) {
 
 function showResult(st, html, engine) {
   setBusy(st, false);
+  stopButton(st, false);
   st.out.innerHTML = html;
   if (engine && "engine" in st.root.dataset) st.root.dataset.engine = engine;
   st.root.dispatchEvent(new CustomEvent("descent:result", { bubbles: true }));
@@ -207,6 +208,7 @@ function clearErrors(st) {
 
 function showError(st, field, message) {
   setBusy(st, false);
+  stopButton(st, false);
   clearErrors(st);
   const f = field ? st.form.querySelector(`.descent-field[data-field="${CSS.escape(field)}"]`) : null;
   if (f) {
@@ -371,6 +373,12 @@ function readInputs(st) {
 
 function send(st) {
   if (workerState !== "ready" || !worker) return;
+  if (st.stopped) {
+    // The reader stopped the model's run for these inputs: only different inputs run again (a
+    // "change" event as the prompt box loses focus to the Stop button brings the same ones).
+    if (JSON.stringify(readInputs(st)) === JSON.stringify(st.inputs)) return;
+    st.stopped = false;
+  }
   if (st.inflight) {
     st.waiting = true; // sent when the request out answers (latest input wins)
     setBusy(st, true);
@@ -422,26 +430,55 @@ function askModel(st, request) {
     showError(st, null, `the model in your browser was asked ${MAX_ROUNDS} times without giving what this widget needs`);
     return;
   }
+  clearErrors(st); // an error for earlier inputs no longer applies while these are computed
   setState(st, "loading", MSG.computing);
   setTimeout(() => {
     if (st.latest === id && st.root.isConnected) compute(st, id, request);
   }, ENGINE_WAIT_MS);
 }
 
+// While a widget waits for the engine, a Stop button beside its status line (llm.js stop()).
+function stopButton(st, shown) {
+  if (!st.stopButton) {
+    if (!shown) return;
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "md-button descent-widget__stop";
+    b.textContent = "Stop";
+    b.setAttribute("aria-label", "Stop the model's run");
+    b.addEventListener("click", () => {
+      if (window.descentLLM && window.descentLLM.stop) window.descentLLM.stop();
+    });
+    st.status.insertAdjacentElement("afterend", b);
+    st.stopButton = b;
+  }
+  st.stopButton.hidden = !shown;
+}
+
 function compute(st, id, request) {
+  stopButton(st, true);
   window.descentLLM.ask(request).then(
     (answer) => {
+      if (st.latest === id) stopButton(st, false);
       if (st.latest !== id || !st.root.isConnected) return;
       st.answers.push({ request, answer });
       post(st);
     },
     (err) => {
-      if (st.latest === id) showError(st, null, `the model in your browser could not compute this (${err.message})`);
+      if (st.latest !== id) return;
+      stopButton(st, false);
+      if (err && err.stopped) {
+        st.stopped = true; // not run again, even when the model is back: only new inputs run (send)
+        showError(st, null, "stopped at your request; change the inputs to compute again");
+      } else {
+        showError(st, null, `the model in your browser could not compute this (${err.message})`);
+      }
     },
   );
 }
 
-// The model was loaded or removed: live widgets compute again, from the engine or the traces.
+// The model was loaded or removed: live widgets compute again, from the engine or the traces (not
+// a widget whose run the reader stopped: it waits for new inputs).
 document.addEventListener("descent:model", () => {
   for (const st of live()) if (st.active && "engine" in st.root.dataset) send(st);
 });

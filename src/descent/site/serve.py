@@ -2,8 +2,11 @@
 
     python -m descent.site.serve [--directory site] [--port 8000] [--bind 127.0.0.1]
 
-The standard library's ``http.server`` with three additions. A missing page gets the site's own
-``404.html`` (with status 404), as a host serves it. A port another program holds is said in one
+The standard library's ``http.server`` with four additions. A missing page gets the site's own
+``404.html`` (with status 404), as a host serves it, and so does a folder without an
+``index.html`` (never a listing of its files). A page's address written as a folder
+(``/part-3-serving-software/`` or ``/part-3-serving-software``, the form of sites built with
+directory URLs) is redirected (301) to the page (``/part-3-serving-software.html``). A port another program holds is said in one
 line that names the way out (``nox -s serve -- --port 8001``). Ctrl-C stops it quietly. And every
 response carries the
 ``Content-Security-Policy`` of :func:`descent.site.csp.header_policy` for its path (the widget
@@ -39,8 +42,27 @@ NOT_FOUND_PAGE = "404.html"
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
-    """``SimpleHTTPRequestHandler`` plus the site's security headers on every response and the
-    site's own 404 page for a missing path."""
+    """``SimpleHTTPRequestHandler`` plus the site's security headers on every response, the site's
+    own 404 page for a missing path or a folder without an index, and a redirect from a page's
+    folder form to the page."""
+
+    def send_head(self):
+        parts = urllib.parse.urlsplit(self.path)
+        if not Path(self.translate_path(self.path)).exists():
+            stem = parts.path.rstrip("/")
+            page = stem + ".html"
+            if stem and Path(self.translate_path(page)).is_file():
+                self.send_response(301)
+                self.send_header("Location", urllib.parse.urlunsplit(("", "", page, parts.query, "")))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
+        return super().send_head()
+
+    def list_directory(self, path):
+        """A folder without ``index.html`` is not a page: the 404 page, never a listing of its files."""
+        self.send_error(404, "File not found")
+        return None
 
     def end_headers(self) -> None:
         path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)

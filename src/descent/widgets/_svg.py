@@ -26,6 +26,11 @@ __all__ = ["Line", "Mark", "VLine", "gemm_layout", "loglog_chart", "square_grid"
 WIDTH, HEIGHT = 560, 340
 #: Plot margins: left, right, top, bottom (room for tick labels and axis titles).
 MARGIN = (62, 24, 14, 46)
+#: The phone's chart (``narrow=True``): drawn for a column of about 340 px (a 390 px phone less
+#: Material's and the widget's padding), so it is shown at its natural size, labels at 11 px,
+#: instead of a wide chart shrunk to 6 px labels or scrolled sideways. CSS shows one of the two.
+NARROW_WIDTH, NARROW_HEIGHT = 330, 300
+NARROW_MARGIN = (50, 12, 14, 46)
 #: Text sizes in user units.
 FONT, SMALL = 13, 11
 
@@ -85,6 +90,8 @@ class _Axes:
     right: float = WIDTH - MARGIN[1]
     top: float = MARGIN[2]
     bottom: float = HEIGHT - MARGIN[3]
+    width: float = WIDTH
+    height: float = HEIGHT
     clip: list = field(default_factory=list)
 
     def px(self, x: float) -> float:
@@ -132,37 +139,59 @@ def loglog_chart(
     vlines: Sequence[VLine] = (),
     uid: str = "chart",
     declutter: bool = False,
+    narrow: bool = False,
 ) -> str:
     """An SVG chart with log10 axes: decade grid and tick labels, lines, vertical lines, marks.
 
     Data outside the ranges is clipped to the plot area; ``uid`` names the clip path (one per kind
     of chart: charts of one kind share the plot area's geometry). With ``declutter``, a mark's label
-    that would overlap a label already drawn is left out (ringed marks are labelled first). Raises
+    that would overlap a label already drawn is left out (ringed marks are labelled first). With
+    ``narrow``, the phone's chart (:data:`NARROW_WIDTH` user units, the same 11-unit labels; give it
+    to :func:`descent.widgets.views.svg` as ``narrow=``): tick labels that would touch are thinned,
+    and a label that would cross the right edge is drawn to the left of its point. Raises
     ValueError for an empty or non-positive range.
     """
     _check_range("x", *x_range)
     _check_range("y", *y_range)
-    ax = _Axes(x_range[0], x_range[1], y_range[0], y_range[1])
-    # width/height: the natural size, which a phone keeps (scrolling sideways) so labels stay 11 px.
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
-           f'style="font-family:inherit;font-size:{FONT}px">',
+    if narrow:
+        width, height, margin, uid = NARROW_WIDTH, NARROW_HEIGHT, NARROW_MARGIN, f"{uid}-narrow"
+    else:
+        width, height, margin = WIDTH, HEIGHT, MARGIN
+    ax = _Axes(x_range[0], x_range[1], y_range[0], y_range[1], left=margin[0], right=width - margin[1],
+               top=margin[2], bottom=height - margin[3], width=width, height=height)
+    # width/height: the natural size (labels at 11 px); the page shows the narrow chart on a phone.
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+           f'class="descent-svg__{"narrow" if narrow else "wide"}" style="font-family:inherit;font-size:{FONT}px">',
            f'<defs><clipPath id="{_e(uid)}-plot"><rect x="{_n(ax.left)}" y="{_n(ax.top)}" width="{_n(ax.right - ax.left)}" '
            f'height="{_n(ax.bottom - ax.top)}"/></clipPath></defs>']
     grid = "stroke:var(--dw-fg-lightest);stroke-width:1"
-    for x in _decades(*x_range):
+    x_decades = _decades(*x_range)
+    # Every k-th tick labelled, the smallest k whose labels leave a gap of a character between them.
+    x_every = 1
+    if len(x_decades) > 1:
+        spacing = ax.px(x_decades[1]) - ax.px(x_decades[0])
+        widest = max(_text_width(x_tick(x)) for x in x_decades) + _text_width("0")
+        x_every = max(1, math.ceil(widest / spacing))
+    for i, x in enumerate(x_decades):
         X = _n(ax.px(x))
         out.append(f'<line x1="{X}" y1="{_n(ax.top)}" x2="{X}" y2="{_n(ax.bottom)}" style="{grid}"/>')
-        out.append(f'<text x="{X}" y="{_n(ax.bottom + 16)}" text-anchor="middle" '
-                   f'style="fill:var(--dw-fg-light);font-size:{SMALL}px">{_e(x_tick(x))}</text>')
-    for y in _decades(*y_range):
+        if i % x_every == 0:
+            out.append(f'<text x="{X}" y="{_n(ax.bottom + 16)}" text-anchor="middle" '
+                       f'style="fill:var(--dw-fg-light);font-size:{SMALL}px">{_e(x_tick(x))}</text>')
+    y_decades = _decades(*y_range)
+    y_every = 1
+    if len(y_decades) > 1:
+        y_every = max(1, math.ceil((SMALL + 2) / (ax.py(y_decades[0]) - ax.py(y_decades[1]))))
+    for i, y in enumerate(y_decades):
         Y = _n(ax.py(y))
         out.append(f'<line x1="{_n(ax.left)}" y1="{Y}" x2="{_n(ax.right)}" y2="{Y}" style="{grid}"/>')
-        out.append(f'<text x="{_n(ax.left - 6)}" y="{_n(ax.py(y) + 4)}" text-anchor="end" '
-                   f'style="fill:var(--dw-fg-light);font-size:{SMALL}px">{_e(y_tick(y))}</text>')
+        if i % y_every == 0:
+            out.append(f'<text x="{_n(ax.left - 6)}" y="{_n(ax.py(y) + 4)}" text-anchor="end" '
+                       f'style="fill:var(--dw-fg-light);font-size:{SMALL}px">{_e(y_tick(y))}</text>')
     axis = "stroke:var(--dw-fg-light);stroke-width:1"
     out.append(f'<line x1="{_n(ax.left)}" y1="{_n(ax.bottom)}" x2="{_n(ax.right)}" y2="{_n(ax.bottom)}" style="{axis}"/>')
     out.append(f'<line x1="{_n(ax.left)}" y1="{_n(ax.top)}" x2="{_n(ax.left)}" y2="{_n(ax.bottom)}" style="{axis}"/>')
-    out.append(f'<text x="{_n((ax.left + ax.right) / 2)}" y="{HEIGHT - 8}" text-anchor="middle" '
+    out.append(f'<text x="{_n((ax.left + ax.right) / 2)}" y="{height - 8}" text-anchor="middle" '
                f'style="fill:var(--dw-fg)">{_e(x_label)}</text>')
     out.append(f'<text transform="translate(14 {_n((ax.top + ax.bottom) / 2)}) rotate(-90)" text-anchor="middle" '
                f'style="fill:var(--dw-fg)">{_e(y_label)}</text>')
@@ -196,7 +225,10 @@ def loglog_chart(
             anchor = "end" if X > (ax.left + ax.right) / 2 else "start"
             dx = -4 if anchor == "end" else 4
             w = _text_width(v.label)
-            x0 = X + dx - (w if anchor == "end" else 0)
+            if anchor == "end" and X + dx - w < 0 or anchor == "start" and X + dx + w > ax.width:
+                anchor, dx = "middle", 0  # too long for either side: centred on the line, kept in the chart
+                X = min(max(X, w / 2 + 2), ax.width - w / 2 - 2)
+            x0 = X + dx - {"end": w, "middle": w / 2}.get(anchor, 0)
             y = ax.bottom - 6 if v.bottom else ax.top + 12
             placed.append((x0, y - SMALL, x0 + w, y + 2))
             out.append(f'<text x="{_n(X + dx)}" y="{_n(y)}" text-anchor="{anchor}" '
@@ -207,24 +239,30 @@ def loglog_chart(
         if not mk.label or not (x_range[0] <= mk.x <= x_range[1] and y_range[0] <= mk.y <= y_range[1]):
             continue
         X, Y = ax.px(mk.x), ax.py(mk.y)
-        anchor = "end" if mk.label_dx < 0 else "start"
+        dx = mk.label_dx
         w = _text_width(mk.label)
-        x0 = X + mk.label_dx - (w if anchor == "end" else 0)
+        if dx >= 0 and X + dx + w > ax.width:
+            dx = -dx  # it would cross the right edge: to the left of its point
+        elif dx < 0 and X + dx - w < 0:
+            dx = -dx  # the left edge: to the right
+        anchor = "end" if dx < 0 else "start"
+        x0 = X + dx - (w if anchor == "end" else 0)
         box = (x0, Y + mk.label_dy - SMALL, x0 + w, Y + mk.label_dy + 2)
         if declutter and not free(*box):
             continue
         placed.append(box)
         weight = ";font-weight:700" if mk.bold else ""
-        out.append(f'<text x="{_n(X + mk.label_dx)}" y="{_n(Y + mk.label_dy)}" text-anchor="{anchor}" '
+        out.append(f'<text x="{_n(X + dx)}" y="{_n(Y + mk.label_dy)}" text-anchor="{anchor}" '
                    f'style="fill:var(--dw-fg);font-size:{SMALL}px{weight}">{_e(mk.label)}</text>')
     legend = [ln for ln in lines if ln.label]
+    legend_x = ax.right - 8 - max((24 + _text_width(ln.label) for ln in legend), default=0)
     for i, ln in enumerate(legend):
         y = ax.bottom - 10 - 16 * (len(legend) - 1 - i)
-        x = ax.right - 150
+        x = _n(legend_x)
         dash = f";stroke-dasharray:{ln.dash}" if ln.dash else ""
-        out.append(f'<line x1="{x}" y1="{_n(y - 4)}" x2="{x + 18}" y2="{_n(y - 4)}" '
+        out.append(f'<line x1="{x}" y1="{_n(y - 4)}" x2="{_n(legend_x + 18)}" y2="{_n(y - 4)}" '
                    f'style="stroke:{ln.color};stroke-width:{ln.width}{dash}"/>')
-        out.append(f'<text x="{x + 24}" y="{_n(y)}" style="fill:var(--dw-fg);font-size:{SMALL}px">{_e(ln.label)}</text>')
+        out.append(f'<text x="{_n(legend_x + 24)}" y="{_n(y)}" style="fill:var(--dw-fg);font-size:{SMALL}px">{_e(ln.label)}</text>')
     out.append("</svg>")
     return "".join(out)
 

@@ -74,7 +74,8 @@ PROMPT_MAX_CHARS = 1000
 PROMPT_TEXT = P.declare(P.Param(
     "prompt", "Prompt", "text", recorded.prompt_trace("capital")["prompt"], key="model_prompt",
     max_length=PROMPT_MAX_CHARS,
-    help="Load the model above to try any text; until then, pick one of the prompts recorded when the site was built.",
+    help=(f"Load the model above to try any text of up to {format_int(engine.PROMPT_MAX_TOKENS)} tokens; until "
+          "then, pick one of the prompts recorded when the site was built."),
 ))
 #: Whether the prompt goes in as a chat message (SmolLM2's chat template around it), as a chat app sends it.
 CHAT = P.declare(P.Param(

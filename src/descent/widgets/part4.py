@@ -20,6 +20,8 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
+import functools
+
 from descent import (
     attention_io,
     catalog,
@@ -198,7 +200,8 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
         marks.append(svg.Mark(a.memory_bytes / GB, a.memory_bandwidth / TB, _short(a),
                               "var(--dw-c1)" if chosen else ("var(--dw-c3)" if a.kind == "sram" else "var(--dw-c5)"),
                               radius=6 if chosen else 4.5, ring=chosen, bold=chosen))
-    chart = svg.loglog_chart(
+    chart = functools.partial(
+        svg.loglog_chart,
         x_range=(min(xs) / 3, max(xs) * 4), y_range=(min(ys) / 3, max(ys) * 4),
         x_label="memory capacity, GB (log scale)", y_label="memory bandwidth, TB/s (log)",
         x_tick=svg.decade_label, y_tick=svg.decade_label,
@@ -209,7 +212,7 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
     alt = (f"Scatter of {len(accs)} accelerators, memory capacity against bandwidth on log scales; the "
            f"{a.name} is ringed; a dashed line at {format_bytes(need, 'GB', 3, trim=True)} marks the least memory "
            f"that holds the {format_bytes(s.need_bytes, 'GB', 3, trim=True)} {catalog.model(model).name} needs.")
-    out = [v.svg(chart, alt)]
+    out = [v.svg(chart(), alt, narrow=chart(narrow=True))]
     out.append(v.stat("Memory", format_bytes(a.memory_bytes, "GB", 3, trim=True), quantity="capacity_bytes",
                       note=(f"= {format_bytes(a.memory_bytes, 'GiB', 3, trim=True)} of {a.memory_type}, sold as "
                             f"\"{a.memory_marketed}\"" if a.memory_marketed_unit_is_gib else a.memory_type)))
@@ -458,7 +461,8 @@ def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, co
     roof = [(x, roofline.attained_flops(peak, bw, x)) for x in sorted(xs)]
     y_lo = min(roofline.attained_flops(peak, bw, x_lo), dec.attained_flops) / 3
     a = catalog.accelerator(accelerator)
-    chart = svg.loglog_chart(
+    chart = functools.partial(
+        svg.loglog_chart,
         x_range=(x_lo, x_hi), y_range=(y_lo, peak * 4),
         x_label="arithmetic intensity, FLOP per byte (log scale)", y_label="FLOP/s (log)",
         x_tick=svg.decade_label, y_tick=lambda y: format_si(y, "", 1, trim=True),
@@ -473,7 +477,7 @@ def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, co
            f"{format_si(peak, 'FLOP/s', 3, trim=True)} at {_fpb(dec.ridge)} FLOP per byte. Decode of "
            f"{plural(batch, 'sequence')} sits at {_fpb(dec.intensity)} FLOP per byte ({dec.bound}-bound); "
            f"prefill at {_fpb(pre.intensity)} ({pre.bound}-bound).")
-    out = [v.svg(chart, alt),
+    out = [v.svg(chart(), alt, narrow=chart(narrow=True)),
            v.stat("Ridge point", _fpb(dec.ridge), "FLOP/byte", quantity="ridge_point",
                   note=f"{format_si(peak, 'FLOP/s', 3, trim=True)} {dec.compute_precision.upper()} / {format_rate(bw)}"),
            v.stat("Decode intensity", _fpb(dec.intensity), "FLOP/byte", quantity="intensity",

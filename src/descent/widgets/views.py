@@ -265,9 +265,13 @@ def check_href(href: Any, view: str) -> str:
     return href
 
 
-def svg(markup: str, alt: str) -> dict:
-    """A small pre-built SVG (from descent's own code; not escaped) with its text alternative."""
-    return {"kind": "svg", "svg": markup, "alt": alt}
+def svg(markup: str, alt: str, *, narrow: str = "") -> dict:
+    """A small pre-built SVG (from descent's own code; not escaped) with its text alternative.
+
+    ``narrow``: the same chart drawn for a phone (``_svg.loglog_chart(..., narrow=True)``); the page
+    shows it instead of ``markup`` on a screen narrower than 30em (descent.css), so a chart fits the
+    phone at its natural size."""
+    return {"kind": "svg", "svg": markup, "alt": alt, "narrow": narrow}
 
 
 def kv(items: Sequence[tuple[str, Any]], *, caption: str = "") -> dict:
@@ -441,6 +445,11 @@ def render_stacked_bar(v: dict) -> str:
     )
 
 
+#: A widget table with this many columns or more is stacked row by row on a phone (descent.css): four
+#: columns of numbers with their headings do not fit 340 px at the widget's type size.
+STACK_COLUMNS = 4
+
+
 def render_table(v: dict) -> str:
     cols = v["columns"]
     rows = v["rows"]
@@ -455,10 +464,12 @@ def render_table(v: dict) -> str:
         raise ValueError(f"table: numeric has {len(numeric)} entries, expected {len(cols)}")
     num_attr = ' class="num"'
     head = "".join(f'<th scope="col"{num_attr if n else ""}>{_e(c)}</th>' for c, n in zip(cols, numeric, strict=True))
+    # data-label: a table of STACK_COLUMNS or more columns is stacked on a phone (descent.css), each
+    # cell under its column's name, instead of scrolling sideways or breaking its words.
     body = "".join(
         "<tr>" + "".join(
             (f'<th scope="row">{_e(fmt(c))}</th>' if i == 0 and not numeric[0] else
-             f'<td{num_attr if numeric[i] else ""}>{_e(fmt(c))}</td>')
+             f'<td{num_attr if numeric[i] else ""} data-label="{_e(cols[i])}">{_e(fmt(c))}</td>')
             for i, c in enumerate(r)
         ) + "</tr>"
         for r in rows
@@ -466,8 +477,9 @@ def render_table(v: dict) -> str:
     # The wrapper is the one scroller (the table's class keeps Material's own table scroller off),
     # and a scroller must take keyboard focus (axe: scrollable-region-focusable).
     label = v.get("caption") or "table"
+    stack = " descent-table--stack" if len(cols) >= STACK_COLUMNS else ""
     return (
-        f'<div class="descent-table" tabindex="0" role="group" aria-label="{_e(label)}">'
+        f'<div class="descent-table{stack}" tabindex="0" role="group" aria-label="{_e(label)}">'
         f'<table class="descent-table__table">{_caption(v.get("caption") or "", "caption")}'
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
     )
@@ -563,15 +575,21 @@ def render_note(v: dict) -> str:
 
 
 def render_svg(v: dict) -> str:
-    markup = str(v["svg"]).strip()
-    if not markup.startswith("<svg") or not markup.endswith("</svg>"):
-        raise ValueError("svg: markup must be one <svg>...</svg> element")
-    if "<script" in markup.lower():
-        raise ValueError("svg: markup must not contain <script>")
+    drawn = []
+    for key in ("svg", "narrow"):
+        markup = str(v.get(key) or "").strip()
+        if key == "narrow" and not markup:
+            continue
+        if not markup.startswith("<svg") or not markup.endswith("</svg>") or markup.count("<svg") != 1:
+            raise ValueError(f"svg: {'markup' if key == 'svg' else 'narrow'} must be one <svg>...</svg> element")
+        if "<script" in markup.lower():
+            raise ValueError("svg: markup must not contain <script>")
+        drawn.append(markup)
     alt = str(v.get("alt") or "")
     if not alt:
         raise ValueError("svg: alt (a text alternative) is required")
-    return f'<figure class="descent-svg" role="img" aria-label="{_e(alt)}">{markup}</figure>'
+    both = " descent-svg--both" if len(drawn) == 2 else ""
+    return f'<figure class="descent-svg{both}" role="img" aria-label="{_e(alt)}">{"".join(drawn)}</figure>'
 
 
 def render_kv(v: dict) -> str:
