@@ -36,6 +36,7 @@ __all__ = [
     "PROMPT",
     "PROMPT_LABELS",
     "RATIO_OF",
+    "SPECULATIVE_FILE",
     "Recording",
     "embedding_data",
     "embedding_rows",
@@ -50,6 +51,7 @@ __all__ = [
     "prompt_options",
     "prompt_trace",
     "ratio",
+    "speculative_run",
     "trace_data",
 ]
 
@@ -64,6 +66,9 @@ EMBEDDING_ROWS_FILE = "embedding_rows.json"
 
 #: The model file the site ships for the reader's browser, in ``descent/data/``.
 MODEL_FILE = "model_file.json"
+
+#: Part 3's prompt-lookup speculative run, pass by pass, in ``descent/data/`` (``python -m descent.trace.speculative_record``).
+SPECULATIVE_FILE = "speculative.json"
 
 #: The build machine's recorded timings, in ``descent/data/`` (``python -m descent.trace.machine_record``).
 MACHINE_FILE = "build_machine.json"
@@ -116,6 +121,14 @@ def find_prompt(prompt: str, chat: bool) -> dict | None:
         if p["prompt"] == prompt and p["chat"] == chat:
             return p
     return None
+
+
+@functools.cache
+def speculative_run() -> dict:
+    """The parsed ``speculative.json``: Part 3's prompt-lookup run on SmolLM2, round by round
+    (layout in :mod:`descent.trace.speculative_record`): ``{"prompt", "first", "rounds": [{"draft",
+    "accepted", "kept"}], "tokens", "passes", "drafted", "accepted", ...}``, tokens as ``{"id", "text"}``."""
+    return json.loads(resources.files("descent").joinpath("data", SPECULATIVE_FILE).read_text(encoding="utf-8"))
 
 
 @functools.cache

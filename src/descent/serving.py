@@ -65,6 +65,7 @@ __all__ = [
     "Allocation",
     "Metrics",
     "Occupancy",
+    "Pass",
     "PrefixSaving",
     "Simulation",
     "Speculation",
@@ -78,6 +79,7 @@ __all__ = [
     "make_trace",
     "metrics",
     "multi_turn",
+    "passes",
     "percentile",
     "prefill",
     "prefix_cache",
@@ -120,6 +122,49 @@ def decode_step(s: StepModel, batch: int, context: int) -> DeviceStep:
     P.BATCH.check(batch)
     P.CONTEXT.check(context)
     return s.uniform_decode(batch, context)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One forward pass of one request, by token positions (0-based, the prompt's first is 0).
+
+    Attributes:
+        run: the positions the pass runs through every layer (it computes their keys and values).
+        read: the positions whose keys and values it reads from the KV cache instead.
+        new: the positions whose keys and values enter the cache for the first time.
+    """
+
+    run: range
+    read: range
+    new: range
+
+
+def passes(prompt_tokens: int, output_tokens: int, cache: bool) -> list[Pass]:
+    """The forward passes that write a reply of ``output_tokens`` tokens to a prompt of
+    ``prompt_tokens``, with or without a KV cache: one pass per output token (the prefill gives the
+    first; the last token is written but never fed back, so its keys and values are never computed).
+
+    With the cache, the prefill runs the prompt's positions and each later pass runs only the newest
+    token, reading the rest: ``prompt + output - 1`` token-processings in all, linear in the length.
+    Without it, pass p (1-based) runs all ``prompt + p - 1`` positions again: ``output x prompt +
+    output (output - 1) / 2`` in all, quadratic in the reply's length (the same passes
+    ``widgets.part3.prefill_decode`` times with its cache off).
+
+    Raises:
+        ParamError: a length out of its declared range (:data:`descent.params.PROMPT_TOKENS`,
+            :data:`descent.params.OUTPUT_TOKENS`).
+    """
+    P.PROMPT_TOKENS.check(prompt_tokens)
+    P.OUTPUT_TOKENS.check(output_tokens)
+    out = []
+    for p in range(1, output_tokens + 1):
+        end = prompt_tokens + p - 1  # positions fed so far: the prompt and p - 1 reply tokens
+        first_new = 0 if p == 1 else end - 1
+        if cache:
+            out.append(Pass(run=range(first_new, end), read=range(0, first_new), new=range(first_new, end)))
+        else:
+            out.append(Pass(run=range(0, end), read=range(0, 0), new=range(first_new, end)))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -158,7 +158,15 @@ function setBusy(st, busy) {
 function showResult(st, html, engine) {
   setBusy(st, false);
   stopButton(st, false);
-  st.out.innerHTML = html;
+  // A frame player (views.player, player.js) that the new result brings unchanged (the same data-key)
+  // stays as it is: the reader keeps the step they were on, and a playing one keeps playing.
+  const t = document.createElement("template");
+  t.innerHTML = html;
+  for (const fig of t.content.querySelectorAll("figure[data-player][data-key]")) {
+    const old = st.out.querySelector(`figure[data-player][data-key="${CSS.escape(fig.dataset.key)}"]`);
+    if (old) fig.replaceWith(old);
+  }
+  st.out.replaceChildren(t.content);
   if (engine && "engine" in st.root.dataset) st.root.dataset.engine = engine;
   st.root.dispatchEvent(new CustomEvent("descent:result", { bubbles: true }));
   applyLimits(st);

@@ -52,14 +52,17 @@ def speculative_greedy(prompt_ids, max_new_tokens: int, stop_ids=(), model: Mode
 
     Returns:
         ``{"tokens": generated ids, "passes": target forward passes (the prefill included),
-        "drafted": drafted tokens checked, "accepted": of those, accepted, "seconds": wall time}``.
+        "drafted": drafted tokens checked, "accepted": of those, accepted, "rounds": one
+        ``{"draft": ids, "accepted": n, "kept": ids}`` per pass after the prefill (the drafted
+        tokens, how many of them the target accepted, and the tokens the pass added to the reply:
+        the accepted ones, then the target's own pick, cut after a stop token)}``.
         The tokens equal plain greedy decoding's (up to the first stop token, or ``max_new_tokens``).
     """
     model = model or load_model()
     cache = KVCache()
     out = forward(model, list(prompt_ids), cache)  # prefill: the first target pass
     tokens = list(prompt_ids) + [int(np.argmax(out.logits[-1]))]
-    new, passes, drafted, accepted = 1, 1, 0, 0
+    new, passes, drafted, accepted, rounds = 1, 1, 0, 0, []
     while new < max_new_tokens and tokens[-1] not in stop_ids:
         draft = lookup_draft(tokens, ngram_max, min(draft_max, max_new_tokens - new - 1))
         logits = forward(model, [tokens[-1], *draft], cache, all_logits=True).logits  # (1 + len(draft), V)
@@ -69,13 +72,17 @@ def speculative_greedy(prompt_ids, max_new_tokens: int, stop_ids=(), model: Mode
             n += 1
         kept = draft[:n] + [picks[n]]  # the accepted drafts, then the target's own next token
         truncate(cache, len(tokens) + n)  # the cache holds every token but the newest
+        added = []
         for t in kept:
             tokens.append(t)
+            added.append(t)
             new += 1
             if t in stop_ids:
                 break
+        rounds.append({"draft": list(draft), "accepted": n, "kept": added})
         passes += 1
         drafted += len(draft)
         accepted += n
     generated = tokens[len(prompt_ids):]
-    return {"tokens": generated[:max_new_tokens], "passes": passes, "drafted": drafted, "accepted": accepted}
+    return {"tokens": generated[:max_new_tokens], "passes": passes, "drafted": drafted, "accepted": accepted,
+            "rounds": rounds}

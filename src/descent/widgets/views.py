@@ -20,7 +20,8 @@ values go through the same validation as typed input.
 
 Kinds: ``stat``, ``bar_list``, ``stacked_bar``, ``table``, ``chips``, ``cell_grid``, ``note``,
 ``svg``, ``kv``, ``stream`` (a reply replayed at a rate by ``stream.js``; the full text without
-JS), and ``limits``, which shows nothing: it narrows a number input's range to what the
+JS), ``player`` (a sequence of frames computed once, stepped and played by ``player.js``; one frame
+pre-rendered without JS), and ``limits``, which shows nothing: it narrows a number input's range to what the
 current result allows (the step slider of a 23-step reply ends at step 22), in the pre-rendered
 form and, through ``data-limits``, in the browser. Bad view data raises ``ValueError`` naming the
 view and the field.
@@ -34,6 +35,7 @@ import html
 import json
 import math
 import re
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -287,6 +289,21 @@ def stream(tokens: Sequence[str], tokens_per_s: float, delay_s: float = 0.0, *, 
             "caption": caption}
 
 
+def frame(label: str, views: Sequence[dict]) -> dict:
+    """One frame of a :func:`player`: a sentence saying what happens at this step (the live region
+    reads it: "step 3 of 12: ...") and the views drawn for it (any kinds but ``player``)."""
+    return {"label": label, "views": list(views)}
+
+
+def player(frames: Sequence[dict], *, caption: str, start: int = -1) -> dict:
+    """A frame player: ``frames`` (built with :func:`frame`) computed once, in Python; the page steps
+    through them (buttons, arrow keys) and plays them on request (``docs/assets/descent/player.js``)
+    without asking Python again. Frame ``start`` (default the last, the complete picture; negative
+    counts from the end) is the one in the page's HTML: readers without JavaScript, and the
+    pre-rendered page, see it. Each frame's HTML also sits in an inert ``<template>``."""
+    return {"kind": "player", "frames": list(frames), "caption": caption, "start": start}
+
+
 def limits(**fields: dict[str, float]) -> dict:
     """Narrow number inputs to this result: ``limits(step={"max": 22})``. Each value is a dict with
     ``min`` and/or ``max`` inside the input's declared range (the declaration still validates what a
@@ -489,6 +506,12 @@ def render_table(v: dict) -> str:
 _WS_MARKS = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5"}
 
 
+def shown_token(text: str) -> str:
+    """A token's text with its whitespace drawn as marks (a space as an open box, a newline as a
+    return arrow), as token chips show it: " Paris" and "Paris" differ at a glance."""
+    return "".join(_WS_MARKS.get(ch, ch) for ch in str(text))
+
+
 def render_chips(v: dict) -> str:
     items = []
     for c in v["chips"]:
@@ -642,6 +665,62 @@ def render_progress(v: dict) -> str:
     )
 
 
+#: The player's buttons: (action, arrow drawn before the word, word, arrow after). The word is the
+#: button's name; arrows are decoration (hidden from screen readers).
+PLAYER_BUTTONS = (("first", "", "First", ""), ("prev", "\u25c0", "Back", ""), ("play", "\u25b6", "Play", ""),
+                  ("next", "", "Next", "\u25b6"), ("last", "", "Last", ""))
+
+
+def player_step_text(i: int, n: int, label: str) -> str:
+    """The step line of a player at frame ``i`` (0-based) of ``n``: "Step 3 of 12: ..."."""
+    return f"Step {format_int(i + 1)} of {format_int(n)}: {label}"
+
+
+def render_player(v: dict) -> str:
+    frames = v["frames"]
+    if not isinstance(frames, list) or not frames:
+        raise ValueError("player: frames must be a non-empty list of frame(label, views)")
+    caption = str(v.get("caption") or "")
+    if not caption:
+        raise ValueError("player: caption is required (it names the controls)")
+    n = len(frames)
+    start = v.get("start", -1)
+    if not isinstance(start, int) or isinstance(start, bool) or not -n <= start < n:
+        raise ValueError(f"player: start must be a frame index from {-n} to {n - 1}, got {start!r}")
+    start %= n
+    parts = []
+    for i, f in enumerate(frames):
+        if not isinstance(f, dict) or not isinstance(f.get("label"), str) or not f["label"].strip():
+            raise ValueError(f"player: frame {i} needs a label (a sentence saying what happens)")
+        views = f.get("views")
+        if not isinstance(views, list) or any(isinstance(x, dict) and x.get("kind") == "player" for x in views):
+            raise ValueError(f"player: frame {i}'s views must be a list of views other than a player")
+        parts.append((f["label"], render_all(views)))
+    def arrow(a: str) -> str:
+        return f'<span class="descent-player__arrow" aria-hidden="true">{a}</span>' if a else ""
+
+    # Buttons start disabled: without JavaScript they could do nothing (player.js enables them).
+    buttons = "".join(
+        f'<button type="button" class="descent-player__button" data-player-do="{act}" disabled>'
+        f'{arrow(before)}<span class="descent-player__word">{word}</span>{arrow(after)}</button>'
+        for act, before, word, after in PLAYER_BUTTONS)
+    templates = "".join(f'<template data-frame="{i}" data-label="{_e(label)}">{markup}</template>'
+                        for i, (label, markup) in enumerate(parts))
+    # The same frames give the same key: widgets.js keeps a player (and the reader's place in it)
+    # when a recomputation brings the very frames it already shows (the worker's first answer).
+    key = f"{zlib.crc32(f'{caption}|{start}|{templates}'.encode()):08x}"
+    return (
+        f'<figure class="descent-player" data-player data-key="{key}" data-start="{start}" data-frames="{n}">'
+        f'{_caption(caption, "figcaption")}'
+        f'<div class="descent-player__controls" role="group" aria-label="{_e(caption)}: steps">{buttons}</div>'
+        f'<p class="descent-player__step" aria-live="polite" aria-atomic="true">'
+        f'{_e(player_step_text(start, n, parts[start][0]))}</p>'
+        f'<div class="descent-player__stage" tabindex="0" role="group" aria-live="off" '
+        f'aria-label="{_e(caption)}: the left and right arrow keys step through it">'
+        f'{parts[start][1]}</div>{templates}</figure>'
+    )
+
+
 RENDERERS: dict[str, Callable[[dict], str]] = {
     "stat": render_stat,
     "bar_list": render_bar_list,
@@ -656,6 +735,7 @@ RENDERERS: dict[str, Callable[[dict], str]] = {
     "stream": render_stream,
     "action": render_action,
     "progress": render_progress,
+    "player": render_player,
 }
 
 

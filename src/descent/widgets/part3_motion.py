@@ -1,0 +1,229 @@
+"""Part 3's animations ("Serving software"): frame sequences computed once, played by the page.
+
+Each widget returns a :func:`descent.widgets.views.player`: every frame computed here, in Python,
+from the package's own records and simulations; ``player.js`` steps through them without asking
+Python again, and the page's HTML holds the last frame for readers without JavaScript.
+
+* ``kv_fill``: the real prompt of Parts 0 and 1 ("The capital of France is") and SmolLM2's recorded
+  reply, pass by pass: a layers x tokens grid of the KV cache filling in one pass for the prompt,
+  then one column per decode pass; with the cache off, every pass runs the whole text again
+  (:func:`descent.serving.passes` counts the token-processings).
+* ``speculative_strip``: the recorded prompt-lookup run on SmolLM2 (:func:`descent.recorded.speculative_run`)
+  as a token strip, pass by pass: drafted tokens, the accepted prefix, the first rejection and the
+  target's own token, beside the expected-tokens formula (:func:`descent.serving.speculative`).
+
+Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
+"""
+
+from __future__ import annotations
+
+from descent import catalog, recorded, replay, serving, transformer
+from descent.units import format_int, format_number, format_percent, plural
+from descent.widgets import Input, widget
+from descent.widgets import views as v
+from descent.widgets.part3 import KV_CACHE
+
+__all__ = ["kv_fill", "kv_fill_frames", "speculative_strip", "speculative_strip_frames"]
+
+#: Significant figures of the rates shown.
+SIG = 3
+
+
+def _q(text: str) -> str:
+    """A token quoted for a sentence, its whitespace drawn (" Paris" -> "␣Paris" in quotes)."""
+    return f"\u201c{v.shown_token(text)}\u201d"
+
+
+#: Cell classes of the KV grid and what each means.
+KV_LEGEND_CACHE = (
+    ("is-empty", "not computed yet"),
+    ("is-written", "computed in this pass and stored"),
+    ("is-cached", "read from the cache"),
+)
+KV_LEGEND_NO_CACHE = (
+    ("is-empty", "not computed yet"),
+    ("is-written", "computed for the first time in this pass"),
+    ("is-redone", "computed again in this pass (thrown away after the last one)"),
+)
+
+
+def kv_fill_frames(kv_cache: bool) -> dict:
+    """The frames of :func:`kv_fill` and the facts around them: ``{"model", "prompt", "reply",
+    "passes", "frames", "processed"}``, where ``processed`` is the running count of
+    token-processings after each pass (:func:`descent.serving.passes`)."""
+    m = catalog.model(replay.MODEL)
+    tr = recorded.prompt_trace(replay.PROMPT)
+    prompt = [t["text"] for t in tr["tokens"]]
+    reply = [s["token"]["text"] for s in tr["generation"]["steps"]]
+    texts = prompt + reply
+    ps = serving.passes(len(prompt), len(reply), kv_cache)
+    legend = KV_LEGEND_CACHE if kv_cache else KV_LEGEND_NO_CACHE
+    layers = m.num_layers
+    rows = [str(i + 1) for i in range(layers)]
+
+    def grid(columns: int, run: range, new: range, read: range, caption: str) -> dict:
+        row = []
+        for c in range(columns):
+            if c in new:
+                row.append("is-written is-now")
+            elif c in run:
+                row.append("is-redone is-now")
+            elif c in read:
+                row.append("is-cached")
+            else:
+                row.append("is-empty")
+        cells = [[v.cell(cls) for cls in row] for _ in range(layers)]
+        return v.cell_grid(cells, caption=caption, row_labels=rows,
+                           col_labels=[v.shown_token(t) for t in texts[:columns]], legend=legend)
+
+    def chips(upto: int, new: int | None) -> dict:
+        return v.chips([v.chip(t, cls="is-new" if i == new else "") for i, t in enumerate(texts[:upto])],
+                       caption="The text so far")
+
+    frames = [v.frame(
+        f"The prompt arrives: {plural(len(prompt), 'token')}, and nothing is cached yet.",
+        [v.stat("Tokens run this pass", "0"), v.stat("Token-processings so far", "0"), chips(len(prompt), None),
+         grid(len(prompt), range(0), range(0), range(0), f"KV cache of {m.name}: layers down, tokens across")])]
+    processed, total = [], 0
+    for i, p in enumerate(ps):
+        total += len(p.run)
+        processed.append(total)
+        picked = reply[i]
+        if i == 0:
+            what = (f"Prefill: the {plural(len(p.run), 'prompt token')} run through all {format_int(layers)} layers "
+                    f"in one pass and write their keys and values. The pass picks {_q(picked)}.")
+        elif kv_cache:
+            what = (f"Decode: only {_q(texts[p.new.start])} runs; it reads {plural(len(p.read), 'cached column')} "
+                    f"and adds its own. The pass picks {_q(picked)}.")
+        else:
+            what = (f"No cache: all {plural(len(p.run), 'token')} run through every layer again to pick "
+                    f"{_q(picked)}; {format_int(len(p.run) - len(p.new))} of them were done before.")
+        frames.append(v.frame(what, [
+            v.stat("Tokens run this pass", format_int(len(p.run))),
+            v.stat("Token-processings so far", format_int(total)),
+            chips(p.run.stop + 1, p.run.stop),
+            grid(p.run.stop, p.run, p.new, p.read,
+                 f"KV cache of {m.name} after pass {i + 1}: layers down, tokens across"),
+        ]))
+    return {"model": m, "prompt": prompt, "reply": reply, "passes": ps, "frames": frames, "processed": processed}
+
+
+@widget(
+    "kv_fill",
+    title="The KV cache filling, pass by pass",
+    description="The real prompt and the reply SmolLM2 wrote to it. Each cell is one token's keys and values "
+    "in one layer. Step through the passes, or play them.",
+    inputs=[Input(KV_CACHE, "toggle")],
+    tries=[("Press First, then Next a few times.", "The prompt fills its columns in one pass; after that each "
+            "pass adds a single column."),
+           ("Turn the KV cache off and press Play.", "Every pass colours the whole grid again, and the count of "
+            "token-processings races ahead.")],
+)
+def kv_fill(kv_cache: bool) -> list[dict]:
+    """Views: a player of the passes (see :func:`kv_fill_frames`) and a note comparing the
+    token-processings with and without the cache."""
+    d = kv_fill_frames(kv_cache)
+    m = d["model"]
+    per_cell = transformer.kv_elements_per_token_per_layer(m, 0)
+    on = sum(len(p.run) for p in serving.passes(len(d["prompt"]), len(d["reply"]), True))
+    off = sum(len(p.run) for p in serving.passes(len(d["prompt"]), len(d["reply"]), False))
+    return [
+        v.player(d["frames"], caption=f"{plural(len(d['passes']), 'pass', 'passes')} of {m.name}"
+                 + (" with a KV cache" if kv_cache else " without a KV cache")),
+        v.note(f"Each cell holds {format_int(per_cell)} numbers: a key and a value for each of "
+               f"{m.name}'s {format_int(m.num_kv_heads)} key/value heads."),
+        v.note(f"With the cache these passes run {format_int(on)} token-processings; without it, {format_int(off)}. "
+               "The first grows with the length of the text, the second with its square.",
+               "info" if kv_cache else "warn"),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# speculative_strip
+# ---------------------------------------------------------------------------------------------
+
+#: Chip classes of the token strip, with their meaning (the figure's legend and each chip's title).
+STRIP_MEANING = {
+    "is-accepted": "drafted and accepted",
+    "is-rejected": "drafted, rejected: the target disagreed",
+    "is-dropped": "drafted, thrown away after the rejection",
+    "is-correction": "the target's own token",
+}
+
+
+def speculative_strip_frames() -> dict:
+    """The frames of :func:`speculative_strip` from the recorded run (:func:`descent.recorded.speculative_run`):
+    ``{"run", "frames", "per_pass"}``, ``per_pass`` the tokens each target pass added (the prefill's 1 first)."""
+    run = recorded.speculative_run()
+    reply: list[str] = [run["first"]["text"]]
+    per_pass = [1]
+    frames = [v.frame(
+        f"Pass 1, the prefill: the target reads the prompt and writes its first token, {_q(reply[0])}.",
+        [v.stat("Drafted", "0"), v.stat("Accepted", "0"), v.stat("Tokens this pass", "1"),
+         v.stat("Tokens per pass so far", format_number(1, SIG)),
+         v.chips([v.chip(reply[0], cls="is-correction", title=STRIP_MEANING["is-correction"])],
+                 caption="The reply so far")])]
+    for i, r in enumerate(run["rounds"]):
+        draft, n, kept = r["draft"], r["accepted"], r["kept"]
+        strip = [v.chip(t) for t in reply]
+        for j, t in enumerate(draft):
+            cls = "is-accepted" if j < n else ("is-rejected" if j == n else "is-dropped")
+            strip.append(v.chip(t["text"], cls=cls, title=STRIP_MEANING[cls]))
+        stopped = len(kept) <= n  # a stop token among the accepted ones ended the reply there
+        if stopped:
+            fix = ""
+        else:
+            fix = kept[-1]["text"]
+            strip.insert(len(reply) + n + (1 if n < len(draft) else 0),
+                         v.chip(fix, cls="is-correction", title=STRIP_MEANING["is-correction"]))
+        reply += [t["text"] for t in kept]
+        per_pass.append(len(kept))
+        if not draft:
+            what = f"nothing earlier in the text matches, so nothing is drafted; the target writes {_q(fix)}."
+        elif stopped:
+            what = (f"the lookup drafts {plural(len(draft), 'token')} and the target accepts {format_int(n)}. "
+                    f"The reply ends at the accepted {_q(kept[-1]['text'])}, so nothing after it is kept.")
+        elif n == len(draft):
+            what = (f"the lookup drafts {plural(len(draft), 'token')} and the target accepts them all, "
+                    f"then adds {_q(fix)}.")
+        else:
+            what = (f"the lookup drafts {plural(len(draft), 'token')}; the target accepts {format_int(n)} and "
+                    f"rejects {_q(draft[n]['text'])}, writing {_q(fix)} instead.")
+        frames.append(v.frame(f"Pass {i + 2}: {what}", [
+            v.stat("Drafted", format_int(len(draft))),
+            v.stat("Accepted", format_int(n)),
+            v.stat("Tokens this pass", format_int(len(kept))),
+            v.stat("Tokens per pass so far", format_number(len(reply) / (i + 2), SIG)),
+            v.chips(strip, caption="The reply so far, then this pass's draft"),
+        ]))
+    return {"run": run, "frames": frames, "per_pass": per_pass}
+
+
+@widget(
+    "speculative_strip",
+    title="Prompt-lookup drafts, pass by pass",
+    description="SmolLM2 copying a passage, recorded when this site was built. Each pass, the lookup drafts "
+    "tokens from earlier in the text and the model checks them all at once.",
+    inputs=[],
+    tries=[("Press First, then Next.", "Long runs of drafted tokens survive, because the reply copies its prompt."),
+           ("Find a red token.", "The first token the model disagrees with ends the pass; the model's own token "
+            "takes its place.")],
+)
+def speculative_strip() -> list[dict]:
+    """Views: a player of the recorded run's passes, the run's totals, and the expected-tokens formula
+    at the run's own acceptance rate and draft length (:func:`descent.serving.speculative`)."""
+    d = speculative_strip_frames()
+    run = d["run"]
+    acceptance = run["accepted"] / run["drafted"]
+    expected = serving.speculative(acceptance, run["draft_max"], 0.0).expected_tokens
+    return [
+        v.player(d["frames"], caption=f"{plural(run['passes'], 'target pass', 'target passes')} of "
+                 f"{run['model']}"),
+        v.note(f"In all: {plural(run['tokens'], 'token')} in {plural(run['passes'], 'pass', 'passes')}, "
+               f"{format_number(run['tokens'] / run['passes'], SIG)} per pass."),
+        v.note(f"The formula, at this run's acceptance rate of {format_percent(acceptance)} and drafts of up to "
+               f"{format_int(run['draft_max'])}, expects {format_number(expected, SIG)} tokens per pass. "
+               + ("Copying beats it: a draft that is right once tends to stay right, while the formula treats each "
+                  "drafted token as a fresh coin toss." if run["tokens"] / run["passes"] > expected else
+                  "The run falls short of it: its drafts were not all full length.")),
+    ]

@@ -1,0 +1,137 @@
+"""The frame player (descent.widgets.views.player) and Part 3's animations (descent.widgets.part3_motion):
+every frame shows what the package computes, and the recorded runs they replay."""
+
+from __future__ import annotations
+
+import html as _html
+import re
+
+import pytest
+from widget_html import stat, text
+
+from descent import catalog, recorded, replay, serving
+from descent.widgets import render_static, run
+from descent.widgets import views as v
+from descent.widgets.part3_motion import kv_fill_frames
+
+
+def frames_of(markup: str) -> list[tuple[str, str]]:
+    """``[(label, html)]`` of every frame of the first player in ``markup`` (its templates)."""
+    return [(_html.unescape(label), body) for label, body in
+            re.findall(r'<template data-frame="\d+" data-label="([^"]*)">(.*?)</template>', markup, re.S)]
+
+
+def stage_of(markup: str) -> str:
+    m = re.search(r'<div class="descent-player__stage"[^>]*>(.*?)</div><template', markup, re.S)
+    assert m
+    return m.group(1)
+
+
+# --- the player view -------------------------------------------------------------------------------
+
+
+def test_player_renders_the_start_frame_and_every_frame_in_a_template():
+    frames = [v.frame(f"frame {i}", [v.stat("n", i)]) for i in range(4)]
+    out = v.render(v.player(frames, caption="Counting"))
+    assert 'data-frames="4"' in out and 'data-start="3"' in out  # default: the last frame
+    assert [label for label, _ in frames_of(out)] == ["frame 0", "frame 1", "frame 2", "frame 3"]
+    assert text(stage_of(out)) == "n 3"
+    assert "Step 4 of 4: frame 3" in text(out)
+    # Without JavaScript the buttons can do nothing, so they arrive disabled (player.js enables them).
+    assert out.count("data-player-do=") == 5 and out.count(" disabled>") == 5
+    first = v.render(v.player(frames, caption="Counting", start=0))
+    assert text(stage_of(first)) == "n 0" and "Step 1 of 4: frame 0" in text(first)
+
+
+@pytest.mark.parametrize("bad, field", [
+    (dict(frames=[]), "frames"),
+    (dict(frames=[v.frame("", [])]), "label"),
+    (dict(frames=[v.frame("a", [])], start=1), "start"),
+    (dict(frames=[v.frame("a", [])], start=True), "start"),
+    (dict(frames=[v.frame("a", [v.player([v.frame("b", [])], caption="x")])]), "other than a player"),
+    (dict(frames=[v.frame("a", [])], caption=""), "caption"),
+])
+def test_player_refuses_bad_frames_with_a_sentence(bad, field):
+    args = {"caption": "c", **bad}
+    with pytest.raises(ValueError, match=field):
+        v.render(v.player(args.pop("frames"), **args))
+
+
+def test_player_escapes_labels():
+    out = v.render(v.player([v.frame('<b>"x"</b>', [])], caption="<i>"))
+    assert "<b>" not in out and "<i>" not in out
+
+
+# --- kv_fill ---------------------------------------------------------------------------------------
+
+
+def test_passes_count_linear_with_the_cache_and_quadratic_without():
+    # Closed forms: with the cache, prompt + output - 1 token-processings; without, pass p runs
+    # prompt + p - 1 tokens, so output x prompt + output (output - 1) / 2 in all.
+    for prompt, out in [(1, 1), (5, 12), (100, 37)]:
+        on = serving.passes(prompt, out, True)
+        off = serving.passes(prompt, out, False)
+        assert len(on) == len(off) == out
+        assert sum(len(p.run) for p in on) == prompt + out - 1
+        assert sum(len(p.run) for p in off) == out * prompt + out * (out - 1) // 2
+        assert [p.new for p in on] == [p.new for p in off]  # the same columns are new either way
+        assert all(p.read.stop == p.run.start for p in on)  # with the cache, the rest is read
+
+
+def test_passes_refuse_out_of_range_lengths():
+    with pytest.raises(ValueError, match="Prompt"):
+        serving.passes(0, 3, True)
+
+
+def test_cached_passes_feed_what_the_real_model_fed():
+    # The recorded run (traces.json) says how many tokens went through the layers at each step,
+    # with a KV cache: the prompt, then one. serving.passes must say the same.
+    steps = recorded.prompt_trace(replay.PROMPT)["generation"]["steps"]
+    prompt = len(recorded.prompt_trace(replay.PROMPT)["tokens"])
+    assert [len(p.run) for p in serving.passes(prompt, len(steps), True)] == [s["fed"] for s in steps]
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_kv_fill_frames_show_the_package_counts(cache):
+    d = kv_fill_frames(cache)
+    tr = recorded.prompt_trace(replay.PROMPT)
+    assert d["prompt"] == [t["text"] for t in tr["tokens"]]
+    assert d["reply"] == [s["token"]["text"] for s in tr["generation"]["steps"]]
+    out = run("kv_fill", {"kv_cache": cache})
+    assert out["ok"], out
+    frames = frames_of(out["html"])
+    ps = serving.passes(len(d["prompt"]), len(d["reply"]), cache)
+    assert len(frames) == len(ps) + 1  # the empty cache, then one frame per pass
+    layers = catalog.model(replay.MODEL).num_layers
+    total = 0
+    for (label, body), p in zip(frames[1:], ps, strict=True):
+        total += len(p.run)
+        assert stat(body, "Tokens run this pass") == f"{len(p.run):,}"
+        assert stat(body, "Token-processings so far") == f"{total:,}"
+        # One row per layer of the catalog's SmolLM2; one column per position fed so far.
+        rows = re.findall(r"<tr><th scope=\"row\">(.*?)</tr>", body, re.S)
+        assert len(rows) == layers
+        for row in rows:
+            assert row.count('class="descent-cell') == p.run.stop
+            assert row.count("is-written") == len(p.new)
+            assert row.count("is-cached") == len(p.read)
+            assert row.count("is-redone") == len(p.run) - len(p.new)
+    assert d["processed"][-1] == total
+    assert f"{total:,}" in text(out["html"])  # the closing note names the total
+
+
+def test_kv_fill_note_reads_the_model_shape_from_the_catalog():
+    m = catalog.model(replay.MODEL)
+    # What the real model reports (traces.json) is what the catalog row says.
+    assert recorded.trace_data()["model"]["layers"] == m.num_layers
+    assert recorded.trace_data()["model"]["kv_heads"] == m.num_kv_heads
+    note = text(run("kv_fill", {})["html"])
+    assert f"{2 * m.num_kv_heads * m.head_dim} numbers" in note
+    assert f"{m.num_kv_heads} key/value heads" in note
+
+
+def test_kv_fill_static_page_shows_the_last_frame():
+    page = render_static("kv_fill")
+    frames = frames_of(page)
+    assert text(stage_of(page)) == text(frames[-1][1])
+    assert f"Step {len(frames)} of {len(frames)}:" in text(page)
