@@ -1,0 +1,179 @@
+"""The frame player in the browser (views.player, docs/assets/descent/player.js) on Part 3's animations.
+
+* ``kv_fill``: step forward and back with the buttons and the arrow keys, play then pause, toggle
+  the cache off and see the package's count of token-processings; the page keeps the reader's
+  place when the worker's first answer repeats the page's frames.
+* Reduced motion: nothing plays by itself, and the cells' pulse is off (it is on otherwise).
+* Without JavaScript the last frame is there and the buttons are disabled; from ``file://`` the
+  player still steps (every frame is in the page), while the widget's inputs stay disabled.
+* ``speculative_strip``: each step shows the recorded pass's accepted tokens.
+* axe finds nothing serious in either player, light and dark, in the middle of a sequence.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from helpers import go_live, next_frames, page_url
+from playwright.sync_api import expect
+
+from descent import recorded, serving
+from descent.widgets.part3_motion import kv_fill_frames
+
+PAGE = "part-3-serving-software"
+KV = '.descent-widget[data-widget="kv_fill"]'
+SPEC = '.descent-widget[data-widget="speculative_strip"]'
+STEP_MS = 5_000
+
+
+def _player(page, root: str):
+    return page.locator(f"{root} figure[data-player]")
+
+
+def _step_line(page, root: str):
+    return page.locator(f"{root} .descent-player__step")
+
+
+def _button(page, root: str, act: str):
+    return page.locator(f'{root} [data-player-do="{act}"]')
+
+
+def test_kv_fill_steps_with_buttons_and_keys_plays_and_pauses(make_page, site_dir, server):
+    page = make_page(viewport={"width": 1280, "height": 900})
+    go_live(page, page_url(site_dir, server, PAGE), KV)
+    n = len(kv_fill_frames(True)["frames"])
+    line = _step_line(page, KV)
+    expect(line).to_contain_text(f"Step {n} of {n}:")  # the complete picture first
+    _button(page, KV, "first").click()
+    expect(line).to_contain_text(f"Step 1 of {n}: The prompt arrives")
+    expect(_button(page, KV, "prev")).to_have_attribute("aria-disabled", "true")
+    _button(page, KV, "next").click()
+    expect(line).to_contain_text(f"Step 2 of {n}: Prefill")
+    # The keyboard: focus the stage, then the arrows and Home/End.
+    stage = page.locator(f"{KV} .descent-player__stage")
+    stage.focus()
+    page.keyboard.press("ArrowRight")
+    expect(line).to_contain_text(f"Step 3 of {n}: Decode")
+    page.keyboard.press("ArrowLeft")
+    expect(line).to_contain_text(f"Step 2 of {n}:")
+    page.keyboard.press("End")
+    expect(line).to_contain_text(f"Step {n} of {n}:")
+    page.keyboard.press("Home")
+    expect(line).to_contain_text(f"Step 1 of {n}:")
+    # The frame on the stage is the package's: after the prefill, the prompt's tokens were run.
+    _button(page, KV, "next").click()
+    prompt = len(kv_fill_frames(True)["prompt"])
+    assert stage.locator(".descent-stat").first.inner_text().split()[-1] == str(prompt)
+    # Play, then pause: it moves on by itself, and stops when asked.
+    player = _player(page, KV)
+    _button(page, KV, "play").click()
+    expect(player).to_have_attribute("data-playing", "true")
+    expect(_button(page, KV, "play")).to_contain_text("Pause")
+    expect(player).to_have_attribute("data-at", re.compile(r"^([3-9]|1\d)$"), timeout=STEP_MS)
+    _button(page, KV, "play").click()
+    expect(player).to_have_attribute("data-playing", "false")
+    at = player.get_attribute("data-at")
+    page.wait_for_timeout(2_000)
+    assert player.get_attribute("data-at") == at
+    expect(line).to_have_attribute("aria-live", "polite")  # the stop is announced
+    # The cache off: the widget recomputes and the last frame counts the package's processings.
+    page.locator(f'{KV} .descent-field[data-field="kv_cache"] input').uncheck()
+    expect(page.locator(f"{KV} figcaption")).to_contain_text("without a KV cache", timeout=15_000)
+    d = kv_fill_frames(False)
+    total = sum(len(p.run) for p in serving.passes(len(d["prompt"]), len(d["reply"]), False))
+    expect(page.locator(f"{KV} .descent-player__stage .descent-stat").nth(1)).to_contain_text(f"{total:,}")
+    assert not page.descent_console_errors, page.descent_console_errors
+
+
+def test_the_worker_answer_keeps_the_readers_place(make_page, site_dir, server):
+    # Step before Python has started; the worker's first answer brings the same frames, and the
+    # player must not jump back to the last one.
+    page = make_page(viewport={"width": 1280, "height": 900})
+    page.goto(page_url(site_dir, server, PAGE))
+    root = page.locator(KV)
+    root.scroll_into_view_if_needed()
+    _button(page, KV, "first").click()
+    page.wait_for_selector(f'{KV}[data-state="live"]', timeout=90_000)
+    expect(_step_line(page, KV)).to_contain_text("Step 1 of")
+
+
+def test_reduced_motion_plays_nothing_by_itself_and_drops_the_pulse(make_page, site_dir, server):
+    pulses = {}
+    for motion in ("no-preference", "reduce"):
+        page = make_page(viewport={"width": 1280, "height": 900}, reduced_motion=motion)
+        page.goto(page_url(site_dir, server, PAGE))
+        page.locator(KV).scroll_into_view_if_needed()
+        player = _player(page, KV)
+        expect(player).to_have_attribute("data-player-ready", "true")
+        start = player.get_attribute("data-at")
+        page.wait_for_timeout(2_500)
+        assert player.get_attribute("data-at") == start  # no autoplay, for anyone
+        assert player.get_attribute("data-playing") == "false"
+        _button(page, KV, "first").click()
+        _button(page, KV, "next").click()
+        cell = page.locator(f"{KV} .descent-player__stage .descent-cell.is-now").first
+        pulses[motion] = cell.evaluate("c => getComputedStyle(c).animationName")
+    assert pulses == {"no-preference": "descent-pulse", "reduce": "none"}
+
+
+def test_without_javascript_the_last_frame_is_there(make_page, site_dir, server):
+    page = make_page(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+    page.goto(page_url(site_dir, server, PAGE))
+    n = len(kv_fill_frames(True)["frames"])
+    assert f"Step {n} of {n}:" in _step_line(page, KV).inner_text()
+    stage = page.locator(f"{KV} .descent-player__stage")
+    assert stage.locator(".descent-grid").count() == 1
+    assert _button(page, KV, "next").is_disabled() and _button(page, KV, "play").is_disabled()
+
+
+def test_from_a_file_the_player_still_steps(make_page, site_dir):
+    page = make_page(viewport={"width": 1280, "height": 900})
+    page.goto((site_dir / f"{PAGE}.html").as_uri())
+    root = page.locator(KV)
+    root.scroll_into_view_if_needed()
+    next_frames(page)
+    assert root.get_attribute("data-state") == "static"
+    assert page.locator(f'{KV} .descent-field[data-field="kv_cache"] input').is_disabled()
+    n = len(kv_fill_frames(True)["frames"])
+    expect(_step_line(page, KV)).to_contain_text(f"Step {n} of {n}:")
+    _button(page, KV, "first").click()
+    expect(_step_line(page, KV)).to_contain_text(f"Step 1 of {n}:")
+
+
+def test_speculative_strip_shows_each_recorded_pass(make_page, site_dir, server):
+    page = make_page(viewport={"width": 390, "height": 844})
+    page.goto(page_url(site_dir, server, PAGE))
+    page.locator(SPEC).scroll_into_view_if_needed()
+    expect(_player(page, SPEC)).to_have_attribute("data-player-ready", "true")
+    run = recorded.speculative_run()
+    _button(page, SPEC, "first").click()
+    expect(_step_line(page, SPEC)).to_contain_text(f"Step 1 of {run['passes']}: Pass 1, the prefill")
+    stage = page.locator(f"{SPEC} .descent-player__stage")
+    for i, r in enumerate(run["rounds"]):
+        _button(page, SPEC, "next").click()
+        expect(_step_line(page, SPEC)).to_contain_text(f"Step {i + 2} of {run['passes']}: Pass {i + 2}")
+        assert stage.locator(".descent-chip.is-accepted").count() == r["accepted"]
+    assert not page.descent_console_errors, page.descent_console_errors
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_players_have_no_serious_axe_violations(make_page, site_dir, server, scheme):
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    page = make_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    go_live(page, page_url(site_dir, server, PAGE), KV)
+    for root in (KV, SPEC):
+        page.locator(root).scroll_into_view_if_needed()
+        expect(_player(page, root)).to_have_attribute("data-player-ready", "true")
+        _button(page, root, "first").click()
+        _button(page, root, "next").click()
+        _button(page, root, "next").click()
+    page.evaluate("() => document.querySelectorAll('.md-content__inner > *, .descent-grid')"
+                  ".forEach(el => { el.style.contentVisibility = 'visible'; })")
+    next_frames(page)
+    bad = []
+    for root in (KV, SPEC):
+        res = axe_mod.Axe().run(page, context=root, options={"resultTypes": ["violations"]})
+        bad += [f"{root}: {v['id']} ({v['help']}) {[n['target'] for n in v['nodes'][:3]]}"
+                for v in res.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert not bad, "\n".join(bad)
