@@ -135,3 +135,49 @@ def test_kv_fill_static_page_shows_the_last_frame():
     frames = frames_of(page)
     assert text(stage_of(page)) == text(frames[-1][1])
     assert f"Step {len(frames)} of {len(frames)}:" in text(page)
+
+
+# --- batching_lanes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", ["static", "continuous"])
+def test_lanes_are_the_simulators_events(policy):
+    from descent.widgets.part3_motion import LANES_SLOTS, lanes_simulation, lanes_states
+
+    sim = lanes_simulation(policy)
+    states = lanes_states(sim)
+    assert len(states) == sim.steps == len(sim.step_ends)  # one frame per simulated step
+    # Every request writes exactly its reply's tokens, one per step it prefills or decodes in.
+    written: dict[int, int] = {}
+    for st in states:
+        assert len(st["slots"]) == LANES_SLOTS
+        for cls, req in st["slots"]:
+            if cls in ("is-prefill", "is-decode"):
+                written[req] = written.get(req, 0) + 1
+    assert written == {r.id: r.output for r in sim.trace}
+    # A request waits, then holds a slot, then is done: never two at once, never two slots.
+    for st in states:
+        held = [req for _, req in st["slots"] if req is not None]
+        assert len(held) == len(set(held))
+        assert not set(held) & set(st["waiting"]) and not set(held) & set(st["done"])
+    wasted = sum(cls == "is-waste" for st in states for cls, _ in st["slots"])
+    # Only static batching keeps a finished request's slot (the simulator retires at once otherwise).
+    assert (wasted > 0) == (policy == "static")
+    out = run("batching_lanes", {"policy": policy})
+    assert out["ok"], out
+    assert len(frames_of(out["html"])) == sim.steps
+    assert f"{lanes_simulation('static').steps} iterations with static" in text(out["html"])
+
+
+def test_continuous_lanes_refill_a_freed_slot_at_the_next_iteration():
+    from descent.widgets.part3_motion import lanes_simulation, lanes_states
+
+    states = lanes_states(lanes_simulation("continuous"))
+    refills = 0
+    for before, after in zip(states, states[1:]):
+        freed = [i for i, ((_, a), (_, b)) in enumerate(zip(before["slots"], after["slots"])) if a is not None and b != a]
+        if freed and before["waiting"]:
+            # The next waiting request is in a slot at the very next iteration.
+            assert before["waiting"][0] in [req for _, req in after["slots"]]
+            refills += 1
+    assert refills > 0  # the trace does free a slot while requests wait

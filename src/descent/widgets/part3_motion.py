@@ -11,6 +11,9 @@ Python again, and the page's HTML holds the last frame for readers without JavaS
 * ``speculative_strip``: the recorded prompt-lookup run on SmolLM2 (:func:`descent.recorded.speculative_run`)
   as a token strip, pass by pass: drafted tokens, the accepted prefix, the first rejection and the
   target's own token, beside the expected-tokens formula (:func:`descent.serving.speculative`).
+* ``batching_lanes``: static against continuous batching on a small trace, iteration by iteration,
+  from the simulator's own records (:func:`descent.serving.simulate`): the slots, the waiting queue
+  and the finished requests.
 
 Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 """
@@ -18,12 +21,14 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 from __future__ import annotations
 
 from descent import catalog, recorded, replay, serving, transformer
+from descent import params as P
 from descent.units import format_int, format_number, format_percent, plural
 from descent.widgets import Input, widget
 from descent.widgets import views as v
 from descent.widgets.part3 import KV_CACHE
 
-__all__ = ["kv_fill", "kv_fill_frames", "speculative_strip", "speculative_strip_frames"]
+__all__ = ["batching_lanes", "kv_fill", "kv_fill_frames", "lanes_frames", "lanes_simulation", "lanes_states",
+           "speculative_strip", "speculative_strip_frames"]
 
 #: Significant figures of the rates shown.
 SIG = 3
@@ -226,4 +231,117 @@ def speculative_strip() -> list[dict]:
                + ("Copying beats it: a draft that is right once tends to stay right, while the formula treats each "
                   "drafted token as a fresh coin toss." if run["tokens"] / run["passes"] > expected else
                   "The run falls short of it: its drafts were not all full length.")),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# batching_lanes
+# ---------------------------------------------------------------------------------------------
+
+#: The small trace the lanes replay: few enough steps to watch one by one. Requests arrive faster
+#: than three slots can serve them, so a queue forms; seed 1 draws one long reply among short ones
+#: (descent.serving.make_trace), which is where the two policies part.
+LANES_REQUESTS = 8
+LANES_SLOTS = 3
+LANES_RATE = 50.0
+LANES_PROMPT_MEAN = 200
+LANES_OUTPUT_MEAN = 6
+LANES_SEED = 1
+
+#: Cell classes of the lanes (the batching widget's, descent.widgets.part3.LANE_LEGEND, per step).
+LANES_LEGEND = (
+    ("is-prefill", "reads its prompt (first token)"),
+    ("is-decode", "writes one token"),
+    ("is-waste", "finished, slot held until the batch ends"),
+    ("is-free", "empty"),
+)
+
+
+def lanes_simulation(policy: str) -> serving.Simulation:
+    """The simulator's run of the lanes' trace (:data:`LANES_REQUESTS` ...) on the running example."""
+    return serving.run(model=P.MODEL.default, accelerator=P.ACCELERATOR.default, weights=P.WEIGHTS.default,
+                       kv=P.KV.default, policy=policy, requests=LANES_REQUESTS, rate=LANES_RATE,
+                       prompt_mean=LANES_PROMPT_MEAN, output_mean=LANES_OUTPUT_MEAN, batch=LANES_SLOTS,
+                       chunk=0, seed=LANES_SEED)
+
+
+def lanes_states(sim: serving.Simulation) -> list[dict]:
+    """What each step of ``sim`` did, read from the simulator's own records (its step ends, its
+    occupancy and each request's token times): one ``{"slots": [(class, request or None)], "waiting":
+    [ids], "done": [ids]}`` per step. A slot holds a request during a step when the request was
+    admitted before the step ended and released at or after it; it read its prompt if its first token
+    came at the step's end, wrote a token if a later one did, and otherwise (static) sat finished."""
+    times = {r.id: set(t) for r, t in zip(sorted(sim.trace, key=lambda r: r.id), sim.token_times, strict=True)}
+    first = {r.id: t[0] for r, t in zip(sorted(sim.trace, key=lambda r: r.id), sim.token_times, strict=True)}
+    admitted = {o.request: o.admitted for o in sim.occupancy}
+    out = []
+    for end in sim.step_ends:
+        slots: list[tuple[str, int | None]] = [("is-free", None)] * sim.slots
+        for o in sim.occupancy:
+            if o.admitted < end <= o.released:
+                if end == first[o.request]:
+                    cls = "is-prefill"
+                elif end in times[o.request]:
+                    cls = "is-decode"
+                else:
+                    cls = "is-waste"
+                slots[o.slot] = (cls, o.request)
+        waiting = [r.id for r in sim.trace if r.arrival < end and admitted[r.id] >= end]
+        done = [o.request for o in sim.occupancy if o.released < end]
+        out.append({"slots": slots, "waiting": waiting, "done": done})
+    return out
+
+
+def _r(i: int) -> str:
+    return f"R{i + 1}"
+
+
+def lanes_frames(policy: str) -> dict:
+    """The frames of :func:`batching_lanes`: ``{"sim", "states", "frames"}``."""
+    sim = lanes_simulation(policy)
+    states = lanes_states(sim)
+    frames = []
+    rows = [f"slot {i + 1}" for i in range(sim.slots)]
+    for k, st in enumerate(states):
+        cells = [[v.cell(cls, text=_r(req) if req is not None else "",
+                         title=f"step {j + 1}: " + (f"{_r(req)} {dict(LANES_LEGEND)[cls]}" if req is not None
+                                                    else "empty"))
+                  for j, (cls, req) in enumerate(s["slots"][i] for s in states[:k + 1])]
+                 for i in range(sim.slots)]
+        busy = [(cls, req) for cls, req in st["slots"] if req is not None]
+        tokens = sum(cls in ("is-prefill", "is-decode") for cls, _ in busy)
+        held = sum(cls == "is-waste" for cls, _ in busy)
+        free = sim.slots - len(busy)
+        what = f"{plural(tokens, 'token')} written"
+        if held:
+            what += f"; {plural(held, 'finished slot')} held while the batch drains"
+        if free and st["waiting"]:
+            what += f"; {plural(free, 'slot')} empty while {plural(len(st['waiting']), 'request')} wait"
+        frames.append(v.frame(f"Iteration {k + 1}: {what}.", [
+            v.chips([v.chip(_r(i)) for i in st["waiting"]] or [v.chip("none")], caption="Waiting", tokens=False),
+            v.cell_grid(cells, caption=f"Slots over the iterations, {policy} batching", row_labels=rows,
+                        legend=LANES_LEGEND),
+            v.chips([v.chip(_r(i)) for i in st["done"]] or [v.chip("none")], caption="Finished", tokens=False),
+        ]))
+    return {"sim": sim, "states": states, "frames": frames}
+
+
+@widget(
+    "batching_lanes",
+    title="Batching, one iteration at a time",
+    description="Eight requests, three slots, the running example's step times. Each column is one "
+    "iteration of the engine: every slot that holds a request reads its prompt or writes one token.",
+    inputs=[Input(P.POLICY, "segmented")],
+    tries=[("Play the static policy, then the continuous one.", "Static leaves finished slots idle until the "
+            "longest reply ends; continuous refills them at the next iteration."),
+           ("Count the iterations.", "The same requests need fewer iterations when no slot sits idle.")],
+)
+def batching_lanes(policy: str) -> list[dict]:
+    """Views: a player of the simulator's iterations and a note with the iteration counts of both policies."""
+    d = lanes_frames(policy)
+    steps = {p: lanes_simulation(p).steps for p in ("static", "continuous")}
+    return [
+        v.player(d["frames"], caption=f"{plural(d['sim'].steps, 'iteration')} of {policy} batching"),
+        v.note(f"The same requests take {plural(steps['static'], 'iteration')} with static batching and "
+               f"{format_int(steps['continuous'])} with continuous batching."),
     ]
