@@ -79,7 +79,7 @@ def test_kv_fill_steps_with_buttons_and_keys_plays_and_pauses(make_page, site_di
     expect(line).to_have_attribute("aria-live", "polite")  # the stop is announced
     # The cache off: the widget recomputes and the last frame counts the package's processings.
     page.locator(f'{KV} .descent-field[data-field="kv_cache"] input').uncheck()
-    expect(page.locator(f"{KV} figcaption")).to_contain_text("without a KV cache", timeout=15_000)
+    expect(page.locator(f"{KV} figure[data-player] > figcaption")).to_contain_text("without a KV cache", timeout=15_000)
     d = kv_fill_frames(False)
     total = sum(len(p.run) for p in serving.passes(len(d["prompt"]), len(d["reply"]), False))
     expect(page.locator(f"{KV} .descent-player__stage .descent-stat").nth(1)).to_contain_text(f"{total:,}")
