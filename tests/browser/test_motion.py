@@ -7,7 +7,8 @@
 * Without JavaScript the last frame is there and the buttons are disabled; from ``file://`` the
   player still steps (every frame is in the page), while the widget's inputs stay disabled.
 * ``speculative_strip``: each step shows the recorded pass's accepted tokens.
-* axe finds nothing serious in either player, light and dark, in the middle of a sequence.
+* ``batching_lanes``: each step's newest column and queue are the simulator's.
+* axe finds nothing serious in any of the players, light and dark, in the middle of a sequence.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from descent.widgets.part3_motion import kv_fill_frames
 PAGE = "part-3-serving-software"
 KV = '.descent-widget[data-widget="kv_fill"]'
 SPEC = '.descent-widget[data-widget="speculative_strip"]'
+LANES = '.descent-widget[data-widget="batching_lanes"]'
 STEP_MS = 5_000
 
 
@@ -162,7 +164,7 @@ def test_players_have_no_serious_axe_violations(make_page, site_dir, server, sch
     axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
     page = make_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
     go_live(page, page_url(site_dir, server, PAGE), KV)
-    for root in (KV, SPEC):
+    for root in (KV, SPEC, LANES):
         page.locator(root).scroll_into_view_if_needed()
         expect(_player(page, root)).to_have_attribute("data-player-ready", "true")
         _button(page, root, "first").click()
@@ -172,8 +174,37 @@ def test_players_have_no_serious_axe_violations(make_page, site_dir, server, sch
                   ".forEach(el => { el.style.contentVisibility = 'visible'; })")
     next_frames(page)
     bad = []
-    for root in (KV, SPEC):
+    for root in (KV, SPEC, LANES):
         res = axe_mod.Axe().run(page, context=root, options={"resultTypes": ["violations"]})
         bad += [f"{root}: {v['id']} ({v['help']}) {[n['target'] for n in v['nodes'][:3]]}"
                 for v in res.response["violations"] if v["impact"] in ("serious", "critical")]
     assert not bad, "\n".join(bad)
+
+
+def test_batching_lanes_step_and_switch_policy(make_page, site_dir, server):
+    from descent.widgets.part3_motion import lanes_simulation, lanes_states
+
+    page = make_page(viewport={"width": 1280, "height": 900})
+    go_live(page, page_url(site_dir, server, PAGE), LANES)
+    sim = lanes_simulation("continuous")
+    states = lanes_states(sim)
+    line = _step_line(page, LANES)
+    expect(line).to_contain_text(f"Step {sim.steps} of {sim.steps}:")
+    _button(page, LANES, "first").focus()
+    page.keyboard.press("Home")
+    expect(line).to_contain_text(f"Step 1 of {sim.steps}: Iteration 1")
+    stage = page.locator(f"{LANES} .descent-player__stage")
+    for k in range(4):
+        if k:
+            page.keyboard.press("ArrowRight")
+            expect(line).to_contain_text(f"Iteration {k + 1}:")
+        # The newest column is the simulator's step k: its slots' requests, and who waits.
+        last = stage.locator("tbody tr").evaluate_all(
+            "rows => rows.map(r => r.lastElementChild.className)")
+        assert last == [f"descent-cell {cls}" for cls, _ in states[k]["slots"]]
+        waiting = stage.locator(".descent-chips").first.locator(".descent-chip__text").all_inner_texts()
+        assert waiting == ([f"R{i + 1}" for i in states[k]["waiting"]] or ["none"])
+    page.locator(f'{LANES} .descent-field[data-field="policy"] input[value="static"]').check(force=True)
+    static = lanes_simulation("static")
+    expect(line).to_contain_text(f"Step {static.steps} of {static.steps}:", timeout=15_000)
+    assert not page.descent_console_errors, page.descent_console_errors

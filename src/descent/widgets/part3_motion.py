@@ -226,8 +226,9 @@ def speculative_strip() -> list[dict]:
                  f"{run['model']}"),
         v.note(f"In all: {plural(run['tokens'], 'token')} in {plural(run['passes'], 'pass', 'passes')}, "
                f"{format_number(run['tokens'] / run['passes'], SIG)} per pass."),
-        v.note(f"The formula, at this run's acceptance rate of {format_percent(acceptance)} and drafts of up to "
-               f"{format_int(run['draft_max'])}, expects {format_number(expected, SIG)} tokens per pass. "
+        v.note(f"This run accepted {format_percent(acceptance)} of its drafted tokens, in drafts of up to "
+               f"{format_int(run['draft_max'])}. At that rate the formula expects {format_number(expected, SIG)} "
+               "tokens per pass. "
                + ("Copying beats it: a draft that is right once tends to stay right, while the formula treats each "
                   "drafted token as a fresh coin toss." if run["tokens"] / run["passes"] > expected else
                   "The run falls short of it: its drafts were not all full length.")),
@@ -329,8 +330,9 @@ def lanes_frames(policy: str) -> dict:
 @widget(
     "batching_lanes",
     title="Batching, one iteration at a time",
-    description="Eight requests, three slots, the running example's step times. Each column is one "
-    "iteration of the engine: every slot that holds a request reads its prompt or writes one token.",
+    description=f"{plural(LANES_REQUESTS, 'request')} arriving together, {plural(LANES_SLOTS, 'slot')}, the "
+    "running example's step times. Each column is one iteration of the engine: every slot that holds a "
+    "request reads its prompt or writes one token.",
     inputs=[Input(P.POLICY, "segmented")],
     tries=[("Play the static policy, then the continuous one.", "Static leaves finished slots idle until the "
             "longest reply ends; continuous refills them at the next iteration."),
