@@ -10,6 +10,7 @@ import pytest
 from widget_html import stat, text
 
 from descent import catalog, recorded, replay, serving
+from descent.units import format_bytes
 from descent.widgets import render_static, run
 from descent.widgets import views as v
 from descent.widgets.part3_motion import kv_fill_frames
@@ -181,3 +182,30 @@ def test_continuous_lanes_refill_a_freed_slot_at_the_next_iteration():
             assert before["waiting"][0] in [req for _, req in after["slots"]]
             refills += 1
     assert refills > 0  # the trace does free a slot while requests wait
+
+
+# --- flash_tiles -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kernel", ["naive", "flash"])
+@pytest.mark.parametrize("seq_len", [1, 300, 1024])
+def test_flash_tiles_count_up_to_the_traffic_formulas(kernel, seq_len):
+    from descent import attention_io, tiling
+    from descent.widgets.part4_motion import TILES_ELEMENT, TILES_HEAD_DIM, flash_tiles_frames
+
+    acc = "h100-sxm"
+    d = flash_tiles_frames(kernel, seq_len, acc)
+    t = attention_io.traffic(seq_len, TILES_HEAD_DIM, tiling.element_bytes(TILES_ELEMENT), acc)
+    # The counter ends at the widget's bars (descent.attention_io.traffic), and only ever grows.
+    assert d["bytes"][-1] == (t.naive_bytes if kernel == "naive" else t.flash_bytes)
+    assert d["bytes"] == sorted(d["bytes"])
+    if kernel == "flash":
+        # One frame to set up, then one per tile: T_r x T_c, each block of queries against each of keys.
+        rows = -(-seq_len // t.block_rows)
+        assert len(d["frames"]) == 1 + rows * t.kv_blocks
+    out = run("flash_tiles", {"kernel": kernel, "seq_len": seq_len, "accelerator": acc})
+    assert out["ok"], out
+    last = frames_of(out["html"])[-1][1]
+    assert stat(last, "HBM traffic so far") == format_bytes(d["bytes"][-1], "auto", 3, trim=True)
+    if kernel == "flash":
+        assert '<td class="descent-cell is-hbm"' not in out["html"]  # no score tile ever written
