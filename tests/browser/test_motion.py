@@ -208,3 +208,34 @@ def test_batching_lanes_step_and_switch_policy(make_page, site_dir, server):
     static = lanes_simulation("static")
     expect(line).to_contain_text(f"Step {static.steps} of {static.steps}:", timeout=15_000)
     assert not page.descent_console_errors, page.descent_console_errors
+
+
+def test_flash_tiles_steps_counts_bytes_and_passes_axe(make_page, site_dir, server):
+    from descent.units import format_bytes
+    from descent.widgets.part4_motion import flash_tiles_frames
+
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    TILES = '.descent-widget[data-widget="flash_tiles"]'
+    page = make_page(viewport={"width": 390, "height": 844})
+    go_live(page, page_url(site_dir, server, "part-4-hardware"), TILES)
+    acc = page.locator(f'{TILES} .descent-field[data-field="accelerator"] select').input_value()
+    seq = int(page.locator(f'{TILES} .descent-field[data-field="seq_len"] input[type=number]').input_value())
+    d = flash_tiles_frames("flash", seq, acc)
+    n = len(d["frames"])
+    line = _step_line(page, TILES)
+    expect(line).to_contain_text(f"Step {n} of {n}:")
+    _button(page, TILES, "first").click()
+    _button(page, TILES, "next").click()
+    expect(line).to_contain_text(f"Step 2 of {n}: Load key block K1")
+    stage = page.locator(f"{TILES} .descent-player__stage")
+    expect(stage.locator(".descent-stat__number").first).to_have_text(format_bytes(d["bytes"][1], "auto", 3, trim=True))
+    assert stage.locator("td.descent-cell.is-now").count() == 1
+    res = axe_mod.Axe().run(page, context=TILES, options={"resultTypes": ["violations"]})
+    bad = [v["id"] for v in res.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert not bad, bad
+    page.locator(f'{TILES} .descent-field[data-field="kernel"] input[value="naive"]').check(force=True)
+    naive = flash_tiles_frames("naive", seq, acc)
+    expect(line).to_contain_text(f"Step {len(naive['frames'])} of {len(naive['frames'])}:", timeout=15_000)
+    expect(stage.locator(".descent-stat__number").first).to_have_text(
+        format_bytes(naive["bytes"][-1], "auto", 3, trim=True))
+    assert not page.descent_console_errors, page.descent_console_errors
