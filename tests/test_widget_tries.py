@@ -769,6 +769,65 @@ def _zoom_weight(d: Run, t: Run):
     assert int(t.stat("Its code")) == codes[t.weight] and 0 <= codes[t.weight] < 16
 
 
+def _player_frames(r: Run) -> list[dict]:
+    return r.kind("player")[0]["frames"]
+
+
+def _frame_stat(frame: dict, label: str) -> str:
+    return next(str(x["value"]) for x in frame["views"] if x["kind"] == "stat" and x["label"] == label)
+
+
+def _kv_fill_steps(d: Run, t: Run):
+    # After the empty frame: the prefill runs the whole prompt, every later pass one token.
+    runs = [int(_frame_stat(f, "Tokens run this pass")) for f in _player_frames(d)[1:]]
+    prompt = len(recorded.prompt_trace(replay.PROMPT)["tokens"])
+    assert runs[0] == prompt and set(runs[1:]) == {1}
+
+
+def _kv_fill_off(d: Run, t: Run):
+    total = [int(_frame_stat(r_.kind("player")[0]["frames"][-1], "Token-processings so far").replace(",", ""))
+             for r_ in (d, t)]
+    assert total[1] > 2 * total[0]  # races ahead: the square against the length
+
+
+def _spec_runs(d: Run, t: Run):
+    r = recorded.speculative_run()
+    assert max(x["accepted"] for x in r["rounds"]) == r["draft_max"]  # some whole drafts survive
+
+
+def _spec_red(d: Run, t: Run):
+    rejected = [x for x in recorded.speculative_run()["rounds"] if x["accepted"] < len(x["draft"])]
+    assert rejected and all(x["kept"][-1]["id"] != x["draft"][x["accepted"]]["id"]
+                            for x in rejected if len(x["kept"]) > x["accepted"])
+
+
+def _lanes_static(d: Run, t: Run):
+    from descent.widgets.part3_motion import lanes_simulation, lanes_states
+
+    held = {p: sum(c == "is-waste" for st in lanes_states(lanes_simulation(p)) for c, _ in st["slots"])
+            for p in (d.policy, t.policy)}
+    assert held[t.policy] > 0 == held[d.policy]
+
+
+def _lanes_count(d: Run, t: Run):
+    from descent.widgets.part3_motion import lanes_simulation
+
+    assert lanes_simulation("continuous").steps < lanes_simulation("static").steps
+
+
+def _tiles_naive(d: Run, t: Run):
+    from descent.widgets.part4_motion import flash_tiles_frames
+
+    ends = [flash_tiles_frames(r_.kernel, r_.seq_len, r_.accelerator)["bytes"][-1] for r_ in (d, t)]
+    assert ends[1] > ends[0]
+
+
+def _tiles_half(d: Run, t: Run):
+    tiles = [len(_player_frames(r_)) - 1 for r_ in (d, t)]
+    assert tiles[0] / tiles[1] == pytest.approx(4, rel=0.3)
+
+
+
 #: (widget, the hint's opening words) -> the check of its effect.
 EFFECTS = {
     ("accelerator_landscape", "Pick a bigger model"): _landscape_bigger,
@@ -806,6 +865,14 @@ EFFECTS = {
     ("joules_per_token", "Lower the PUE"): _joules_pue,
     ("kv_demo", "Double the context"): _kv_context,
     ("kv_demo", "Switch to FP8"): _kv_fp8,
+    ("kv_fill", "Press First, then Next"): _kv_fill_steps,
+    ("kv_fill", "Turn the KV cache off"): _kv_fill_off,
+    ("batching_lanes", "Switch to static batching"): _lanes_static,
+    ("batching_lanes", "Count the iterations"): _lanes_count,
+    ("flash_tiles", "Switch to the naive kernel"): _tiles_naive,
+    ("flash_tiles", "Halve the sequence"): _tiles_half,
+    ("speculative_strip", "Press First, then Next"): _spec_runs,
+    ("speculative_strip", "Find a red token"): _spec_red,
     ("kv_transfer", "Lengthen the context"): _transfer_context,
     ("kv_transfer", "Compare the links"): _transfer_links,
     ("layer_matmuls", "Raise the batch"): _matmul_batch,

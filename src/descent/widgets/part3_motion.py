@@ -23,7 +23,7 @@ from __future__ import annotations
 from descent import catalog, recorded, replay, serving, transformer
 from descent import params as P
 from descent.units import format_int, format_number, format_percent, plural
-from descent.widgets import Input, widget
+from descent.widgets import Input, Look, widget
 from descent.widgets import views as v
 from descent.widgets.part3 import KV_CACHE
 
@@ -120,9 +120,9 @@ def kv_fill_frames(kv_cache: bool) -> dict:
     "in one layer. Step through the passes, or play them.",
     inputs=[Input(KV_CACHE, "toggle")],
     tries=[("Press First, then Next a few times.", "The prompt fills its columns in one pass; after that each "
-            "pass adds a single column."),
+            "pass adds a single column.", Look(html="First")),
            ("Turn the KV cache off and press Play.", "Every pass colours the whole grid again, and the count of "
-            "token-processings races ahead.")],
+            "token-processings races ahead.", {"kv_cache": False})],
 )
 def kv_fill(kv_cache: bool) -> list[dict]:
     """Views: a player of the passes (see :func:`kv_fill_frames`) and a note comparing the
@@ -210,9 +210,10 @@ def speculative_strip_frames() -> dict:
     description="SmolLM2 copying a passage, recorded when this site was built. Each pass, the lookup drafts "
     "tokens from earlier in the text and the model checks them all at once.",
     inputs=[],
-    tries=[("Press First, then Next.", "Long runs of drafted tokens survive, because the reply copies its prompt."),
+    tries=[("Press First, then Next.", "Long runs of drafted tokens survive, because the reply copies its prompt.",
+            Look(html="Next")),
            ("Find a red token.", "The first token the model disagrees with ends the pass; the model's own token "
-            "takes its place.")],
+            "takes its place.", Look(html="is-rejected"))],
 )
 def speculative_strip() -> list[dict]:
     """Views: a player of the recorded run's passes, the run's totals, and the expected-tokens formula
@@ -334,9 +335,10 @@ def lanes_frames(policy: str) -> dict:
     "running example's step times. Each column is one iteration of the engine: every slot that holds a "
     "request reads its prompt or writes one token.",
     inputs=[Input(P.POLICY, "segmented")],
-    tries=[("Play the static policy, then the continuous one.", "Static leaves finished slots idle until the "
-            "longest reply ends; continuous refills them at the next iteration."),
-           ("Count the iterations.", "The same requests need fewer iterations when no slot sits idle.")],
+    tries=[("Switch to static batching and press Play.", "Finished slots sit idle until the longest reply of "
+            "the batch ends; continuous batching refills them at the next iteration.", {"policy": "static"}),
+           ("Count the iterations.", "The same requests need fewer iterations when no slot sits idle.",
+            Look(html="iterations"))],
 )
 def batching_lanes(policy: str) -> list[dict]:
     """Views: a player of the simulator's iterations and a note with the iteration counts of both policies."""

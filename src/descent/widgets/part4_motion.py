@@ -98,9 +98,11 @@ def flash_tiles_frames(kernel: str, seq_len: int, accelerator: str) -> dict:
     description=f"One attention head of {TILES_HEAD_DIM} values in {TILES_ELEMENT.upper()}, on one streaming "
     "multiprocessor's shared memory. Step through the kernel and watch the bytes it moves to and from HBM.",
     inputs=[Input(KERNEL, "segmented"), Input(TILES_SEQ_LEN, "range", log=True), Input(ATT_ACC, "select")],
-    tries=[("Play the naive kernel, then FlashAttention.", "The naive one sends every score through HBM; the fused one "
-            "keeps each tile on chip and only streams the inputs and the partial outputs."),
-           ("Halve the sequence.", "A quarter of the tiles: the work grows with the square of the length.")],
+    tries=[("Switch to the naive kernel and press Play.", "It sends every score through HBM and back; "
+            "FlashAttention keeps each tile on chip and streams only the inputs and the partial outputs.",
+            {"kernel": "naive"}),
+           ("Halve the sequence.", "A quarter of the tiles: the work grows with the square of the length.",
+            {"seq_len": 512})],
 )
 def flash_tiles(kernel: str, seq_len: int, accelerator: str) -> list[dict]:
     """Views: a player of the kernel's steps and a note with both kernels' totals (attention_io.traffic)."""
