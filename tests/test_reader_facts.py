@@ -15,6 +15,15 @@ def _text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
+def test_part4_says_no_chip_holds_deepseek_v3_alone_and_none_does():
+    # Part 4 words the zero case ("too large for any one of the catalog's chips") instead of
+    # printing "0 of the catalog's 22 chips": the sentence holds only while the count is zero.
+    n = shortcodes.resolve("<!-- descent:value chips_that_fit model=deepseek-v3 weights=fp8 -->")
+    assert n == "0"
+    page = (DOCS / "part-4-hardware.md").read_text()
+    assert "too large for any one of the catalog's" in page
+
+
 def test_batching_table_goodput_carries_its_unit():
     # The static row's goodput (0.977 at the defaults) read as 97.7% beside the slot-use column.
     table = shortcodes.resolve("<!-- descent:table batching_compare -->")
