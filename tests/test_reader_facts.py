@@ -15,6 +15,31 @@ def _text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
+def test_part4_says_no_chip_holds_deepseek_v3_alone_and_none_does():
+    # Part 4 words the zero case ("too large for any one of the catalog's chips") instead of
+    # printing "0 of the catalog's 22 chips": the sentence holds only while the count is zero.
+    n = shortcodes.resolve("<!-- descent:value chips_that_fit model=deepseek-v3 weights=fp8 -->")
+    assert n == "0"
+    page = (DOCS / "part-4-hardware.md").read_text()
+    assert "too large for any one of the catalog's" in page
+
+
+def test_part1_attention_sink_sentence_matches_the_recorded_trace():
+    # "On the capital question the heads of the lowest layers go their own ways, but a few layers in,
+    # most heads put most of their weight on the very first token ...; on some other prompts this
+    # starts higher up." Checked on the recorded attention (descent.widgets.part1_model.head_tops).
+    from descent.widgets.part1_model import _LAYERS, head_tops, trace_prompts
+
+    def first_majority(prompt: str) -> int:
+        return next(layer for layer in range(1, _LAYERS + 1)
+                    if 2 * head_tops(prompt, layer).count(0) > len(head_tops(prompt, layer)))
+
+    capital = first_majority("capital")
+    assert 1 < capital <= 4  # not the lowest layer, but a few layers in
+    assert any(first_majority(p["id"]) > capital for p in trace_prompts())
+    assert "on some other prompts this starts higher up" in (DOCS / "part-1-the-transformer.md").read_text()
+
+
 def test_batching_table_goodput_carries_its_unit():
     # The static row's goodput (0.977 at the defaults) read as 97.7% beside the slot-use column.
     table = shortcodes.resolve("<!-- descent:table batching_compare -->")

@@ -55,8 +55,10 @@ def test_decode_table_leaves_out_machines_that_only_serve_sharded():
     # over 0.9 x 230.7 MB per Groq chip = 352.7 -> 353 chips; over 0.9 x 44 GB per wafer -> 2
     needed = {s.accelerator: s.accelerators_needed for s in across_field("llama-3.1-70b", "fp8")}
     assert needed["groq-lpu"] == 353 and needed["cerebras-wse-3"] == 2
-    assert "Groq LPU would need at least 353 chips (230.7 MB each)." in t
-    assert "Cerebras WSE-3 would need at least 2 chips (44 GB each)." in t
+    # Binary units with decimal ones in parentheses, 3 figures: 230,686,720 B = 220 MiB = 231 MB;
+    # 44e9 B = 40.98 GiB = 44 GB.
+    assert "Groq LPU would need at least 353 chips of 220 MiB (231 MB) each." in t
+    assert "Cerebras WSE-3 would need at least 2 chips of 41 GiB (44 GB) each." in t
 
 
 def test_part4_decode_ceilings_table_leaves_them_out_too():

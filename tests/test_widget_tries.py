@@ -171,6 +171,9 @@ def _fan_first(d: Run, t: Run):
     tops = head_tops(t.prompt, t.layer)
     assert 2 * tops.count(0) > len(tops), tops  # most on the first token
     assert tops[t.head - 1] != 0  # the head the hint shows looks elsewhere
+    for layer in range(1, t.layer):  # "the first layer where most heads ...": none below it
+        below = head_tops(t.prompt, layer)
+        assert 2 * below.count(0) <= len(below), (layer, below)
 
 
 def _fan_content(d: Run, t: Run):

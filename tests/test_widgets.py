@@ -306,6 +306,9 @@ def test_static_status_says_defaults_only_when_they_are():
     assert w.STATIC_STATUS in w.render_static("kv_demo", id="two")  # id= is not an input
     overridden = w.render_static("kv_demo", context="4096")
     assert w.STATIC_STATUS_ARGS in overridden and w.STATIC_STATUS not in overridden
+    # widgets.js shows data-ready once bound (JavaScript on): the same split by defaults / values shown.
+    assert f'data-ready="{w.READY_STATUS}"' in w.render_static("kv_demo")
+    assert f'data-ready="{w.READY_STATUS_ARGS}"' in overridden
 
 
 def test_text_with_a_lone_surrogate_is_a_field_error():

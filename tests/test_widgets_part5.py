@@ -179,6 +179,15 @@ def test_moe_expert_share_shown_at_batch():
     assert f"about {share * 100:.0f}% of the experts are touched" in text
     assert "experts are touched" not in _text(run("size_it_yourself", {"model": "gpt-oss-120b"})["html"])
 
+def test_size_it_yourself_says_why_a_step_reads_fewer_weights_than_the_model_holds():
+    # Llama 3.1 70B's input embedding is untied (descent.step.read_shares looks up a row per token),
+    # so a step reads less than the weights segment shows; SmolLM2's tied table is the output head,
+    # read in full, and its note says nothing of the kind.
+    why = "the embedding table is looked up, a row per token, not read whole"
+    assert not catalog.model("llama-3.1-70b").tie_embeddings and catalog.model("smollm2-135m").tie_embeddings
+    assert why in _text(run("size_it_yourself", {"model": "llama-3.1-70b"})["html"])
+    assert why not in _text(run("size_it_yourself", {"model": "smollm2-135m"})["html"])
+
 
 def test_beyond_max_context_note():
     # Llama 3.1 70B's max_position_embeddings is 131,072 (config.json).

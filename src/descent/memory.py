@@ -322,8 +322,10 @@ def sharded_sentence(left: list[Sizing]) -> str:
            "spread over many chips, where a one-chip speed would mean nothing."]
     for s in left:
         a = catalog.accelerator(s.accelerator)
-        unit = "GB" if a.memory_bytes >= 10**9 else "MB"
         n = s.accelerators_needed
+        # The site's convention for a memory size: binary units, decimal ones in parentheses.
+        each = (f"{format_bytes(a.memory_bytes, 'auto-binary', 3, trim=True)} "
+                f"({format_bytes(a.memory_bytes, 'auto', 3, trim=True)})")
         out.append(f"{a.name.split(' (')[0]} would need at least {format_int(n)} {'chip' if n == 1 else 'chips'} "
-                   f"({format_bytes(a.memory_bytes, unit, 4, trim=True)} each).")
+                   f"of {each} each.")
     return " ".join(out)

@@ -184,7 +184,7 @@ ARRANGEMENTS: dict[str, Arrangement] = {
         "(spec table and block diagram)",
     ),
     "groq-lpu": Arrangement(
-        "220 MiB of SRAM, the chip's only memory, spread across its functional slices",
+        "220 MiB (231 MB) of SRAM, the chip's only memory, spread across its functional slices",
         "none: a model is spread over hundreds of chips linked chip to chip",
         "the compiler schedules every transfer in advance (no caches, deterministic timing)",
         "Abts et al., 'Think Fast: A Tensor Streaming Processor', ISCA 2020, sections 2-3",

@@ -46,10 +46,11 @@ def _set_number(page, field: str, value: str) -> None:
 def test_static_then_live_then_recompute(page, demo_url):
     page.goto(demo_url)
     w = page.locator(WIDGET)
-    # Before any JS work: the pre-rendered default result and the static status line.
+    # Before Python runs: the pre-rendered default result, and a status line that says it is ready
+    # (issue 23 section 4: with JavaScript on, "Static ... precomputed" read as a failure).
     assert w.get_attribute("data-state") == "static"
     assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
-    assert widgets.STATIC_STATUS in w.locator(".descent-widget__status").inner_text()
+    expect(w.locator(".descent-widget__status")).to_have_text(widgets.READY_STATUS)
     # Lazy: nothing of Pyodide is fetched until the widget is seen or touched.
     assert not [u for u in page.descent_requests if "/pyodide/" in u]
 
@@ -180,6 +181,15 @@ def test_instant_navigation_keeps_the_worker(page, demo_url):
     page.wait_for_url(demo_url)
     page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=20_000)
     assert _wasm_fetches(page) == 1
+
+
+def test_without_javascript_the_status_says_precomputed(make_page, demo_url):
+    page = make_page(java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    page.goto(demo_url)
+    w = page.locator(WIDGET)
+    assert w.get_attribute("data-state") == "static"
+    assert w.locator(".descent-widget__status").inner_text() == widgets.STATIC_STATUS
+    assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
 
 
 def test_file_url_stays_static_with_message(page, site_dir):

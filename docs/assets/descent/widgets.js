@@ -583,6 +583,9 @@ function bind(root) {
     freeze(st, MSG.file);
     return;
   }
+  // With JavaScript on, the pre-rendered results are ready, not a fallback: say so until the
+  // runtime takes over (descent.widgets.READY_STATUS, carried by the status line's data-ready).
+  if (status.dataset.ready && root.dataset.state === "static") setState(st, "static", status.dataset.ready);
   // The control the reader changed last: a broken rule between inputs is reported under it.
   const touch = (ev) => {
     const f = ev.target.closest && ev.target.closest(".descent-field");

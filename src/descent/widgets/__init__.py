@@ -81,6 +81,8 @@ __all__ = [
     "REGISTRY",
     "STATIC_STATUS",
     "STATIC_STATUS_ARGS",
+    "READY_STATUS",
+    "READY_STATUS_ARGS",
     "allowed_values",
     "check_constraints",
     "Widget",
@@ -114,6 +116,20 @@ STATIC_STATUS = (
 STATIC_STATUS_ARGS = (
     "Static: these are the precomputed results for the values shown. "
     "With JavaScript on, the inputs recompute them in your browser."
+)
+
+#: The status line widgets.js shows once it has bound a widget, before the reader changes anything
+#: (data-ready on the status line): with JavaScript on, the results are not a fallback but the
+#: ones the inputs show, and they change when an input does ("Live: ..." once computed in the browser).
+READY_STATUS = (
+    "Ready: these results are for the defaults. "
+    "Change an input and they are recomputed in your browser."
+)
+
+#: The same, for a widget whose shortcode set some inputs.
+READY_STATUS_ARGS = (
+    "Ready: these results are for the values shown. "
+    "Change an input and they are recomputed in your browser."
 )
 
 #: Most positions a constrained slider enumerates; a longer range keeps its plain slider (a broken
@@ -872,7 +888,8 @@ def render_static(name: str, **args: Any) -> str:
         f'<div class="descent-widget" data-widget="{_attr(name)}" data-state="static"{engine_attr} id="{prefix}">'
         f'<div class="descent-widget__title" role="heading" aria-level="3">{_attr(w.title)}</div>'
         f"{desc}{render_form(w, values, prefix, _views.limits_of(result))}"
-        f'<p class="descent-widget__status" role="status">{_attr(STATIC_STATUS_ARGS if args else STATIC_STATUS)}</p>'
+        f'<p class="descent-widget__status" role="status" data-ready="{_attr(READY_STATUS_ARGS if args else READY_STATUS)}">'
+        f"{_attr(STATIC_STATUS_ARGS if args else STATIC_STATUS)}</p>"
         f'<div class="descent-widget__output" aria-live="polite" aria-label="{_attr(w.title)}: results">'
         f"{out}</div>{render_tries(w, prefix)}</div>"
     )

@@ -280,7 +280,8 @@ def _hint_first_token() -> dict:
     for layer in range(1, _LAYERS + 1):
         tops = head_tops(prompt, layer)
         if 2 * tops.count(0) > len(tops) and any(tops):
-            return {"layer": layer, "head": next(h for h, t in enumerate(tops, start=1) if t)}
+            return {"layer": layer, "head": next(h for h, t in enumerate(tops, start=1) if t),
+                    "on_first": tops.count(0), "heads": len(tops)}
     raise ValueError(f"attention_fan: no layer of {prompt!r} has most heads on the first token")
 
 
@@ -299,6 +300,10 @@ def _hint_content_word() -> dict:
     return {"layer": best[1], **({"head": best[2]} if best[2] != TRACE_HEAD.default else {})}
 
 
+#: The first hint's layer, its count of heads on the first token and a head that looks elsewhere.
+_FIRST = _hint_first_token()
+
+
 @widget(
     "attention_fan",
     title="Where the last token looks",
@@ -312,8 +317,10 @@ def _hint_content_word() -> dict:
         Input(TRACE_HEAD, "range"),
     ],
     tries=[
-        ("Step through the heads of an early layer.",
-         "Most park their weight on the first token; a few look at other tokens.", _hint_first_token()),
+        (f"Step through the heads of layer {_FIRST['layer']}.",
+         f"It is the first layer where most heads ({_FIRST['on_first']} of {_FIRST['heads']}) put most of "
+         "their weight on the first token; the layers below it do so less, and a few heads here look elsewhere.",
+         {"layer": _FIRST["layer"], "head": _FIRST["head"]}),
         ("Go to a middle or late layer.",
          "Some heads put most of their weight on a content word: in the capital question, the country.",
          _hint_content_word()),

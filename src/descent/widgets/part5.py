@@ -287,6 +287,8 @@ def size_it_yourself(
         f"weights read {format_bytes(step.weights_bytes, 'GB')} + KV cache "
         f"{format_bytes(step.kv_cache_bytes, 'GB')}"
     )
+    if not m.tie_embeddings:  # descent.step.read_shares: an untied embedding table is looked up
+        step_note += "; fewer weights than the model holds, because the embedding table is looked up, a row per token, not read whole"
     if m.moe is not None and batch > 1:
         step_note += f"; about {format_percent(step.routed_expert_share, decimals=0)} of the experts are touched"
     out.append(
