@@ -688,3 +688,31 @@ def test_params_is_a_leaf():
     # descent.params imports nothing of descent but checks and units, inside functions included.
     assert _import_edges()["descent.params"] <= {"descent.checks", "descent.units", "descent"}
     assert _import_edges()["descent.checks"] <= {"descent"} and _import_edges()["descent"] == set()
+
+
+# =============================================================================================
+# 6. A widget's note and the page's prose print one quantity alike (issue 23, expert review)
+# =============================================================================================
+
+
+def test_prefill_decode_widget_prints_the_ratio_as_the_prose_does():
+    """Part 3's prose prints ``prefill_decode_ratio context=1024 sig=3`` ("a factor of ..."); the
+    prefill_decode widget (prompt 1,024 by default, so its decode step is at context 1,024, batch 1)
+    said "210 times slower per token" at two significant figures. Both now print the quantity's
+    own text at three."""
+    from descent.site import shortcodes
+
+    page = (ROOT / "docs" / "part-3-serving-software.md").read_text(encoding="utf-8")
+    [sc] = [s for s in shortcodes.find_shortcodes(page, "part-3") if s.name == "prefill_decode_ratio"]
+    prose = shortcodes.registry("value")[sc.name].func(**shortcodes.registry("value")[sc.name].bind(sc.args))
+    markup, values = _rendered("prefill_decode", ())
+    assert values["prompt_tokens"] == int(sc.args["context"])
+    note = re.search(r"([0-9][0-9,.]*) times slower per token", html.unescape(markup))
+    assert note, "the widget no longer prints the ratio"
+    assert note[1] == prose
+    # And it is the quantity's value at the widget's inputs, not a copy: at another prompt both move.
+    markup4k, _ = _rendered("prefill_decode", (("prompt_tokens", "4096"),))
+    q = Q.get("prefill_decode_ratio")
+    want = q.format(q(prompt_tokens=4096, context=4096, batch=1), sig=3)
+    assert f"{want} times slower per token" in html.unescape(markup4k)
+    assert want != prose

@@ -99,6 +99,18 @@ def _decode_steps(s: StepModel, prompt: int, output: int, cache: bool) -> list[D
     return [s.step(prefill_spans=[(0, prompt + i)]) for i in range(1, output)]
 
 
+def _slower(model: str, accelerator: str, weights: str, prompt_tokens: int, pre: DeviceStep, per_token: DeviceStep,
+            mid: DeviceStep) -> str:
+    """How many times slower per token decode is than prefill, printed as Part 3's prose prints it:
+    the quantity ``prefill_decode_ratio`` at context = the prompt, batch 1, three significant figures
+    (tests/test_one_answer.py). Without the KV cache the second token's pass is compared instead."""
+    if per_token is mid:
+        q = Q.get("prefill_decode_ratio")
+        return q.format(q(model=model, accelerator=accelerator, weights=weights, kv=KV, prompt_tokens=prompt_tokens,
+                          context=prompt_tokens, batch=1), sig=3)
+    return format_number(prompt_tokens / pre.seconds * per_token.seconds, 3, trim=True)
+
+
 @widget(
     "prefill_decode",
     tries=[("Lengthen the prompt.", "Time to first token grows with it; the time per output token barely moves.",
@@ -153,7 +165,7 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
                f"all {format_int(prompt_tokens + 1)} tokens again, and each later pass one more"),
         v.stat("Prefill speed", _rate(prompt_tokens / pre.seconds), "tokens/s"),
         v.stat("Decode speed", _rate(1 / per_token.seconds), "tokens/s",
-               note=f"{format_number(prompt_tokens / pre.seconds * per_token.seconds, 2, trim=True)} times slower per token"),
+               note=f"{_slower(model, accelerator, weights, prompt_tokens, pre, per_token, mid)} times slower per token"),
         v.stat("Whole reply", format_time(total),
                note=f"{plural(output_tokens, 'token')}" + ("" if kv_cache else ", no KV cache")),
     ]
