@@ -314,9 +314,14 @@ def batching(policy: str, batch: int, chunk: int, rate: float, requests: int, se
     ))
     out.append(lanes(sims[policy]))
     s = serving.server(model, accelerator, weights, KV)
+    # The distributions' means (the inputs) and this seeded sample's own averages (what Part 3's
+    # prose prints, trace_fact field=mean_prompt): two different numbers, each named.
+    sample = serving.trace_summary(serving.make_trace(requests, rate, P.PROMPT_MEAN.default, P.OUTPUT_MEAN.default,
+                                                      seed))
     out.append(v.note(
-        f"{s.model.name} ({weights.upper()} weights) on one {s.accelerator.name}: prompts average "
-        f"{format_int(P.PROMPT_MEAN.default)} tokens and replies {format_int(P.OUTPUT_MEAN.default)}; "
+        f"{s.model.name} ({weights.upper()} weights) on one {s.accelerator.name}: prompts are drawn with a mean of "
+        f"{format_int(P.PROMPT_MEAN.default)} tokens and replies {format_int(P.OUTPUT_MEAN.default)}; this sample "
+        f"averages {format_int(round(sample['mean_prompt']))} and {format_int(round(sample['mean_reply']))}; "
         f"{format_int(sims[policy].steps)} steps, "
         f"{format_percent(sims[policy].compute_bound_steps / sims[policy].steps)} of them compute-bound."))
     return out

@@ -314,7 +314,7 @@ def cited(field: str) -> str:
 #: Parameters a worked problem may state, by key.
 GIVEN = ("prefix_tokens", "prompt_tokens", "hit_rate", "acceptance", "draft_length", "draft_cost", "gpu_price",
          "api_price", "api_input_price", "utilization", "context", "thinking_tokens", "batch", "turns", "output_tokens", "chunk",
-         "samples", "ttft_target", "itl_target")
+         "samples", "ttft_target", "itl_target", "prompt_mean", "output_mean")
 
 GIVEN_NAME = P.declare(P.Param("param", "Given parameter", "choice", key="given_param",
                                choices=[(g, g) for g in GIVEN], help="the declared parameter a problem states"))
