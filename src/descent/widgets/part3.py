@@ -155,7 +155,7 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
                     context=min(prompt_tokens + output_tokens, m.max_context), batch=1)
     out = [] if footprint(held).fits else [v.does_not_fit(f"{m.name} with its KV cache", a.name)]
     out += [
-        v.stat("Time to first token", format_time(pre.seconds), note=f"prefill, {pre.bound}-bound",
+        v.stat("Time to first token", format_time(pre.seconds), note=f"no queue, at peak: prefill, {pre.bound}-bound",
                quantity="prefill_s"),
         # At the prompt's context (this widget has no context input): not labelled itl_s, whose
         # context is its own input (tests/test_one_answer.py).
