@@ -138,10 +138,10 @@ def test_md_text_and_tables_keep_text_literal():
 
 
 @pytest.mark.parametrize("chip", list(catalog.accelerators()))
-def test_the_bf16_field_says_none_on_a_chip_without_bf16(chip):
+def test_the_bf16_field_says_so_on_a_chip_without_bf16(chip):
     """The reference page's field table printed T4's ``bf16_flops`` as "65 TFLOP/s", though Turing
-    has no BF16 (its catalog notes say so, ``peak_16bit_format = "FP16"``). A chip without BF16 shows
-    "none" and the FP16 peak the field holds in its place; a chip with BF16 shows the peak alone."""
+    has no BF16 (its catalog notes say so, ``peak_16bit_format = "FP16"``). A chip with no BF16 rate
+    shows so and the FP16 peak the field holds in its place; a chip with BF16 shows the peak alone."""
     from descent.site.values import catalog as cat_values
     from descent.units import format_si
 
@@ -152,6 +152,6 @@ def test_the_bf16_field_says_none_on_a_chip_without_bf16(chip):
     if a.peak_16bit_format == "BF16":
         assert value == peak
     else:
-        assert value == f"none ({a.peak_16bit_format} {peak})"
+        assert value == f"no BF16 rate ({a.peak_16bit_format} {peak})"
     if chip == "t4":  # the catalog row: 65e12 FLOP/s FP16 (NVIDIA T4 datasheet)
-        assert value == "none (FP16 65 TFLOP/s)"
+        assert value == "no BF16 rate (FP16 65 TFLOP/s)"

@@ -246,8 +246,9 @@ def accelerator_details(accelerator: str) -> str:
     return "".join(out)
 
 def _bf16_value(a: catalog.Accelerator) -> str:
-    """The ``bf16_flops`` field as its name promises: on a chip without BF16 (``peak_16bit_format``
-    FP16, as Turing's T4) "none", then the FP16 peak the field holds in its place."""
+    """The ``bf16_flops`` field as its name promises: on a chip with no BF16 rate
+    (``peak_16bit_format`` FP16: Turing's T4 has no BF16; Groq and Cerebras quote only FP16) "no
+    BF16 rate", then the FP16 peak the field holds in its place."""
     if a.peak_16bit_format == "BF16":
         return ""
-    return f"none ({a.peak_16bit_format} {format_si(a.bf16_flops, 'FLOP/s', 4, trim=True)})"
+    return f"no BF16 rate ({a.peak_16bit_format} {format_si(a.bf16_flops, 'FLOP/s', 4, trim=True)})"
