@@ -135,3 +135,23 @@ def test_md_text_and_tables_keep_text_literal():
         "see [example.org/a&#95;b](https://example.org/a_b) (p. 3)"
     )
     assert values.md_link_source('https://x.org/"onmouseover=alert(1)') == '[x.org/](https://x.org/)"onmouseover=alert(1)'
+
+
+@pytest.mark.parametrize("chip", list(catalog.accelerators()))
+def test_the_bf16_field_says_so_on_a_chip_without_bf16(chip):
+    """The reference page's field table printed T4's ``bf16_flops`` as "65 TFLOP/s", though Turing
+    has no BF16 (its catalog notes say so, ``peak_16bit_format = "FP16"``). A chip with no BF16 rate
+    shows so and the FP16 peak the field holds in its place; a chip with BF16 shows the peak alone."""
+    from descent.site.values import catalog as cat_values
+    from descent.units import format_si
+
+    a = catalog.accelerator(chip)
+    [row] = [r for r in cat_values.accelerator_details(chip).splitlines() if r.startswith("| `bf16_flops` |")]
+    value = row.split(" | ")[1]
+    peak = format_si(a.bf16_flops, "FLOP/s", 4, trim=True)
+    if a.peak_16bit_format == "BF16":
+        assert value == peak
+    else:
+        assert value == f"no BF16 rate ({a.peak_16bit_format} {peak})"
+    if chip == "t4":  # the catalog row: 65e12 FLOP/s FP16 (NVIDIA T4 datasheet)
+        assert value == "no BF16 rate (FP16 65 TFLOP/s)"

@@ -153,3 +153,44 @@ def test_compute_bound_batch_is_the_step_models_flip_and_cheap(model, accelerato
     else:
         assert S.decode(sc.but(batch=b)).bound == "compute"
         assert b == 1 or S.decode(sc.but(batch=b - 1)).bound == "memory"
+
+
+@pytest.mark.parametrize("model,accelerator,weights,context,draft", [
+    ("llama-3.1-70b", "h200", "fp8", 1024, 4), ("llama-3.1-70b", "h200", "fp8", 4096, 4),
+    ("mixtral-8x7b", "h100-sxm", "bf16", 2048, 7), ("llama-3.1-8b", "a100-sxm-80gb", "bf16", 512, 1),
+])
+def test_verification_step_turns_compute_bound_sooner_than_decode(model, accelerator, weights, context, draft):
+    """Issue 23 (expert review, speculative decoding): a verification step runs draft + 1
+    positions per sequence. uniform_verify is step(prefill_spans=[(c, c + k + 1)] * n) in O(1),
+    compute_bound_batch(positions=k + 1) is its flip from memory- to compute-bound, and that flip
+    comes at a smaller batch than plain decode's (or plain decode never flips)."""
+    from descent import step as S
+    from descent.scenario import Scenario
+
+    sc = Scenario(model=model, accelerator=accelerator, weights=weights, kv="bf16", context=context)
+    sm = S.model_for(sc)
+    p = draft + 1
+    for n in (1, 3, 40):
+        fast, slow = sm.uniform_verify(n, context, p), sm.step(prefill_spans=[(context, context + p)] * n)
+        assert (fast.tokens, fast.bound) == (slow.tokens, slow.bound)
+        assert fast.bytes == pytest.approx(slow.bytes, rel=1e-12) and fast.flops == pytest.approx(slow.flops, rel=1e-12)
+    b = compute_bound_batch(model, accelerator, weights, "bf16", context, positions=p)
+    assert b is not None
+    assert sm.step(prefill_spans=[(context, context + p)] * b).bound == "compute"
+    assert b == 1 or sm.step(prefill_spans=[(context, context + p)] * (b - 1)).bound == "memory"
+    plain = compute_bound_batch(model, accelerator, weights, "bf16", context)
+    assert plain is None or plain > b
+
+
+def test_part3_prints_the_verification_batch_of_the_running_example():
+    """Part 3's sentence: on Llama 3.1 70B FP8 on one H200 (Scenario's defaults) at 1,024 tokens,
+    a draft of 4 verifies compute-bound from verify_compute_bound_batch; plain decode needs
+    compute_bound_batch. Both are the hardware search, printed as whole numbers."""
+    from descent import quantities as Q
+
+    v = Q.get("verify_compute_bound_batch")
+    assert v(context=1024, draft_length=4) == compute_bound_batch("llama-3.1-70b", "h200", "fp8", "bf16", 1024,
+                                                                   positions=5)
+    assert v(context=1024, draft_length=4) < Q.get("compute_bound_batch")(context=1024)
+    # Longer drafts add arithmetic per sequence, so the ridge comes sooner still.
+    assert v(context=1024, draft_length=8) < v(context=1024, draft_length=4)

@@ -688,3 +688,52 @@ def test_params_is_a_leaf():
     # descent.params imports nothing of descent but checks and units, inside functions included.
     assert _import_edges()["descent.params"] <= {"descent.checks", "descent.units", "descent"}
     assert _import_edges()["descent.checks"] <= {"descent"} and _import_edges()["descent"] == set()
+
+
+# =============================================================================================
+# 6. A widget's note and the page's prose print one quantity alike (issue 23, expert review)
+# =============================================================================================
+
+
+def test_prefill_decode_widget_prints_the_ratio_as_the_prose_does():
+    """Part 3's prose prints ``prefill_decode_ratio context=1024 sig=3`` ("a factor of ..."); the
+    prefill_decode widget (prompt 1,024 by default, so its decode step is at context 1,024, batch 1)
+    said "210 times slower per token" at two significant figures. Both now print the quantity's
+    own text at three."""
+    from descent.site import shortcodes
+
+    page = (ROOT / "docs" / "part-3-serving-software.md").read_text(encoding="utf-8")
+    [sc] = [s for s in shortcodes.find_shortcodes(page, "part-3") if s.name == "prefill_decode_ratio"]
+    prose = shortcodes.registry("value")[sc.name].func(**shortcodes.registry("value")[sc.name].bind(sc.args))
+    markup, values = _rendered("prefill_decode", ())
+    assert values["prompt_tokens"] == int(sc.args["context"])
+    note = re.search(r"([0-9][0-9,.]*) times slower per token", html.unescape(markup))
+    assert note, "the widget no longer prints the ratio"
+    assert note[1] == prose
+    # And it is the quantity's value at the widget's inputs, not a copy: at another prompt both move.
+    markup4k, _ = _rendered("prefill_decode", (("prompt_tokens", "4096"),))
+    q = Q.get("prefill_decode_ratio")
+    want = q.format(q(prompt_tokens=4096, context=4096, batch=1), sig=3)
+    assert f"{want} times slower per token" in html.unescape(markup4k)
+    assert want != prose
+
+
+def test_decode_across_field_counts_the_chips_as_the_prose_does():
+    """Part 5's prose: "Of the <count what=accelerators> chips in the catalog, <chips_that_fit> can
+    hold this model on their own"; the decode_across_field widget said "12 of 20 chips" because it
+    counted only the chips it draws (the on-chip-memory machines are left out of the bars). It now
+    counts the whole catalog, as the prose does, at the widget's own inputs."""
+    from descent.widgets import part5
+
+    markup, values = _rendered("decode_across_field", ())
+    text = html.unescape(markup)
+    m = re.search(r"([0-9,]+) of the ([0-9,]+) chips in the catalog hold it on their own", text)
+    assert m, "the widget no longer says how many chips hold the model"
+    want_fit = Q.get("chips_that_fit")(model=values["model"], weights=values["weights"], kv=part5.FIELD_KV,
+                                       context=values["context"], batch=part5.FIELD_BATCH)
+    assert int(m[1].replace(",", "")) == want_fit
+    assert int(m[2].replace(",", "")) == len(CHIPS)
+    # The prose's own inputs are the widget's defaults (Llama 3.1 70B in FP8, one sequence of
+    # 8,192 tokens in a BF16 cache), so the page and the widget print one count.
+    assert (values["model"], values["weights"], values["context"]) == ("llama-3.1-70b", "fp8", 8192)
+    assert (part5.FIELD_KV, part5.FIELD_BATCH, values["context"]) == (P.KV.default, P.BATCH.default, P.CONTEXT.default)

@@ -144,3 +144,22 @@ def test_engines_matrix_has_a_source_for_every_row():
 def test_cited_numbers():
     assert v("value cited field=vllm_token_share_low") == "20.4%"
     assert v("value cited field=vllm_token_share_high") == "38.2%"
+
+
+def test_engines_marks_what_the_expert_review_found_documented():
+    """Issue 23 (expert review): TensorRT-LLM documents chunked prefill ("Chunked Context",
+    enable_chunked_prefill) and structured output (guided decoding via XGrammar), and llama.cpp's
+    server documents prefix caching (cache_prompt, default true; --cache-reuse). Each cell is a
+    "yes" linked to that page, not a dash."""
+    rows = {r.split("]")[0].lstrip("| ["): r for r in v("table engines").splitlines() if r.startswith("| [")}
+    cols = ["engine", *serving_values.ENGINE_FEATURES, "runs on"]
+
+    def cell(engine, feature):
+        return [c.strip() for c in rows[engine].strip("|").split(" | ")][cols.index(feature)]
+
+    assert cell("TensorRT-LLM", "chunked prefill") == "[yes](https://nvidia.github.io/TensorRT-LLM/features/long-sequence.html)"
+    assert cell("TensorRT-LLM", "structured output").startswith("[yes](https://github.com/NVIDIA/TensorRT-LLM/")
+    assert cell("llama.cpp (server)", "prefix caching") == (
+        "[yes](https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md)")
+    # A feature no source was found for stays a dash.
+    assert cell("MLX LM", "chunked prefill") == "—"

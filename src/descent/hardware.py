@@ -186,7 +186,7 @@ def decode_ceiling(model: str | Model, accelerator: str | Accelerator, weights: 
 
 
 def compute_bound_batch(model: str | Model, accelerator: str | Accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context,
-                        moe_routing: str = "uniform") -> int | None:
+                        moe_routing: str = "uniform", positions: int = 1) -> int | None:
     """The smallest batch at which a decode step is compute-bound, or None if none up to
     ``step.MAX_BATCH`` is.
 
@@ -194,6 +194,11 @@ def compute_bound_batch(model: str | Model, accelerator: str | Accelerator, weig
     grows with B through the FLOPs. At long contexts each sequence's KV cache can cost more time
     to read than its FLOPs take, and then no batch is compute-bound. Found by doubling B until the
     step is compute-bound, then bisecting (the compute share of a step rises with B).
+
+    ``positions`` > 1 asks the same of a speculative-decoding verification step, in which each
+    sequence runs ``positions`` = draft length + 1 positions through the target
+    (:meth:`descent.step.StepModel.uniform_verify`): the arithmetic per sequence is ``positions``
+    times a decode step's, the bytes barely grow, so the ridge comes at a smaller batch.
 
     Raises:
         ValueError: as :func:`decode_ceiling`.
@@ -207,6 +212,8 @@ def compute_bound_batch(model: str | Model, accelerator: str | Accelerator, weig
     def bound(b: int) -> bool:
         # step.decode(sc.but(batch=b)) on one device, in O(1) (it is StepModel.uniform_decode there):
         # building a scenario and a list of b contexts per probe cost seconds for 22 chips (issue 24).
+        if positions > 1:
+            return sm.uniform_verify(b, context, positions).bound == "compute"
         return sm.uniform_decode(b, context).bound == "compute"
 
     lo, hi = 1, 1

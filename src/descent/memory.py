@@ -16,6 +16,8 @@ vLLM profiles a forward pass and sets the activations and workspace aside before
 remainder to the KV cache. So the 10% default is a round stand-in for "the memory that is neither
 weights nor KV cache" (context, activations, workspace, allocator fragmentation), not a
 measurement; readers can change it (``runtime_percent``), and it is its own segment of the bar.
+Against vLLM at 0.9 the KV room computed here is an upper bound: the activation peak, CUDA graphs
+and non-torch memory (a few GB) come out of vLLM's 90% too, and are not subtracted.
 
 Decode speed comes along (``bytes_per_decode_step``, ``decode_tokens_per_s``) from
 :mod:`descent.hardware`; it reads only the *active* weights, while memory holds all of them.

@@ -654,8 +654,8 @@ GATED = declare(Param(
 # What a token costs (descent.economics).
 PRICE = declare(Param(
     "price", "Price per accelerator-hour", "float", 3.0, unit="USD", min=0.01, max=1000.0, step=0.01,
-    help="What one accelerator costs per hour, rented or amortised; $3 is a round on-demand price for "
-    "an H100-class GPU.",
+    help="What one accelerator costs per hour, rented or amortised; $3 is an assumed round figure for "
+    "renting one H100- or H200-class GPU on demand, not a quote: put in the price you pay.",
 ))
 PUE = declare(Param(
     "pue", "Data-centre overhead (PUE)", "float", 1.56, min=1.0, max=3.0, step=0.01,

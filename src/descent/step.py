@@ -410,6 +410,19 @@ class StepModel:
         mem, comp = nbytes / self.bandwidth, flops / self.peak
         return DeviceStep(n, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
 
+    def uniform_verify(self, n: int, context: int, positions: int) -> DeviceStep:
+        """One speculative-decoding verification step: ``n`` sequences that all hold ``context``
+        tokens each run ``positions`` new positions (the last accepted token and the draft's
+        ``positions - 1`` guesses) through the target. :meth:`step` with
+        ``prefill_spans=[(context, context + positions)] * n`` in O(1): each sequence reads its cache
+        and writes the new positions' keys and values (``kv_bytes(context + positions)``) and does
+        ``positions`` tokens' matmul FLOPs plus their attention. Equal to :meth:`step` to rounding.
+        Source: Leviathan et al. 2023, section 3 (the target scores all guesses in one pass)."""
+        nbytes = self.step_weight_bytes(n * positions) + n * self.kv_bytes(context + positions)
+        flops = n * (positions * self.matmul_flops + self._attn.sum(context, context + positions))
+        mem, comp = nbytes / self.bandwidth, flops / self.peak
+        return DeviceStep(n * positions, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+
     def decode_steps(self, contexts, steps: int) -> tuple[list[float], int]:
         """The times of ``steps`` consecutive decode steps of the same sequences, one token each:
         step ``j`` (0-based) is ``step(decode_contexts=[c + j for c in contexts])``. The same floats

@@ -105,6 +105,22 @@ def compute_bound_batch(model: str, accelerator: str, weights: str, kv: str, con
                            "compute-bound")
     return b
 
+@quantity("verify_compute_bound_batch", "Verification compute-bound from batch", "integer", P.MODEL, P.ACCELERATOR,
+          P.WEIGHTS, P.KV, P.CONTEXT, P.DRAFT_LENGTH)
+def verify_compute_bound_batch(model: str, accelerator: str, weights: str, kv: str, context: int,
+                               draft_length: int) -> int:
+    """The smallest batch at which a speculative-decoding verification step (draft_length + 1
+    positions per sequence, descent.step.StepModel.uniform_verify) is compute-bound
+    (descent.hardware.compute_bound_batch with positions = draft_length + 1). Beyond it verifying
+    the guesses costs time, so the speedup shrinks (vLLM's speculative decoding docs)."""
+    from descent import hardware
+
+    b = hardware.compute_bound_batch(model, accelerator, weights, kv, context, positions=draft_length + 1)
+    if b is None:
+        raise P.ParamError("context", f"at {format_int(context)} tokens no batch up to {format_int(P.BATCH.max)} "
+                           f"verifies {format_int(draft_length + 1)} positions per sequence compute-bound")
+    return b
+
 MOE_ROUTING = P.declare(P.Param(
     "routing", "MoE routing", "choice", "uniform", choices=[("uniform", "uniform"), ("active", "active")],
     help="uniform: the expected share of experts a batch touches, 1 - (1 - k/E)^B; active: k of E.",

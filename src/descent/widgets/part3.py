@@ -99,6 +99,18 @@ def _decode_steps(s: StepModel, prompt: int, output: int, cache: bool) -> list[D
     return [s.step(prefill_spans=[(0, prompt + i)]) for i in range(1, output)]
 
 
+def _slower(model: str, accelerator: str, weights: str, prompt_tokens: int, pre: DeviceStep, per_token: DeviceStep,
+            mid: DeviceStep) -> str:
+    """How many times slower per token decode is than prefill, printed as Part 3's prose prints it:
+    the quantity ``prefill_decode_ratio`` at context = the prompt, batch 1, three significant figures
+    (tests/test_one_answer.py). Without the KV cache the second token's pass is compared instead."""
+    if per_token is mid:
+        q = Q.get("prefill_decode_ratio")
+        return q.format(q(model=model, accelerator=accelerator, weights=weights, kv=KV, prompt_tokens=prompt_tokens,
+                          context=prompt_tokens, batch=1), sig=3)
+    return format_number(prompt_tokens / pre.seconds * per_token.seconds, 3, trim=True)
+
+
 @widget(
     "prefill_decode",
     tries=[("Lengthen the prompt.", "Time to first token grows with it; the time per output token barely moves.",
@@ -143,7 +155,7 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
                     context=min(prompt_tokens + output_tokens, m.max_context), batch=1)
     out = [] if footprint(held).fits else [v.does_not_fit(f"{m.name} with its KV cache", a.name)]
     out += [
-        v.stat("Time to first token", format_time(pre.seconds), note=f"prefill, {pre.bound}-bound",
+        v.stat("Time to first token", format_time(pre.seconds), note=f"no queue, at peak: prefill, {pre.bound}-bound",
                quantity="prefill_s"),
         # At the prompt's context (this widget has no context input): not labelled itl_s, whose
         # context is its own input (tests/test_one_answer.py).
@@ -153,7 +165,7 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
                f"all {format_int(prompt_tokens + 1)} tokens again, and each later pass one more"),
         v.stat("Prefill speed", _rate(prompt_tokens / pre.seconds), "tokens/s"),
         v.stat("Decode speed", _rate(1 / per_token.seconds), "tokens/s",
-               note=f"{format_number(prompt_tokens / pre.seconds * per_token.seconds, 2, trim=True)} times slower per token"),
+               note=f"{_slower(model, accelerator, weights, prompt_tokens, pre, per_token, mid)} times slower per token"),
         v.stat("Whole reply", format_time(total),
                note=f"{plural(output_tokens, 'token')}" + ("" if kv_cache else ", no KV cache")),
     ]
@@ -302,9 +314,14 @@ def batching(policy: str, batch: int, chunk: int, rate: float, requests: int, se
     ))
     out.append(lanes(sims[policy]))
     s = serving.server(model, accelerator, weights, KV)
+    # The distributions' means (the inputs) and this seeded sample's own averages (what Part 3's
+    # prose prints, trace_fact field=mean_prompt): two different numbers, each named.
+    sample = serving.trace_summary(serving.make_trace(requests, rate, P.PROMPT_MEAN.default, P.OUTPUT_MEAN.default,
+                                                      seed))
     out.append(v.note(
-        f"{s.model.name} ({weights.upper()} weights) on one {s.accelerator.name}: prompts average "
-        f"{format_int(P.PROMPT_MEAN.default)} tokens and replies {format_int(P.OUTPUT_MEAN.default)}; "
+        f"{s.model.name} ({weights.upper()} weights) on one {s.accelerator.name}: prompts are drawn with a mean of "
+        f"{format_int(P.PROMPT_MEAN.default)} tokens and replies {format_int(P.OUTPUT_MEAN.default)}; this sample "
+        f"averages {format_int(round(sample['mean_prompt']))} and {format_int(round(sample['mean_reply']))}; "
         f"{format_int(sims[policy].steps)} steps, "
         f"{format_percent(sims[policy].compute_bound_steps / sims[policy].steps)} of them compute-bound."))
     return out

@@ -622,7 +622,8 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
                note=f"{plural(batch, 'sequence')} x {format_int(ctx)} tokens"),
         v.stat("All-reduce per layer", format_bytes(p.allreduce_bytes_per_layer, "auto", 3, trim=True),
                quantity="allreduce_bytes_per_layer",
-               note=f"{format_time(p.allreduce_seconds_per_layer)} over {wire.label}; reading the layer takes "
+               note=f"about {format_time(p.allreduce_seconds_per_layer)} over {wire.label} with NCCL's ring; reading "
+                    f"the layer takes "
                     f"{format_time(p.read_seconds_per_layer)}"),
     ]
     if m.moe is not None:
@@ -634,7 +635,8 @@ def parallelism(model: str, accelerator: str, weights: str, tp: int, pp: int, ep
         v.stat("Pipeline bubble", format_percent(p.bubble_fraction), quantity="bubble_fraction",
                note=f"{plural(pp, 'stage')}, {plural(microbatches, 'micro-batch', 'micro-batches')}"),
         v.stat("Decode, split", format_number(p.decode_tokens_per_s, 3), "tokens/s", quantity="split_decode_tokens_per_s",
-               note=f"over the batch; one chip's ceiling (if it fit): {format_number(one.tokens_per_s_total, 3)}"),
+               note=f"over the batch, with NCCL's ring all-reduce; one chip's ceiling (if it fit): "
+                    f"{format_number(one.tokens_per_s_total, 3)}"),
     ]
     # One round of a serving engine's steady state (descent.step): max(m, pp) slots, the time between
     # a sequence's tokens; stage s works on micro-batch (t - s) mod slots when that is one of the m.

@@ -384,6 +384,9 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
     rows, left = split_field(across_field(model, weights, kv, context, batch))
     m = catalog.model(model)
     n_fit = sum(1 for s in rows if s.fits)
+    # The count over the whole catalog, as Part 5's prose prints it (quantity chips_that_fit over
+    # count what=accelerators): the machines left out of the bars are counted too.
+    n_fit_all = n_fit + sum(1 for s in left if s.fits)
     out = [
         v.bar_list(
             field_bars(rows),
@@ -394,8 +397,9 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
     ]
     out.append(
         v.note(
-            f"{n_fit} of {len(rows)} chips hold it on their own; on the others the number is what "
-            f"their bandwidth would allow if it fit.",
+            f"{n_fit_all} of the {len(rows) + len(left)} chips in the catalog hold it on their own"
+            + (f" ({n_fit} of the {len(rows)} drawn)" if left and n_fit != n_fit_all else "")
+            + "; on the others the number is what their bandwidth would allow if it fit.",
             "info" if n_fit else "warn",
         )
     )

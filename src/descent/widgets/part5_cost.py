@@ -6,7 +6,7 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
-from descent import catalog, economics
+from descent import catalog, economics, hardware
 from descent import params as P
 from descent.units import format_int, format_number, format_percent
 from descent.widgets import Input, Look, widget
@@ -62,17 +62,21 @@ def price_it_out(model: str, accelerator: str, weights: str, context: int, price
             for r in rows]
     last = rows[-1]
     ratio = economics.input_output_ratio(model, accelerator, weights, "bf16", context, last.batch)
+    prefill_bound = hardware.prefill_time(model, accelerator, weights, "bf16", context).bound
     return [
-        v.bar_list(bars, log=True, caption=f"Dollars per million output tokens on one {a.name} at "
+        v.bar_list(bars, log=True, caption=f"Dollars per million output tokens (decode steady state) on one {a.name} at "
                    f"${format_number(price, 3, trim=True)} an hour, {format_int(context)} tokens each"),
         v.stat("At one conversation", f"${format_number(rows[0].usd_per_million_tokens, 3)}", "per million",
-               quantity="usd_per_million_tokens"),
+               note="output tokens, decode steady state", quantity="usd_per_million_tokens"),
         v.stat(f"At the largest batch that fits ({format_int(last.batch)})",
                f"${format_number(last.usd_per_million_tokens, 3)}", "per million",
-               note=f"{format_number(last.tokens_per_s_total, 3)} tokens/s in total, {last.bound}-bound"),
+               note=f"output tokens, decode steady state: {format_number(last.tokens_per_s_total, 3)} tokens/s in "
+               f"total, {last.bound}-bound"),
         v.stat("Prompt tokens are cheaper by", format_number(ratio, 3), "x",
-               note=f"at that batch: a prefill pass reads the weights once for all {format_int(context)} prompt "
-               f"tokens, a decode step once per {format_int(last.batch)} output tokens"),
+               note=f"at that batch: a decode token's time over a prompt token's. The prefill of all "
+               f"{format_int(context)} prompt tokens is {prefill_bound}-bound"
+               + (", its time set by its arithmetic" if prefill_bound == "compute" else "") + "; a "
+               f"decode step reads the weights once per {format_int(last.batch)} output tokens"),
         v.note(f"The list stops at batch {format_int(last.batch)}: one more conversation's KV cache would not "
                f"fit beside the weights. Each row is a floor: a real server is not busy every second and runs "
                f"below its ceiling.", "info"),

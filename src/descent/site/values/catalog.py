@@ -161,8 +161,10 @@ def _source_cell(item: Any, name: str, v: Any) -> str:
         return "—"
     return md_link_source(item.source_of(name))
 
-def _details(item: Any, fields: list[tuple[str, Any]]) -> str:
-    rows = [[f"`{n}`", format_field(n, v), _source_cell(item, n, v)] for n, v in fields]
+def _details(item: Any, fields: list[tuple[str, Any]], shown: dict[str, str] | None = None) -> str:
+    """A field/value/source table; ``shown`` replaces the printed value of the fields it names."""
+    shown = shown or {}
+    rows = [[f"`{n}`", shown.get(n) or format_field(n, v), _source_cell(item, n, v)] for n, v in fields]
     return md_table(["field", "value", "source"], rows)
 
 MODEL_OR_ALL = P.declare(P.Param(
@@ -239,5 +241,14 @@ def accelerator_details(accelerator: str) -> str:
     out = []
     for a in items:
         out.append(f"\n\n### {md_text(a.name)} {{#{a.id}}}\n\nCatalog id `{a.id}`.")
-        out.append(_details(a, [(n, getattr(a, n)) for n in _accelerator_field_names() if n not in ("id", "name")]))
+        out.append(_details(a, [(n, getattr(a, n)) for n in _accelerator_field_names() if n not in ("id", "name")],
+                            {"bf16_flops": _bf16_value(a)}))
     return "".join(out)
+
+def _bf16_value(a: catalog.Accelerator) -> str:
+    """The ``bf16_flops`` field as its name promises: on a chip with no BF16 rate
+    (``peak_16bit_format`` FP16: Turing's T4 has no BF16; Groq and Cerebras quote only FP16) "no
+    BF16 rate", then the FP16 peak the field holds in its place."""
+    if a.peak_16bit_format == "BF16":
+        return ""
+    return f"no BF16 rate ({a.peak_16bit_format} {format_si(a.bf16_flops, 'FLOP/s', 4, trim=True)})"

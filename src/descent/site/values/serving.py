@@ -262,12 +262,19 @@ ENGINES = [
      "hardware": "NVIDIA and AMD GPUs, Intel Xeon CPUs, Google TPUs, Ascend NPUs"},
     {"name": "TensorRT-LLM", "url": "https://github.com/NVIDIA/TensorRT-LLM",
      "yes": {"continuous batching", "paged KV cache", "speculative decoding"},
+     # Chunked prefill: "Chunked Context", enabled by the LLM API's enable_chunked_prefill (Long
+     # Sequences page). Structured output: guided decoding through XGrammar (LLM API example).
      "docs": {"prefix caching": "https://developer.nvidia.com/blog/introducing-new-kv-cache-reuse-optimizations-in-nvidia-tensorrt-llm/",
+              "chunked prefill": "https://nvidia.github.io/TensorRT-LLM/features/long-sequence.html",
+              "structured output": "https://github.com/NVIDIA/TensorRT-LLM/blob/main/examples/llm-api/llm_guided_decoding.py",
               "prefill/decode disaggregation":
                   "https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/tech_blog/blog5_Disaggregated_Serving_in_TensorRT-LLM.md"},
      "hardware": "NVIDIA GPUs"},
     {"name": "llama.cpp (server)", "url": "https://github.com/ggml-org/llama.cpp/tree/master/tools/server",
-     "yes": {"continuous batching", "speculative decoding", "structured output"}, "docs": {},
+     "yes": {"continuous batching", "speculative decoding", "structured output"},
+     # Prefix caching: the request field cache_prompt ("Re-use KV cache from a previous request",
+     # default true) and the --cache-reuse option, in the server's README.
+     "docs": {"prefix caching": "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md"},
      "hardware": "CPUs, Apple Metal, CUDA, HIP, Vulkan, SYCL and more"},
     {"name": "MLX LM", "url": "https://github.com/ml-explore/mlx-lm",
      "yes": {"prefix caching"}, "docs": {},
@@ -314,7 +321,7 @@ def cited(field: str) -> str:
 #: Parameters a worked problem may state, by key.
 GIVEN = ("prefix_tokens", "prompt_tokens", "hit_rate", "acceptance", "draft_length", "draft_cost", "gpu_price",
          "api_price", "api_input_price", "utilization", "context", "thinking_tokens", "batch", "turns", "output_tokens", "chunk",
-         "samples", "ttft_target", "itl_target")
+         "samples", "ttft_target", "itl_target", "prompt_mean", "output_mean")
 
 GIVEN_NAME = P.declare(P.Param("param", "Given parameter", "choice", key="given_param",
                                choices=[(g, g) for g in GIVEN], help="the declared parameter a problem states"))
