@@ -17,7 +17,8 @@ What each event does:
   while the page itself keeps the unexecuted source (:mod:`descent.site.notebooks`: two handlers,
   one just before mkdocs-jupyter's and one just after).
 * ``on_page_markdown``: resolves shortcodes (:mod:`descent.site.shortcodes`); any error fails the
-  build. Notebook pages have no Markdown to resolve (their numbers come from their code cells).
+  build. Each value's number is recorded and the page gets its closing section of derivations
+  (:mod:`descent.site.explain`); ``on_page_content`` links each number to its entry. Notebook pages have no Markdown to resolve (their numbers come from their code cells).
 * ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX; links each
   glossary term's first use in running prose to its entry (:func:`descent.site.glossary.link_terms`); cleans a
   notebook page's HTML (:func:`descent.site.notebooks.clean_html`); last, makes code blocks focusable
