@@ -57,6 +57,7 @@ def test_registered():
     # The "your model" / "your chip" inputs (shown only for model / accelerator "custom").
     assert {k: defaults.pop(k) for k in ("config_json", "memory_gb", "bandwidth_gbs", "tflops")} == {
         "config_json": part5.EXAMPLE_CONFIG, "memory_gb": 24.0, "bandwidth_gbs": 1008.0, "tflops": 165.2}
+    assert defaults.pop("pinned") == ""  # no set-up pinned to compare with (tests/test_compare.py)
     assert defaults == {
         "model": "llama-3.1-70b",
         "weights": "fp8",

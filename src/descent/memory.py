@@ -40,7 +40,8 @@ from descent.step import footprint
 from descent.units import format_bytes, format_count, format_int, format_percent
 from descent.weights import bytes_by_group
 
-__all__ = ["Sizing", "across_field", "fit_cell", "fit_sentence", "fits_in", "moe_line", "size", "smallest_capacity"]
+__all__ = ["COMPARED", "Compared", "Sizing", "across_field", "compare", "fit_cell", "fit_sentence", "fits_in", "moe_line", "size",
+           "smallest_capacity"]
 
 
 @dataclass(frozen=True)
@@ -331,3 +332,41 @@ def sharded_sentence(left: list[Sizing]) -> str:
         out.append(f"{a.name.split(' (')[0]} would need at least {format_int(n)} {'chip' if n == 1 else 'chips'} "
                    f"of {each} each.")
     return " ".join(out)
+
+
+#: What :func:`compare` sets side by side: (Sizing field, label, which is better: "lower" / "higher").
+COMPARED = (
+    ("need_bytes", "Memory needed (weights + KV cache)", "lower"),
+    ("weights_bytes", "Weights", "lower"),
+    ("kv_cache_bytes", "KV cache", "lower"),
+    ("free_bytes", "Memory left free", "higher"),
+    ("decode_tokens_per_s", "Decode ceiling per sequence", "higher"),
+    ("decode_tokens_per_s_total", "Decode ceiling in total", "higher"),
+)
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One output of two sizings side by side: both values, ``after / before`` (None when ``before``
+    is 0) and which is better ("before", "after" or "" when equal)."""
+
+    field: str
+    label: str
+    before: float
+    after: float
+    ratio: float | None
+    better: str
+
+
+def compare(before: Sizing, after: Sizing) -> list[Compared]:
+    """Two sizings output by output (:data:`COMPARED`; less memory and more tokens/s are better),
+    then whether each fits (fitting is better). For the sandbox's pinned set-up (issue 26)."""
+    out = []
+    for name, label, good in COMPARED:
+        a, b = getattr(before, name), getattr(after, name)
+        ratio = b / a if a else None
+        better = "" if a == b else ("after" if (b < a) == (good == "lower") else "before")
+        out.append(Compared(name, label, a, b, ratio, better))
+    fit = "" if before.fits == after.fits else ("after" if after.fits else "before")
+    out.append(Compared("fits", "Fits on one chip", float(before.fits), float(after.fits), None, fit))
+    return out

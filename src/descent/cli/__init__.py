@@ -6,6 +6,7 @@
     descent accelerators [--json]
     descent float FORMAT VALUE [--json]
     descent quant FORMAT [--json]
+    descent value NAME [--PARAM VALUE ...] [--unit U] [--sig N] [--json]
 
 Bad input (an unknown id, a context out of range, a malformed option) prints ONE line on stderr
 that names what is allowed, and exits with status 2; no traceback is ever printed.
@@ -37,6 +38,7 @@ from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
 from descent.cli import hardware as hardware_cli
 from descent.cli import serving as serving_cli
+from descent.cli import value as value_cli
 from descent.cli.rows import print_rows
 from descent.memory import Sizing, size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
@@ -527,6 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace_cli.add_subcommands(sub)
     hardware_cli.add_subcommands(sub)  # roofline, parallel (Part 4)
     serving_cli.add_subcommands(sub)
+    value_cli.add_subcommands(sub, _typed, _no_default)  # one quantity, as a page prints it
     return parser
 
 

@@ -17,7 +17,8 @@ What each event does:
   while the page itself keeps the unexecuted source (:mod:`descent.site.notebooks`: two handlers,
   one just before mkdocs-jupyter's and one just after).
 * ``on_page_markdown``: resolves shortcodes (:mod:`descent.site.shortcodes`); any error fails the
-  build. Notebook pages have no Markdown to resolve (their numbers come from their code cells).
+  build. Each value's number is recorded and the page gets its closing section of derivations
+  (:mod:`descent.site.explain`); ``on_page_content`` links each number to its entry. Notebook pages have no Markdown to resolve (their numbers come from their code cells).
 * ``on_page_content``: renders every math span (arithmatex generic output) with KaTeX; links each
   glossary term's first use in running prose to its entry (:func:`descent.site.glossary.link_terms`); cleans a
   notebook page's HTML (:func:`descent.site.notebooks.clean_html`); last, makes code blocks focusable
@@ -57,6 +58,7 @@ try:  # the widgets and the page values read the catalog as they load: a bad row
     from descent.site import (
         blocks,
         csp,
+        explain,
         glossary,
         katex,
         notebooks,
@@ -92,6 +94,8 @@ class _State:
     notebook_inputs: str = ""
     #: ``{src_uri: (source path, executed path)}`` of the notebook pages of this build.
     notebook_paths: dict[str, tuple[str, str]]
+    #: ``{src_uri: explain.Collector}``: the numbers a page's Markdown printed, until its HTML links them.
+    numbers: dict[str, Any]
 
 
 _state = _State()
@@ -154,6 +158,7 @@ def on_config(config: Any) -> Any:
     _state.notebook_cache = root / ".cache" / "descent" / "notebooks"
     _state.notebook_inputs = ""
     _state.notebook_paths = {}
+    _state.numbers = {}
     check_jupyter_config(config)
     if _state.node_modules not in _renderers:
         _renderers[_state.node_modules] = katex.Renderer(_state.node_modules)
@@ -353,9 +358,13 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
     if notebooks.is_notebook(page.file.src_uri):
         return markdown  # the notebook's JSON: mkdocs-jupyter renders the page, not Markdown
     handlers = {"figure": _figure_handler(page), "formula": formula_markdown, "widget": widget_html}
+    numbers = explain.collector(page.file.src_uri)  # every value's derivation (descent.site.explain)
+    handlers["value"] = numbers.handler(shortcodes.value_handler())
     try:
-        return shortcodes.resolve(markdown, page.file.src_uri, handlers, first_line=_first_line(markdown, page))
-    except shortcodes.ShortcodeError as e:
+        markdown = shortcodes.resolve(markdown, page.file.src_uri, handlers, first_line=_first_line(markdown, page))
+        _state.numbers[page.file.src_uri] = numbers
+        return markdown + numbers.section()
+    except (shortcodes.ShortcodeError, ValueError) as e:
         raise PluginError(str(e)) from None
 
 
@@ -368,6 +377,8 @@ def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
             html = notebooks.with_download_box(html, box, page.file.src_uri)
         except notebooks.NotebookError as e:
             raise PluginError(str(e)) from None
+    if page.file.src_uri in _state.numbers:
+        html = explain.link_values(html, _state.numbers.pop(page.file.src_uri))
     try:
         html = katex.render_math_html(html, _state.renderer, page.file.src_uri)
     except katex.KatexError as e:

@@ -55,6 +55,7 @@ __all__ = [
     "resolve",
     "table",
     "value",
+    "value_handler",
 ]
 
 KINDS = ("value", "table", "figure", "formula", "widget")
@@ -382,6 +383,12 @@ def _registered(kind: str) -> Handler:
         return entry.func(**entry.bind(raw))
 
     return handle
+
+
+def value_handler() -> Handler:
+    """The ``value`` handler :func:`resolve` uses by default (the registered value entries), for a
+    caller that wraps it (:mod:`descent.site.explain` records each number)."""
+    return _registered("value")
 
 
 def resolve(markdown: str, page: str = "<page>", handlers: dict[str, Handler] | None = None,

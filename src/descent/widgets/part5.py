@@ -26,7 +26,17 @@ from __future__ import annotations
 from descent import catalog, custom, hfconfig, numerics
 from descent import params as P
 from descent.hardware import decode_step_bytes
-from descent.memory import Sizing, across_field, fit_cell, fit_sentence, moe_line, sharded_sentence, size, split_field
+from descent.memory import (
+    Sizing,
+    across_field,
+    compare,
+    fit_cell,
+    fit_sentence,
+    moe_line,
+    sharded_sentence,
+    size,
+    split_field,
+)
 from descent.units import (
     GB,
     KiB,
@@ -50,6 +60,7 @@ __all__ = [
     "decode_across_field",
     "field_bars",
     "moe_line",
+    "parse_pinned",
     "rate_text",
     "size_it_yourself",
 ]
@@ -119,6 +130,17 @@ CONFIG_JSON = P.declare(P.Param(
     + ", ".join(hfconfig.known_model_types()) + ".",
 ))
 
+#: The sandbox's pinned set-up (issue 26: compare two set-ups): the inputs held by its "Pin" button,
+#: as ``field:value`` pairs joined by ``;`` (the form share.js writes into the page's address).
+PINNED = P.declare(P.Param(
+    "pinned", "Compare with (pinned set-up)", "text", "", key="sandbox_pinned", max_length=400,
+    help="Press Pin to hold the inputs above here; the results then set them beside the current ones. "
+    "Empty: no comparison.",
+))
+#: The inputs a pinned set-up may hold: catalog models and chips only (a pasted config.json or typed
+#: chip numbers are too long for it).
+PINNABLE = ("model", "weights", "kv", "context", "batch", "accelerator", "runtime_percent")
+
 
 def resolve(model: str, accelerator: str, config_json: str, memory_gb: float, bandwidth_gbs: float,
             tflops: float) -> tuple[catalog.Model, catalog.Accelerator]:
@@ -182,6 +204,7 @@ def rate_text(x: float) -> str:
         Input(P.BANDWIDTH_GBS, "number", when=("accelerator", CUSTOM)),
         Input(P.TFLOPS, "number", when=("accelerator", CUSTOM)),
         Input(P.RUNTIME, "range"),
+        Input(PINNED, "text"),
     ],
     tries=[
         ("Change the weights to BF16.", "Two bytes per weight: the weights grow, and the running example no longer "
@@ -195,9 +218,11 @@ def size_it_yourself(
     model: str, weights: str, kv: str, context: int, batch: int, accelerator: str,
     runtime_percent: float = P.RUNTIME.default, config_json: str = EXAMPLE_CONFIG,
     memory_gb: float = P.MEMORY_GB.default, bandwidth_gbs: float = P.BANDWIDTH_GBS.default,
-    tflops: float = P.TFLOPS.default,
+    tflops: float = P.TFLOPS.default, pinned: str = PINNED.default,
 ) -> list[dict]:
-    """Views for one sizing (:func:`descent.memory.size` with these arguments).
+    """Views for one sizing (:func:`descent.memory.size` with these arguments); with ``pinned``
+    (:data:`PINNED`), first a table that sets the pinned set-up's sizing beside this one
+    (:func:`descent.memory.compare`).
 
     Args:
         model, accelerator: catalog ids, or :data:`CUSTOM`: the model in ``config_json`` (a
@@ -223,6 +248,8 @@ def size_it_yourself(
     seqs = "sequence" if batch == 1 else "sequences"
 
     out: list[dict] = []
+    if pinned.strip():
+        out.append(_comparison(parse_pinned(pinned), s))
     out.append(v.note(fit_sentence(s, _gb_gib, on=one), "info" if s.fits else "warn"))
 
     segs = [
@@ -406,3 +433,51 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
     if left:
         out.append(v.note(sharded_sentence(left), "info"))
     return out
+
+
+def parse_pinned(text: str) -> dict:
+    """A pinned set-up (:data:`PINNED`) as the sizing's inputs, every one checked by its own
+    parameter; the inputs it does not name take their defaults.
+
+    Raises:
+        FieldError: (field ``pinned``) a pair that is not ``field:value``, a field it may not hold,
+            or a value its parameter refuses (that parameter's message).
+    """
+    params = {"model": P.MODEL, "weights": P.WEIGHTS, "kv": P.KV, "context": P.CONTEXT, "batch": P.BATCH,
+              "accelerator": P.ACCELERATOR, "runtime_percent": P.RUNTIME}
+    values = {name: p.default for name, p in params.items()}
+    for part in text.strip().split(";"):
+        if not part.strip():
+            continue
+        name, colon, raw = part.partition(":")
+        name = name.strip()
+        if not colon or name not in params:
+            raise P.ParamError(PINNED.name, f"{PINNED.label}: each part is field:value, the field one of "
+                               f"{', '.join(PINNABLE)}; got {part.strip()[:40]!r}")
+        try:
+            values[name] = params[name].parse(raw.strip())
+        except P.ParamError as exc:
+            raise P.ParamError(PINNED.name, f"{PINNED.label}: {exc.message}") from None
+    return values
+
+
+def _comparison(pinned: dict, now: Sizing) -> dict:
+    """The pinned set-up's sizing beside ``now``: each output with both values, now / pinned and
+    which is better (:func:`descent.memory.compare`)."""
+    before = size(pinned["model"], pinned["accelerator"], pinned["weights"], pinned["kv"], pinned["context"],
+                  pinned["batch"], pinned["runtime_percent"])
+    side = {"before": "pinned", "after": "now", "": "same"}
+    rows = []
+    for c in compare(before, now):
+        # Units in the row's label, bare numbers in the cells: five columns fit a phone's width.
+        if c.field == "fits":
+            label, a, b = c.label, ("yes" if c.before else "no"), ("yes" if c.after else "no")
+        elif c.field.endswith("bytes"):
+            label, a, b = f"{c.label}, GB", v.fmt(c.before / GB), v.fmt(c.after / GB)
+        else:
+            label, a, b = f"{c.label}, tokens/s", rate_text(c.before), rate_text(c.after)
+        ratio = "" if c.ratio is None else format_number(c.ratio, 3)
+        rows.append([label, a, b, ratio, side[c.better]])
+    what = ", ".join(f"{k} {pinned[k]}" for k in ("model", "weights", "kv", "context", "batch", "accelerator"))
+    return v.table(["Output", "Pinned", "Now", "Ratio", "Better"], rows,
+                   caption=f"Pinned set-up ({what}) beside the current one; ratio: now over pinned", numeric=[False, True, True, True, False])

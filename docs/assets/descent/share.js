@@ -1,0 +1,323 @@
+// descent share: a widget's inputs live in the page's address, so a link reopens the same set-up.
+//
+// One query parameter per widget, named after the widget (data-widget), holding its visible
+// inputs as readable field:value pairs joined by ";", each part percent-encoded:
+//
+//     part-5-the-whole-descent.html?size_it_yourself=model:llama-3.1-70b;accelerator:h200;context:8192
+//
+// As the reader changes an input the address is rewritten (history.replaceState; no new history
+// entry). Opening such an address writes the values into the widget's controls and fires the same
+// input events a reader's typing fires, so widgets.js computes them in the Pyodide worker and a bad
+// or outdated value gets the widget's own message under its field (a choice the widget no longer
+// offers is added for the moment as a marked option, so Python names it in that message). A field
+// the widget no longer has is reported in one sentence and ignored. Each widget gets a "Copy link"
+// button (data-action="share") whose link holds that widget's inputs and points at the widget.
+//
+// From file:// the controls are frozen and show the precomputed defaults (widgets.js): a link's
+// inputs are then listed in a sentence that says the results shown are the defaults and that the
+// hosted site (or a local web server) computes the link's own.
+//
+// A classic script loaded after widgets.js, for the same reasons (file://, any base path). It does
+// not touch widgets.js's state: it only reads and writes the form controls and dispatches events.
+
+(() => {
+"use strict";
+
+const isFile = () => location.protocol === "file:";
+// Longest address written (a pasted config.json can be long); beyond it the link is not updated.
+const MAX_URL = 8000;
+const bound = new WeakSet();
+// Milliseconds an input rests before the address is rewritten.
+const UPDATE_WAIT_MS = 250;
+
+const fields = (root) => Array.from(root.querySelectorAll(".descent-widget__form .descent-field[data-field]"));
+
+// The widget's visible inputs as [[field, text], ...], in the form's order.
+function readFields(root) {
+  const out = [];
+  for (const f of fields(root)) {
+    if (f.hidden) continue;
+    const name = f.dataset.field;
+    let v = null;
+    switch (f.dataset.kind) {
+      case "range":
+      case "number":
+        v = f.querySelector(".descent-field__number").value;
+        break;
+      case "select":
+        v = f.querySelector("select").value;
+        break;
+      case "segmented": {
+        const c = f.querySelector("input[type=radio]:checked");
+        v = c ? c.value : null;
+        break;
+      }
+      case "toggle":
+        v = String(f.querySelector("input[type=checkbox]").checked);
+        break;
+      case "text":
+        v = f.querySelector("textarea, input").value;
+        break;
+    }
+    if (v !== null) out.push([name, v]);
+  }
+  return out;
+}
+
+const enc = (s) => encodeURIComponent(s).replace(/%2C/g, ",").replace(/%2F/g, "/");
+
+function encodeState(pairs) {
+  return pairs.map(([k, v]) => `${enc(k)}:${enc(v)}`).join(";");
+}
+
+function decodeState(text) {
+  const out = [];
+  for (const part of text.split(";")) {
+    if (!part) continue;
+    const i = part.indexOf(":");
+    if (i < 1) continue;
+    try {
+      out.push([decodeURIComponent(part.slice(0, i)), decodeURIComponent(part.slice(i + 1))]);
+    } catch {
+      out.push([part.slice(0, i), part.slice(i + 1)]); // a malformed escape: the raw text, refused by its field
+    }
+  }
+  return out;
+}
+
+// The raw (still encoded) value of query parameter `name`, or null.
+function rawParam(search, name) {
+  for (const part of search.replace(/^\?/, "").split("&")) {
+    const i = part.indexOf("=");
+    const key = i < 0 ? part : part.slice(0, i);
+    let k;
+    try {
+      k = decodeURIComponent(key);
+    } catch {
+      continue;
+    }
+    if (k === name) return i < 0 ? "" : part.slice(i + 1);
+  }
+  return null;
+}
+
+function withParam(url, name, value) {
+  const kept = url.search.replace(/^\?/, "").split("&").filter((p) => {
+    if (!p) return false;
+    const key = p.split("=")[0];
+    try {
+      return decodeURIComponent(key) !== name;
+    } catch {
+      return true;
+    }
+  });
+  if (value !== null) kept.push(`${enc(name)}=${value}`);
+  const u = new URL(url.href);
+  u.search = kept.length ? "?" + kept.join("&") : "";
+  return u;
+}
+
+function linkFor(root) {
+  let u = withParam(new URL(location.href), root.dataset.widget, encodeState(readFields(root)));
+  if (root.id) u.hash = root.id;
+  return u;
+}
+
+function updateAddress(root) {
+  const u = withParam(new URL(location.href), root.dataset.widget, encodeState(readFields(root)));
+  if (u.href.length > MAX_URL || u.href === location.href) return;
+  try {
+    history.replaceState(history.state, "", u.href);
+  } catch {
+    // Some browsers refuse to rewrite a file:// address; the Copy link button still works.
+  }
+}
+
+function note(root, text) {
+  let p = root.querySelector(".descent-share__note");
+  if (!p) {
+    p = document.createElement("p");
+    p.className = "descent-share__note";
+    p.setAttribute("role", "status");
+    const bar = root.querySelector(".descent-share");
+    bar.insertAdjacentElement("afterend", p);
+  }
+  p.textContent = text;
+  p.hidden = !text;
+}
+
+// Write one value into a field's control and fire the event a reader's change fires.
+function applyField(f, value) {
+  const fire = (el, type) => el.dispatchEvent(new Event(type, { bubbles: true }));
+  switch (f.dataset.kind) {
+    case "range":
+    case "number": {
+      const num = f.querySelector(".descent-field__number");
+      num.value = value;
+      fire(num, "input");
+      fire(num, "change");
+      return;
+    }
+    case "select": {
+      const sel = f.querySelector("select");
+      if (!Array.from(sel.options).some((o) => o.value === value)) {
+        const o = document.createElement("option");
+        o.value = value;
+        o.textContent = `${value} (from the link; not offered)`;
+        o.dataset.fromLink = "";
+        sel.append(o);
+      }
+      sel.value = value;
+      fire(sel, "change");
+      return;
+    }
+    case "segmented": {
+      let r = Array.from(f.querySelectorAll("input[type=radio]")).find((x) => x.value === value);
+      if (!r) {
+        const first = f.querySelector("input[type=radio]");
+        r = document.createElement("input");
+        r.type = "radio";
+        r.name = first ? first.name : f.dataset.field;
+        r.value = value;
+        r.hidden = true;
+        r.dataset.fromLink = "";
+        (first ? first.parentElement : f).append(r);
+      }
+      r.checked = true;
+      fire(r, "change");
+      return;
+    }
+    case "toggle": {
+      const c = f.querySelector("input[type=checkbox]");
+      c.checked = value === "true";
+      fire(c, "change");
+      return;
+    }
+    case "text": {
+      const t = f.querySelector("textarea, input");
+      t.value = value;
+      fire(t, "input");
+    }
+  }
+}
+
+// Options and radios added for a link's refused value go once the reader picks another.
+function dropLinkOptions(root, target) {
+  const f = target.closest && target.closest(".descent-field");
+  if (!f) return;
+  for (const el of f.querySelectorAll("[data-from-link]")) {
+    if (el.tagName === "OPTION" ? !el.selected : !el.checked) el.remove();
+  }
+}
+
+function restore(root) {
+  const raw = rawParam(location.search, root.dataset.widget);
+  if (raw === null) return;
+  const pairs = decodeState(raw);
+  const byName = new Map(fields(root).map((f) => [f.dataset.field, f]));
+  const unknown = pairs.filter(([k]) => !byName.has(k)).map(([k]) => k);
+  const known = pairs.filter(([k]) => byName.has(k));
+  const said = [];
+  if (unknown.length) {
+    said.push(`This link names ${unknown.length === 1 ? "an input" : "inputs"} this calculator does not have (${unknown.join(", ")}): ignored.`);
+  }
+  if (isFile()) {
+    if (known.length) {
+      said.push(`This link asks for ${known.map(([k, v]) => `${k} = ${v}`).join(", ")}. The results shown are precomputed for the defaults; ` +
+        "open this link on the published site (or a local web server) to compute the link's own.");
+    }
+    note(root, said.join(" "));
+    return;
+  }
+  // Choices first (they show or hide other fields), then the rest, in the link's order.
+  const order = (f) => (f.dataset.kind === "select" || f.dataset.kind === "segmented" ? 0 : 1);
+  known.sort((a, b) => order(byName.get(a[0])) - order(byName.get(b[0])));
+  for (const [k, v] of known) applyField(byName.get(k), v);
+  note(root, said.join(" "));
+}
+
+function copy(root) {
+  const url = linkFor(root).href;
+  const done = (text) => {
+    const live = root.querySelector(".descent-share__said");
+    live.textContent = text;
+  };
+  const fallback = () => {
+    const box = root.querySelector(".descent-share__url");
+    box.hidden = false;
+    box.value = url;
+    box.focus();
+    box.select();
+    done("Your browser did not allow copying: the link is selected in the box, copy it from there.");
+  };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(url).then(() => done("Link copied: it opens this calculator with these inputs."), fallback);
+  } else {
+    fallback();
+  }
+}
+
+function bind(root) {
+  if (bound.has(root) || !root.dataset.widget) return;
+  const form = root.querySelector(".descent-widget__form");
+  const status = root.querySelector(".descent-widget__status");
+  if (!form || !fields(root).length) return;
+  bound.add(root);
+  const bar = document.createElement("div");
+  bar.className = "descent-share";
+  bar.innerHTML =
+    '<button type="button" class="descent-share__button" data-action="share">Copy link</button>' +
+    '<span class="descent-share__said" role="status"></span>' +
+    '<input class="descent-share__url" type="text" readonly hidden aria-label="Link to these inputs">';
+  (status || form).insertAdjacentElement("afterend", bar);
+  const title = root.querySelector(".descent-widget__title");
+  bar.querySelector("button").setAttribute("aria-label", `Copy a link to ${title ? title.textContent : "this calculator"} with these inputs`);
+  bar.querySelector("button").addEventListener("click", () => copy(root));
+  const pinField = root.querySelector('.descent-field[data-field="pinned"] textarea, .descent-field[data-field="pinned"] input');
+  if (pinField) {
+    // Compare (the sizing sandbox): hold the current inputs in the "pinned" field; Python then sets
+    // that set-up's results beside the next ones (descent.memory.compare).
+    const pin = document.createElement("button");
+    pin.type = "button";
+    pin.className = "descent-share__button";
+    pin.dataset.action = "pin";
+    pin.textContent = "Pin these inputs to compare";
+    pin.addEventListener("click", () => {
+      pinField.value = readFields(root).filter(([k]) => k !== "pinned" && k !== "config_json").map(([k, v]) => `${k}:${v}`).join(";");
+      pinField.dispatchEvent(new Event("input", { bubbles: true }));
+      root.querySelector(".descent-share__said").textContent = "Pinned: change an input to see both set-ups side by side.";
+    });
+    bar.querySelector(".descent-share__said").before(pin);
+    if (isFile()) pin.disabled = true;
+  }
+  let timer = 0;
+  const changed = (ev) => {
+    dropLinkOptions(root, ev.target);
+    // A dragged slider fires many events; browsers throttle history updates: write once it rests.
+    clearTimeout(timer);
+    timer = setTimeout(() => updateAddress(root), UPDATE_WAIT_MS);
+    const said = root.querySelector(".descent-share__said");
+    if (said.textContent) said.textContent = "";
+  };
+  // A clicked output (data-set) changes the controls without an event: its result arrives after.
+  root.addEventListener("descent:result", () => updateAddress(root));
+  restore(root);
+  if (!isFile()) {
+    form.addEventListener("input", changed);
+    form.addEventListener("change", changed);
+  }
+}
+
+function bindAll() {
+  for (const root of document.querySelectorAll(".descent-widget[data-widget]")) bind(root);
+}
+
+function start() {
+  bindAll();
+  const doc$ = window.document$;
+  if (doc$ && typeof doc$.subscribe === "function") doc$.subscribe(() => bindAll());
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
+else start();
+})();
