@@ -243,6 +243,11 @@ class Reader:
         if not page.url.startswith(self.base):
             page.goto(url)
             return
+        if page.url.split("#")[0].split("?")[0] == url:
+            # A link to the page already shown is Material's same-page case (no new content to wait
+            # for, and its handling races with a scroll): load it afresh instead.
+            page.goto(url)
+            return
         page.evaluate(
             """u => {
                 for (const c of document.querySelectorAll('.md-content')) c.dataset.descentStale = '1';

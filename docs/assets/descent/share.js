@@ -123,8 +123,13 @@ function linkFor(root) {
   return u;
 }
 
+const drawn = new WeakMap();
+
 function updateAddress(root) {
-  const u = withParam(new URL(location.href), root.dataset.widget, encodeState(readFields(root)));
+  // Only a reader's own values go into the address: at the page's values the widget's parameter is
+  // dropped, so a plain visit keeps a plain address (and Material's navigation its own history).
+  const state = encodeState(readFields(root));
+  const u = withParam(new URL(location.href), root.dataset.widget, state === drawn.get(root) ? null : state);
   if (u.href.length > MAX_URL || u.href === location.href) return;
   try {
     history.replaceState(history.state, "", u.href);
@@ -263,6 +268,7 @@ function bind(root) {
   const status = root.querySelector(".descent-widget__status");
   if (!form || !fields(root).length) return;
   bound.add(root);
+  drawn.set(root, encodeState(readFields(root))); // the page's own values: never written into the address
   const bar = document.createElement("div");
   bar.className = "descent-share";
   bar.innerHTML =

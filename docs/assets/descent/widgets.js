@@ -612,6 +612,10 @@ function bind(root) {
   });
   form.addEventListener("change", (ev) => {
     applyWhen(st);
+    // The "change" a text box fires as it loses focus (say, to a button in the output) repeats the
+    // inputs its "input" events already sent: sending them again would mark the widget busy and
+    // disable the output's buttons just as the reader's click reaches one.
+    if (st.inputs && !st.inflight && JSON.stringify(readInputs(st)) === JSON.stringify(st.inputs)) return;
     if (!ev.target.closest(".descent-field__pair")) schedule(st);
   });
   out.addEventListener("click", (ev) => onOutputClick(st, ev));
