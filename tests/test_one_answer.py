@@ -295,35 +295,26 @@ def test_the_time_between_tokens_is_one_number(model, batch):
     assert not bad, _fail_report(bad)
 
 
-def _no_bisection(mp: pytest.MonkeyPatch) -> None:
-    """memory.size also finds the smallest compute-bound batch by bisection over decode steps of up
-    to 100,000 sequences (hardware.compute_bound_batch, up to half a second a call). No property here
-    reads that field (test_hardware and test_memory test it), so it is stubbed for the grid."""
-    mp.setattr(memory, "compute_bound_batch", lambda *a, **k: None)
-
-
 @pytest.mark.parametrize("model", MODELS)
 def test_weights_and_kv_cache_at_one_device_are_the_sizings(model):
     """memory.size (descent size), step.footprint and parallel.plan at tp=1 (descent parallel)."""
     context = _tokens(model)
     bad = []
-    with pytest.MonkeyPatch.context() as mp:
-        _no_bisection(mp)
-        for a, w in _cases():
-            s = memory.size(model, a, w, context=context, batch=4)
-            fp = step.footprint(Scenario(model=model, accelerator=a, weights=w, context=context, batch=4))
-            plan = parallel.plan(model, a, w, context=context, batch=4, tp=1)
-            # exact: each sums weights.bytes_by_group; (total - experts) + experts is exact for
-            # whole bytes below 2**53 (every catalog model's weights are)
-            weights = {s.weights_bytes, fp.weights_bytes, fp.weights_bytes_per_device, plan.weights_bytes,
-                       plan.weights_bytes_per_device}
-            # exact: each is step.kv_cache_bytes(model, kv, context, 4), undivided at one device
-            kv = {s.kv_cache_bytes, fp.kv_bytes, fp.kv_bytes_per_device, plan.kv_bytes_per_device}
-            if len(weights) != 1 or len(kv) != 1:
-                bad.append(f"{model} {a} {w}: weights {sorted(weights)} kv {sorted(kv)}")
-            # what the model needs: the weights and the KV cache, the sizing's and the footprint's
-            if s.need_bytes != pytest.approx(fp.need_bytes, rel=1e-12) or s.usable_bytes != fp.usable_bytes:
-                bad.append(f"{model} {a} {w}: need {fp.need_bytes} vs sizing {s.need_bytes}")
+    for a, w in _cases():
+        s = memory.size(model, a, w, context=context, batch=4)
+        fp = step.footprint(Scenario(model=model, accelerator=a, weights=w, context=context, batch=4))
+        plan = parallel.plan(model, a, w, context=context, batch=4, tp=1)
+        # exact: each sums weights.bytes_by_group; (total - experts) + experts is exact for
+        # whole bytes below 2**53 (every catalog model's weights are)
+        weights = {s.weights_bytes, fp.weights_bytes, fp.weights_bytes_per_device, plan.weights_bytes,
+                   plan.weights_bytes_per_device}
+        # exact: each is step.kv_cache_bytes(model, kv, context, 4), undivided at one device
+        kv = {s.kv_cache_bytes, fp.kv_bytes, fp.kv_bytes_per_device, plan.kv_bytes_per_device}
+        if len(weights) != 1 or len(kv) != 1:
+            bad.append(f"{model} {a} {w}: weights {sorted(weights)} kv {sorted(kv)}")
+        # what the model needs: the weights and the KV cache, the sizing's and the footprint's
+        if s.need_bytes != pytest.approx(fp.need_bytes, rel=1e-12) or s.usable_bytes != fp.usable_bytes:
+            bad.append(f"{model} {a} {w}: need {fp.need_bytes} vs sizing {s.need_bytes}")
     assert not bad, _fail_report(bad)
 
 
@@ -332,16 +323,14 @@ def test_the_price_of_a_token_is_one_number(model):
     """economics.token_cost (Part 5's cost by batch) and the server dials at tp=1."""
     context = _tokens(model)
     bad = []
-    with pytest.MonkeyPatch.context() as mp:
-        _no_bisection(mp)
-        for a, w in _cases():
-            for batch in (1, 16):
-                cost = economics.token_cost(model, a, w, context=context, batch=batch, price=2.5)
-                dial = dials.server_dials(model, a, w, context=context, batch=batch, tp=1, price=2.5)
-                # exact: both are economics.usd_per_million_tokens(step.decode(...).tokens_per_s_total, 1, price)
-                if (cost.usd_per_million_tokens, cost.tokens_per_s_total) != \
-                        (dial.usd_per_million_tokens, dial.tokens_per_s_total):
-                    bad.append(f"{model} {a} {w} batch {batch}: token_cost {cost} vs dials {dial}")
+    for a, w in _cases():
+        for batch in (1, 16):
+            cost = economics.token_cost(model, a, w, context=context, batch=batch, price=2.5)
+            dial = dials.server_dials(model, a, w, context=context, batch=batch, tp=1, price=2.5)
+            # exact: both are economics.usd_per_million_tokens(step.decode(...).tokens_per_s_total, 1, price)
+            if (cost.usd_per_million_tokens, cost.tokens_per_s_total) != \
+                    (dial.usd_per_million_tokens, dial.tokens_per_s_total):
+                bad.append(f"{model} {a} {w} batch {batch}: token_cost {cost} vs dials {dial}")
     assert not bad, _fail_report(bad)
 
 
@@ -370,10 +359,8 @@ def test_every_view_agrees_anywhere(data):
     dial = dials.server_dials(model, a, w, kv, context=context, batch=batch, tp=1)
     assert itl == dial.step_s
     assert ceiling.tokens_per_s_per_sequence == pytest.approx(1 / itl, rel=1e-12)  # approx: a reciprocal
-    with pytest.MonkeyPatch.context() as mp:
-        _no_bisection(mp)
-        s = memory.size(model, a, w, kv, context=context, batch=batch)
-        cost = economics.token_cost(model, a, w, kv, context=context, batch=batch)
+    s = memory.size(model, a, w, kv, context=context, batch=batch)
+    cost = economics.token_cost(model, a, w, kv, context=context, batch=batch)
     plan = parallel.plan(model, a, w, kv, context=context, batch=batch, tp=1)
     assert s.weights_bytes == plan.weights_bytes_per_device  # exact: whole bytes
     assert s.kv_cache_bytes == plan.kv_bytes_per_device

@@ -1,7 +1,7 @@
 """What a token costs: dollars and joules, from the decode ceiling and the chip's price and power.
 
 One accelerator rented at ``price`` dollars per hour and drawing ``power_watts`` while it decodes
-at ``tokens_per_s_total`` (the roofline ceiling of :func:`descent.hardware.decode_ceiling`, for
+at ``tokens_per_s_total`` (the roofline ceiling of :func:`descent.step.decode`, for
 every sequence of the batch together) spends, per token:
 
     dollars per token = price / 3,600 / tokens_per_s_total
@@ -29,9 +29,8 @@ from dataclasses import dataclass
 
 from descent import params as P
 from descent.catalog import resolve_model
-from descent.hardware import decode_ceiling, prefill_time
 from descent.scenario import Scenario
-from descent.step import check_weights, decode, footprint
+from descent.step import check_weights, decode, footprint, prefill
 
 __all__ = ["DECODE_BATCHES", "SECONDS_PER_HOUR", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch",
            "decode_batches", "input_output_ratio", "max_batch", "token_cost", "usd_per_million_tokens"]
@@ -49,7 +48,7 @@ class TokenCost:
         tokens_per_s_total: decode ceiling over the batch, tokens/s.
         usd_per_million_tokens: price per GPU-hour / 3,600 / tokens_per_s_total x 1e6, dollars.
         joules_per_token: power x PUE / tokens_per_s_total, joules.
-        bound: ``"memory"`` or ``"compute"`` (:func:`descent.hardware.decode_ceiling`).
+        bound: ``"memory"`` or ``"compute"`` (:func:`descent.step.decode`).
         fits: weights + KV cache + runtime allowance fit the chip's memory at this batch.
     """
 
@@ -180,7 +179,8 @@ def input_output_ratio(model, accelerator, weights: str = Scenario.weights, kv: 
     Raises:
         ValueError: bad inputs (as :func:`descent.memory.size`).
     """
-    m = resolve_model(model)
-    per_output = decode_ceiling(m, accelerator, weights, kv, prompt_tokens, batch).step_seconds / batch
-    per_input = prefill_time(m, accelerator, weights, kv, prompt_tokens).seconds / prompt_tokens
+    sc = Scenario(model=resolve_model(model), accelerator=accelerator, weights=check_weights(weights), kv=kv,
+                  context=prompt_tokens, batch=batch)
+    per_output = decode(sc).seconds / batch  # one decode step at the prompt's length, on one device
+    per_input = prefill(sc, prompt_tokens).seconds / prompt_tokens
     return per_output / per_input

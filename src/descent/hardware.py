@@ -51,7 +51,6 @@ Standard library only (runs in Pyodide).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from descent import step as S
@@ -187,50 +186,14 @@ def decode_ceiling(model: str | Model, accelerator: str | Accelerator, weights: 
 
 def compute_bound_batch(model: str | Model, accelerator: str | Accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context,
                         moe_routing: str = "uniform", positions: int = 1) -> int | None:
-    """The smallest batch at which a decode step is compute-bound, or None if none up to
-    ``step.MAX_BATCH`` is.
-
-    Memory time grows with B through the KV cache (and the experts a batch touches); compute time
-    grows with B through the FLOPs. At long contexts each sequence's KV cache can cost more time
-    to read than its FLOPs take, and then no batch is compute-bound. Found by doubling B until the
-    step is compute-bound, then bisecting (the compute share of a step rises with B).
-
-    ``positions`` > 1 asks the same of a speculative-decoding verification step, in which each
-    sequence runs ``positions`` = draft length + 1 positions through the target
-    (:meth:`descent.step.StepModel.uniform_verify`): the arithmetic per sequence is ``positions``
-    times a decode step's, the bytes barely grow, so the ridge comes at a smaller batch.
+    """The smallest batch at which a decode step is compute-bound on one device, or None if none up
+    to ``step.MAX_BATCH`` is: :func:`descent.step.compute_bound_batch` (``positions`` > 1: a
+    speculative verification step of that many positions per sequence).
 
     Raises:
         ValueError: as :func:`decode_ceiling`.
     """
-    sc = _scenario(model, accelerator, weights, kv, context, 1, moe_routing)
-    sm = S.model_for(sc)
-    if sm.peak == math.inf:
-        return None  # a chip described without a peak (descent.custom): no compute roof at any batch
-    assert sc.devices == 1 and sc.microbatches == 1  # so step.decode is the one-device closed form
-
-    def bound(b: int) -> bool:
-        # step.decode(sc.but(batch=b)) on one device, in O(1) (it is StepModel.uniform_decode there):
-        # building a scenario and a list of b contexts per probe cost seconds for 22 chips (issue 24).
-        if positions > 1:
-            return sm.uniform_verify(b, context, positions).bound == "compute"
-        return sm.uniform_decode(b, context).bound == "compute"
-
-    lo, hi = 1, 1
-    if bound(1):
-        return 1
-    while not bound(hi):
-        lo = hi
-        if hi >= S.MAX_BATCH:
-            return None
-        hi = min(hi * 2, S.MAX_BATCH)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if bound(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return S.compute_bound_batch(_scenario(model, accelerator, weights, kv, context, 1, moe_routing), positions)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ Against vLLM at 0.9 the KV room computed here is an upper bound: the activation 
 and non-torch memory (a few GB) come out of vLLM's 90% too, and are not subtracted.
 
 Decode speed comes along (``bytes_per_decode_step``, ``decode_tokens_per_s``) from
-:mod:`descent.hardware`; it reads only the *active* weights, while memory holds all of them.
+:mod:`descent.step` (its decode step on one device); it reads only the *active* weights, while memory holds all of them.
 
 Standard library only (runs in Pyodide).
 """
@@ -31,10 +31,10 @@ import math
 from dataclasses import dataclass
 
 from descent import catalog, params, transformer
+from descent import step as S
 from descent.catalog import Accelerator, Model, resolve_accelerator, resolve_model
 from descent.checks import is_real
-from descent.hardware import check_inputs, compute_bound_batch, decode_ceiling
-from descent.numerics import BITS_PER_BYTE
+from descent.numerics import BITS_PER_BYTE, kv_precision
 from descent.scenario import Scenario
 from descent.step import footprint
 from descent.units import format_bytes, format_count, format_int, format_percent
@@ -75,7 +75,7 @@ class Sizing:
         memory_bandwidth: accelerator memory bandwidth, bytes/s.
         peak_flops: dense peak FLOP/s in ``compute_precision``.
         compute_precision: the precision the matmuls run in (``step.compute_precision``).
-        bytes_per_decode_step: bytes one decode step of B sequences reads (hardware module), bytes.
+        bytes_per_decode_step: bytes one decode step of B sequences reads (the step model), bytes.
         flops_per_decode_step: FLOPs of one decode step of B sequences, FLOP.
         decode_memory_tokens_per_s: bandwidth / bytes_per_decode_step, tokens/s per sequence.
         decode_compute_tokens_per_s: peak / flops_per_decode_step, tokens/s per sequence.
@@ -158,7 +158,7 @@ def size(
         kv: KV-cache precision (``numerics.KV_PRECISIONS``).
         context: tokens per sequence, 1 to 20,000,000 (beyond the model's max_context is allowed
             and flagged in ``beyond_max_context``).
-        batch: sequences, 1 to ``hardware.MAX_BATCH`` (100,000).
+        batch: sequences, 1 to ``step.MAX_BATCH`` (100,000).
         runtime_percent: memory kept back for the runtime, percent of capacity (0 to 50).
 
     Returns:
@@ -170,10 +170,10 @@ def size(
     """
     mod = resolve_model(model)
     a = resolve_accelerator(accelerator)
-    mod, w, kp = check_inputs(mod, weights, kv, context, batch)
+    sc = Scenario(model=mod, weights=S.check_weights(weights), kv=kv, context=context, batch=batch)
+    mod, w, kp = sc.model_row, sc.weights, kv_precision(sc.kv)
     params.RUNTIME.check(float(runtime_percent) if is_real(runtime_percent) else runtime_percent)
-    sc = Scenario(model=mod, accelerator=a, weights=w, kv=kp.name, context=context, batch=batch,
-                  runtime_percent=float(runtime_percent))
+    sc = sc.but(accelerator=a, runtime_percent=float(runtime_percent))
     allowance = runtime_percent / 100
 
     pc = transformer.param_counts(mod)
@@ -187,7 +187,7 @@ def size(
     usable = sc.usable_bytes
     needed = max(1, math.ceil(need / usable))
 
-    c = decode_ceiling(mod, a, w, kp.name, context, batch)
+    c = S.decode(sc)  # the step model's decode step on one device
     return Sizing(
         model=mod.id,
         accelerator=a.id,
@@ -213,15 +213,15 @@ def size(
         memory_bandwidth=a.memory_bandwidth,
         peak_flops=c.peak_flops,
         compute_precision=c.compute_precision,
-        bytes_per_decode_step=c.bytes_per_step,
-        flops_per_decode_step=c.flops_per_step,
+        bytes_per_decode_step=c.bytes,
+        flops_per_decode_step=c.flops,
         decode_memory_tokens_per_s=1 / c.memory_seconds,
         # A chip described without a peak (descent.custom) has no compute roof: infinite.
         decode_compute_tokens_per_s=1 / c.compute_seconds if c.compute_seconds else math.inf,
         decode_tokens_per_s=c.tokens_per_s_per_sequence,
         decode_tokens_per_s_total=c.tokens_per_s_total,
         bound=c.bound,
-        compute_bound_batch=compute_bound_batch(mod, a, w, kp.name, context),
+        compute_bound_batch=S.compute_bound_batch(sc),
     )
 
 
@@ -290,7 +290,7 @@ def across_field(
     Args:
         model: catalog model id. weights: weight precision (``numerics.PRECISIONS``).
         kv: KV-cache precision (``numerics.KV_PRECISIONS``). context: tokens per sequence, 1 to
-        20,000,000. batch: sequences, 1 to ``hardware.MAX_BATCH``.
+        20,000,000. batch: sequences, 1 to ``step.MAX_BATCH``.
 
     Returns:
         ``[Sizing, ...]`` sorted by ``decode_tokens_per_s`` (tokens/s per sequence), descending;

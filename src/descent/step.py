@@ -858,6 +858,49 @@ def prefill(sc: Scenario, prompt_tokens: int | None = None, cached_tokens: int =
     return cost(sc.but(microbatches=1), prefill_spans=[(cached_tokens, t)])
 
 
+
+def compute_bound_batch(sc: Scenario, positions: int = 1) -> int | None:
+    """The smallest batch at which a decode step of ``sc`` on one device is compute-bound, or None
+    if none up to ``MAX_BATCH`` is (or the chip has no peak: a ``descent.custom`` chip).
+
+    Memory time grows with B through the KV cache (and the experts a batch touches); compute time
+    grows with B through the FLOPs. At long contexts each sequence's KV cache can cost more time
+    to read than its FLOPs take, and then no batch is compute-bound. Found by doubling B until the
+    step is compute-bound, then bisecting (the compute share of a step rises with B), on the
+    one-device closed form (:meth:`StepModel.uniform_decode`, O(1) per probe). The scenario's batch
+    and split are ignored.
+
+    ``positions`` > 1 asks the same of a speculative-decoding verification step, in which each
+    sequence runs ``positions`` = draft length + 1 positions through the target
+    (:meth:`StepModel.uniform_verify`): the arithmetic per sequence is ``positions`` times a decode
+    step's, the bytes barely grow, so the ridge comes at a smaller batch.
+    """
+    sm = model_for(sc)
+    if sm.peak == math.inf:
+        return None  # a chip described without a peak (descent.custom): no compute roof at any batch
+    context = sc.context
+
+    def bound(b: int) -> bool:
+        if positions > 1:
+            return sm.uniform_verify(b, context, positions).bound == "compute"
+        return sm.uniform_decode(b, context).bound == "compute"
+
+    lo, hi = 1, 1
+    if bound(1):
+        return 1
+    while not bound(hi):
+        lo = hi
+        if hi >= MAX_BATCH:
+            return None
+        hi = min(hi * 2, MAX_BATCH)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if bound(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
 # ---------------------------------------------------------------------------------------------
 # What each device holds
 # ---------------------------------------------------------------------------------------------
