@@ -125,7 +125,9 @@ def tests(session: nox.Session) -> None:
     # on one worker (their conftest puts them in one xdist_group: one server on the sitemap's port,
     # one chromium) and spend much of their time waiting on pages, so the other workers run the
     # rest beside them. (Run one after the other, the two took 6.5 + 9.3 min on two cores.)
-    env = {"DESCENT_SITE_DIR": str(ROOT / "site")}
+    # DESCENT_SITE_EPOCH: the date that build used, so test_reproducible compares it with a cold
+    # build elsewhere instead of making two of its own.
+    env = {"DESCENT_SITE_DIR": str(ROOT / "site"), "DESCENT_SITE_EPOCH": _source_date_epoch()}
     workers = str(len(os.sched_getaffinity(0)) + 1)
     session.run("pytest", "-n", workers, "--dist", "loadgroup", *session.posargs, env=env)
 

@@ -36,22 +36,36 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def server_port() -> int:
+def server_host() -> str:
+    """The loopback address tests/browser's ``server`` listens on: 127.0.0.1, or 127.0.0.(N + 1) on
+    pytest-xdist's worker gwN. Every address of 127.0.0.0/8 is this machine, so each worker's server
+    can take the port the sitemap names (Material's instant navigation rewrites a sitemap URL's
+    host, not its port) and two workers can run browser tests at once."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    n = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    return f"127.0.0.{1 + n % 250}"
+
+
+@pytest.fixture(scope="session")
+def server_port(server_host) -> int:
     """The port tests/browser's ``server`` will use, chosen first so the build can name it in site_url.
 
     With ``$DESCENT_SITE_DIR`` (a site built beforehand, e.g. by nox at site_url
     http://127.0.0.1:8000/), the port its sitemap names when that port is free, so Material's
-    instant navigation still intercepts links; otherwise any free port.
+    instant navigation still intercepts links; otherwise any free port (on ``server_host``).
     """
     named = _sitemap_port(os.environ.get("DESCENT_SITE_DIR"))
     if named is not None:
         with socket.socket() as s:
+            # As http.server binds (allow_reuse_address): a port left in TIME_WAIT by an earlier
+            # run's server is free to listen on again.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
-                s.bind(("127.0.0.1", named))
+                s.bind((server_host, named))
                 return named
             except OSError:
                 pass
-    return _free_port()
+    return _free_port(server_host)
 
 
 def _sitemap_port(site: str | None) -> int | None:
@@ -67,9 +81,9 @@ def _sitemap_port(site: str | None) -> int | None:
     return loc.port or 80
 
 
-def _free_port() -> int:
+def _free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 

@@ -1,16 +1,20 @@
 """Reproducible builds: the same tree and SOURCE_DATE_EPOCH give byte-identical sites, wherever
 the tree lies on disk.
 
-Three ``mkdocs build --strict`` runs of the working tree, each from a fresh copy of the tracked
-(and untracked, not ignored) files with its own copy of ``node_modules/`` (a copy, not a link: a
-link would resolve to one real path for both) and its own ``src/`` on PYTHONPATH, so no build sees
-another checkout's ``.cache/``, sources or npm packages:
+Three sites built from the working tree, each from its own copy of the tracked (and untracked,
+not ignored) files with its own copy of ``node_modules/`` (a copy, not a link: a link would resolve
+to one real path for both) and its own ``src/`` on PYTHONPATH, so no build sees another checkout's
+``.cache/``, sources or npm packages:
 
-* A: checkout 1, cold (empty ``.cache/``: figures drawn, wheel built, KaTeX rendered, Pyodide
-  snapshot made from scratch; and an empty model cache, ``DESCENT_CACHE`` inside it: the GGUF
-  dequantized, every trace, perplexity and token-level result computed anew);
+* A: under ``nox -s tests``, the session's own build of this repository (``DESCENT_SITE_DIR``, built
+  at ``DESCENT_SITE_EPOCH``: cold in a fresh clone); otherwise checkout 1, cold (empty ``.cache/``:
+  figures drawn, wheel built, KaTeX rendered, Pyodide snapshot made from scratch; and an empty model
+  cache, ``DESCENT_CACHE`` inside it: the GGUF dequantized, every trace, perplexity and token-level
+  result computed anew);
 * B: checkout 2 at another absolute path, cold (catches absolute paths leaking into the output);
-* C: checkout 1 again, warm (its ``.cache/`` from A: catches cache-dependent output).
+  under nox a clone of this repository (sharing its objects) with the working tree laid over it,
+  so the git-dates plugin dates its pages from the same commits as A's;
+* C: checkout 2 again, warm (its ``.cache/`` from B: catches cache-dependent output).
 
 No file is left out of the comparison. The build machine's timings are not taken by a build: every
 page reads them from the committed record (``descent/data/build_machine.json``), so the pages that
@@ -36,6 +40,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -59,6 +64,7 @@ def _tree_files() -> list[str]:
 
 
 def _checkout(dest: Path, files: list[str]) -> Path:
+    """The working tree's ``files`` and a copy of node_modules at ``dest`` (which may hold a clone)."""
     for rel in files:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -68,9 +74,21 @@ def _checkout(dest: Path, files: list[str]) -> Path:
     return dest
 
 
-def _start_build(checkout: Path, out: Path) -> subprocess.Popen:
+def _clone(dest: Path, files: list[str]) -> Path:
+    """A clone of this repository's HEAD (sharing its objects) at ``dest``, less the files the
+    working tree has deleted; :func:`_checkout` then lays the working tree's files over it."""
+    subprocess.run(["git", "clone", "-q", "--shared", str(ROOT), str(dest)], check=True, capture_output=True)
+    keep = set(files)
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=dest, capture_output=True, check=True).stdout.decode()
+    for rel in filter(None, tracked.split("\0")):
+        if rel not in keep and (dest / rel).is_file():
+            (dest / rel).unlink()
+    return dest
+
+
+def _start_build(checkout: Path, out: Path, epoch: str) -> subprocess.Popen:
     # The model cache of this checkout alone (empty on its first build), not the user's ~/.cache/descent.
-    env = dict(os.environ, SOURCE_DATE_EPOCH=EPOCH, NO_MKDOCS_2_WARNING="1",
+    env = dict(os.environ, SOURCE_DATE_EPOCH=epoch, NO_MKDOCS_2_WARNING="1",
                DESCENT_CACHE=str(checkout / ".cache" / "descent-trace-cache"))
     env.pop("DESCENT_SITE_URL", None)  # the default site_url in mkdocs.yml for all three
     # This checkout's package, ahead of the editable install (which points at ROOT/src).
@@ -81,9 +99,9 @@ def _start_build(checkout: Path, out: Path) -> subprocess.Popen:
     )
 
 
-def _builds(*pairs: tuple[Path, Path]) -> None:
+def _builds(*pairs: tuple[Path, Path], epoch: str = EPOCH) -> None:
     """Build each (checkout, site) at the same time (separate directories and caches), and check each."""
-    procs = [(checkout, _start_build(checkout, out)) for checkout, out in pairs]
+    procs = [(checkout, _start_build(checkout, out, epoch)) for checkout, out in pairs]
     for checkout, proc in procs:
         try:
             _, err = proc.communicate(timeout=900)
@@ -148,34 +166,54 @@ def test_built_site_holds_no_build_path(site_dir):
     assert leaks == [], "the built site holds build-machine paths:\n" + "\n".join(leaks)
 
 
+#: Set by ``nox -s tests`` beside ``DESCENT_SITE_DIR``: the SOURCE_DATE_EPOCH its build used. The
+#: session's build (in this repository, with this repository's model cache, both empty in a fresh
+#: clone) is then build A, and only B and C are built here.
+SESSION_EPOCH = "DESCENT_SITE_EPOCH"
+
+
 @pytest.mark.slow
 @pytest.mark.site
 @needs_npm
 def test_two_clean_builds_are_byte_identical(tmp_path):
     files = _tree_files()
-    one = _checkout(tmp_path / "checkout-one", files)
-    two = _checkout(tmp_path / "elsewhere" / "checkout-two", files)
-    _builds((one, tmp_path / "A"), (two, tmp_path / "B"))  # the two cold builds side by side
-    assert (one / ".cache").is_dir(), "the first build should have filled its .cache/"
-    # Each cold build computed the model's results (perplexities, Part 3's token-level results) in
-    # its own, empty cache; the timings it printed came from the committed record.
-    for checkout in (one, two):
-        for kind in ("quality", "measurements"):
-            assert list((checkout / ".cache" / "descent-trace-cache" / kind).glob("*.json")), (checkout, kind)
-    _builds((one, tmp_path / "C"))
+    session_site, epoch = os.environ.get("DESCENT_SITE_DIR"), os.environ.get(SESSION_EPOCH)
+    in_git = session_site and epoch and (ROOT / ".git").exists()
+    if in_git:
+        # A is the session's build of this tree (nox built it in ROOT; cold in a fresh clone). B is
+        # built from a clone, so that the git-dates plugin dates its pages from the same commits.
+        site_a, dated = Path(session_site), epoch
+        two = _checkout(_clone(tmp_path / "elsewhere" / "checkout-two", files), files)
+        _builds((two, tmp_path / "B"), epoch=epoch)  # B: cold, at another path
+    else:
+        one = _checkout(tmp_path / "checkout-one", files)
+        two = _checkout(tmp_path / "elsewhere" / "checkout-two", files)
+        site_a, dated = tmp_path / "A", EPOCH
+        _builds((one, site_a), (two, tmp_path / "B"))  # the two cold builds side by side
+    # The cold build computed the model's results (perplexities, Part 3's token-level results) in its
+    # own, empty cache; the timings it printed came from the committed record.
+    for kind in ("quality", "measurements"):
+        assert list((two / ".cache" / "descent-trace-cache" / kind).glob("*.json")), kind
+    _builds((two, tmp_path / "C"), epoch=dated)  # C: B's checkout again, warm
 
-    a, b, c = (site_hashes(tmp_path / s) for s in "ABC")
+    a, b, c = (site_hashes(d) for d in (site_a, tmp_path / "B", tmp_path / "C"))
     assert "index.html" in a and "sitemap.xml" in a and "search/search_index.json" in a
     assert any(p.endswith(".whl") for p in a), "the site should ship the descent wheel"
-    leaks = [f"{s}/{leak}" for s in "ABC" for leak in path_leaks(tmp_path / s, [tmp_path, ROOT])]
+    leaks = [f"{d.name}/{leak}" for d in (site_a, tmp_path / "B", tmp_path / "C")
+             for leak in path_leaks(d, [tmp_path, ROOT])]
     assert leaks == [], "a build holds build-machine paths:\n" + "\n".join(leaks)
-    diff_ab, diff_ac = differences(a, b), differences(a, c)
-    assert not diff_ab, "two cold builds differ (A vs B):\n" + "\n".join(diff_ab)
-    assert not diff_ac, "a cold and a warm build differ (A vs C):\n" + "\n".join(diff_ac)
+    diff_ab, diff_bc = differences(a, b), differences(b, c)
+    assert not diff_ab, "two builds from two directories differ (A vs B):\n" + "\n".join(diff_ab)
+    assert not diff_bc, "a cold and a warm build differ (B vs C):\n" + "\n".join(diff_bc)
     # The fixed date reached the sitemap (a build-time date would be today's).
-    sitemap = (tmp_path / "A" / "sitemap.xml").read_text()
-    assert "<lastmod>2023-11-14</lastmod>" in sitemap or "<lastmod>" not in sitemap
+    day = time.strftime("%Y-%m-%d", time.gmtime(int(dated)))
+    sitemap = (tmp_path / "B" / "sitemap.xml").read_text()
+    assert f"<lastmod>{day}</lastmod>" in sitemap or "<lastmod>" not in sitemap
+    if in_git:
+        return
     # A copy without .git: every page is dated from SOURCE_DATE_EPOCH (the descent hook turns the
     # git-revision-date plugin off), not from the clock (issue 13).
-    page = (tmp_path / "A" / "part-0-the-prompt.html").read_text(encoding="utf-8")
-    assert 'git-revision-date-localized-plugin-date" title="November 14, 2023 22:13:20 UTC">November 14, 2023<' in page
+    page = (tmp_path / "B" / "part-0-the-prompt.html").read_text(encoding="utf-8")
+    shown = time.strftime("%B %-d, %Y", time.gmtime(int(dated)))
+    stamp = time.strftime("%B %-d, %Y %H:%M:%S UTC", time.gmtime(int(dated)))
+    assert f'git-revision-date-localized-plugin-date" title="{stamp}">{shown}<' in page

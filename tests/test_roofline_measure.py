@@ -77,7 +77,7 @@ def test_measure_times_this_computer_and_stores_nothing(tmp_path, monkeypatch):
     st = recorded.machine_record()["settings"]
     # A point above its roof means the reference kernels were timed while something else held the
     # cores (a shared CI machine): measure again, up to three times, before calling it a failure.
-    for attempt in range(3):
+    for _attempt in range(3):
         m = rm.measure(1, gemm_n=512, stream_bytes=4 * 2**20)
         if all(m[ph]["flops_per_s"] <= NOISE * roofline.attained_flops(
                 m["gemm"]["flops_per_s"], m["stream"]["bytes_per_s"], m[ph]["intensity"]) for ph in ("prefill", "decode")):

@@ -71,7 +71,7 @@ def test_strip_frames_replay_the_recorded_passes():
     frames = re.findall(r'<template data-frame="\d+" data-label="[^"]*">(.*?)</template>', out["html"], re.S)
     assert len(frames) == r["passes"]
     made = 1
-    for i, (body, x) in enumerate(zip(frames[1:], r["rounds"], strict=True)):
+    for body, x in zip(frames[1:], r["rounds"], strict=True):
         made += len(x["kept"])
         assert stat(body, "Drafted") == str(len(x["draft"]))
         assert stat(body, "Accepted") == str(x["accepted"])

@@ -29,7 +29,19 @@ from pathlib import Path
 
 import pytest
 
-from descent import catalog, floats, numerics, quant, recorded, replay, sampling, serving, tiling, tokenizer, transformer
+from descent import (
+    catalog,
+    floats,
+    numerics,
+    quant,
+    recorded,
+    replay,
+    sampling,
+    serving,
+    tiling,
+    tokenizer,
+    transformer,
+)
 from descent import quantities as Q
 from descent import weights_sample as ws
 from descent.memory import size

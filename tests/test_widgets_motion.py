@@ -105,7 +105,7 @@ def test_kv_fill_frames_show_the_package_counts(cache):
     assert len(frames) == len(ps) + 1  # the empty cache, then one frame per pass
     layers = catalog.model(replay.MODEL).num_layers
     total = 0
-    for (label, body), p in zip(frames[1:], ps, strict=True):
+    for (_label, body), p in zip(frames[1:], ps, strict=True):
         total += len(p.run)
         assert stat(body, "Tokens run this pass") == f"{len(p.run):,}"
         assert stat(body, "Token-processings so far") == f"{total:,}"
@@ -175,8 +175,8 @@ def test_continuous_lanes_refill_a_freed_slot_at_the_next_iteration():
 
     states = lanes_states(lanes_simulation("continuous"))
     refills = 0
-    for before, after in zip(states, states[1:]):
-        freed = [i for i, ((_, a), (_, b)) in enumerate(zip(before["slots"], after["slots"])) if a is not None and b != a]
+    for before, after in zip(states, states[1:], strict=False):
+        freed = [i for i, ((_, a), (_, b)) in enumerate(zip(before["slots"], after["slots"], strict=True)) if a is not None and b != a]
         if freed and before["waiting"]:
             # The next waiting request is in a slot at the very next iteration.
             assert before["waiting"][0] in [req for _, req in after["slots"]]

@@ -4,14 +4,15 @@
   ``mkdocs build --strict`` per session, or ``$DESCENT_SITE_DIR`` when set: nox builds the site first).
 * ``server``: ``python -m descent.site.serve`` (``http.server`` plus the site's header policies:
   the widget worker's script carries the worker's Content-Security-Policy, as on a host that
-  sends headers) on 127.0.0.1 and ``server_port`` (a site built by the session names it in
+  sends headers) on ``server_host`` (127.0.0.1, or another loopback address on each pytest-xdist
+  worker) and ``server_port`` (a site built by the session names it in
   ``site_url`` so instant navigation works), serving ``site_dir``; the fixture's value is the
-  base URL (``http://127.0.0.1:PORT/``).
+  base URL (``http://HOST:PORT/``).
 * ``browser``: Debian's chromium (``/usr/bin/chromium``; ``playwright install`` cannot download
   here) through ``playwright.sync_api``.
 * ``page``: a fresh context and page. Every request of the context (page and workers) is
   recorded in ``page.descent_requests``; the test FAILS at teardown if any went to a host other
-  than 127.0.0.1 (``file:``, ``data:``, ``blob:`` and ``about:`` are local too). Console errors
+  than the loopback network 127.0.0.0/8 (``file:``, ``data:``, ``blob:`` and ``about:`` are local too). Console errors
   and page errors are collected in ``page.descent_console_errors``.
 * ``make_page(**context_args)``: a factory for more pages (phone viewport, dark scheme, ...),
   with the same request check at teardown.
@@ -23,7 +24,7 @@
 * ``reader``: ONE page for a whole test module, moved from page to page by ``reader.visit(path)``
   the way a reader clicking links does (Material's instant navigation: the widget worker and
   Pyodide survive, so Pyodide loads once per module). ``reader.problems()`` lists what went wrong
-  since the last visit (console/page errors, CSP violations, requests off 127.0.0.1).
+  since the last visit (console/page errors, CSP violations, requests off the loopback network).
 * Content-Security-Policy: every page made here records ``securitypolicyviolation`` events (and
   the console's CSP messages) in ``page.descent_csp_violations``; the test FAILS at teardown if any.
 
@@ -32,6 +33,7 @@ Every test under tests/browser/ is marked ``browser`` (deselect with ``-m "not b
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -54,10 +56,31 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-LOCAL_HOSTS = {"127.0.0.1"}
+#: The loopback network: every server of the tests listens on one of its addresses.
+LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome-extension", "devtools"}
+#: Milliseconds an ``expect()`` waits by default (Playwright's own is 5,000): a recomputation waits on
+#: a worker that shares two cores with the other test workers.
+EXPECT_TIMEOUT_MS = 15_000
+
+try:
+    from playwright.sync_api import expect as _expect
+
+    _expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+except ImportError:  # no playwright: the browser fixture skips
+    pass
 #: Seconds to wait for the local server to answer.
 SERVER_START_TIMEOUT_S = 10.0
+
+
+#: Browser test modules that run on the second browser worker (the rest run on the first): about
+#: half the browser tests' time each, from ``pytest tests/browser --durations=0`` (2026-12-02).
+SECOND_GROUP = {
+    "test_part3", "test_part4", "test_motion", "test_part2", "test_page_errors_in_browser",
+    "test_widget_runtime", "test_part5", "test_part5_dials", "test_share", "test_part5_custom",
+    "test_part1_model", "test_try_it", "test_part1_tokens", "test_explain_in_browser", "test_part0",
+    "test_worker_policy", "test_compare_in_browser", "test_phone_layout",
+}
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
@@ -66,9 +89,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
-            # Under pytest-xdist's --dist loadgroup, every browser test runs on one worker: one
-            # server on the port the site's sitemap names (instant navigation needs it), one chromium.
-            item.add_marker(pytest.mark.xdist_group("browser"))
+            # Under pytest-xdist's --dist loadgroup, each of two groups of modules runs on one worker
+            # (one server on the port the site's sitemap names, on that worker's own loopback address;
+            # one chromium): two workers drive pages while the others compute. The groups are
+            # balanced by measured time (pytest --durations), heaviest modules first.
+            module = Path(str(item.fspath)).stem
+            item.add_marker(pytest.mark.xdist_group("browser-b" if module in SECOND_GROUP else "browser-a"))
 
 
 #: Folders of docs/ that hold no pages (theme overrides, assets, snippets such as the glossary, and
@@ -107,14 +133,14 @@ def pytest_generate_tests(metafunc):
 
 
 @pytest.fixture(scope="session")
-def server(site_dir, server_port) -> Iterator[str]:
+def server(site_dir, server_host, server_port) -> Iterator[str]:
     port = server_port
     proc = subprocess.Popen(
-        [sys.executable, "-m", "descent.site.serve", "--port", str(port), "--bind", "127.0.0.1",
+        [sys.executable, "-m", "descent.site.serve", "--port", str(port), "--bind", server_host,
          "--directory", str(site_dir)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    base = f"http://127.0.0.1:{port}/"
+    base = f"http://{server_host}:{port}/"
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     while True:
         try:
@@ -149,8 +175,17 @@ def browser():
 
 
 def is_local(url: str) -> bool:
+    """A local scheme, or a host of 127.0.0.0/8 (the server of each worker has its own, conftest's
+    ``server_host``)."""
     parts = urlsplit(url)
-    return parts.scheme in LOCAL_SCHEMES or parts.hostname in LOCAL_HOSTS
+    return parts.scheme in LOCAL_SCHEMES or _loopback(parts.hostname)
+
+
+def _loopback(host: str | None) -> bool:
+    try:
+        return host is not None and ipaddress.ip_address(host) in LOOPBACK
+    except ValueError:
+        return False
 
 
 def _page(browser, **context_args):
@@ -190,7 +225,7 @@ document.addEventListener("securitypolicyviolation", (e) => {
 
 def _check_requests(page) -> None:
     outside = sorted({u for u in page.descent_requests if not is_local(u)})
-    assert not outside, "requests left 127.0.0.1:\n" + "\n".join(outside)
+    assert not outside, "requests left the loopback network:\n" + "\n".join(outside)
     assert not page.descent_csp_violations, (
         "Content-Security-Policy violations (a 'blocked eval' from a test: pass wait_for_function an"
         " arrow function, not a bare expression, which Playwright evals in the page):\n"
@@ -267,7 +302,7 @@ class Reader:
         r, e, c = self._marks
         page = self.page
         out = list(page.descent_console_errors[e:]) + list(page.descent_csp_violations[c:])
-        out += [f"request left 127.0.0.1: {u}" for u in page.descent_requests[r:] if not is_local(u)]
+        out += [f"request left the loopback network: {u}" for u in page.descent_requests[r:] if not is_local(u)]
         return out
 
 

@@ -5,6 +5,7 @@ folder on ``sys.path``; it has no ``__init__.py``). Fixtures stay in conftest.py
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -13,15 +14,22 @@ from urllib.parse import urlsplit
 LIVE_TIMEOUT_MS = 90_000
 #: Milliseconds to wait for one recomputation.
 RECOMPUTE_TIMEOUT_MS = 15_000
-#: Schemes the widget tests count as local besides 127.0.0.1 (conftest's teardown check also
-#: allows the browser's own chrome-extension: and devtools: schemes).
+#: Schemes the widget tests count as local besides the loopback hosts (conftest's teardown check
+#: also allows the browser's own chrome-extension: and devtools: schemes).
 LOCAL_SCHEMES = {"file", "data", "blob", "about"}
+#: Each test worker's server listens on its own address of 127.0.0.0/8 (conftest's ``server_host``).
+LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
 
 
 def is_local(url: str) -> bool:
-    """True when ``url`` stays on this machine: a local scheme or host 127.0.0.1."""
+    """True when ``url`` stays on this machine: a local scheme or a host of 127.0.0.0/8."""
     parts = urlsplit(url)
-    return parts.scheme in LOCAL_SCHEMES or parts.hostname == "127.0.0.1"
+    if parts.scheme in LOCAL_SCHEMES:
+        return True
+    try:
+        return parts.hostname is not None and ipaddress.ip_address(parts.hostname) in LOOPBACK
+    except ValueError:
+        return False
 
 
 def page_path(site_dir: Path, name: str) -> str:

@@ -314,8 +314,10 @@ def test_instant_navigation_through_every_page(site_dir, server, make_page, all_
     """Start at the home page and follow Material's footer "Next" link to the end; instant
     navigation swaps pages in place, so the widget worker (and Pyodide) survives across pages."""
     sitemap = (site_dir / "sitemap.xml").read_text()
-    if f"<loc>{server}" not in sitemap:
-        pytest.skip(f"the site was built for another origin than {server} (site_url): no instant navigation")
+    loc = urlsplit(sitemap.split("<loc>", 1)[1].split("</loc>", 1)[0]) if "<loc>" in sitemap else None
+    # Material's instant navigation rewrites a sitemap URL's scheme and host, not its port.
+    if loc is None or loc.port != urlsplit(server).port:
+        pytest.skip(f"the site was built for another port than {server}'s (site_url): no instant navigation")
     page = make_page(viewport=VIEWPORT)
     page.goto(server + "index.html")
     seen = [page.url]

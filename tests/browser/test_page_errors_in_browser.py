@@ -1,13 +1,10 @@
 """Issue 8, section 3 in a real browser: the step slider follows the chosen reply, the stack
 calculator's norm choice, the autoregression widget's attention stat, the MoE router on the new
-models; axe finds nothing on the changed widgets. Screenshots of the changed pages in light, dark
-and phone width land in the pytest temporary folder for a person to look at. The ``page`` fixture
-fails a test if any request left 127.0.0.1.
+models; axe finds nothing on the changed widgets (screenshots for the eye: tools/screenshots.py).
+The ``page`` fixture fails a test if any request left the loopback network.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from helpers import RECOMPUTE_TIMEOUT_MS, go_live, is_local, page_url, stat_number
@@ -79,17 +76,3 @@ def test_changed_widgets_have_no_axe_violations(page, site_dir, server):
             results = axe_mod.Axe().run(page, context=root)
             assert not results.response["violations"], results.generate_report()
 
-
-def test_screenshots_of_the_changed_pages(make_page, site_dir, server, tmp_path_factory):
-    """Light, dark and phone-width screenshots of the pages this change touched."""
-    out = Path(tmp_path_factory.getbasetemp()) / "screens-page-errors"
-    out.mkdir(exist_ok=True)
-    pages = (P0, P1, "part-5-the-whole-descent", "reference/accelerators", "reference/models", "part-4-hardware")
-    for theme, args in (("light", {}), ("dark", {"color_scheme": "dark"}),
-                        ("phone", {"viewport": {"width": 390, "height": 844}})):
-        pg = make_page(**args)
-        for part in pages:
-            pg.goto(page_url(site_dir, server, part))
-            pg.screenshot(path=str(out / f"{part.replace('/', '-')}-{theme}.png"), full_page=True)
-    print(out)
-    assert len(list(out.glob("*.png"))) == 3 * len(pages)

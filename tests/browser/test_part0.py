@@ -6,8 +6,6 @@ the test if any request left 127.0.0.1.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from helpers import LIVE_TIMEOUT_MS, RECOMPUTE_TIMEOUT_MS, page_url, stat_number
 
@@ -63,20 +61,3 @@ def test_guess_and_loop_live(page, site_dir, server):
         in loop.locator('.descent-field[data-field="step"] .descent-field__error').inner_text()
     )
     assert not page.descent_console_errors, page.descent_console_errors
-
-
-@pytest.mark.slow
-def test_screenshots(make_page, site_dir, server, tmp_path_factory):
-    """Light, dark and phone-width screenshots of Parts 0 and 1 (for a person to look at)."""
-    out = Path(tmp_path_factory.getbasetemp()) / "screens"
-    out.mkdir(exist_ok=True)
-    for name, args in (
-        ("light", {}),
-        ("dark", {"color_scheme": "dark"}),
-        ("phone", {"viewport": {"width": 390, "height": 844}}),
-    ):
-        pg = make_page(**args)
-        for part in (PAGE, "part-1-the-transformer"):
-            pg.goto(page_url(site_dir, server, part))
-            pg.screenshot(path=str(out / f"{part}-{name}.png"), full_page=True)
-    assert len(list(out.glob("*.png"))) == 6

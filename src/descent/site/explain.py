@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from descent import catalog, numerics, transformer
+from descent import catalog, numerics
 from descent import params as P
 from descent import quantities as Q
 from descent.cli.value import command_line

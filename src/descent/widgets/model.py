@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from descent import engine, recorded
 from descent.units import format_bytes, format_number, format_time, plural
-from descent.widgets import views as v
 from descent.widgets import Look, widget
+from descent.widgets import views as v
 
 __all__ = ["download_label", "model_in_browser"]
 

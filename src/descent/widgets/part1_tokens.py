@@ -19,11 +19,10 @@ Core rule: standard library and core ``descent`` modules only.
 
 from __future__ import annotations
 
-from descent import engine, sampling, tokenizer
+from descent import engine, recorded, sampling, tokenizer
 from descent import params as P
 from descent.recorded import trace_data
 from descent.units import format_int, plural
-from descent import recorded
 from descent.widgets import FieldError, Input, Look, widget
 from descent.widgets import views as v
 from descent.widgets.part0 import (
