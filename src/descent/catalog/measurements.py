@@ -21,15 +21,12 @@ Standard library only (runs in Pyodide).
 from __future__ import annotations
 
 import re
-import tomllib
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from descent import catalog
 from descent import params as P
 from descent.catalog import CatalogError
-from descent.checks import is_int, is_real
 from descent.units import format_limit
 
 __all__ = [
@@ -132,6 +129,10 @@ class Measurement:
     source: str = ""
     notes: str = ""
 
+    def __post_init__(self) -> None:
+        if self.value is not None:  # TOML's 115 and 115.0 are one figure
+            object.__setattr__(self, "value", float(self.value))
+
     @property
     def unit(self) -> str:
         """``"tokens/s"`` or ``"s"``: the unit of :attr:`value`."""
@@ -141,36 +142,6 @@ class Measurement:
     def is_time(self) -> bool:
         """True for a time (TTFT, time between tokens), False for a speed."""
         return self.unit == "s"
-
-
-def _check_type(value: Any, annotation: str) -> bool:
-    if annotation == "str":
-        return isinstance(value, str)
-    if annotation == "int":
-        return is_int(value)
-    return is_real(value)
-
-
-def _build(row_id: str, row: dict, where: str, file: str) -> Measurement:
-    names = {f.name: f for f in fields(Measurement)}
-    unknown = sorted(set(row) - set(names) - {"id"})
-    if unknown:
-        raise CatalogError(f"{file}: {where}: unknown field {unknown[0]!r}; allowed: "
-                           f"{', '.join(sorted(n for n in names if n != 'id'))}")
-    kwargs: dict[str, Any] = {"id": row_id}
-    for name, f in names.items():
-        if name == "id":
-            continue
-        if name not in row:
-            if f.default is MISSING:
-                raise CatalogError(f"{file}: {where}: missing required field {name!r}")
-            continue
-        value = row[name]
-        if not _check_type(value, str(f.type)):
-            raise CatalogError(f"{file}: {where}: field {name!r} must be {'text' if f.type == 'str' else f.type}, "
-                               f"got {type(value).__name__} {value!r}")
-        kwargs[name] = float(value) if name == "value" else value
-    return Measurement(**kwargs)
 
 
 def _in_range(where: str, name: str, value: float, key: str) -> None:
@@ -232,23 +203,14 @@ def _validate(m: Measurement, file: str) -> None:
 
 
 def load_measurements(text: str, file: str = "measurements.toml") -> dict[str, Measurement]:
-    """Parse and validate a measurements TOML document.
+    """Parse and validate a measurements TOML document with the catalog's one loader
+    (:func:`descent.catalog._load`: the TOML parse, one table per row, the fields' types, finite
+    non-negative numbers), then this file's own rules (:func:`_validate`).
 
     Raises:
         CatalogError: naming the file, the row and the field (module docstring).
     """
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise CatalogError(f"{file}: not valid TOML: {e}") from None
-    out: dict[str, Measurement] = {}
-    for row_id, row in data.items():
-        if not isinstance(row, dict):
-            raise CatalogError(f"{file}: [{row_id}]: every top-level entry must be a table")
-        m = _build(row_id, row, f"[{row_id}]", file)
-        _validate(m, file)
-        out[row_id] = m
-    return out
+    return catalog._load(text, file, Measurement, _validate)
 
 
 @cache
