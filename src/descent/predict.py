@@ -29,16 +29,29 @@ Summaries (:func:`spread`, :func:`expected`, :func:`leave_one_out`) group rows b
 class (:func:`descent.catalog.measurements.chip_class`) and bound. The expected range of a class is
 the lowest to the highest share its measurements reached, with their median.
 
+The calculators' expected range (:func:`expected_range`) reads the shares by chip class and bound
+from a committed derived record, ``data/expected_shares.json`` (:data:`SHARES_FILE`), so that a
+recomputation in the reader's browser looks them up instead of running every row through the step
+model again (a third of a second in CPython, several times that in Pyodide). The record keeps the
+sha256 of ``measurements.toml`` it was made from; when the file has changed since, the shares are
+computed from the rows instead (correct, only slower), and ``tests/test_measurements.py`` fails
+until the record is written again: ``python -m descent.predict``.
+
 Standard library only (runs in Pyodide).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import statistics
+import sys
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
+from pathlib import Path
 
-from descent import custom, recorded, step
+from descent import catalog, custom, recorded, step
 from descent import params as P
 from descent.catalog import Accelerator
 from descent.catalog import measurements as M
@@ -48,10 +61,12 @@ __all__ = [
     "Coverage",
     "Expected",
     "Prediction",
+    "SHARES_FILE",
     "Spread",
     "build_machine_chip",
     "chip_class_of",
     "class_of",
+    "class_shares",
     "classes",
     "expected",
     "expected_range",
@@ -61,7 +76,9 @@ __all__ = [
     "prefill_bound",
     "predictions",
     "scenario_for",
+    "shares_record",
     "spread",
+    "write_shares_record",
 ]
 
 
@@ -355,16 +372,79 @@ def expected_range(ceiling: float, accelerator: str | Accelerator, bound: str, *
     cls = chip_class_of(accelerator)
     if cls is None:
         return None
-    members = tuple(p for p in (predictions() if rows is None else rows) if p.chip_class == cls and p.bound == bound)
-    if not members:
+    shares = (class_shares() if rows is None else class_shares(rows)).get((cls, bound))
+    if not shares:
         return None
-    shares = [min(p.share, 1.0) for p in members]
     s = Spread(len(shares), statistics.median(shares), min(shares), max(shares))
     if time:
         return Expected(ceiling / s.high, ceiling / s.median, ceiling / s.low, s.count, cls, bound)
     return Expected(ceiling * s.low, ceiling * s.median, ceiling * s.high, s.count, cls, bound)
 
 
+# ---------------------------------------------------------------------------------------------
+# The shares by chip class and bound, computed once (the committed record data/expected_shares.json)
+# ---------------------------------------------------------------------------------------------
+
+#: The committed derived record of :func:`class_shares` (under ``descent/data/``).
+SHARES_FILE = "expected_shares.json"
+
+
+def _shares_of(rows: tuple[Prediction, ...]) -> dict[tuple[str, str], tuple[float, ...]]:
+    out: dict[tuple[str, str], list[float]] = {}
+    for p in rows:
+        out.setdefault((p.chip_class, p.bound), []).append(min(p.share, 1.0))
+    return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
+
+
+def _catalog_digest() -> str:
+    return hashlib.sha256(catalog.read_file("measurements.toml").encode("utf-8")).hexdigest()
+
+
+def shares_record(rows: tuple[Prediction, ...] | None = None) -> dict:
+    """The record :data:`SHARES_FILE` holds: the sha256 of ``measurements.toml``, how many rows,
+    and by chip class and bound the shares of the ceiling (each at most 1, sorted) of ``rows``
+    (default every catalog measurement)."""
+    rows = predictions() if rows is None else rows
+    return {
+        "what": "shares of the step model's ceiling reached by the public measurements of "
+                "catalog/measurements.toml, by chip class and bound (descent.predict.class_shares); "
+                "written by: python -m descent.predict",
+        "measurements_sha256": _catalog_digest(),
+        "measurements": len(rows),
+        "classes": [{"chip_class": c, "bound": b, "shares": list(v)} for (c, b), v in _shares_of(rows).items()],
+    }
+
+
+@cache
+def _recorded_shares() -> dict[tuple[str, str], tuple[float, ...]] | None:
+    """The committed record's shares, or None when ``measurements.toml`` changed since it was written."""
+    record = json.loads(resources.files("descent").joinpath("data", SHARES_FILE).read_text(encoding="utf-8"))
+    if record["measurements_sha256"] != _catalog_digest():
+        return None
+    return {(c["chip_class"], c["bound"]): tuple(c["shares"]) for c in record["classes"]}
+
+
+def class_shares(rows: tuple[Prediction, ...] | None = None) -> dict[tuple[str, str], tuple[float, ...]]:
+    """By (chip class, bound): the shares of the ceiling the measurements reached, each counted at most
+    1 (:func:`expected_range`), sorted. Without ``rows``: every catalog measurement's, read from the
+    committed record (:data:`SHARES_FILE`) while it matches ``measurements.toml``, else computed."""
+    if rows is not None:
+        return _shares_of(rows)
+    recorded_shares = _recorded_shares()
+    return _shares_of(predictions()) if recorded_shares is None else recorded_shares
+
+
+def write_shares_record(path: Path | None = None) -> Path:
+    """Write :func:`shares_record` to ``path`` (default the package's ``data/`` :data:`SHARES_FILE`)."""
+    path = Path(__file__).parent / "data" / SHARES_FILE if path is None else path
+    path.write_text(json.dumps(shares_record(), indent=1) + "\n", encoding="utf-8")
+    return path
+
+
 def prefill_bound(sc: Scenario) -> str:
     """What bounds reading the scenario's prompt in one pass (:func:`descent.step.prefill`)."""
     return step.prefill(sc).bound
+
+
+if __name__ == "__main__":  # python -m descent.predict: write the committed shares record
+    print(f"wrote {write_shares_record()}", file=sys.stderr)

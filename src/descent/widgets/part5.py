@@ -51,6 +51,7 @@ from descent.units import (
 from descent.weights import describe
 from descent.widgets import Input, widget
 from descent.widgets import views as v
+from descent.widgets.expected import expected_views
 
 __all__ = [
     "DEFAULTS",
@@ -301,6 +302,7 @@ def size_it_yourself(
             note=why,
         )
     )
+    out += expected_views(f"Decode per sequence{if_fit}", s.decode_tokens_per_s, a, s.bound)
     out.append(
         v.stat(
             f"Decode ceiling in total{if_fit}",

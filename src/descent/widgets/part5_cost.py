@@ -10,6 +10,7 @@ from descent import catalog, economics, hardware
 from descent import params as P
 from descent.units import format_int, format_number, format_percent
 from descent.widgets import Input, Look, widget
+from descent.widgets.expected import expected_views
 from descent.widgets import views as v
 
 __all__ = ["ANSWER_TOKENS", "GEMINI_MEDIAN_PROMPT_WH", "LED_BULB_W", "joules_per_token", "price_it_out"]
@@ -72,6 +73,8 @@ def price_it_out(model: str, accelerator: str, weights: str, context: int, price
                f"${format_number(last.usd_per_million_tokens, 3)}", "per million",
                note=f"output tokens, decode steady state: {format_number(last.tokens_per_s_total, 3)} tokens/s in "
                f"total, {last.bound}-bound"),
+        *expected_views(f"At batch {format_int(last.batch)}", last.usd_per_million_tokens, accelerator, last.bound,
+                        inverse=True, fmt=_dollars, unit="per million"),
         v.stat("Prompt tokens are cheaper by", format_number(ratio, 3), "x",
                note=f"at that batch: a decode token's time over a prompt token's. The prefill of all "
                f"{format_int(context)} prompt tokens is {prefill_bound}-bound"
@@ -81,6 +84,10 @@ def price_it_out(model: str, accelerator: str, weights: str, context: int, price
                f"fit beside the weights. Each row is a floor: a real server is not busy every second and runs "
                f"below its ceiling.", "info"),
     ]
+
+
+def _dollars(x: float) -> str:
+    return f"${format_number(x, 3)}"
 
 
 def _times(ratio: float) -> str:

@@ -12,6 +12,7 @@ from descent import catalog, dials, recorded, transformer
 from descent import params as P
 from descent.units import format_bytes, format_int, format_number, format_time
 from descent.widgets import Input, widget
+from descent.widgets.expected import expected_views
 from descent.widgets import views as v
 
 __all__ = ["REPLY_PROMPT", "reply_tokens", "server_dials"]
@@ -70,8 +71,11 @@ def server_dials(model: str, accelerator: str, weights: str, tp: int, batch: int
     out += [
         v.stat("Time to first token", format_time(d.ttft_s), quantity="ttft_s",
                note=f"prefill over {format_int(tp)}, {format_time(d.prefill_comm_s)} of it all-reduces"),
+        *expected_views("Time to first token", d.ttft_s, accelerator, d.prefill_bound, inverse=True,
+                        fmt=format_time, unit=""),
         v.stat("Per user", format_number(d.tokens_per_s_per_user, 3), "tokens/s", quantity="tokens_per_s_per_user",
                note=f"one step every {format_time(d.step_s)}, {d.bound}-bound; {format_time(d.comm_s)} of it all-reduces"),
+        *expected_views("Per user", d.tokens_per_s_per_user, accelerator, d.bound),
         v.stat("Whole server", format_number(d.tokens_per_s_total, 3), "tokens/s", quantity="tokens_per_s_total",
                note=f"{format_int(batch)} conversation{'' if batch == 1 else 's'} at once"),
         v.stat("Per million output tokens", f"${format_number(d.usd_per_million_tokens, 3)}",
