@@ -13,7 +13,7 @@ ALT = (
     "point, placed by the step model's ceiling for its configuration (horizontal, tokens per second) and "
     "by what was measured (vertical, tokens per second). A diagonal line marks where measured equals the "
     "ceiling, two dashed lines where it is half and a quarter of it. Marker shapes tell the engines apart "
-    "(llama.cpp, vLLM, SGLang, TensorRT-LLM, the site's own NumPy code) and colours the chip classes "
+    "(llama.cpp, vLLM, SGLang, TensorRT-LLM, NVIDIA NIM, the site's own NumPy code) and colours the chip classes "
     "(consumer GPU, Apple Silicon, data-centre GPU, CPU). Most points lie between the diagonal and the "
     "half line; the table below the figure lists every point."
 )
@@ -24,7 +24,7 @@ CAPTION = (
 )
 
 #: Marker per engine, in :data:`descent.catalog.measurements.ENGINES` order.
-MARKERS = ("o", "s", "D", "^", "P")
+MARKERS = ("o", "s", "D", "^", "v", "P")
 #: Guide lines: measured = this share of the ceiling.
 GUIDES = (0.5, 0.25)
 #: Where along the lines their labels start, tokens/s of ceiling.

@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from widget_html import stat as _stat
 from widget_html import text as _text
 
-from descent import engine, tokenizer
+from descent import engine, predict, tokenizer, weights_sample
 from descent import widgets as w
 from descent.recorded import model_file, prompt_trace
+from descent.units import format_number, format_percent
 
 TOK = tokenizer.smollm2()
 
@@ -274,7 +275,8 @@ def test_autoregression_draws_only_with_the_model():
 
 SPEED = {"prompt_tokens": len(TOK.encode(engine.SPEED_TEXT)), "prefill_tokens_per_s": 200.0, "decode_tokens": 16,
          "decode_tokens_per_s": 40.0, "download_ms": 2500.0, "load_ms": 1500.0, "from_cache": False, "threads": 1,
-         "engine": "@wllama/wllama 3.8.1"}
+         "engine": "@wllama/wllama 3.8.1", "stream_bytes_per_s": 12e9,
+         "user_agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"}
 
 
 def test_panel_before_loading_states_the_download():
@@ -296,8 +298,48 @@ def test_panel_after_loading_shows_the_browsers_speed():
     assert 'data-action="remove-model">' in r["html"]
 
 
+def test_panel_places_the_readers_decode_on_the_ceilings_figure():
+    """The ringed point: measured decode (40 tokens/s, the answer's) against the ceiling of the measured
+    bandwidth (12 GB/s, the answer's) over one step's bytes: the GGUF's tensors (weights.json) plus the
+    engine's float32 KV cache at the middle context, 30 layers x 2 x 3 KV heads x 64 x 4 bytes = 46,080
+    bytes per token (engine.py's CONTEXT_TOKENS note) x (52 prompt + 16 / 2) = 60 tokens."""
+    need = w.run("model_in_browser", {}, answers=[])["need"]
+    r = w.run("model_in_browser", {}, answers=[{"request": need, "answer": SPEED}])
+    assert r["ok"], r
+    tensors = sum(int(t["bytes"]) for t in weights_sample.data()["file_types"].values())
+    step_bytes = tensors + 46_080 * (SPEED["prompt_tokens"] + 16 // 2)
+    ceiling = 12e9 / step_bytes
+    text = _text(r["html"])
+    assert "Chrome 131, the engine on 1 thread" in text
+    assert f"{format_number(ceiling, 3)} tokens/s: that bandwidth over the bytes of one step" in text
+    assert f"40.0 tokens/s, {format_percent(40.0 / ceiling, 2)} of its ceiling" in text
+    assert "12.0 GB/s, one thread reading a large array" in text
+    # The chart: one grey dot per public measurement, the reader's ringed point, the prefill line.
+    svg_html = r["html"].split('class="descent-svg__wide"')[1].split("</svg>")[0]
+    assert svg_html.count("var(--dw-fg-lighter)") == len(predict.predictions())
+    assert "you: decode (Chrome 131)" in svg_html and "your prefill (no ceiling measured)" in svg_html
+    # A bandwidth no chip can be given: a note, no chart.
+    r = w.run("model_in_browser", {}, answers=[{"request": need, "answer": {**SPEED, "stream_bytes_per_s": 5e8}}])
+    assert r["ok"] and "too little to set a ceiling" in _text(r["html"]) and "descent-svg__wide" not in r["html"]
+
+
+@pytest.mark.parametrize(("agent", "name"), [
+    ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.6778.85 Safari/537.36",
+     "Headless Chrome 131"),
+    ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 "
+     "Edg/131.0.2903.86", "Edge 131"),
+    ("Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0", "Firefox 133"),
+    ("Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 "
+     "Safari/605.1.15", "Safari 18"),
+    ("", "your browser"), ("Chrome/", "Chrome"),
+])
+def test_browser_names_come_from_the_user_agent(agent, name):
+    assert engine.browser_name(agent) == name
+
+
 @pytest.mark.parametrize("key, value, message", [
     ("decode_tokens_per_s", 0, "decode_tokens_per_s"), ("threads", 0, "threads"), ("load_ms", -1, "load_ms"),
+    ("stream_bytes_per_s", float("nan"), "stream_bytes_per_s"),
     ("prefill_tokens_per_s", "fast", "prefill_tokens_per_s"),
     ("prompt_tokens", 7, "read the timed text as 7 tokens, the descent tokenizer as 52"),
 ])

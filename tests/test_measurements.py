@@ -7,6 +7,7 @@ summaries and the leave-one-out count by brute force over the predictions.
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 
@@ -24,11 +25,13 @@ TEXT = catalog.read_file("measurements.toml")
 
 def test_the_catalog_spans_what_the_issue_asks():
     """At least 40 rows; llama.cpp on consumer GPUs and on Apple Silicon; vLLM, SGLang and
-    TensorRT-LLM on data-centre GPUs; the build machine's own SmolLM2 row."""
+    TensorRT-LLM on data-centre GPUs; times to first token and between tokens; the build machine's
+    own SmolLM2 row."""
     assert len(ROWS) >= 40
     seen = {(M.chip_class(m.chip), m.engine) for m in ROWS.values()}
     assert {("consumer GPU", "llama.cpp"), ("Apple Silicon", "llama.cpp"), ("data-centre GPU", "vLLM"),
             ("data-centre GPU", "SGLang"), ("data-centre GPU", "TensorRT-LLM"), ("CPU", "NumPy (descent)")} <= seen
+    assert {"ttft_s", "itl_s"} <= {m.what for m in ROWS.values()}
     own = [m for m in ROWS.values() if m.recorded]
     assert [(m.model, m.chip, m.recorded) for m in own] == [("smollm2-135m", M.BUILD_MACHINE, "decode")]
 
@@ -43,8 +46,12 @@ def test_every_row_is_sourced_and_resolves(row_id):
     if not m.recorded:
         assert m.source.startswith("https://")
         assert re.fullmatch(r"\d{4}(-\d\d){0,2}", m.date)
-        # the figure is in the quote as the source prints it (thousands separators aside)
-        assert repr(m.value).removesuffix(".0") in m.quote.replace(",", ""), (m.value, m.quote)
+        # the figure is in the quote as the source prints it (thousands separators aside; a time in
+        # seconds or in milliseconds, as benchmark tables print TTFT and ITL)
+        printed = {repr(m.value).removesuffix(".0")}
+        if m.is_time:
+            printed.add(repr(round(m.value * 1000, 9)).removesuffix(".0"))
+        assert any(f in m.quote.replace(",", "") for f in printed), (m.value, m.quote)
     assert m.weights in dict(P.WEIGHTS.options())
     assert m.tp * m.pp * m.ep == m.chips
     assert p.fits, f"{row_id}: the configuration does not fit the chips' usable memory"
@@ -73,6 +80,14 @@ def test_each_prediction_is_the_step_models(row_id):
         c = step.prefill(sc, m.prompt_tokens)
         assert p.ceiling == pytest.approx(m.prompt_tokens / c.seconds, rel=1e-12)
         assert p.bound == c.bound
+    elif m.what == "itl_s":  # the time between tokens is one decode step of the batch
+        c = step.cost(sc, decode_contexts=[sc.context] * p.batch)
+        assert p.ceiling == pytest.approx(c.seconds, rel=1e-12)
+        assert p.bound == c.bound
+    elif m.what == "ttft_s":  # the first token waits for the prompt's one pass
+        c = step.prefill(sc, m.prompt_tokens)
+        assert p.ceiling == pytest.approx(c.seconds, rel=1e-12)
+        assert p.bound == c.bound
     else:
         assert m.what == "output_tokens_per_s"
         d = step.cost(sc, decode_contexts=[sc.context] * p.batch)
@@ -80,7 +95,9 @@ def test_each_prediction_is_the_step_models(row_id):
         want = p.batch * m.output_tokens / (pre.seconds + m.output_tokens * d.seconds)
         assert p.ceiling == pytest.approx(want, rel=1e-12)
         assert p.bound == (pre.bound if pre.seconds > m.output_tokens * d.seconds else d.bound)
-    assert p.share == pytest.approx(p.measured / p.ceiling, rel=1e-12)  # every row here is a speed
+    # a speed's share is measured over ceiling; a time's is the ceiling's time over the measured one
+    want_share = p.ceiling / p.measured if m.is_time else p.measured / p.ceiling
+    assert p.share == pytest.approx(want_share, rel=1e-12)
     if m.batch == 0:  # maximum load: the largest batch that fits at the middle context
         assert step.footprint(sc).fits and not step.footprint(sc.but(batch=p.batch + 1)).fits
     else:
@@ -259,3 +276,93 @@ def test_the_expected_range_follows_the_rows():
     assert more.measurements == base.measurements + 1 and more.low < base.low
     with pytest.raises(ValueError, match="bound must be one of memory, compute"):
         predict.expected_range(1.0, "h200", "network")
+
+
+# ---------------------------------------------------------------------------------------------
+# The committed shares record, and the expected range in the calculators (widgets)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_shares_record_is_current():
+    """data/expected_shares.json is what the rows give now (else: python -m descent.predict). It keys
+    itself to measurements.toml, so a row added without rewriting it falls back to computing."""
+    from importlib import resources
+
+    committed = json.loads(resources.files("descent").joinpath("data", predict.SHARES_FILE).read_text(encoding="utf-8"))
+    assert committed == json.loads(json.dumps(predict.shares_record())), "stale: run python -m descent.predict"
+    assert committed["measurements"] == len(ROWS) == len(committed["points"])
+    # the shares by class are the rows' (a share above 1 counted as 1), not a typed copy
+    for c in committed["classes"]:
+        want = sorted(min(p.share, 1.0) for p in predict.predictions()
+                      if (p.chip_class, p.bound) == (c["chip_class"], c["bound"]))
+        assert c["shares"] == pytest.approx(want, rel=1e-15)
+
+
+def test_a_changed_catalog_is_not_read_from_the_stale_record(monkeypatch):
+    predict._record.cache_clear()
+    monkeypatch.setattr(predict, "_catalog_digest", lambda: "another measurements.toml")
+    try:
+        assert predict._record() is None
+        assert predict.class_shares() == predict.class_shares(predict.predictions())
+    finally:
+        predict._record.cache_clear()
+
+
+def _shares(chip_class, bound):
+    return [min(p.share, 1.0) for p in predict.predictions() if p.chip_class == chip_class and p.bound == bound]
+
+
+def test_the_calculators_show_the_range_and_its_count_beside_the_ceiling(monkeypatch):
+    """Size it yourself (H200 by default: data-centre GPU, memory-bound), the server dials (TTFT over a
+    compute-bound prompt, per user memory-bound) and the price at the largest batch: each keeps its ceiling
+    and adds "expected (from N public measurements)": the ceiling times (or, for a time or a price, over)
+    the lowest and highest share of its class. The widgets read the committed record: the step model is
+    not run over the rows again (predictions() made to fail)."""
+    from widget_html import stat, text
+
+    from descent import dials, economics, memory
+    from descent import widgets as w
+    from descent.units import format_number, format_time
+
+    shares_mem, shares_comp = _shares("data-centre GPU", "memory"), _shares("data-centre GPU", "compute")
+    monkeypatch.setattr(predict, "predictions", lambda: pytest.fail("a widget ran every row through the step model"))
+
+    r = w.run("size_it_yourself", {})
+    s = memory.size(*(w.get("size_it_yourself").defaults()[k] for k in ("model", "accelerator", "weights", "kv",
+                                                                       "context", "batch")))
+    assert s.bound == "memory"
+    label = f"Decode per sequence, expected (from {len(shares_mem)} public measurements)"
+    assert stat(r["html"], label) == (f"{format_number(s.decode_tokens_per_s * min(shares_mem), 3)} to "
+                                      f"{format_number(s.decode_tokens_per_s * max(shares_mem), 3)}")
+    assert f"median {format_number(s.decode_tokens_per_s * statistics.median(shares_mem), 3)} tokens/s" in text(r["html"])
+    assert "Decode ceiling per sequence" in r["html"]  # the ceiling stays
+
+    r = w.run("server_dials", {})
+    d = w.get("server_dials").defaults()
+    got = dials.server_dials(d["model"], d["accelerator"], d["weights"], "bf16", d["context"], d["batch"], d["tp"], d["price"])
+    assert got.prefill_bound == "compute"
+    assert stat(r["html"], f"Time to first token, expected (from {len(shares_comp)} public measurements)") == \
+        f"{format_time(got.ttft_s / max(shares_comp))} to {format_time(got.ttft_s / min(shares_comp))}"
+    assert stat(r["html"], f"Per user, expected (from {len(shares_mem)} public measurements)") == (
+        f"{format_number(got.tokens_per_s_per_user * min(shares_mem), 3)} to "
+        f"{format_number(got.tokens_per_s_per_user * max(shares_mem), 3)}")
+
+    r = w.run("price_it_out", {})
+    p = w.get("price_it_out").defaults()
+    last = economics.cost_by_batch(p["model"], p["accelerator"], p["weights"], "bf16", p["context"], p["price"])[-1]
+    assert stat(r["html"], f"At batch {last.batch}, expected (from {len(shares_mem)} public measurements)") == (
+        f"${format_number(last.usd_per_million_tokens / max(shares_mem), 3)} to "
+        f"${format_number(last.usd_per_million_tokens / min(shares_mem), 3)}")
+
+
+def test_the_calculators_say_when_no_measurement_covers_the_class():
+    from widget_html import text
+
+    from descent import widgets as w
+
+    r = w.run("size_it_yourself", {"accelerator": "tpu-v7", "model": "qwen3-8b"})
+    assert "no public measurement covers other accelerator chips at a memory-bound step yet, so only the ceiling " \
+           "is shown" in text(r["html"])
+    assert 'href="reference/ceilings.html#what-to-expect-from-a-ceiling"' in r["html"]
+    r = w.run("size_it_yourself", {"accelerator": "custom"})
+    assert "no public measurement covers a chip described by its numbers yet" in text(r["html"])

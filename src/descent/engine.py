@@ -35,7 +35,10 @@ Answers:
   "top": [[id, logprob, bytes], ...]}], "timings": {...}}``; ``bytes`` is the engine's spelling of
   the token (a list of byte values; empty for a control token).
 * speed: ``{"prompt_tokens", "prefill_tokens_per_s", "decode_tokens", "decode_tokens_per_s",
-  "download_ms", "load_ms", "from_cache", "threads", "engine"}``.
+  "download_ms", "load_ms", "from_cache", "threads", "engine", "stream_bytes_per_s", "user_agent"}``;
+  ``stream_bytes_per_s`` is the page's own measure of the machine's memory bandwidth (one thread of
+  JavaScript reading a large array, as the build machine's ``stream`` record), ``user_agent`` the
+  browser's ``navigator.userAgent``. Both stay in the page.
 
 **Tokens.** The widgets show tokens from the descent tokenizer (:mod:`descent.tokenizer`), while the
 engine reads the text with llama.cpp's own tokenizer of the same GGUF (wllama 3 takes a prompt as
@@ -61,6 +64,7 @@ from descent.units import format_int, plural
 __all__ = [
     "CONTEXT_TOKENS",
     "CONTINUATION_CHUNK",
+    "KV_CACHE",
     "MAX_TOP",
     "PROMPT_MAX_TOKENS",
     "SPEED_DECODE_STEPS",
@@ -68,6 +72,7 @@ __all__ = [
     "Answers",
     "EngineError",
     "EngineNeeded",
+    "browser_name",
     "check_prompt",
     "continuation",
     "next_tokens",
@@ -80,6 +85,9 @@ __all__ = [
 #: The model was trained on 8,192; 2,048 keeps its KV cache (float32) under 100 MB of the reader's
 #: memory: 30 layers x 2 (K and V) x 3 KV heads x 64 values x 4 bytes = 46,080 bytes per token.
 CONTEXT_TOKENS = 2048
+#: The precision of the engine's KV cache (llama.cpp ``cache_type_k`` / ``cache_type_v`` = ``f32`` in
+#: ``descent.site.wllama.ENGINE_SETTINGS``), as :data:`descent.params.KV` names it.
+KV_CACHE = "fp32"
 #: Most tokens of a prompt the browser's engine is given (the text it reads, chat template included).
 #: Checked with the descent tokenizer before the engine runs, so an over-long prompt is refused at
 #: once instead of occupying the engine for minutes (issue 24: 500 emoji, about 2,000 byte tokens,
@@ -369,7 +377,8 @@ def speed(live: Answers) -> dict:
 
     Returns:
         ``{"prompt_tokens", "prefill_tokens_per_s", "decode_tokens", "decode_tokens_per_s",
-        "download_ms", "load_ms", "from_cache", "threads", "engine"}``.
+        "download_ms", "load_ms", "from_cache", "threads", "engine", "stream_bytes_per_s",
+        "browser"}``; ``browser`` is :func:`browser_name` of the answer's ``user_agent``.
 
     Raises:
         EngineNeeded: not measured yet. EngineError: a missing or impossible number.
@@ -378,7 +387,7 @@ def speed(live: Answers) -> dict:
     request = {"kind": "speed", "text": SPEED_TEXT, "tokens": len(ids), "steps": SPEED_DECODE_STEPS}
     answer = live.ask(request)
     out = {}
-    for key in ("prefill_tokens_per_s", "decode_tokens_per_s", "download_ms", "load_ms"):
+    for key in ("prefill_tokens_per_s", "decode_tokens_per_s", "download_ms", "load_ms", "stream_bytes_per_s"):
         x = answer.get(key)
         if not is_real(x) or not math.isfinite(x) or x < 0 or (key.endswith("per_s") and x == 0):
             raise EngineError(f"the engine's {key} must be a finite number >= 0, got {x!r}")
@@ -393,4 +402,23 @@ def speed(live: Answers) -> dict:
         )
     out["from_cache"] = bool(answer.get("from_cache"))
     out["engine"] = str(answer.get("engine") or "")
+    agent = answer.get("user_agent")
+    out["browser"] = browser_name(agent if isinstance(agent, str) else "")
     return out
+
+
+#: Browsers by the product token their user-agent string carries, checked in this order (Edge and
+#: Opera also say Chrome; Chrome also says Safari): (token, name).
+_BROWSERS = (("Edg/", "Edge"), ("OPR/", "Opera"), ("Firefox/", "Firefox"), ("HeadlessChrome/", "Headless Chrome"),
+             ("Chrome/", "Chrome"), ("Version/", "Safari"))
+
+
+def browser_name(user_agent: str) -> str:
+    """The browser a ``navigator.userAgent`` string names, with its major version: ``"Chrome 131"``,
+    ``"Firefox 133"``, ``"Safari 18"``; ``"your browser"`` when it names none of :data:`_BROWSERS`."""
+    for token, name in _BROWSERS:
+        at = user_agent.find(token)
+        if at >= 0:
+            version = user_agent[at + len(token):].split(".")[0].split(" ")[0]
+            return f"{name} {version}" if version.isdigit() and len(version) <= 4 else name
+    return "your browser"

@@ -51,7 +51,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from descent import catalog, custom, recorded, step
+from descent import catalog, custom, numerics, recorded, replay, step
 from descent import params as P
 from descent.catalog import Accelerator
 from descent.catalog import measurements as M
@@ -60,7 +60,9 @@ from descent.scenario import Scenario
 __all__ = [
     "Coverage",
     "Expected",
+    "Point",
     "Prediction",
+    "ReaderPoint",
     "SHARES_FILE",
     "Spread",
     "build_machine_chip",
@@ -70,10 +72,12 @@ __all__ = [
     "classes",
     "expected",
     "expected_range",
+    "figure_points",
     "group",
     "leave_one_out",
     "predict",
     "prefill_bound",
+    "reader_point",
     "predictions",
     "scenario_for",
     "shares_record",
@@ -412,16 +416,42 @@ def shares_record(rows: tuple[Prediction, ...] | None = None) -> dict:
         "measurements_sha256": _catalog_digest(),
         "measurements": len(rows),
         "classes": [{"chip_class": c, "bound": b, "shares": list(v)} for (c, b), v in _shares_of(rows).items()],
+        "points": [{"id": p.id, "ceiling_rate": p.ceiling_rate, "measured_rate": p.measured_rate, "engine": p.engine,
+                    "chip_class": p.chip_class} for p in rows],
     }
 
 
 @cache
-def _recorded_shares() -> dict[tuple[str, str], tuple[float, ...]] | None:
-    """The committed record's shares, or None when ``measurements.toml`` changed since it was written."""
+def _record() -> dict | None:
+    """The committed record, or None when ``measurements.toml`` changed since it was written."""
     record = json.loads(resources.files("descent").joinpath("data", SHARES_FILE).read_text(encoding="utf-8"))
-    if record["measurements_sha256"] != _catalog_digest():
-        return None
-    return {(c["chip_class"], c["bound"]): tuple(c["shares"]) for c in record["classes"]}
+    return record if record["measurements_sha256"] == _catalog_digest() else None
+
+
+def _recorded_shares() -> dict[tuple[str, str], tuple[float, ...]] | None:
+    record = _record()
+    return None if record is None else {(c["chip_class"], c["bound"]): tuple(c["shares"]) for c in record["classes"]}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measurement on the figure: its id, the ceiling and the measured figure as speeds
+    (tokens/s: :attr:`Prediction.ceiling_rate`, :attr:`Prediction.measured_rate`), engine, chip class."""
+
+    id: str
+    ceiling_rate: float
+    measured_rate: float
+    engine: str
+    chip_class: str
+
+
+def figure_points() -> tuple[Point, ...]:
+    """Every catalog measurement as a point of the figure "measured against ceiling", in file order:
+    from the committed record while it matches ``measurements.toml``, else from :func:`predictions`."""
+    record = _record()
+    if record is None:
+        return tuple(Point(p.id, p.ceiling_rate, p.measured_rate, p.engine, p.chip_class) for p in predictions())
+    return tuple(Point(**q) for q in record["points"])
 
 
 def class_shares(rows: tuple[Prediction, ...] | None = None) -> dict[tuple[str, str], tuple[float, ...]]:
@@ -439,6 +469,58 @@ def write_shares_record(path: Path | None = None) -> Path:
     path = Path(__file__).parent / "data" / SHARES_FILE if path is None else path
     path.write_text(json.dumps(shares_record(), indent=1) + "\n", encoding="utf-8")
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# The reader's own machine (Part 0: the model runs in the reader's browser)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReaderPoint:
+    """The reader's browser on the figure: its decode speed against the ceiling its own memory allows.
+
+    Attributes:
+        decode_tokens_per_s, prefill_tokens_per_s: measured by the engine in the reader's browser.
+        stream_bytes_per_s: the memory bandwidth the page measured there (one thread reading an array).
+        bytes_per_token: what one decode step of the browser's model reads: the shipped GGUF's tensors
+            (:func:`descent.replay.file_bytes`) and the engine's KV cache at the run's middle context.
+        decode_ceiling: ``stream_bytes_per_s / bytes_per_token``, tokens/s: the step model's decode
+            ceiling on a chip of that bandwidth (no arithmetic peak is measured, so no compute roof).
+        share: measured decode over its ceiling.
+        context: the middle context of the timed run (prompt + decode tokens / 2), tokens.
+        threads: the engine's threads. browser: the browser's name and version.
+    """
+
+    decode_tokens_per_s: float
+    prefill_tokens_per_s: float
+    stream_bytes_per_s: float
+    bytes_per_token: float
+    decode_ceiling: float
+    share: float
+    context: int
+    threads: int
+    browser: str
+
+
+def reader_point(speed: dict, kv: str) -> ReaderPoint:
+    """The reader's decode speed beside the ceiling of their own machine, from the engine's ``speed``
+    answer (:func:`descent.engine.speed`: measured speeds, token counts, ``stream_bytes_per_s``,
+    ``threads``, ``browser``) and the engine's KV-cache precision ``kv``. The ceiling is the step
+    model's for the browser's model file on :func:`descent.custom.accelerator` of the measured
+    bandwidth with no peak (:func:`descent.replay.decode_step`'s bytes: the file's tensors plus the
+    KV cache at the middle context).
+
+    Raises:
+        ParamError: a measured bandwidth outside what a chip can be given (1 GB/s to 100,000,000 GB/s).
+    """
+    chip = custom.accelerator(P.MEMORY_GB.default, speed["stream_bytes_per_s"] / 1e9, None, name="this browser's machine")
+    context = speed["prompt_tokens"] + speed["decode_tokens"] // 2
+    model = catalog.model(replay.MODEL)
+    nbytes = replay.file_bytes() + step.kv_cache_bytes(model, numerics.kv_precision(kv), context, 1)
+    ceiling = chip.memory_bandwidth / nbytes
+    return ReaderPoint(speed["decode_tokens_per_s"], speed["prefill_tokens_per_s"], chip.memory_bandwidth, nbytes,
+                       ceiling, speed["decode_tokens_per_s"] / ceiling, context, speed["threads"], speed["browser"])
 
 
 def prefill_bound(sc: Scenario) -> str:

@@ -154,6 +154,31 @@ async function load() {
   return loadInfo;
 }
 
+// This machine's memory bandwidth as the page can measure it: the build machine's `stream` record
+// (descent.trace.machine_record) taken again in the reader's browser, by one thread of JavaScript:
+// the median of STREAM_RUNS reads of a float32 array of STREAM_BYTES (past the processor's caches).
+// Eight sums run side by side so the additions keep up with the memory. It stays in this page.
+const STREAM_BYTES = 64 * 1024 * 1024;
+const STREAM_RUNS = 5;
+function streamBytesPerSecond() {
+  const a = new Float32Array(STREAM_BYTES / 4).fill(1);
+  const times = [];
+  let sink = 0;
+  for (let r = 0; r < STREAM_RUNS; r++) {
+    const t0 = performance.now();
+    let s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+    for (let i = 0; i < a.length; i += 8) {
+      s0 += a[i]; s1 += a[i + 1]; s2 += a[i + 2]; s3 += a[i + 3];
+      s4 += a[i + 4]; s5 += a[i + 5]; s6 += a[i + 6]; s7 += a[i + 7];
+    }
+    times.push(performance.now() - t0);
+    sink += s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7;
+  }
+  if (sink !== STREAM_RUNS * a.length) throw new Error("the memory read summed wrongly");
+  times.sort((x, y) => x - y);
+  return STREAM_BYTES / (Math.max(times[STREAM_RUNS >> 1], 0.001) / 1000);
+}
+
 async function ask(request) {
   if (!wl) throw new Error("the model is not loaded");
   if (request.kind === "text") {
@@ -185,6 +210,8 @@ async function ask(request) {
       prefill_tokens_per_s: t.prompt_per_second,
       decode_tokens: t.predicted_n,
       decode_tokens_per_s: t.predicted_per_second,
+      stream_bytes_per_s: streamBytesPerSecond(),
+      user_agent: String(navigator.userAgent || ""),
     };
   }
   throw new Error(`unknown request kind ${JSON.stringify(request.kind)}`);

@@ -57,8 +57,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "itl_s": ("s", "time between tokens"),
 }
 
-#: The engines rows may name. ``NumPy (descent)`` is the site's own forward pass on the build machine.
-ENGINES = ("llama.cpp", "vLLM", "SGLang", "TensorRT-LLM", "NumPy (descent)")
+#: The engines rows may name. ``NumPy (descent)`` is the site's own forward pass on the build machine;
+#: ``NVIDIA NIM`` a NIM container, whose 1.x releases run TensorRT-LLM or vLLM by profile without saying which.
+ENGINES = ("llama.cpp", "vLLM", "SGLang", "TensorRT-LLM", "NVIDIA NIM", "NumPy (descent)")
 
 #: The chip id of the build machine (not a catalog row: :mod:`descent.predict` builds it from the
 #: machine's own recorded bandwidth and matrix-product rate).

@@ -76,8 +76,8 @@ SPLIT_LAYOUT = 1
 ENGINE_SETTINGS = {
     "n_ctx": engine.CONTEXT_TOKENS,
     "flash_attn": False,
-    "cache_type_k": "f32",
-    "cache_type_v": "f32",
+    "cache_type_k": {"fp32": "f32"}[engine.KV_CACHE],
+    "cache_type_v": {"fp32": "f32"}[engine.KV_CACHE],
     "n_gpu_layers": 0,
     "n_parallel": 1,
 }

@@ -5,7 +5,11 @@ reader acts, it says what loading costs (the download's size, from ``descent/dat
 :func:`descent.recorded.model_file`) and offers the load button; ``llm.js`` does the loading
 (download with a progress bar, Cache Storage, the engine in a worker). Once the model is loaded it
 shows what the reader's own browser measured (:func:`descent.engine.speed`: prefill and decode
-tokens per second, the load time) and offers to remove the model.
+tokens per second, the load time) and offers to remove the model. It then places the reader's
+decode speed on the figure of the reference page "How close are the ceilings?" (every public
+measurement against the step model's ceiling), its ceiling being what the machine's own memory
+allows: the bandwidth the page measured there over the bytes one decode step reads
+(:func:`descent.predict.reader_point`). Everything is computed and kept in the page.
 
 The buttons are ``action`` views (``data-action="load-model"`` / ``"remove-model"``): Python
 renders them, ``llm.js`` acts on them. Core rule: standard library and core modules only.
@@ -13,12 +17,26 @@ renders them, ``llm.js`` acts on them. Core rule: standard library and core modu
 
 from __future__ import annotations
 
-from descent import engine, recorded
-from descent.units import format_bytes, format_number, format_time, plural
+import functools
+
+from descent import engine, predict, recorded
+from descent.units import (
+    format_bytes,
+    format_int,
+    format_number,
+    format_percent,
+    format_rate,
+    format_time,
+    plural,
+)
 from descent.widgets import Look, widget
+from descent.widgets import _svg as svg
 from descent.widgets import views as v
 
-__all__ = ["download_label", "model_in_browser"]
+__all__ = ["CEILINGS_HREF", "download_label", "model_in_browser", "reader_views"]
+
+#: The reference page with the same figure, relative to a top-level page (Part 0, Part 1).
+CEILINGS_HREF = "reference/ceilings.html"
 
 
 def download_label() -> str:
@@ -81,7 +99,59 @@ def model_in_browser(live: engine.Answers | None = None) -> list[dict]:
                note=f"{plural(s['prompt_tokens'], 'token')} read in one pass, on {threads}"),
         v.stat("Decode in your browser", format_number(s["decode_tokens_per_s"]), "tokens/s",
                note=f"{plural(s['decode_tokens'], 'token')} written one at a time, on {threads}"),
+        *reader_views(s),
         v.action("Remove the model from this browser", "remove-model", disabled=False,
                  note=f"Frees the {size} it keeps in your browser's storage; the widgets go back to the recorded results."),
         v.note("Every widget on this page now computes with the model in your browser: type any prompt."),
+    ]
+
+
+def _rate(x: float) -> str:
+    return f"{format_number(x, 3)} tokens/s"
+
+
+def reader_views(s: dict) -> list[dict]:
+    """The reader's machine on the figure "measured against ceiling" (:func:`descent.predict.reader_point`
+    of the engine's ``speed`` answer ``s``): the chart, with every public measurement as a grey dot,
+    the reader's decode as a ringed point and their prefill as a level line (the page measures no
+    arithmetic peak, so prefill has no ceiling here); then the numbers behind the point.
+    A bandwidth no chip can be given (under 1 GB/s) leaves a note instead."""
+    try:
+        r = predict.reader_point(s, engine.KV_CACHE)
+    except ValueError:
+        return [v.note(f"The memory read in this page measured {format_rate(s['stream_bytes_per_s'])}, too little "
+                       "to set a ceiling, so your machine is not placed on the figure of public measurements.", "info")]
+    points = predict.figure_points()
+    xs = [p.ceiling_rate for p in points] + [r.decode_ceiling]
+    ys = [p.measured_rate for p in points] + [r.decode_tokens_per_s, r.prefill_tokens_per_s]
+    lo, hi = min(xs + ys) / 2, max(xs + ys) * 2
+    marks = [svg.Mark(p.ceiling_rate, p.measured_rate, color="var(--dw-fg-lighter)", radius=3.5) for p in points]
+    marks.append(svg.Mark(r.decode_ceiling, r.decode_tokens_per_s, f"you: decode ({r.browser})", "var(--dw-c1)",
+                          radius=6, ring=True, bold=True))
+    lines = [svg.Line([(lo, lo), (hi, hi)], width=1.2, label="measured = ceiling"),
+             svg.Line([(lo, lo / 2), (hi, hi / 2)], width=1, dash="5 4", label="half the ceiling"),
+             svg.Line([(lo, r.prefill_tokens_per_s), (hi, r.prefill_tokens_per_s)], color="var(--dw-c2)", width=1.5,
+                      dash="2 3", label="your prefill (no ceiling measured)")]
+    chart = functools.partial(svg.loglog_chart, x_range=(lo, hi), y_range=(lo, hi),
+                              x_label="ceiling, tokens/s (log scale)", y_label="measured, tokens/s (log)",
+                              x_tick=svg.decade_label, y_tick=svg.decade_label, lines=lines, marks=marks,
+                              uid="reader-ceilings")
+    alt = (f"Scatter on log scales of {plural(len(points), 'public measurement')} of inference speed against the step "
+           f"model's ceiling, with the diagonal where they are equal. Your browser's decode is the ringed point: "
+           f"{_rate(r.decode_tokens_per_s)} measured against a ceiling of {_rate(r.decode_ceiling)}, "
+           f"{format_percent(r.share, 2)} of it. A level line marks your prefill, {_rate(r.prefill_tokens_per_s)}.")
+    threads = plural(r.threads, "thread")
+    return [
+        v.svg(chart(), alt, narrow=chart(narrow=True)),
+        v.kv([
+            ("Browser", f"{r.browser}, the engine on {threads}"),
+            ("Read per decode step", f"{format_bytes(r.bytes_per_token, 'MB')}: the model file and its KV cache at "
+                                     f"{plural(r.context, 'token')}"),
+            ("Memory bandwidth measured here", f"{format_rate(r.stream_bytes_per_s)}, one thread reading a large array"),
+            ("Decode ceiling", f"{_rate(r.decode_ceiling)}: that bandwidth over the bytes of one step"),
+            ("Your decode", f"{_rate(r.decode_tokens_per_s)}, {format_percent(r.share, 2)} of its ceiling"),
+        ], caption="Your machine beside the public measurements"),
+        v.note(f"Measured and drawn in this page; nothing is sent anywhere. The grey dots are the "
+               f"{format_int(len(points))} public measurements explained on", "info",
+               link="How close are the ceilings?", href=CEILINGS_HREF),
     ]

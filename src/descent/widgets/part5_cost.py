@@ -10,8 +10,8 @@ from descent import catalog, economics, hardware
 from descent import params as P
 from descent.units import format_int, format_number, format_percent
 from descent.widgets import Input, Look, widget
-from descent.widgets.expected import expected_views
 from descent.widgets import views as v
+from descent.widgets.expected import expected_views
 
 __all__ = ["ANSWER_TOKENS", "GEMINI_MEDIAN_PROMPT_WH", "LED_BULB_W", "joules_per_token", "price_it_out"]
 

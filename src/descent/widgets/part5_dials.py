@@ -12,8 +12,8 @@ from descent import catalog, dials, recorded, transformer
 from descent import params as P
 from descent.units import format_bytes, format_int, format_number, format_time
 from descent.widgets import Input, widget
-from descent.widgets.expected import expected_views
 from descent.widgets import views as v
+from descent.widgets.expected import expected_views
 
 __all__ = ["REPLY_PROMPT", "reply_tokens", "server_dials"]
 
