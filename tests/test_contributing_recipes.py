@@ -46,6 +46,7 @@ def _clear_caches() -> None:
     catalog.links.cache_clear()
     measurements.measurements.cache_clear()
     predict.predictions.cache_clear()
+    predict._record.cache_clear()
     weights._released_table.cache_clear()
 
 

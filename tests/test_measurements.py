@@ -285,7 +285,7 @@ def test_the_expected_range_follows_the_rows():
 
 def test_the_shares_record_is_current():
     """data/expected_shares.json is what the rows give now (else: python -m descent.predict). It keys
-    itself to measurements.toml, so a row added without rewriting it falls back to computing."""
+    itself to the catalog files, so a row added without rewriting it falls back to computing."""
     from importlib import resources
 
     committed = json.loads(resources.files("descent").joinpath("data", predict.SHARES_FILE).read_text(encoding="utf-8"))
@@ -300,7 +300,7 @@ def test_the_shares_record_is_current():
 
 def test_a_changed_catalog_is_not_read_from_the_stale_record(monkeypatch):
     predict._record.cache_clear()
-    monkeypatch.setattr(predict, "_catalog_digest", lambda: "another measurements.toml")
+    monkeypatch.setattr(predict, "_catalog_digest", lambda: "another catalog")
     try:
         assert predict._record() is None
         assert predict.class_shares() == predict.class_shares(predict.predictions())

@@ -33,9 +33,9 @@ The calculators' expected range (:func:`expected_range`) reads the shares by chi
 from a committed derived record, ``data/expected_shares.json`` (:data:`SHARES_FILE`), so that a
 recomputation in the reader's browser looks them up instead of running every row through the step
 model again (a third of a second in CPython, several times that in Pyodide). The record keeps the
-sha256 of ``measurements.toml`` it was made from; when the file has changed since, the shares are
-computed from the rows instead (correct, only slower), and ``tests/test_measurements.py`` fails
-until the record is written again: ``python -m descent.predict``.
+sha256 of the catalog files it was made from (:data:`CATALOG_FILES`); when one has changed since,
+the shares are computed from the rows instead (correct, only slower), and
+``tests/test_measurements.py`` fails until the record is written again: ``python -m descent.predict``.
 
 Standard library only (runs in Pyodide).
 """
@@ -60,6 +60,7 @@ from descent.scenario import Scenario
 __all__ = [
     "Coverage",
     "Expected",
+    "CATALOG_FILES",
     "Point",
     "Prediction",
     "ReaderPoint",
@@ -400,12 +401,19 @@ def _shares_of(rows: tuple[Prediction, ...]) -> dict[tuple[str, str], tuple[floa
     return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
 
 
+#: The catalog files the predictions read: the record is keyed to their text.
+CATALOG_FILES = ("measurements.toml", "models.toml", "accelerators.toml", "released.toml", "links.toml")
+
+
 def _catalog_digest() -> str:
-    return hashlib.sha256(catalog.read_file("measurements.toml").encode("utf-8")).hexdigest()
+    h = hashlib.sha256()
+    for name in CATALOG_FILES:
+        h.update(name.encode("utf-8") + b"\0" + catalog.read_file(name).encode("utf-8") + b"\0")
+    return h.hexdigest()
 
 
 def shares_record(rows: tuple[Prediction, ...] | None = None) -> dict:
-    """The record :data:`SHARES_FILE` holds: the sha256 of ``measurements.toml``, how many rows,
+    """The record :data:`SHARES_FILE` holds: the sha256 of the catalog files (:data:`CATALOG_FILES`), how many rows,
     and by chip class and bound the shares of the ceiling (each at most 1, sorted) of ``rows``
     (default every catalog measurement)."""
     rows = predictions() if rows is None else rows
@@ -413,7 +421,7 @@ def shares_record(rows: tuple[Prediction, ...] | None = None) -> dict:
         "what": "shares of the step model's ceiling reached by the public measurements of "
                 "catalog/measurements.toml, by chip class and bound (descent.predict.class_shares); "
                 "written by: python -m descent.predict",
-        "measurements_sha256": _catalog_digest(),
+        "catalog_sha256": _catalog_digest(),
         "measurements": len(rows),
         "classes": [{"chip_class": c, "bound": b, "shares": list(v)} for (c, b), v in _shares_of(rows).items()],
         "points": [{"id": p.id, "ceiling_rate": p.ceiling_rate, "measured_rate": p.measured_rate, "engine": p.engine,
@@ -423,9 +431,9 @@ def shares_record(rows: tuple[Prediction, ...] | None = None) -> dict:
 
 @cache
 def _record() -> dict | None:
-    """The committed record, or None when ``measurements.toml`` changed since it was written."""
+    """The committed record, or None when a catalog file (:data:`CATALOG_FILES`) changed since it was written."""
     record = json.loads(resources.files("descent").joinpath("data", SHARES_FILE).read_text(encoding="utf-8"))
-    return record if record["measurements_sha256"] == _catalog_digest() else None
+    return record if record["catalog_sha256"] == _catalog_digest() else None
 
 
 def _recorded_shares() -> dict[tuple[str, str], tuple[float, ...]] | None:

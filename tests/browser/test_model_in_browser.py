@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 from helpers import LIVE_TIMEOUT_MS, page_path
 
-from descent import engine, tokenizer
+from descent import engine, predict, tokenizer
 from descent.recorded import model_file, prompt_trace, trace_data
 from descent.site.wllama import ENGINE_SETTINGS
 from descent.widgets import part0
@@ -109,6 +109,15 @@ def test_page_stays_responsive_while_the_model_loads(loaded):
     page = loaded["page"]
     page.wait_for_selector(f'{PANEL}[data-engine="browser"]', timeout=ENGINE_TIMEOUT_MS)
     expect(page.locator(PANEL)).to_contain_text("Decode in your browser")
+    # ... and places the reader's decode on the figure of public measurements (issue 25), computed in
+    # the page: a grey dot per measurement, the ringed point named by the browser, the prefill line.
+    chart = page.locator(f"{PANEL} svg.descent-svg__wide")
+    expect(chart).to_contain_text("you: decode (Headless Chrome")
+    expect(chart).to_contain_text("your prefill (no ceiling measured)")
+    assert chart.locator('circle[style*="--dw-fg-lighter"]').count() == len(predict.figure_points())
+    facts = page.locator(f"{PANEL} .descent-kv").inner_text()
+    assert re.search(r"Headless Chrome \d+, the engine on 1 thread", facts), facts
+    assert re.search(r"Your decode\s+[\d.,]+ tokens/s, [\d.]+% of its ceiling", facts), facts
     expect(page.locator(f'{PANEL} [data-action="remove-model"]')).to_be_enabled()
     assert page.evaluate("() => caches.has('descent-model')")
 

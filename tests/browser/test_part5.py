@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 from helpers import RECOMPUTE_TIMEOUT_MS, go_live, is_local, page_url, stat_number
 
-from descent import catalog
+from descent import catalog, predict
 from descent.memory import size, split_field
+from descent.units import format_number
 from descent.widgets.part5 import DEFAULTS, across_field, rate_text
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -46,6 +47,11 @@ def test_sandbox_live_recomputes_and_keeps_last_good(page, site_dir, server):
     s2 = size("gpt-oss-120b", "rtx-5090", d["weights"], d["kv"], d["context"], d["batch"])
     assert not s2.fits
     _wait_stat(page, SANDBOX, "Decode ceiling per sequence (if it fit)", rate_text(s2.decode_tokens_per_s))
+    # Beside the ceiling, the expected range from the consumer-GPU memory-bound measurements, read in
+    # the browser from the wheel's record (descent.predict.expected_range, computed here).
+    e = predict.expected_range(s2.decode_tokens_per_s, "rtx-5090", s2.bound)
+    _wait_stat(page, SANDBOX, f"Decode per sequence (if it fit), expected (from {e.measurements} public measurements)",
+               f"{format_number(e.low, 3)} to {format_number(e.high, 3)}")
     good = out.inner_text()
     assert "Does not fit on one NVIDIA GeForce RTX 5090" in good
     assert f"at least {s2.accelerators_needed:,} such chips" in good
