@@ -314,6 +314,7 @@ def test_panel_places_the_readers_decode_on_the_ceilings_figure():
     assert f"{format_number(ceiling, 3)} tokens/s: that bandwidth over the bytes of one step" in text
     assert f"40.0 tokens/s, {format_percent(40.0 / ceiling, 2)} of its ceiling" in text
     assert "12.0 GB/s, one thread reading a large array" in text
+    assert "Your prefill 200 tokens/s, the level line" in text
     # The chart: one grey dot per public measurement, the reader's ringed point, the prefill line.
     svg_html = r["html"].split('class="descent-svg__wide"')[1].split("</svg>")[0]
     assert svg_html.count("var(--dw-fg-lighter)") == len(predict.predictions())

@@ -113,11 +113,11 @@ def test_page_stays_responsive_while_the_model_loads(loaded):
     # the page: a grey dot per measurement, the ringed point named by the browser, the prefill line.
     chart = page.locator(f"{PANEL} svg.descent-svg__wide")
     expect(chart).to_contain_text("you: decode (Headless Chrome")
-    expect(chart).to_contain_text("your prefill (no ceiling measured)")
     assert chart.locator('circle[style*="--dw-fg-lighter"]').count() == len(predict.figure_points())
     facts = page.locator(f"{PANEL} .descent-kv").inner_text()
     assert re.search(r"Headless Chrome \d+, the engine on 1 thread", facts), facts
     assert re.search(r"Your decode\s+[\d.,]+ tokens/s, [\d.]+% of its ceiling", facts), facts
+    assert re.search(r"Your prefill\s+[\d.,]+ tokens/s, the level line", facts), facts
     expect(page.locator(f'{PANEL} [data-action="remove-model"]')).to_be_enabled()
     assert page.evaluate("() => caches.has('descent-model')")
 
