@@ -513,21 +513,18 @@ class ReaderPoint:
 
 def reader_point(speed: dict, kv: str) -> ReaderPoint:
     """The reader's decode speed beside the ceiling of their own machine, from the engine's ``speed``
-    answer (:func:`descent.engine.speed`: measured speeds, token counts, ``stream_bytes_per_s``,
+    answer (:func:`descent.engine.speed`: measured speeds, token counts, ``stream_bytes_per_s`` > 0,
     ``threads``, ``browser``) and the engine's KV-cache precision ``kv``. The ceiling is the step
-    model's for the browser's model file on :func:`descent.custom.accelerator` of the measured
-    bandwidth with no peak (:func:`descent.replay.decode_step`'s bytes: the file's tensors plus the
-    KV cache at the middle context).
-
-    Raises:
-        ParamError: a measured bandwidth outside what a chip can be given (1 GB/s to 100,000,000 GB/s).
+    model's for one decode step of one sequence on a chip of the measured bandwidth and no known peak
+    (memory-bound: bytes over bandwidth): the bytes are the browser's model file
+    (:func:`descent.replay.file_bytes`, the shipped GGUF's tensors) and its KV cache at the middle context.
     """
-    chip = custom.accelerator(P.MEMORY_GB.default, speed["stream_bytes_per_s"] / 1e9, None, name="this browser's machine")
     context = speed["prompt_tokens"] + speed["decode_tokens"] // 2
     model = catalog.model(replay.MODEL)
     nbytes = replay.file_bytes() + step.kv_cache_bytes(model, numerics.kv_precision(kv), context, 1)
-    ceiling = chip.memory_bandwidth / nbytes
-    return ReaderPoint(speed["decode_tokens_per_s"], speed["prefill_tokens_per_s"], chip.memory_bandwidth, nbytes,
+    bandwidth = float(speed["stream_bytes_per_s"])
+    ceiling = bandwidth / nbytes
+    return ReaderPoint(speed["decode_tokens_per_s"], speed["prefill_tokens_per_s"], bandwidth, nbytes,
                        ceiling, speed["decode_tokens_per_s"] / ceiling, context, speed["threads"], speed["browser"])
 
 

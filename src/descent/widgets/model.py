@@ -114,13 +114,8 @@ def reader_views(s: dict) -> list[dict]:
     """The reader's machine on the figure "measured against ceiling" (:func:`descent.predict.reader_point`
     of the engine's ``speed`` answer ``s``): the chart, with every public measurement as a grey dot,
     the reader's decode as a ringed point and their prefill as a level line (the page measures no
-    arithmetic peak, so prefill has no ceiling here); then the numbers behind the point.
-    A bandwidth no chip can be given (under 1 GB/s) leaves a note instead."""
-    try:
-        r = predict.reader_point(s, engine.KV_CACHE)
-    except ValueError:
-        return [v.note(f"The memory read in this page measured {format_rate(s['stream_bytes_per_s'])}, too little "
-                       "to set a ceiling, so your machine is not placed on the figure of public measurements.", "info")]
+    arithmetic peak, so prefill has no ceiling here); then the numbers behind the point."""
+    r = predict.reader_point(s, engine.KV_CACHE)
     points = predict.figure_points()
     xs = [p.ceiling_rate for p in points] + [r.decode_ceiling]
     ys = [p.measured_rate for p in points] + [r.decode_tokens_per_s, r.prefill_tokens_per_s]
