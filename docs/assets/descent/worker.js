@@ -31,65 +31,239 @@ guard({ workers: "none" });
 
 const PYODIDE_URL = new URL("../pyodide/", import.meta.url);
 const WHEELS_URL = new URL("wheels/", import.meta.url);
+// The snapshot and the wasm travel gzipped whatever the host does (descent.site.runtime writes the
+// .gz files): a static host that sets no Content-Encoding would otherwise send 31 MB and 9.6 MB raw.
+// Without DecompressionStream (Chromium 80, Firefox 113, Safari 16.4) the raw files are fetched.
+const GUNZIP = typeof DecompressionStream === "function";
+// pyodide.mjs fetches `${indexURL}pyodide.asm.wasm`: gzip/ holds that name, gzipped.
+const WASM_DIR_URL = GUNZIP ? new URL("gzip/", PYODIDE_URL) : PYODIDE_URL;
 
 let runJson = null;
 let py = null;
 let widgetNames = null;
 const queue = [];
 const timings = {};
+const t0 = performance.now();
+// Milliseconds since the worker started, for timings.
+const at = () => Math.round(performance.now() - t0);
 
-// The manifest names the wheel (its hash in the query defeats stale caches).
-async function fetchWheel() {
-  const manifest = await (await fetch(new URL("manifest.json", WHEELS_URL))).json();
-  const resp = await fetch(new URL(`${manifest.wheel}?v=${manifest.sha256.slice(0, 16)}`, WHEELS_URL));
-  if (!resp.ok) throw new Error(`wheel ${manifest.wheel}: HTTP ${resp.status}`);
-  return new Uint8Array(await resp.arrayBuffer());
+async function fetchOk(url) {
+  const resp = await fetch(url);
+  if (!resp.ok) throw new Error(`${new URL(url).pathname.split("/").pop()}: HTTP ${resp.status}`);
+  return resp;
 }
 
-async function fetchSnapshot() {
-  const resp = await fetch(new URL("pyodide-snapshot.bin", PYODIDE_URL));
-  if (!resp.ok) throw new Error(`pyodide-snapshot.bin: HTTP ${resp.status}`);
-  return resp.arrayBuffer();
+// A response's body as a stream of its original bytes: gunzipped when they arrive gzipped (1f 8b);
+// a host that set Content-Encoding has had the browser decode them already, and they pass as they are.
+async function gunzipped(resp) {
+  const reader = resp.body.getReader();
+  let first = await reader.read();
+  while (!first.done && first.value.length < 2) {
+    const more = await reader.read();
+    if (more.done) break;
+    const joined = new Uint8Array(first.value.length + more.value.length);
+    joined.set(first.value);
+    joined.set(more.value, first.value.length);
+    first = { done: false, value: joined };
+  }
+  const body = new ReadableStream({
+    start(controller) {
+      if (!first.done) controller.enqueue(first.value);
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  const gz = !first.done && first.value[0] === 0x1f && first.value[1] === 0x8b;
+  return gz ? body.pipeThrough(new DecompressionStream("gzip")) : body;
+}
+
+async function fetchBytes(name, dir, key, query = "") {
+  const resp = await fetchOk(new URL((GUNZIP ? `${name}.gz` : name) + query, dir));
+  const buf = await (GUNZIP ? new Response(await gunzipped(resp)) : resp).arrayBuffer();
+  timings[`${key}_arrived_at`] = at();
+  return new Uint8Array(buf);
+}
+
+// The manifest names the package's files (a tar, gzipped beside it; its hash in the query defeats
+// stale caches) and carries Pyodide's lock file cut to what the runtime needs (no packages).
+async function fetchPack() {
+  const manifest = await (await fetchOk(new URL("manifest.json", WHEELS_URL))).json();
+  const files = untar(await fetchBytes(manifest.pack, WHEELS_URL, "package", `?v=${manifest.pack_sha256.slice(0, 16)}`));
+  return { manifest, files };
+}
+
+// [[path, bytes]] of a ustar archive's regular files (descent.site.runtime.write_pack writes it).
+function untar(buf) {
+  const out = [];
+  const text = (a, b) => {
+    let s = "";
+    for (let i = a; i < b && buf[i]; i++) s += String.fromCharCode(buf[i]);
+    return s;
+  };
+  for (let off = 0; off + 512 <= buf.length; ) {
+    const name = text(off, off + 100);
+    if (!name) break; // the two zero blocks that end the archive
+    const size = parseInt(text(off + 124, off + 136).trim() || "0", 8);
+    const type = text(off + 156, off + 157);
+    const prefix = text(off + 345, off + 500);
+    const start = off + 512;
+    if (type === "0" || type === "") out.push([prefix ? `${prefix}/${name}` : name, buf.subarray(start, start + size)]);
+    off = start + Math.ceil(size / 512) * 512;
+  }
+  return out;
+}
+
+// Write the package's files where the snapshot's Python imported them from (its working directory:
+// /home/pyodide, where the build unpacked the wheel). Called by loadPyodide's fsInit, while the
+// interpreter boots: the files are there before any Python runs.
+function writeFiles(FS, files) {
+  const home = FS.cwd();
+  const made = new Set();
+  for (const [name, bytes] of files) {
+    const dir = `${home}/${name.slice(0, name.lastIndexOf("/"))}`;
+    if (!made.has(dir)) {
+      FS.mkdirTree(dir);
+      made.add(dir);
+    }
+    FS.writeFile(`${home}/${name}`, bytes);
+  }
+}
+
+// The wasm is fetched and compiled from the worker's first moment, beside the imports of Pyodide's
+// modules (WebAssembly.compileStreaming compiles as the bytes arrive, gunzipped on their way).
+// pyodide.mjs fetches the same file itself later, and hands it to WebAssembly.instantiateStreaming:
+// while it boots, that call is answered with the module compiled here (its own response is
+// cancelled; the HTTP cache has the file by then).
+function compileWasm() {
+  const url = new URL("pyodide.asm.wasm", WASM_DIR_URL);
+  const module = fetchOk(url).then(async (resp) => {
+    const out = await WebAssembly.compileStreaming(
+      new Response(await gunzipped(resp), { headers: { "Content-Type": "application/wasm" } }));
+    timings.wasm_compiled_at = at();
+    return out;
+  });
+  module.catch(() => {}); // reported through loadPyodide
+  return module;
+}
+
+function answerInstantiate(module) {
+  const real = WebAssembly.instantiateStreaming;
+  WebAssembly.instantiateStreaming = async function instantiateStreaming(source, imports) {
+    const resp = await source;
+    if (!resp || resp.url !== new URL("pyodide.asm.wasm", WASM_DIR_URL).href) return real.call(WebAssembly, resp, imports);
+    if (resp.body) resp.body.cancel().catch(() => {});
+    const mod = await module;
+    return { module: mod, instance: await WebAssembly.instantiate(mod, imports) };
+  };
+  return () => {
+    WebAssembly.instantiateStreaming = real;
+  };
+}
+
+// The standard library, fetched only if Python asks for a module that is not already in memory.
+// The snapshot holds every module the widgets import, and the directory of python_stdlib.zip as it
+// was when the snapshot was made; until a module is missing, Pyodide gets an empty zip instead
+// (python_stdlib.empty.zip, 22 bytes). The first import of anything else fetches the real zip
+// (synchronously: an import cannot wait), writes it where the directory expects it and goes on.
+function stdlibOnDemand(pyodide) {
+  pyodide.registerJsModule("_descent_stdlib", {
+    load(path) {
+      const xhr = new XMLHttpRequest();
+      xhr.open("GET", new URL("python_stdlib.zip", PYODIDE_URL).href, false);
+      xhr.responseType = "arraybuffer";
+      xhr.send();
+      if (xhr.status !== 200) throw new Error(`python_stdlib.zip: HTTP ${xhr.status}`);
+      pyodide.FS.writeFile(path, new Uint8Array(xhr.response));
+      timings.stdlib_fetched_at = at();
+    },
+  });
+  pyodide.runPython(`
+import sys
+class _StdlibOnDemand:
+    """Fetches the standard library's zip the first time an import needs a module of it."""
+    loaded = False
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if not cls.loaded and name.partition(".")[0] != "descent":
+            cls.loaded = True
+            import _descent_stdlib
+            _descent_stdlib.load(next(p for p in sys.path if p.endswith(".zip")))
+        return None
+
+sys.meta_path.insert(0, _StdlibOnDemand)
+del _StdlibOnDemand
+`);
 }
 
 async function start() {
-  const t0 = performance.now();
-  const lap = (name, since) => (timings[name] = Math.round(performance.now() - since));
-  // Everything the start-up downloads is requested at once: the wheel and the memory snapshot
-  // download while pyodide.mjs is imported and Pyodide compiles (the boot is CPU-bound).
-  const wheel = fetchWheel();
-  wheel.catch(() => {}); // reported by the await below, not as an unhandled rejection
-  const snapshot = fetchSnapshot();
+  // Everything the start-up downloads is requested at once: the package and the memory snapshot
+  // download while Pyodide's two modules are imported and its wasm compiles as it arrives; the
+  // package's files are written into Pyodide's file system during its boot (fsInit), not after it.
+  const pack = fetchPack();
+  pack.catch(() => {}); // reported by the await below, not as an unhandled rejection
+  const snapshot = fetchBytes("pyodide-snapshot.bin", PYODIDE_URL, "snapshot");
   snapshot.catch(() => {}); // a failed fetch is handled below, not an unhandled rejection
+  const wasm = compileWasm();
+  const asm = import(new URL("pyodide.asm.mjs", PYODIDE_URL).href);
+  asm.catch(() => {});
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
-  lap("import_pyodide_mjs", t0);
+  const createPyodideModule = (await asm).default;
+  timings.import_pyodide_mjs = at();
+  const fsInit = async (FS) => {
+    let files;
+    try {
+      files = (await pack).files;
+    } catch {
+      return; // start() reports it after the boot
+    }
+    const t = performance.now();
+    writeFiles(FS, files);
+    timings.package_written_ms = Math.round(performance.now() - t);
+  };
   const config = {
-    indexURL: PYODIDE_URL.href,
+    indexURL: WASM_DIR_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
-    lockFileURL: new URL("pyodide-lock.json", PYODIDE_URL).href,
+    createPyodideModule,
+    lockFileContents: pack.then((p) => p.manifest.lock),
+    fsInit,
   };
   let pyodide;
   let t = performance.now();
+  const restore = answerInstantiate(wasm);
   try {
     // A booted interpreter's memory, saved at build time (descent.site.runtime.make_snapshot):
-    // restoring it skips Python's start-up, about half of the time to the first result.
-    pyodide = await loadPyodide({ ...config, _loadSnapshot: snapshot });
-    lap("boot_from_snapshot", t);
+    // restoring it skips Python's start-up and every import of the widget runtime.
+    pyodide = await loadPyodide({
+      ...config,
+      stdLibURL: new URL("python_stdlib.empty.zip", PYODIDE_URL).href,
+      _loadSnapshot: snapshot,
+    });
+    timings.boot_from_snapshot = Math.round(performance.now() - t);
+    await pack;
+    stdlibOnDemand(pyodide);
   } catch (err) {
+    await pack; // a missing package is the error to report, not the snapshot's
     console.warn(`descent: starting Pyodide from its snapshot failed (${err}); starting it afresh`);
     t = performance.now();
-    pyodide = await loadPyodide(config);
-    lap("boot_without_snapshot", t);
+    pyodide = await loadPyodide({ ...config, lockFileContents: pack.then((p) => p.manifest.lock),
+                                  stdLibURL: new URL("python_stdlib.zip", PYODIDE_URL).href });
+    timings.boot_without_snapshot = Math.round(performance.now() - t);
+  } finally {
+    restore();
   }
-  t = performance.now();
-  pyodide.unpackArchive(await wheel, "wheel");
-  lap("wheel", t);
   t = performance.now();
   // Only the widget runtime: each widget's module is imported when it is first asked for.
   const mod = pyodide.pyimport("descent.widgets");
   runJson = mod.run_json;
   py = pyodide;
-  lap("import_descent", t);
+  timings.import_descent = Math.round(performance.now() - t);
   return performance.now() - t0;
 }
 
