@@ -46,7 +46,7 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache, reduce
-from itertools import accumulate, compress
+from itertools import accumulate, chain, compress, repeat
 from operator import add, sub
 
 from descent import params as P
@@ -599,8 +599,8 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     ttft_target = P.TTFT_TARGET.check(ttft_target)
     itl_target = P.ITL_TARGET.check(itl_target)
     arrivals = {r.id: r.arrival for r in sim.trace}
-    ttft, e2e, gaps, good, tpots = [], [], [], 0, []
-    good_tokens = 0
+    ttft, e2e, good, tpots = [], [], 0, []
+    good_tokens = n_gaps = 0
     # A reply written at consecutive steps has the gaps between those steps (the same floats).
     ends = sim.step_ends
     step_gaps = list(map(sub, ends[1:], ends))
@@ -617,7 +617,7 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
         else:
             own = list(map(sub, times[1:], times))  # b - a for each two tokens a, b in a row
             other_gaps += own
-        gaps += own
+        n_gaps += len(own)
         mean_gap = sum(own) / len(own) if own else 0.0
         if len(times) > 1:
             tpots.append((times[-1] - times[0]) / (len(times) - 1))
@@ -631,12 +631,14 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     held = sum(o.finished - o.admitted for o in sim.occupancy)
     latency = _percentiles(e2e, (50, 99))
     first = _percentiles(ttft, (50, 99))
-    if not gaps:
+    # Every gap of every reply: each step gap once per reply written across it, and the others.
+    counts = list(accumulate(has_gap))[:len(step_gaps)]
+    if not n_gaps:
         itl = [0.0, 0.0]
-    elif len(gaps) >= 2 * len(step_gaps):  # many replies decode together: sort each step's gap once
-        itl = _counted_percentiles(step_gaps, list(accumulate(has_gap))[:len(step_gaps)], other_gaps, (50, 99))
+    elif n_gaps >= 2 * len(step_gaps):  # many replies decode together: sort each step's gap once
+        itl = _counted_percentiles(step_gaps, counts, other_gaps, (50, 99))
     else:
-        itl = _percentiles(gaps, (50, 99))
+        itl = _percentiles(list(chain.from_iterable(map(repeat, step_gaps, counts))) + other_gaps, (50, 99))
     return Metrics(
         throughput_tokens_per_s=tokens / duration if duration > 0 else 0.0,
         latency_p50_s=latency[0],

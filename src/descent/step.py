@@ -410,6 +410,16 @@ class StepModel:
         mem, comp = nbytes / self.bandwidth, flops / self.peak
         return DeviceStep(n, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
 
+    def uniform_prefill(self, n: int, start: int, end: int) -> DeviceStep:
+        """One step of ``n`` prompt pieces that are all the span ``(start, end)``: :meth:`step` with
+        ``prefill_spans=[(start, end)] * n`` in O(1) (``n`` times one piece's KV bytes and FLOPs,
+        where :meth:`step` adds them one by one: equal to rounding)."""
+        nbytes = self.step_weight_bytes(n * (end - start)) + n * self.kv_bytes(end)
+        flops = n * ((end - start) * self.matmul_flops + self._attn.sum(start, end))
+        mem, comp = nbytes / self.bandwidth, flops / self.peak
+        return DeviceStep(n * (end - start), nbytes, flops, mem, comp, max(mem, comp),
+                          "compute" if comp > mem else "memory")
+
     def uniform_verify(self, n: int, context: int, positions: int) -> DeviceStep:
         """One speculative-decoding verification step: ``n`` sequences that all hold ``context``
         tokens each run ``positions`` new positions (the last accepted token and the draft's
@@ -727,9 +737,12 @@ def _groups(sm: StepModel, tokens: int, kv: float) -> dict[str, float]:
 
 
 def _device_step(sm: StepModel, contexts: list, spans: list) -> DeviceStep:
-    """One device's step: O(1) when every sequence decodes at one context and nothing prefills."""
+    """One device's step: O(1) when every sequence decodes at one context and nothing prefills, or
+    every prompt piece is the same span and nothing decodes."""
     if contexts and not spans and contexts.count(contexts[0]) == len(contexts):
         return sm.uniform_decode(len(contexts), contexts[0])
+    if spans and not contexts and len(spans) > 1 and spans.count(spans[0]) == len(spans):
+        return sm.uniform_prefill(len(spans), *spans[0])
     return sm.step(contexts, spans)
 
 
@@ -759,7 +772,12 @@ def cost(sc: Scenario, decode_contexts=(), prefill_spans=()) -> StepCost:
     decode_contexts, prefill_spans = list(decode_contexts), list(prefill_spans)
     if not decode_contexts and not prefill_spans:
         raise ValueError("a step needs at least one decoding sequence or one prompt piece")
-    if any(c < 0 for c in decode_contexts) or any(not 0 <= s < e for s, e in prefill_spans):
+    # A batch of one context or one span (the common case, up to 100,000 long) is checked once.
+    contexts = decode_contexts if decode_contexts.count(decode_contexts[0] if decode_contexts else 0) != len(
+        decode_contexts) else decode_contexts[:1]
+    spans = prefill_spans if prefill_spans.count(prefill_spans[0] if prefill_spans else 0) != len(
+        prefill_spans) else prefill_spans[:1]
+    if any(c < 0 for c in contexts) or any(not 0 <= s < e for s, e in spans):
         raise ValueError("decode contexts must be >= 0 and prompt pieces (start, end) with 0 <= start < end")
     sm = model_for(sc)
     m = sm.model

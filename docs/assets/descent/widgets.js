@@ -64,6 +64,46 @@ function setState(st, state, message) {
   if (message !== undefined && st.status.textContent !== message) st.status.textContent = message;
 }
 
+// When the runtime starts (decision 0021). On a desktop, as soon as a widget is on screen (one frame
+// after it is painted): a reader can use it at once, and the download (about 12 MB) is quick. On a
+// phone (a coarse pointer), not before the page's largest paint is drawn and its load event has
+// fired, so the download does not compete with the page's own (Lighthouse's phone load counts
+// every byte fetched before its largest paint), unless the reader touches a widget first.
+const PHONE = typeof matchMedia === "function" && matchMedia("(pointer: coarse)").matches;
+let settled = !PHONE;
+const afterSettled = [];
+
+function settle() {
+  if (settled) return;
+  settled = true;
+  for (const fn of afterSettled.splice(0)) fn();
+}
+
+if (!settled) {
+  // The load event, then the first largest-contentful-paint entry (one is reported once that paint
+  // is drawn; a browser without the entry type goes on at once), then one idle moment.
+  const loaded = new Promise((resolve) => {
+    if (document.readyState === "complete") resolve();
+    else addEventListener("load", resolve, { once: true });
+  });
+  const painted = new Promise((resolve) => {
+    try {
+      if (!PerformanceObserver.supportedEntryTypes.includes("largest-contentful-paint")) return resolve();
+      const po = new PerformanceObserver(() => {
+        po.disconnect();
+        resolve();
+      });
+      po.observe({ type: "largest-contentful-paint", buffered: true });
+    } catch {
+      resolve();
+    }
+  });
+  Promise.all([loaded, painted]).then(() => {
+    if (typeof requestIdleCallback === "function") requestIdleCallback(settle, { timeout: 1000 });
+    else setTimeout(settle, 0);
+  });
+}
+
 function ensureWorker(painted) {
   if (workerState !== "idle") return;
   workerState = "loading";
@@ -126,7 +166,7 @@ function onWorkerMessage(event) {
   if (msg.type === "ready") {
     workerState = "ready";
     // For nox -s bench (tools/bench.py): how long each start-up step took in the worker.
-    window.descentRuntime = { readyMs: msg.ms, timings: msg.timings || {} };
+    window.descentRuntime = { readyMs: msg.ms, timings: msg.timings || {}, startedAt: msg.origin - performance.timeOrigin };
     for (const st of live()) if (st.active) send(st);
   } else if (msg.type === "failed") {
     fail(msg.message || "unknown error");
@@ -501,15 +541,26 @@ function schedule(st) {
   });
 }
 
-function activate(st, painted) {
+// `seen`: called by the widget's IntersectionObserver (on screen, painted); otherwise the reader
+// touched it (focus, pointer, an input).
+function activate(st, seen) {
   if (st.active || isFile()) return;
-  st.active = true;
   if (st.observer) st.observer.disconnect();
   if (workerState === "failed") {
+    st.active = true;
     freeze(st, MSG.failed(failReason));
     return;
   }
-  ensureWorker(painted);
+  if (seen && !settled && workerState === "idle") {
+    // A phone before its largest paint: the runtime starts once the page has settled.
+    if (!st.waitingToSettle) {
+      st.waitingToSettle = true;
+      afterSettled.push(() => activate(st, true));
+    }
+    return;
+  }
+  st.active = true;
+  ensureWorker(seen);
   if (workerState === "ready") send(st);
   else if (workerState === "loading") setState(st, "loading", MSG.loading);
 }

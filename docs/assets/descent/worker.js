@@ -6,8 +6,10 @@
 //                                                   answers: what the model in the browser has computed
 //                                                   for this widget (llm.js), absent while it is not
 //                                                   loaded (descent.widgets.run: "live" widgets)
-//   worker -> main  {type: "ready", ms, timings}   once Pyodide and the wheel are loaded (timings: ms
-//                                                   spent on each start-up step, for nox -s bench)
+//   worker -> main  {type: "ready", ms, timings, origin}   once Pyodide and the package are loaded (timings:
+//                                                   each start-up step's length, "ms", or its end,
+//                                                   "at", in ms since the worker started at `origin`
+//                                                   (epoch ms); for nox -s bench)
 //                   {type: "failed", message} when start-up failed (the page keeps its static values)
 //                   {type: "result", id, ok: true, html, allowed, engine?} | {type: "result", id, ok: false, field, message, allowed}
 //                   | {type: "result", id, ok: true, need}: a live widget needs the model to compute `need` first
@@ -15,7 +17,7 @@
 //
 // Every URL is resolved relative to this module, so the site works under any base path, and
 // nothing is fetched from another origin: Pyodide's core and its memory snapshot are vendored in
-// ../pyodide/ and the wheel in ./wheels/ (all written by descent.site.runtime.on_post_build).
+// ../pyodide/ and the package's files in ./wheels/ (all written by descent.site.runtime.on_post_build).
 //
 // The network guard (guard.js) runs first, before Pyodide or any Python exists: its module is this
 // module's only static import, evaluated before this body, which calls it before anything else.
@@ -215,7 +217,7 @@ async function start() {
   asm.catch(() => {});
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
   const createPyodideModule = (await asm).default;
-  timings.import_pyodide_mjs = at();
+  timings.pyodide_modules_at = at();
   const fsInit = async (FS) => {
     let files;
     try {
@@ -245,7 +247,7 @@ async function start() {
       stdLibURL: new URL("python_stdlib.empty.zip", PYODIDE_URL).href,
       _loadSnapshot: snapshot,
     });
-    timings.boot_from_snapshot = Math.round(performance.now() - t);
+    timings.boot_from_snapshot_ms = Math.round(performance.now() - t);
     await pack;
     stdlibOnDemand(pyodide);
   } catch (err) {
@@ -254,7 +256,7 @@ async function start() {
     t = performance.now();
     pyodide = await loadPyodide({ ...config, lockFileContents: pack.then((p) => p.manifest.lock),
                                   stdLibURL: new URL("python_stdlib.zip", PYODIDE_URL).href });
-    timings.boot_without_snapshot = Math.round(performance.now() - t);
+    timings.boot_without_snapshot_ms = Math.round(performance.now() - t);
   } finally {
     restore();
   }
@@ -263,7 +265,7 @@ async function start() {
   const mod = pyodide.pyimport("descent.widgets");
   runJson = mod.run_json;
   py = pyodide;
-  timings.import_descent = Math.round(performance.now() - t);
+  timings.import_descent_ms = Math.round(performance.now() - t);
   return performance.now() - t0;
 }
 
@@ -326,7 +328,7 @@ self.onmessage = (event) => {
 
 start().then(
   (ms) => {
-    self.postMessage({ type: "ready", ms: Math.round(ms), timings });
+    self.postMessage({ type: "ready", ms: Math.round(ms), timings, origin: performance.timeOrigin + t0 });
     while (queue.length) handle(queue.shift());
     setTimeout(() => startWarming(0), WARM_AFTER_READY_MS);
   },

@@ -92,11 +92,20 @@ KV_CACHE = P.declare(P.Param(
 STEP_BARS = 6
 
 
-def _decode_steps(s: StepModel, prompt: int, output: int, cache: bool) -> list[DeviceStep]:
-    """The cost of producing tokens 2 .. output (token 1 comes out of the prefill)."""
+def _decode_step(s: StepModel, prompt: int, k: int, cache: bool) -> DeviceStep:
+    """The pass that produces token ``k + 2`` (token 1 comes out of the prefill)."""
+    return s.step(decode_contexts=[prompt + k]) if cache else s.step(prefill_spans=[(0, prompt + k + 1)])
+
+
+def _decode_seconds(s: StepModel, prompt: int, output: int, cache: bool) -> list[float]:
+    """The seconds of each pass that produces tokens 2 .. output: with the cache, the step model's
+    run of decode steps (:meth:`StepModel.decode_steps`, the same floats as one step at a time, in
+    a few milliseconds for 16,384 tokens); without, each pass re-running the text."""
+    if output < 2:
+        return []
     if cache:
-        return [s.step(decode_contexts=[prompt + i - 1]) for i in range(1, output)]
-    return [s.step(prefill_spans=[(0, prompt + i)]) for i in range(1, output)]
+        return s.decode_steps([prompt], output - 1)[0]
+    return [_decode_step(s, prompt, k, False).seconds for k in range(output - 1)]
 
 
 def _slower(model: str, accelerator: str, weights: str, prompt_tokens: int, pre: DeviceStep, per_token: DeviceStep,
@@ -140,15 +149,15 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
     s = _server(model, accelerator, weights)
     m, a = s.model, s.accelerator
     pre = serving.prefill(s, prompt_tokens)
-    steps = _decode_steps(s, prompt_tokens, output_tokens, kv_cache)
-    cached = steps if kv_cache else _decode_steps(s, prompt_tokens, output_tokens, True)
-    total = pre.seconds + sum(c.seconds for c in steps)
+    seconds = _decode_seconds(s, prompt_tokens, output_tokens, kv_cache)
+    cached = seconds if kv_cache else _decode_seconds(s, prompt_tokens, output_tokens, True)
+    total = pre.seconds + sum(seconds)
     # The first decode step, at the prompt's context: the step Part 3's prose times (itl_s at
     # context = prompt_tokens), so the page and the widget print one number for one input.
     mid = serving.decode_step(s, 1, prompt_tokens)
     # Without the cache the second token's pass runs the whole text again: that is the time per
     # output token then (and it grows with every token; the bars show it).
-    per_token = mid if kv_cache or not steps else steps[0]
+    per_token = mid if kv_cache or not seconds else _decode_step(s, prompt_tokens, 0, False)
     # Does it fit? The weights and this request's KV cache (at most the model's context) against
     # one chip's usable memory, as Part 5's widgets ask (descent.step.footprint).
     held = Scenario(model=model, accelerator=accelerator, weights=weights,
@@ -169,11 +178,11 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
         v.stat("Whole reply", format_time(total),
                note=f"{plural(output_tokens, 'token')}" + ("" if kv_cache else ", no KV cache")),
     ]
-    picks = sorted({0, *(round(i * (len(steps) - 1) / (STEP_BARS - 1)) for i in range(STEP_BARS))}) if steps else []
+    picks = sorted({0, *(round(i * (len(seconds) - 1) / (STEP_BARS - 1)) for i in range(STEP_BARS))}) if seconds else []
     rows = [v.bar(f"pass 1: prefill of {format_int(prompt_tokens)}", pre.seconds, display=format_time(pre.seconds),
                   cls="is-selected")]
     for i in picks:
-        c = steps[i]
+        c = _decode_step(s, prompt_tokens, i, kv_cache)
         what = f"reads {format_int(c.tokens)} tokens" if not kv_cache else "1 new token"
         rows.append(v.bar(f"pass {format_int(i + 2)}: {what}", c.seconds, display=format_time(c.seconds),
                           cls="" if kv_cache else "is-warn"))
@@ -185,7 +194,7 @@ def prefill_decode(model: str, accelerator: str, weights: str, prompt_tokens: in
             f"decode pass reads the same weights ({format_bytes(s.step_weight_bytes(1), 'GB')}) and every cached "
             f"key and value for a single token."))
     else:
-        with_cache = pre.seconds + sum(c.seconds for c in cached)
+        with_cache = pre.seconds + sum(cached)
         out.append(v.note(
             f"Without the cache, pass n runs all the text so far again: the work grows with the square of the "
             f"reply. This reply takes {format_time(total)} instead of {format_time(with_cache)}, "

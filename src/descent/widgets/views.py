@@ -31,6 +31,7 @@ Core rule: standard library only.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
@@ -69,14 +70,32 @@ def visible_controls(text: str) -> str:
     return text.translate(_BIDI_TABLE)
 
 
+#: Texts up to this many characters keep their escaped form in :func:`_escaped`'s cache: a cell grid
+#: or a chart repeats a few short texts thousands of times (issue 28: each recompute under 50 ms).
+ESCAPE_CACHE_CHARS = 200
+
+
+@functools.lru_cache(maxsize=4096)
+def _escaped(text: str) -> str:
+    return html.escape(text.translate(_BIDI_TABLE), quote=True)
+
+
 def _e(x: Any) -> str:
     """Escaped text for HTML content or a quoted attribute; bidi controls shown (:func:`visible_controls`)."""
-    return html.escape(visible_controls(str(x)), quote=True)
+    text = x if type(x) is str else str(x)
+    if len(text) <= ESCAPE_CACHE_CHARS:
+        return _escaped(text)
+    return html.escape(visible_controls(text), quote=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_ok(text: str) -> bool:
+    return set(text) <= _CLASS_CHARS
 
 
 def _cls(value: Any, view: str) -> str:
     text = "" if value is None else str(value)
-    if not set(text) <= _CLASS_CHARS:
+    if not (len(text) <= ESCAPE_CACHE_CHARS and _class_ok(text)) and not set(text) <= _CLASS_CHARS:
         raise ValueError(f"{view}: class must be letters, digits, '-', '_' or spaces, got {text!r}")
     return text.strip()
 
@@ -552,9 +571,21 @@ def render_cell_grid(v: dict) -> str:
         head = ("<thead><tr>" + ('<td></td>' if rl is not None else "")
                 + "".join(f'<th scope="col">{_e(x)}</th>' for x in cl) + "</tr></thead>")
     body = []
+    # A grid repeats a few kinds of cell many times: each kind is written once (a cell that sets
+    # inputs when clicked is written each time).
+    written: dict[tuple, str] = {}
     for ri, row in enumerate(cells):
         tds = []
         for c in row:
+            key = None if c.get("set") else (c.get("cls"), c.get("title"), c.get("text"))
+            if key is not None:
+                try:
+                    td = written.get(key)
+                except TypeError:  # an unhashable value: the checks below report it
+                    key, td = None, None
+                if td is not None:
+                    tds.append(td)
+                    continue
             cls = _cls(c.get("cls"), "cell_grid")
             spoken = c.get("title") or meaning.get(cls, "") or c.get("text", "")
             title = f' title="{_e(c["title"])}"' if c.get("title") else ""
@@ -563,7 +594,10 @@ def render_cell_grid(v: dict) -> str:
             data_set = _set_attr(c.get("set"), "cell_grid")
             inner = f'<button type="button" class="descent-cell__button"{data_set}>{text}{sr}</button>' if data_set \
                 else f"{text}{sr}"
-            tds.append(f'<td class="descent-cell{" " + cls if cls else ""}"{title}>{inner}</td>')
+            td = f'<td class="descent-cell{" " + cls if cls else ""}"{title}>{inner}</td>'
+            if key is not None:
+                written[key] = td
+            tds.append(td)
         th = f'<th scope="row">{_e(rl[ri])}</th>' if rl is not None else ""
         body.append(f"<tr>{th}{''.join(tds)}</tr>")
     legend = "".join(
