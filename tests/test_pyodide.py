@@ -251,23 +251,102 @@ def test_widgets_run_in_pyodide(wheel, tmp_path):
     assert res["import_errors"] == {}, res["import_errors"]
 
 
+def _worker_source(start: str, end: str) -> str:
+    """The text of docs/assets/descent/worker.js from the line starting with ``start`` to the first
+    line after it that starts with ``end`` (inclusive): the worker's own code, run here under node."""
+    lines = (ROOT / "docs/assets/descent/worker.js").read_text().splitlines()
+    i = next(n for n, line in enumerate(lines) if line.startswith(start))
+    j = next(n for n in range(i + 1, len(lines)) if lines[n].startswith(end))
+    return "\n".join(lines[i:j + 1])
+
+
+#: The worker's boot from the site's files, under node: the package's files written by the worker's
+#: own untar/writeFiles during the boot (fsInit), the standard library an empty zip, the lock file
+#: the manifest's, and the worker's on-demand finder for the standard library.
+_WORKER_BOOT = """
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import { pathToFileURL } from "node:url";
+const [site, code, finder] = process.argv.slice(2);
+process.argv.length = 1;
+(0, eval)(code); // untar and writeFiles, from worker.js
+const pdir = site + "/assets/pyodide/";
+const wdir = site + "/assets/descent/wheels/";
+const manifest = JSON.parse(readFileSync(wdir + "manifest.json", "utf8"));
+const files = untar(new Uint8Array(gunzipSync(readFileSync(wdir + manifest.pack + ".gz"))));
+const snapshot = gunzipSync(readFileSync(pdir + "pyodide-snapshot.bin.gz"));
+const { loadPyodide } = await import(pathToFileURL(pdir + "pyodide.mjs").href);
+const py = await loadPyodide({ indexURL: pdir, stdLibURL: pdir + "python_stdlib.empty.zip",
+  lockFileContents: manifest.lock, _loadSnapshot: snapshot, fsInit: (FS) => writeFiles(FS, files) });
+let loads = 0;
+py.registerJsModule("_descent_stdlib", { load(path) { loads += 1; py.FS.writeFile(path, readFileSync(pdir + "python_stdlib.zip")); } });
+py.runPython(finder);
+const widgets = py.runPython(`
+import json, descent.widgets as w
+json.dumps({n: json.loads(w.run_json(n, "{}", ""))["ok"] for n in w.names()})`);
+const before = loads;
+const mean = py.runPython("import statistics; statistics.mean([1, 2, 6])");
+console.log(JSON.stringify({ widgets: JSON.parse(widgets), before, after: loads, mean }));
+"""
+
+
 @pytest.mark.slow
 @pytest.mark.site
 @pytest.mark.pyodide  # the hook boots Pyodide under node for the snapshot
-def test_on_post_build_writes_wheel_manifest_and_pyodide(tmp_path):
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_on_post_build_writes_the_runtime_and_the_worker_boots_from_it(tmp_path):
     if not (PYODIDE / "pyodide.mjs").is_file():
         pytest.skip("node_modules/pyodide missing: run npm ci")
+    import gzip
+    import tarfile
+
     site = tmp_path / "site"
     runtime.on_post_build({"site_dir": str(site), "config_file_path": str(ROOT / "mkdocs.yml")})
-    manifest = json.loads((site / "assets/descent/wheels/manifest.json").read_text())
-    whl = site / "assets/descent/wheels" / manifest["wheel"]
-    # The contract worker.js reads: the wheel's file name and the hash it puts in the query string.
-    assert set(manifest) == {"wheel", "sha256", "bytes", "version"}
+    wdir, pdir = site / "assets/descent/wheels", site / "assets/pyodide"
+    manifest = json.loads((wdir / "manifest.json").read_text())
+    whl = wdir / manifest["wheel"]
+    # The contract worker.js reads: the package's tar (gzipped beside it) and the hash it puts in the
+    # query string; Pyodide's lock file without packages; the wheel as before.
+    assert set(manifest) == {"wheel", "sha256", "bytes", "version", "pack", "pack_sha256", "lock"}
     assert manifest["wheel"] == "descent-0.1.0-py3-none-any.whl" and manifest["version"] == "0.1.0"
     assert manifest["bytes"] == whl.stat().st_size and manifest["sha256"] == hashlib.sha256(whl.read_bytes()).hexdigest()
+    lock = json.loads((PYODIDE / "pyodide-lock.json").read_text())
+    assert manifest["lock"] == {"info": lock["info"], "packages": {}}
+    pack = wdir / manifest["pack"]
+    assert manifest["pack"] == "descent-0.1.0.tar"
+    assert manifest["pack_sha256"] == hashlib.sha256(pack.read_bytes()).hexdigest()
+    assert gzip.decompress((wdir / "descent-0.1.0.tar.gz").read_bytes()) == pack.read_bytes()
+    # The wheel's package files, byte for byte, without bytecode or metadata (the snapshot has the
+    # modules imported): every member a plain file in ustar's own format, the names worker.js reads.
+    with zipfile.ZipFile(whl) as zf, tarfile.open(pack) as tar:
+        members = tar.getmembers()
+        expected = sorted(n for n in zf.namelist() if "__pycache__" not in n and ".dist-info/" not in n)
+        assert [m.name for m in members] == expected
+        assert all(m.isfile() and m.mtime == 0 and m.mode == 0o644 for m in members)
+        assert all(tar.extractfile(m).read() == zf.read(m.name) for m in members)
+    assert (pack.read_bytes()[257:263]) == b"ustar\x00"
     for f in runtime.PYODIDE_FILES:
-        assert (site / "assets/pyodide" / f).read_bytes() == (PYODIDE / f).read_bytes()
-    assert (site / "assets/pyodide" / runtime.SNAPSHOT_FILE).stat().st_size > 0
+        assert (pdir / f).read_bytes() == (PYODIDE / f).read_bytes()
+    # The gzipped copies gunzip to the files (the wasm keeps its name in gzip/, where indexURL points).
+    assert gzip.decompress((pdir / "gzip/pyodide.asm.wasm").read_bytes()) == (PYODIDE / "pyodide.asm.wasm").read_bytes()
+    snap = pdir / runtime.SNAPSHOT_FILE
+    assert gzip.decompress((pdir / (runtime.SNAPSHOT_FILE + ".gz")).read_bytes()) == snap.read_bytes()
+    with zipfile.ZipFile(pdir / runtime.EMPTY_STDLIB) as zf:
+        assert zf.namelist() == []
+    # The worker's own code boots Pyodide from these files: every widget runs with the empty standard
+    # library (the snapshot holds every module they import); the first import of another module of
+    # the standard library loads the real zip once, and works.
+    script = tmp_path / "boot.mjs"
+    script.write_text(_WORKER_BOOT)
+    code = _worker_source("function untar(", "}") + "\n" + _worker_source("function writeFiles(", "}")
+    finder = _worker_source("import sys", "del _StdlibOnDemand")
+    proc = subprocess.run([NODE, str(script), str(site), code, finder], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    from descent import widgets
+
+    assert res["widgets"] == dict.fromkeys(widgets.names(), True)
+    assert (res["before"], res["after"], res["mean"]) == (0, 1, 3)  # mean of 1, 2, 6
 
 
 def test_wheel_size_limit_and_bad_epoch(tmp_path, monkeypatch):

@@ -137,31 +137,20 @@ function writeFiles(FS, files) {
   }
 }
 
-// The wasm is fetched and compiled from the worker's first moment, beside the imports of Pyodide's
-// modules (WebAssembly.compileStreaming compiles as the bytes arrive, gunzipped on their way).
-// pyodide.mjs fetches the same file itself later, and hands it to WebAssembly.instantiateStreaming:
-// while it boots, that call is answered with the module compiled here (its own response is
-// cancelled; the HTTP cache has the file by then).
-function compileWasm() {
-  const url = new URL("pyodide.asm.wasm", WASM_DIR_URL);
-  const module = fetchOk(url).then(async (resp) => {
-    const out = await WebAssembly.compileStreaming(
-      new Response(await gunzipped(resp), { headers: { "Content-Type": "application/wasm" } }));
-    timings.wasm_compiled_at = at();
-    return out;
-  });
-  module.catch(() => {}); // reported through loadPyodide
-  return module;
-}
-
-function answerInstantiate(module) {
+// pyodide.mjs fetches the wasm itself (`${indexURL}pyodide.asm.wasm`, as soon as loadPyodide is
+// called) and hands the response to WebAssembly.instantiateStreaming, which compiles as the bytes
+// arrive: while Pyodide boots, that call gets the bytes gunzipped on their way.
+function gunzipWasm() {
   const real = WebAssembly.instantiateStreaming;
+  const url = new URL("pyodide.asm.wasm", WASM_DIR_URL).href;
   WebAssembly.instantiateStreaming = async function instantiateStreaming(source, imports) {
     const resp = await source;
-    if (!resp || resp.url !== new URL("pyodide.asm.wasm", WASM_DIR_URL).href) return real.call(WebAssembly, resp, imports);
-    if (resp.body) resp.body.cancel().catch(() => {});
-    const mod = await module;
-    return { module: mod, instance: await WebAssembly.instantiate(mod, imports) };
+    if (!resp || resp.url !== url) return real.call(WebAssembly, resp, imports);
+    if (!resp.ok) throw new Error(`pyodide.asm.wasm: HTTP ${resp.status}`);
+    const wasm = new Response(await gunzipped(resp), { headers: { "Content-Type": "application/wasm" } });
+    const out = await real.call(WebAssembly, wasm, imports);
+    timings.wasm_compiled_at = at();
+    return out;
   };
   return () => {
     WebAssembly.instantiateStreaming = real;
@@ -206,18 +195,19 @@ del _StdlibOnDemand
 
 async function start() {
   // Everything the start-up downloads is requested at once: the package and the memory snapshot
-  // download while Pyodide's two modules are imported and its wasm compiles as it arrives; the
+  // download while Pyodide's modules are imported and its wasm compiles as it arrives; the
   // package's files are written into Pyodide's file system during its boot (fsInit), not after it.
   const pack = fetchPack();
   pack.catch(() => {}); // reported by the await below, not as an unhandled rejection
   const snapshot = fetchBytes("pyodide-snapshot.bin", PYODIDE_URL, "snapshot");
   snapshot.catch(() => {}); // a failed fetch is handled below, not an unhandled rejection
-  const wasm = compileWasm();
+  // Pyodide's two modules are imported side by side (pyodide.mjs would import the second only once
+  // called); loadPyodide is called as soon as the first is in, so the wasm's download starts then.
   const asm = import(new URL("pyodide.asm.mjs", PYODIDE_URL).href);
   asm.catch(() => {});
+  const createPyodideModule = async (settings) => (await asm).default(settings);
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
-  const createPyodideModule = (await asm).default;
-  timings.pyodide_modules_at = at();
+  timings.pyodide_mjs_at = at();
   const fsInit = async (FS) => {
     let files;
     try {
@@ -238,7 +228,7 @@ async function start() {
   };
   let pyodide;
   let t = performance.now();
-  const restore = answerInstantiate(wasm);
+  const restore = GUNZIP ? gunzipWasm() : () => {};
   try {
     // A booted interpreter's memory, saved at build time (descent.site.runtime.make_snapshot):
     // restoring it skips Python's start-up and every import of the widget runtime.
