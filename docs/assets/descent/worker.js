@@ -38,7 +38,7 @@ const WHEELS_URL = new URL("wheels/", import.meta.url);
 // Without DecompressionStream (Chromium 80, Firefox 113, Safari 16.4) the raw files are fetched.
 const GUNZIP = typeof DecompressionStream === "function";
 // pyodide.mjs fetches `${indexURL}pyodide.asm.wasm`: gzip/ holds that name, gzipped.
-const WASM_DIR_URL = GUNZIP ? new URL("gzip/", PYODIDE_URL) : PYODIDE_URL;
+const GZIP_DIR_URL = new URL("gzip/", PYODIDE_URL);
 
 let runJson = null;
 let py = null;
@@ -137,12 +137,25 @@ function writeFiles(FS, files) {
   }
 }
 
+// Does the host compress the wasm itself (Content-Encoding)? Then Pyodide fetches it as it is: the
+// browser decodes it, and keeps the compiled code for the next visit, which it cannot do for bytes
+// gunzipped here. A HEAD request (its own query, so no test or cache mistakes it for the file) asks.
+async function hostCompressesWasm() {
+  if (!GUNZIP) return true; // nothing to gunzip with: the raw file, whatever the host does
+  try {
+    const resp = await fetch(new URL("pyodide.asm.wasm?encoding", PYODIDE_URL), { method: "HEAD" });
+    return resp.ok && /\b(gzip|br|zstd|deflate)\b/.test(resp.headers.get("Content-Encoding") || "");
+  } catch {
+    return false;
+  }
+}
+
 // pyodide.mjs fetches the wasm itself (`${indexURL}pyodide.asm.wasm`, as soon as loadPyodide is
 // called) and hands the response to WebAssembly.instantiateStreaming, which compiles as the bytes
 // arrive: while Pyodide boots, that call gets the bytes gunzipped on their way.
 function gunzipWasm() {
   const real = WebAssembly.instantiateStreaming;
-  const url = new URL("pyodide.asm.wasm", WASM_DIR_URL).href;
+  const url = new URL("pyodide.asm.wasm", GZIP_DIR_URL).href;
   WebAssembly.instantiateStreaming = async function instantiateStreaming(source, imports) {
     const resp = await source;
     if (!resp || resp.url !== url) return real.call(WebAssembly, resp, imports);
@@ -203,6 +216,7 @@ async function start() {
   snapshot.catch(() => {}); // a failed fetch is handled below, not an unhandled rejection
   // Pyodide's two modules are imported side by side (pyodide.mjs would import the second only once
   // called); loadPyodide is called as soon as the first is in, so the wasm's download starts then.
+  const compressed = hostCompressesWasm();
   const asm = import(new URL("pyodide.asm.mjs", PYODIDE_URL).href);
   asm.catch(() => {});
   const createPyodideModule = async (settings) => (await asm).default(settings);
@@ -219,8 +233,10 @@ async function start() {
     writeFiles(FS, files);
     timings.package_written_ms = Math.round(performance.now() - t);
   };
+  const gunzipHere = !(await compressed);
+  timings.wasm_gunzipped_here = gunzipHere;
   const config = {
-    indexURL: WASM_DIR_URL.href,
+    indexURL: (gunzipHere ? GZIP_DIR_URL : PYODIDE_URL).href,
     packageBaseUrl: PYODIDE_URL.href,
     createPyodideModule,
     lockFileContents: pack.then((p) => p.manifest.lock),
@@ -228,7 +244,7 @@ async function start() {
   };
   let pyodide;
   let t = performance.now();
-  const restore = GUNZIP ? gunzipWasm() : () => {};
+  const restore = gunzipHere ? gunzipWasm() : () => {};
   try {
     // A booted interpreter's memory, saved at build time (descent.site.runtime.make_snapshot):
     // restoring it skips Python's start-up and every import of the widget runtime.
