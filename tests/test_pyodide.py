@@ -333,6 +333,9 @@ def test_on_post_build_writes_the_runtime_and_the_worker_boots_from_it(tmp_path)
     assert gzip.decompress((pdir / (runtime.SNAPSHOT_FILE + ".gz")).read_bytes()) == snap.read_bytes()
     with zipfile.ZipFile(pdir / runtime.EMPTY_STDLIB) as zf:
         assert zf.namelist() == []
+    # Pyodide's own request for the wasm (worker.js answers it with the wasm it compiled): the empty
+    # module, magic number and version 1 (WebAssembly core spec, section 5.5.16).
+    assert (pdir / "boot/pyodide.asm.wasm").read_bytes() == b"\0asm\1\0\0\0"
     # The worker's own code boots Pyodide from these files: every widget runs with the empty standard
     # library (the snapshot holds every module they import); the first import of another module of
     # the standard library loads the real zip once, and works.

@@ -25,14 +25,12 @@ bench's gzip handler (a host that compresses text types); without it, ``descent.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import statistics
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +128,7 @@ def compare(sites: dict[str, Path], port: int, pages: list[str], runs: int, gzip
             a, b = names
             ratios = [rb["first_live_ms"] / ra["first_live_ms"] for ra, rb in zip(
                 [r for r in rows if r["page"] == path and r["site"] == a],
-                [r for r in rows if r["page"] == path and r["site"] == b])]
+                [r for r in rows if r["page"] == path and r["site"] == b], strict=True)]
             summary[f"{b}/{a} {path}"] = {"first_live_ratio_median": round(statistics.median(ratios), 3),
                                           "ratios": [round(x, 3) for x in ratios]}
     return {"gzip": gzip_on, "runs": runs, "summary": summary, "rows": rows}

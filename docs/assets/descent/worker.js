@@ -37,8 +37,9 @@ const WHEELS_URL = new URL("wheels/", import.meta.url);
 // .gz files): a static host that sets no Content-Encoding would otherwise send 31 MB and 9.6 MB raw.
 // Without DecompressionStream (Chromium 80, Firefox 113, Safari 16.4) the raw files are fetched.
 const GUNZIP = typeof DecompressionStream === "function";
-// pyodide.mjs fetches `${indexURL}pyodide.asm.wasm`: gzip/ holds that name, gzipped.
+// The gzipped wasm keeps its name in gzip/; boot/ is the indexURL Pyodide is given (answerInstantiate).
 const GZIP_DIR_URL = new URL("gzip/", PYODIDE_URL);
+const BOOT_DIR_URL = new URL("boot/", PYODIDE_URL);
 
 let runJson = null;
 let py = null;
@@ -137,7 +138,7 @@ function writeFiles(FS, files) {
   }
 }
 
-// Does the host compress the wasm itself (Content-Encoding)? Then Pyodide fetches it as it is: the
+// Does the host compress the wasm itself (Content-Encoding)? Then the raw file is fetched: the
 // browser decodes it, and keeps the compiled code for the next visit, which it cannot do for bytes
 // gunzipped here. A HEAD request (its own query, so no test or cache mistakes it for the file) asks.
 async function hostCompressesWasm() {
@@ -150,20 +151,33 @@ async function hostCompressesWasm() {
   }
 }
 
-// pyodide.mjs fetches the wasm itself (`${indexURL}pyodide.asm.wasm`, as soon as loadPyodide is
-// called) and hands the response to WebAssembly.instantiateStreaming, which compiles as the bytes
-// arrive: while Pyodide boots, that call gets the bytes gunzipped on their way.
-function gunzipWasm() {
+// The wasm is fetched and compiled from the worker's first moment (compileStreaming compiles as
+// the bytes arrive): loadPyodide instantiates it only once the snapshot is in, so compiling it
+// then would put the compile after the snapshot's download instead of beside it.
+function compileWasm() {
+  const module = hostCompressesWasm().then(async (raw) => {
+    timings.wasm_gunzipped_here = !raw;
+    const resp = await fetchOk(new URL("pyodide.asm.wasm", raw ? PYODIDE_URL : GZIP_DIR_URL));
+    const wasm = raw ? resp : new Response(await gunzipped(resp), { headers: { "Content-Type": "application/wasm" } });
+    const out = await WebAssembly.compileStreaming(wasm);
+    timings.wasm_compiled_at = at();
+    return out;
+  });
+  module.catch(() => {}); // reported through loadPyodide
+  return module;
+}
+
+// pyodide.mjs fetches `${indexURL}pyodide.asm.wasm` itself and hands the response to
+// WebAssembly.instantiateStreaming: its indexURL is boot/, whose pyodide.asm.wasm is an empty
+// module (8 bytes), and while Pyodide boots that call is answered with the module compiled above.
+function answerInstantiate(module) {
   const real = WebAssembly.instantiateStreaming;
-  const url = new URL("pyodide.asm.wasm", GZIP_DIR_URL).href;
+  const url = new URL("pyodide.asm.wasm", BOOT_DIR_URL).href;
   WebAssembly.instantiateStreaming = async function instantiateStreaming(source, imports) {
     const resp = await source;
     if (!resp || resp.url !== url) return real.call(WebAssembly, resp, imports);
-    if (!resp.ok) throw new Error(`pyodide.asm.wasm: HTTP ${resp.status}`);
-    const wasm = new Response(await gunzipped(resp), { headers: { "Content-Type": "application/wasm" } });
-    const out = await real.call(WebAssembly, wasm, imports);
-    timings.wasm_compiled_at = at();
-    return out;
+    const mod = await module;
+    return { module: mod, instance: await WebAssembly.instantiate(mod, imports) };
   };
   return () => {
     WebAssembly.instantiateStreaming = real;
@@ -215,8 +229,8 @@ async function start() {
   const snapshot = fetchBytes("pyodide-snapshot.bin", PYODIDE_URL, "snapshot");
   snapshot.catch(() => {}); // a failed fetch is handled below, not an unhandled rejection
   // Pyodide's two modules are imported side by side (pyodide.mjs would import the second only once
-  // called); loadPyodide is called as soon as the first is in, so the wasm's download starts then.
-  const compressed = hostCompressesWasm();
+  // called), while the wasm compiles.
+  const wasm = compileWasm();
   const asm = import(new URL("pyodide.asm.mjs", PYODIDE_URL).href);
   asm.catch(() => {});
   const createPyodideModule = async (settings) => (await asm).default(settings);
@@ -233,10 +247,8 @@ async function start() {
     writeFiles(FS, files);
     timings.package_written_ms = Math.round(performance.now() - t);
   };
-  const gunzipHere = !(await compressed);
-  timings.wasm_gunzipped_here = gunzipHere;
   const config = {
-    indexURL: (gunzipHere ? GZIP_DIR_URL : PYODIDE_URL).href,
+    indexURL: BOOT_DIR_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
     createPyodideModule,
     lockFileContents: pack.then((p) => p.manifest.lock),
@@ -244,7 +256,7 @@ async function start() {
   };
   let pyodide;
   let t = performance.now();
-  const restore = gunzipHere ? gunzipWasm() : () => {};
+  const restore = answerInstantiate(wasm);
   try {
     // A booted interpreter's memory, saved at build time (descent.site.runtime.make_snapshot):
     // restoring it skips Python's start-up and every import of the widget runtime.

@@ -488,9 +488,16 @@ def make_snapshot(root: Path, dest: Path, wheel: Path | None = None) -> Path:
 #: 7.7 MB, the wasm 9.6 MB -> 3.5 MB. Level 6 (zlib's default): level 9 saves 1 % for 5 s of build.
 GZIP_LEVEL = 6
 
-#: ``pyodide.mjs`` fetches ``<indexURL>pyodide.asm.wasm``: the gzipped wasm keeps that name in this
-#: folder under :data:`PYODIDE_DIR`, and ``worker.js`` gives the folder as ``indexURL``.
+#: The gzipped wasm keeps its name in this folder under :data:`PYODIDE_DIR` (``worker.js`` fetches
+#: it when the host does not compress the raw one itself).
 WASM_GZIP_DIR = "gzip"
+
+#: The folder ``worker.js`` gives Pyodide as ``indexURL``: ``pyodide.mjs`` fetches
+#: ``<indexURL>pyodide.asm.wasm`` as it starts, and the worker, which has fetched and compiled the
+#: real wasm already (raw or gzipped), answers its instantiation; here that name is an empty
+#: module (:data:`_EMPTY_WASM`, 8 bytes), so Pyodide's own request costs nothing.
+WASM_BOOT_DIR = "boot"
+_EMPTY_WASM = b"\x00asm\x01\x00\x00\x00"
 
 #: An empty zip (its end record alone): the standard library ``worker.js`` gives Pyodide when it
 #: boots from the snapshot, which holds every module the widgets import. The real
@@ -580,3 +587,5 @@ def on_post_build(config: Any) -> None:
     gzip_file(snap, snap.with_name(snap.name + ".gz"), root)
     gzip_file(pdir / "pyodide.asm.wasm", pdir / WASM_GZIP_DIR / "pyodide.asm.wasm", root)
     (pdir / EMPTY_STDLIB).write_bytes(_EMPTY_ZIP)
+    (pdir / WASM_BOOT_DIR).mkdir(exist_ok=True)
+    (pdir / WASM_BOOT_DIR / "pyodide.asm.wasm").write_bytes(_EMPTY_WASM)
