@@ -174,6 +174,10 @@ def test_verification_step_turns_compute_bound_sooner_than_decode(model, acceler
         fast, slow = sm.uniform_verify(n, context, p), sm.step(prefill_spans=[(context, context + p)] * n)
         assert (fast.tokens, fast.bound) == (slow.tokens, slow.bound)
         assert fast.bytes == pytest.approx(slow.bytes, rel=1e-12) and fast.flops == pytest.approx(slow.flops, rel=1e-12)
+        # step.cost takes the O(1) form for a batch of one span (issue 28: a roofline of 100,000 prompts).
+        whole = S.cost(sc, prefill_spans=[(context, context + p)] * n)
+        assert (whole.tokens, whole.bound) == (slow.tokens, slow.bound)
+        assert whole.bytes == pytest.approx(slow.bytes, rel=1e-12) and whole.flops == pytest.approx(slow.flops, rel=1e-12)
     b = compute_bound_batch(model, accelerator, weights, "bf16", context, positions=p)
     assert b is not None
     assert sm.step(prefill_spans=[(context, context + p)] * b).bound == "compute"

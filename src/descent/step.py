@@ -410,16 +410,6 @@ class StepModel:
         mem, comp = nbytes / self.bandwidth, flops / self.peak
         return DeviceStep(n, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
 
-    def uniform_prefill(self, n: int, start: int, end: int) -> DeviceStep:
-        """One step of ``n`` prompt pieces that are all the span ``(start, end)``: :meth:`step` with
-        ``prefill_spans=[(start, end)] * n`` in O(1) (``n`` times one piece's KV bytes and FLOPs,
-        where :meth:`step` adds them one by one: equal to rounding)."""
-        nbytes = self.step_weight_bytes(n * (end - start)) + n * self.kv_bytes(end)
-        flops = n * ((end - start) * self.matmul_flops + self._attn.sum(start, end))
-        mem, comp = nbytes / self.bandwidth, flops / self.peak
-        return DeviceStep(n * (end - start), nbytes, flops, mem, comp, max(mem, comp),
-                          "compute" if comp > mem else "memory")
-
     def uniform_verify(self, n: int, context: int, positions: int) -> DeviceStep:
         """One speculative-decoding verification step: ``n`` sequences that all hold ``context``
         tokens each run ``positions`` new positions (the last accepted token and the draft's
@@ -742,7 +732,8 @@ def _device_step(sm: StepModel, contexts: list, spans: list) -> DeviceStep:
     if contexts and not spans and contexts.count(contexts[0]) == len(contexts):
         return sm.uniform_decode(len(contexts), contexts[0])
     if spans and not contexts and len(spans) > 1 and spans.count(spans[0]) == len(spans):
-        return sm.uniform_prefill(len(spans), *spans[0])
+        start, end = spans[0]
+        return sm.uniform_verify(len(spans), start, end - start)  # n prompt pieces (start, end): the same step
     return sm.step(contexts, spans)
 
 
