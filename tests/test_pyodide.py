@@ -285,8 +285,10 @@ const widgets = py.runPython(`
 import json, descent.widgets as w
 json.dumps({n: json.loads(w.run_json(n, "{}", ""))["ok"] for n in w.names()})`);
 const before = loads;
-const mean = py.runPython("import statistics; statistics.mean([1, 2, 6])");
-console.log(JSON.stringify({ widgets: JSON.parse(widgets), before, after: loads, mean }));
+// colorsys: a module of the standard library nothing of descent imports (checked below).
+const absent = py.runPython("import sys; 'colorsys' not in sys.modules");
+const hsv = py.runPython("import colorsys; colorsys.rgb_to_hsv(1.0, 0.0, 0.0)").toJs();
+console.log(JSON.stringify({ widgets: JSON.parse(widgets), before, after: loads, absent, hsv }));
 """
 
 
@@ -349,7 +351,8 @@ def test_on_post_build_writes_the_runtime_and_the_worker_boots_from_it(tmp_path)
     from descent import widgets
 
     assert res["widgets"] == dict.fromkeys(widgets.names(), True)
-    assert (res["before"], res["after"], res["mean"]) == (0, 1, 3)  # mean of 1, 2, 6
+    # Red is hue 0, saturation 1, value 1 (colorsys's HSV: Smith 1978).
+    assert (res["before"], res["absent"], res["after"], res["hsv"]) == (0, True, 1, [0.0, 1.0, 1.0])
 
 
 def test_wheel_size_limit_and_bad_epoch(tmp_path, monkeypatch):
