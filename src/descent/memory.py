@@ -34,6 +34,8 @@ from descent import catalog, params, transformer
 from descent import step as S
 from descent.catalog import Accelerator, Model, resolve_accelerator, resolve_model
 from descent.checks import is_real
+from descent.compare import Compared
+from descent.compare import compare as _compare
 from descent.numerics import BITS_PER_BYTE, kv_precision
 from descent.scenario import Scenario
 from descent.step import footprint
@@ -345,28 +347,8 @@ COMPARED = (
 )
 
 
-@dataclass(frozen=True)
-class Compared:
-    """One output of two sizings side by side: both values, ``after / before`` (None when ``before``
-    is 0) and which is better ("before", "after" or "" when equal)."""
-
-    field: str
-    label: str
-    before: float
-    after: float
-    ratio: float | None
-    better: str
-
-
 def compare(before: Sizing, after: Sizing) -> list[Compared]:
     """Two sizings output by output (:data:`COMPARED`; less memory and more tokens/s are better),
-    then whether each fits (fitting is better). For the sandbox's pinned set-up (issue 26)."""
-    out = []
-    for name, label, good in COMPARED:
-        a, b = getattr(before, name), getattr(after, name)
-        ratio = b / a if a else None
-        better = "" if a == b else ("after" if (b < a) == (good == "lower") else "before")
-        out.append(Compared(name, label, a, b, ratio, better))
-    fit = "" if before.fits == after.fits else ("after" if after.fits else "before")
-    out.append(Compared("fits", "Fits on one chip", float(before.fits), float(after.fits), None, fit))
-    return out
+    then whether each fits (fitting is better). For the sandbox's pinned set-up and ``descent size
+    --compare`` (issue 26; :func:`descent.compare.compare`)."""
+    return _compare(before, after, (*COMPARED, ("fits", "Fits on one chip", "higher")))
