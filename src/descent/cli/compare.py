@@ -28,7 +28,7 @@ from descent.cli.rows import print_rows
 from descent.compare import compare
 from descent.units import format_bytes, format_int, format_number, format_time
 
-__all__ = ["COMPARED", "FLAG", "INPUTS", "add_flag", "compared_rows", "run", "split"]
+__all__ = ["COMPARE", "COMPARED", "FLAG", "INPUTS", "add_flag", "compared_rows", "run", "split"]
 
 FLAG = "--compare"
 
@@ -47,11 +47,17 @@ INPUTS = ("model", "accelerator", "weights", "kv", "context", "batch", "tp", "pr
 _CHIP = ("memory_gb", "bandwidth_gbs", "tflops")
 
 
+#: The switch itself (its help; :func:`descent.cli.main` cuts the arguments at it before parsing).
+COMPARE = P.declare(P.Param(
+    "compare", "Compare", "bool", False, key="cli_compare",
+    help="then the flags of a second set-up (any not given are the first's): both side by side, with the "
+         "ratio and the better one",
+))
+
+
 def add_flag(p: argparse.ArgumentParser) -> None:
-    """``--compare FLAG ...`` on a command's parser (its help; :func:`run` does the work)."""
-    p.add_argument(FLAG, nargs=argparse.REMAINDER, metavar="FLAG",
-                   help="then the flags of a second set-up (the rest are the first's): both side by side, "
-                        "with the ratio and the better one")
+    """``--compare`` on a command's parser, for its help (:func:`run` does the work)."""
+    P.add_argument(p, COMPARE)
 
 
 def split(argv: list[str]) -> tuple[list[str], list[str]] | None:
