@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from descent.checks import is_real as _number
+
 __all__ = ["BETTER", "Compared", "compare", "value_of"]
 
 #: Which way an output is better: a lower value, a higher one, or neither.
@@ -45,10 +47,6 @@ class Compared:
 def value_of(obj: Any, name: str) -> Any:
     """Field ``name`` of a record (a dataclass) or a mapping (a ``--json`` object)."""
     return obj[name] if isinstance(obj, Mapping) else getattr(obj, name)
-
-
-def _number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def compare(before: Any, after: Any, fields: Sequence[tuple[str, str, str]]) -> list[Compared]:

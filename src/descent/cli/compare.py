@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from descent import dials, economics, memory
 from descent import params as P
+from descent.checks import is_real
 from descent.cli.rows import print_rows
 from descent.compare import compare
 from descent.units import format_bytes, format_int, format_number, format_time
@@ -126,7 +127,7 @@ def _show(field: str, x) -> str:
 
 
 def _input(x) -> str:
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
+    if not is_real(x):
         return str(x)
     return format_int(x) if isinstance(x, int) else format_number(x, 4, trim=True)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from descent import params as P
+from descent.checks import is_real
 from descent.compare import Compared
 from descent.units import format_int, format_number
 from descent.widgets import views as v
@@ -87,7 +88,7 @@ def yes_no(x: Any) -> str:
 def describe(values: Mapping[str, Any], keys: Sequence[str]) -> str:
     """A set-up in words for a caption: ``"model llama-3.1-70b, tp 2, price 3"``."""
     def text(x: Any) -> str:
-        if isinstance(x, bool) or not isinstance(x, (int, float)):
+        if not is_real(x):
             return str(x)
         return format_int(x) if isinstance(x, int) else format_number(x, 3, trim=True)
 
