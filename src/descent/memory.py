@@ -27,6 +27,7 @@ Standard library only (runs in Pyodide).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -42,7 +43,7 @@ from descent.step import footprint
 from descent.units import format_bytes, format_count, format_int, format_percent
 from descent.weights import bytes_by_group
 
-__all__ = ["COMPARED", "Compared", "Sizing", "across_field", "compare", "fit_cell", "fit_sentence", "fits_in", "moe_line", "size",
+__all__ = ["COMPARED", "JSON_NAMES", "Compared", "Sizing", "as_json", "across_field", "compare", "fit_cell", "fit_sentence", "fits_in", "moe_line", "size",
            "smallest_capacity"]
 
 
@@ -334,6 +335,17 @@ def sharded_sentence(left: list[Sizing]) -> str:
         out.append(f"{a.name.split(' (')[0]} would need at least {format_int(n)} {'chip' if n == 1 else 'chips'} "
                    f"of {each} each.")
     return " ".join(out)
+
+
+#: ``descent size --json`` keys that differ from the sizing's field names: the quantity each is
+#: (the decode step's FLOPs and bytes are the roofline's ``flops_per_step`` and ``bytes_per_step``).
+JSON_NAMES = {"bytes_per_decode_step": "bytes_per_step", "flops_per_decode_step": "flops_per_step"}
+
+
+def as_json(s: Sizing) -> dict:
+    """A sizing's fields under the names ``descent size --json`` prints (:data:`JSON_NAMES`): what the
+    sandbox's "Copy as JSON" holds too."""
+    return {JSON_NAMES.get(k, k): v for k, v in dataclasses.asdict(s).items()}
 
 
 #: What :func:`compare` sets side by side: (Sizing field, label, which is better: "lower" / "higher").

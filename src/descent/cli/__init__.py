@@ -43,7 +43,7 @@ from descent.cli import hardware as hardware_cli
 from descent.cli import serving as serving_cli
 from descent.cli import value as value_cli
 from descent.cli.rows import print_rows
-from descent.memory import Sizing, size
+from descent.memory import JSON_NAMES, Sizing, size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
     GB,
@@ -217,7 +217,7 @@ def size_inputs(args: argparse.Namespace) -> tuple[str | Model, str | Accelerato
 #: ``descent size --json`` keys that differ from the sizing's field names: the quantity each is
 #: (the decode step's FLOPs and bytes are the roofline's ``flops_per_step`` and ``bytes_per_step``
 #: at ``phase=decode``: one number, one name).
-SIZE_JSON_NAMES = {"bytes_per_decode_step": "bytes_per_step", "flops_per_decode_step": "flops_per_step"}
+SIZE_JSON_NAMES = JSON_NAMES
 
 
 def size_json(s: Sizing) -> dict:

@@ -28,6 +28,7 @@ from descent import params as P
 from descent.hardware import decode_step_bytes
 from descent.memory import (
     Sizing,
+    as_json,
     across_field,
     compare,
     fit_cell,
@@ -244,7 +245,7 @@ def size_it_yourself(
     one = a.name if a.id == CUSTOM else f"one {a.name}"  # "your chip (24 GB, ...)" is one already
     seqs = "sequence" if batch == 1 else "sequences"
 
-    out: list[dict] = []
+    out: list[dict] = [v.export(as_json(s))]
     if pinned.strip():
         out.append(_comparison(parse_pinned(pinned), s))
     out.append(v.note(fit_sentence(s, _gb_gib, on=one), "info" if s.fits else "warn"))

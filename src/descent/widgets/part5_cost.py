@@ -77,6 +77,12 @@ def price_it_out(model: str, accelerator: str, weights: str, context: int, price
     prefill_bound = hardware.prefill_time(model, accelerator, weights, "bf16", context).bound
     return [
         *first,
+        # "Copy as JSON": each batch's row under the keys of `descent cost --json`.
+        v.export({"model": model, "accelerator": accelerator, "weights": weights, "kv": "bf16", "context": context,
+                  "price": price, "max_batch": last.batch,
+                  "rows": [{"batch": r.batch, "tokens_per_s_total": r.tokens_per_s_total,
+                            "usd_per_million_tokens": r.usd_per_million_tokens, "joules_per_token": r.joules_per_token,
+                            "fits": r.fits, "bound": r.bound} for r in rows]}),
         v.bar_list(bars, log=True, caption=f"Dollars per million output tokens (decode steady state) on one {a.name} at "
                    f"${format_number(price, 3, trim=True)} an hour, {format_int(context)} tokens each"),
         v.stat("At one conversation", f"${format_number(rows[0].usd_per_million_tokens, 3)}", "per million",

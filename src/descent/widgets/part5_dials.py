@@ -74,6 +74,12 @@ def server_dials(model: str, accelerator: str, weights: str, tp: int, batch: int
                           f"shorten the context or lower the batch.", "warn"))
     words = len(reply_tokens())
     out += [
+        # "Copy as JSON": the keys of `descent dials --json` (its inputs, then the server's numbers).
+        v.export({"model": model, "accelerator": accelerator, "weights": weights, "kv": "bf16", "context": context,
+                  "batch": batch, "tp": tp, "price": price, "link": P.LINK.default, "ttft_s": d.ttft_s,
+                  "tokens_per_s_per_user": d.tokens_per_s_per_user, "tokens_per_s_total": d.tokens_per_s_total,
+                  "usd_per_million_tokens": d.usd_per_million_tokens, "free_bytes": d.free_bytes, "fits": d.fits,
+                  "bound": d.bound}),
         v.stat("Time to first token", format_time(d.ttft_s), quantity="ttft_s",
                note=f"prefill over {format_int(tp)}, {format_time(d.prefill_comm_s)} of it all-reduces"),
         *expected_views("Time to first token", d.ttft_s, accelerator, d.prefill_bound, inverse=True,
