@@ -264,6 +264,8 @@ class Collector:
                     sources.append(_input_source(P.MODEL if k == "model" else P.ACCELERATOR, v, True, self.link_to))
             body.append("**Inputs**\n\n" + (f"- {given}" if given else "- none") +
                         ("\n- " + "\n- ".join(sources) if sources else ""))
+            if n.name in MACHINE_RECORDED:
+                body.append(_machine_recorded())
             body.append(f"**Assumptions.** {ASSUMPTION_OTHER}")
             if entry is not None:
                 mod = entry.func.__module__
@@ -276,6 +278,32 @@ class Collector:
         return (f'<details class="descent-how" id="{n.anchor}" data-quantity="{html_lib.escape(n.name)}" '
                 f'data-args="{args}"{extra} markdown="1">\n'
                 f'<summary markdown="span">{summary}</summary>\n\n{inner}\n\n</details>\n')
+
+
+#: Value entries that read the build machine's committed timing record (``descent/data/build_machine.json``,
+#: :func:`descent.recorded.machine_record`): their entries say on which machine and when it was taken.
+MACHINE_RECORDED = ("measured", "serving_measured", "build_speed")
+
+
+def _machine_recorded() -> str:
+    """Where and when the build machine's record was taken, as the entry's "Recorded" list: the
+    committed record's own machine, date and load (nothing is timed at build)."""
+    from descent import recorded
+
+    d = recorded.machine_record()
+    mc = d["machine"]
+    load = d.get("load_average") or {}
+    rows = [f"machine: {mc['cpu']}, {format_int(mc['cores'])} cores, {mc['system']}",
+            f"software: Python {mc['python']}, NumPy {mc['numpy']}, {mc['blas']} on "
+            f"{format_int(mc['blas_threads'])} BLAS thread{'' if mc['blas_threads'] == 1 else 's'}",
+            f"date: {d['date']} (UTC)"]
+    if load:
+        rows.append("load average: " + ", ".join(f"{k} {format_number(load[k], 3, trim=True)}"
+                                                 for k in ("before", "after") if k in load))
+    path = f"descent/data/{recorded.MACHINE_FILE}"
+    rows.append(f"record: {_md_link(path, CODE_URL + path)}, written by `python -m descent.trace.machine_record` "
+                "(the median of repeated runs)")
+    return "**Recorded** on the build machine, not at build time:\n\n" + "\n".join(f"- {r}" for r in rows)
 
 
 def collector(page: str) -> Collector:
