@@ -124,3 +124,12 @@ def test_the_price_widget_exports_each_batch_under_descent_cost_keys(capsys):
     want = _cli_json(capsys, "cost", "--weights", "fp8", "--batch", str(row["batch"]), "--json")
     assert {k: want[k] for k in row} == row
     assert data["max_batch"] == want["max_batch"] == data["rows"][-1]["batch"]
+
+
+def test_an_export_is_hidden_strict_json():
+    """views.export: no text on the page; an infinite peak (a chip typed without TFLOPS) is null."""
+    from descent.widgets import views
+
+    out = views.render(views.export({"peak_flops": float("inf"), "rows": [{"x": float("nan")}], "a": "<b>"}))
+    assert out.startswith('<div class="descent-export" hidden data-export="')
+    assert _export(out) == {"peak_flops": None, "rows": [{"x": None}], "a": "<b>"}
