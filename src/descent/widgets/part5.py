@@ -28,8 +28,8 @@ from descent import params as P
 from descent.hardware import decode_step_bytes
 from descent.memory import (
     Sizing,
-    as_json,
     across_field,
+    as_json,
     compare,
     fit_cell,
     fit_sentence,
