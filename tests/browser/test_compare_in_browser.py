@@ -5,7 +5,8 @@ it out): the Pin button (``data-action="pin"``, share.js) holds the current inpu
 ``pinned`` field; after an input changes, the results set both set-ups side by side with the values
 ``descent.memory.size``, ``descent.dials.server_dials`` and ``descent.economics.cost_by_batch`` give
 here. On the same page a widget's number opens its derivation by mouse, Enter and Space (computed in
-the worker at the inputs shown: its formula's value is the number printed), and "Copy as JSON" /
+the worker at the inputs shown: its formula's value is the number printed; axe finds nothing serious
+in its dialog), and "Copy as JSON" /
 "Copy as Markdown" copy the dials' result under ``descent dials --json``'s keys. A second test opens
 the sandbox's address in a fresh context and finds the same comparison.
 """
@@ -106,8 +107,16 @@ def test_pin_compare_explain_and_export_on_part_5(make_page, site_dir, server):
     assert row.nth(0).inner_text() == rate_text(before.decode_tokens_per_s)
     assert row.nth(3).inner_text() == "pinned"  # the H200 reads its memory faster
 
-    # Its decode ceiling opens its derivation, at the H100 now shown.
+    # Its decode ceiling opens its derivation, at the H100 now shown; axe finds nothing serious in it.
     check_widget_derivation(page, SANDBOX, "Decode ceiling per sequence")
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    w.locator(".descent-q--widget").first.click()
+    expect(_dialog(page)).not_to_have_attribute("aria-busy", "true")
+    results = axe_mod.Axe().run(page, context=".descent-how-dialog", options={"resultTypes": ["violations"]})
+    bad = [f"{v['id']}: {[n['target'] for n in v['nodes'][:3]]}" for v in results.response["violations"]
+           if v["impact"] in ("serious", "critical")]
+    assert not bad, bad
+    page.keyboard.press("Escape")
 
     # The server dials: eight H100s pinned, four now.
     s = page.locator(DIALS)
