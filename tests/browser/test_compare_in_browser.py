@@ -6,8 +6,8 @@ it out): the Pin button (``data-action="pin"``, share.js) holds the current inpu
 ``descent.memory.size``, ``descent.dials.server_dials`` and ``descent.economics.cost_by_batch`` give
 here. On the same page a widget's number opens its derivation by mouse, Enter and Space (computed in
 the worker at the inputs shown: its formula's value is the number printed; axe finds nothing serious
-in its dialog), and "Copy as JSON" /
-"Copy as Markdown" copy the dials' result under ``descent dials --json``'s keys. A second test opens
+in its dialog), and "Copy as JSON" / "Copy as Markdown" copy the dials' result under ``descent dials
+--json``'s keys. A second test opens
 the sandbox's address in a fresh context and finds the same comparison.
 """
 
