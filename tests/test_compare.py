@@ -6,6 +6,7 @@ Expected values are ``descent.memory.size`` at each set-up, computed here.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -60,3 +61,118 @@ def test_a_bad_pinned_set_up_gets_a_message_under_its_field(text, message):
 def test_a_pinned_set_up_names_only_what_differs_from_the_defaults():
     assert parse_pinned("batch:4")["batch"] == 4
     assert parse_pinned(" ; model:qwen3-8b ; ")["model"] == "qwen3-8b"
+
+
+# ---------------------------------------------------------------------------------------------
+# The server dials and the price of a token: a pinned set-up beside the current one
+# ---------------------------------------------------------------------------------------------
+
+def _table_rows(html: str) -> dict[str, list[str]]:
+    """The comparison table's rows by label: [pinned, now, ratio, better]."""
+    table = html.split("</table>")[0]
+    out = {}
+    for tr in re.findall(r"<tr>(.*?)</tr>", table, re.S):
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", tr, re.S)]
+        out[cells[0]] = cells[1:]
+    return out
+
+
+def test_the_dials_show_the_pinned_server_beside_the_current_one():
+    from descent import dials
+    from descent.units import format_number, format_time
+
+    r = widgets.run("server_dials", {"pinned": "tp:2;accelerator:h200"})
+    assert r["ok"], r
+    rows = _table_rows(r["html"])
+    # Expected: descent.dials.server_dials at each set-up (the widget's defaults: Llama 3.1 70B, FP8, 8 H100s).
+    two = dials.server_dials("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 1, 2, 3.0)
+    eight = dials.server_dials("llama-3.1-70b", "h100-sxm", "fp8", "bf16", 8192, 1, 8, 3.0)
+    assert rows["Time to first token"][:2] == [format_time(two.ttft_s), format_time(eight.ttft_s)]
+    assert rows["Per user, tokens/s"][:2] == [format_number(two.tokens_per_s_per_user, 3),
+                                             format_number(eight.tokens_per_s_per_user, 3)]
+    assert rows["Per user, tokens/s"][2] == format_number(eight.tokens_per_s_per_user / two.tokens_per_s_per_user, 3)
+    assert rows["Per user, tokens/s"][3] == "now"  # eight chips split each step's reads four times finer
+    assert rows["Per million output tokens, $"][3] == "pinned"  # two chips rented, not eight
+    assert rows["Fits"] == ["yes", "yes", "", "same"]
+    bad = widgets.run("server_dials", {"pinned": "tp:x"})
+    assert not bad["ok"] and bad["field"] == "pinned" and "Accelerators (tensor parallel) must be" in bad["message"]
+
+
+def test_the_price_widget_shows_the_pinned_prices_beside_the_current_ones():
+    from descent import economics
+    from descent.units import format_int, format_number
+
+    r = widgets.run("price_it_out", {"pinned": "accelerator:h100-sxm"})
+    assert r["ok"], r
+    rows = _table_rows(r["html"])
+    h100 = economics.cost_by_batch("llama-3.1-70b", "h100-sxm", "fp8", "bf16", 8192, 3.0)
+    h200 = economics.cost_by_batch("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 3.0)
+    assert rows["At one conversation, $ per million"][:3] == [
+        format_number(h100[0].usd_per_million_tokens, 3), format_number(h200[0].usd_per_million_tokens, 3),
+        format_number(h200[0].usd_per_million_tokens / h100[0].usd_per_million_tokens, 3)]
+    assert rows["Largest batch that fits, conversations"][:2] == [format_int(h100[-1].batch), format_int(h200[-1].batch)]
+    assert rows["At the largest batch that fits, $ per million"][3] == "now"  # 141 GiB hold more conversations
+    # A pinned model that does not fit at all: its prices say so, and no side is called better on them.
+    r = widgets.run("price_it_out", {"pinned": "model:llama-3.1-405b;weights:bf16"})
+    rows = _table_rows(r["html"])
+    assert rows["At one conversation, $ per million"][0] == "does not fit"
+    assert rows["At one conversation, $ per million"][3] == ""
+    assert "Pinned set-up" not in widgets.run("price_it_out", {})["html"]
+
+
+# ---------------------------------------------------------------------------------------------
+# descent size|dials|cost --compare
+# ---------------------------------------------------------------------------------------------
+
+def _cli(capsys, *argv):
+    from descent import cli
+
+    rc = cli.main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_size_compare_prints_both_columns_the_ratio_and_the_better_one(capsys):
+    rc, out, _ = _cli(capsys, "size", "llama-3.1-70b", "-a", "h200", "--weights", "fp8", "--compare", "-a", "b200")
+    assert rc == 0
+    h200 = size("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 1)
+    b200 = size("llama-3.1-70b", "b200", "fp8", "bf16", 8192, 1)
+    line = next(x for x in out.splitlines() if x.startswith("Decode ceiling per sequence"))
+    ratio = b200.decode_tokens_per_s / h200.decode_tokens_per_s
+    from descent.units import format_number
+
+    assert line.endswith(f"{format_number(ratio, 3)}  second")  # the B200's 8 TB/s beat the H200's 4.8
+    assert f"{format_number(h200.decode_tokens_per_s, 4)} tokens/s" in line
+    assert f"{format_number(b200.decode_tokens_per_s, 4)} tokens/s" in line
+    assert "second  accelerator b200" in out
+
+
+def test_compare_json_holds_both_objects_as_the_command_prints_them(capsys):
+    rc, out, _ = _cli(capsys, "dials", "--tp", "8", "--compare", "--tp", "4", "--json")
+    assert rc == 0
+    both = json.loads(out)
+    _, first, _ = _cli(capsys, "dials", "--tp", "8", "--json")
+    _, second, _ = _cli(capsys, "dials", "--tp", "4", "--json")
+    assert both["first"] == json.loads(first) and both["second"] == json.loads(second)
+    assert both["ratio"]["ttft_s"] == pytest.approx(both["second"]["ttft_s"] / both["first"]["ttft_s"])
+    assert both["better"]["ttft_s"] == "first"  # eight chips prefill the prompt sooner than four
+    assert both["better"]["usd_per_million_tokens"] == "second"  # four chips rented, not eight
+
+
+def test_a_model_after_compare_replaces_the_first_and_the_rest_carry_over(capsys):
+    rc, out, _ = _cli(capsys, "cost", "-a", "h100-sxm", "--batch", "4", "--compare", "llama-3.1-8b", "--json")
+    assert rc == 0
+    both = json.loads(out)
+    assert (both["first"]["model"], both["second"]["model"]) == ("llama-3.1-70b", "llama-3.1-8b")
+    assert both["second"]["accelerator"] == "h100-sxm" and both["second"]["batch"] == 4
+    assert both["better"]["usd_per_million_tokens"] == "second"  # 8B reads a ninth of 70B's bytes
+
+
+@pytest.mark.parametrize("argv, says", [
+    (("size", "--compare"), "--compare needs the flags of the second set-up"),
+    (("size", "--compare", "--context", "0"), "Context must be 1 to 20,000,000 tokens, got 0"),
+    (("dials", "--compare", "--tpp", "2"), "unknown flag '--tpp'"),
+])
+def test_compare_refuses_bad_input_in_one_line(capsys, argv, says):
+    rc, out, err = _cli(capsys, *argv)
+    assert rc == 2 and says in err and len(err.strip().splitlines()) == 1 and not out

@@ -176,3 +176,18 @@ def test_entries_carry_katex_and_a_source_link(site_dir):
     assert m, "part 4 shows at least one formula (the ridge point)"
     assert 'class="katex' in m.group(1)
     assert re.search(r'<a href="https?://', m.group(1))
+
+
+@pytest.mark.parametrize("name, args", [("measured", {"field": "cpu"}), ("build_speed", {"field": "decode"})])
+def test_a_recording_says_on_which_machine_and_when(name, args):
+    """A number the build machine recorded (issue 26: "the recorded measurement with machine and date"):
+    its entry names the committed record's machine and date (descent/data/build_machine.json)."""
+    from descent import recorded
+
+    c = explain.collector("part-4-hardware.md")
+    c.add(name, args, "x")
+    md = c.section()
+    d = recorded.machine_record()
+    assert f"machine: {d['machine']['cpu']}, {d['machine']['cores']} cores" in md
+    assert f"date: {d['date']} (UTC)" in md
+    assert "build_machine.json](https://github.com/" in md

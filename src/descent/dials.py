@@ -27,10 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from descent import step as S
+from descent.compare import Compared
+from descent.compare import compare as _compare
 from descent.economics import usd_per_million_tokens
 from descent.scenario import Scenario
 
-__all__ = ["Dials", "server_dials"]
+__all__ = ["COMPARED", "Dials", "compare", "server_dials"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,24 @@ class Dials:
     free_bytes: float
     fits: bool
     prefill_bound: str
+
+
+#: What :func:`compare` sets side by side: (Dials field, label, which is better).
+COMPARED = (
+    ("ttft_s", "Time to first token", "lower"),
+    ("tokens_per_s_per_user", "Per user", "higher"),
+    ("tokens_per_s_total", "Whole server", "higher"),
+    ("usd_per_million_tokens", "Per million output tokens", "lower"),
+    ("free_bytes", "Spare memory per accelerator", "higher"),
+    ("fits", "Fits", "higher"),
+)
+
+
+def compare(before, after) -> list[Compared]:
+    """Two servers output by output (:data:`COMPARED`: sooner, faster, cheaper, more room and
+    fitting are better); ``before`` and ``after`` are :class:`Dials` or ``descent dials --json``
+    objects. For the dials' pinned set-up and ``descent dials --compare`` (issue 26)."""
+    return _compare(before, after, COMPARED)
 
 
 def server_dials(model, accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch, tp: int = Scenario.tp,

@@ -29,10 +29,12 @@ from dataclasses import dataclass
 
 from descent import params as P
 from descent.catalog import resolve_model
+from descent.compare import Compared
+from descent.compare import compare as _compare
 from descent.scenario import Scenario
 from descent.step import check_weights, decode, footprint, prefill
 
-__all__ = ["DECODE_BATCHES", "SECONDS_PER_HOUR", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch",
+__all__ = ["COMPARED", "DECODE_BATCHES", "SECONDS_PER_HOUR", "compare", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch",
            "decode_batches", "input_output_ratio", "max_batch", "token_cost", "usd_per_million_tokens"]
 
 SECONDS_PER_HOUR = 3600
@@ -58,6 +60,24 @@ class TokenCost:
     joules_per_token: float
     bound: str
     fits: bool
+
+
+#: What :func:`compare` sets side by side for ``descent cost --compare``: (field, label, which is
+#: better). ``max_batch`` is :func:`max_batch`'s, beside the :class:`TokenCost` fields.
+COMPARED = (
+    ("tokens_per_s_total", "Output tokens in total", "higher"),
+    ("usd_per_million_tokens", "Dollars per million output tokens", "lower"),
+    ("joules_per_token", "Energy per token", "lower"),
+    ("max_batch", "Largest batch that fits", "higher"),
+    ("fits", "Fits", "higher"),
+)
+
+
+def compare(before, after, fields=COMPARED) -> list[Compared]:
+    """Two set-ups' prices output by output (``fields``, default :data:`COMPARED`: faster, cheaper,
+    less energy, more room and fitting are better); records or ``descent cost --json`` objects.
+    For ``descent cost --compare`` and the price widget's pinned set-up (issue 26)."""
+    return _compare(before, after, fields)
 
 
 def usd_per_million_tokens(tokens_per_s_total: float, devices: int, price: float) -> float:

@@ -27,6 +27,7 @@ Standard library only (runs in Pyodide).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -34,13 +35,15 @@ from descent import catalog, params, transformer
 from descent import step as S
 from descent.catalog import Accelerator, Model, resolve_accelerator, resolve_model
 from descent.checks import is_real
+from descent.compare import Compared
+from descent.compare import compare as _compare
 from descent.numerics import BITS_PER_BYTE, kv_precision
 from descent.scenario import Scenario
 from descent.step import footprint
 from descent.units import format_bytes, format_count, format_int, format_percent
 from descent.weights import bytes_by_group
 
-__all__ = ["COMPARED", "Compared", "Sizing", "across_field", "compare", "fit_cell", "fit_sentence", "fits_in", "moe_line", "size",
+__all__ = ["COMPARED", "JSON_NAMES", "Compared", "Sizing", "as_json", "across_field", "compare", "fit_cell", "fit_sentence", "fits_in", "moe_line", "size",
            "smallest_capacity"]
 
 
@@ -334,6 +337,17 @@ def sharded_sentence(left: list[Sizing]) -> str:
     return " ".join(out)
 
 
+#: ``descent size --json`` keys that differ from the sizing's field names: the quantity each is
+#: (the decode step's FLOPs and bytes are the roofline's ``flops_per_step`` and ``bytes_per_step``).
+JSON_NAMES = {"bytes_per_decode_step": "bytes_per_step", "flops_per_decode_step": "flops_per_step"}
+
+
+def as_json(s: Sizing) -> dict:
+    """A sizing's fields under the names ``descent size --json`` prints (:data:`JSON_NAMES`): what the
+    sandbox's "Copy as JSON" holds too."""
+    return {JSON_NAMES.get(k, k): v for k, v in dataclasses.asdict(s).items()}
+
+
 #: What :func:`compare` sets side by side: (Sizing field, label, which is better: "lower" / "higher").
 COMPARED = (
     ("need_bytes", "Memory needed (weights + KV cache)", "lower"),
@@ -345,28 +359,8 @@ COMPARED = (
 )
 
 
-@dataclass(frozen=True)
-class Compared:
-    """One output of two sizings side by side: both values, ``after / before`` (None when ``before``
-    is 0) and which is better ("before", "after" or "" when equal)."""
-
-    field: str
-    label: str
-    before: float
-    after: float
-    ratio: float | None
-    better: str
-
-
 def compare(before: Sizing, after: Sizing) -> list[Compared]:
     """Two sizings output by output (:data:`COMPARED`; less memory and more tokens/s are better),
-    then whether each fits (fitting is better). For the sandbox's pinned set-up (issue 26)."""
-    out = []
-    for name, label, good in COMPARED:
-        a, b = getattr(before, name), getattr(after, name)
-        ratio = b / a if a else None
-        better = "" if a == b else ("after" if (b < a) == (good == "lower") else "before")
-        out.append(Compared(name, label, a, b, ratio, better))
-    fit = "" if before.fits == after.fits else ("after" if after.fits else "before")
-    out.append(Compared("fits", "Fits on one chip", float(before.fits), float(after.fits), None, fit))
-    return out
+    then whether each fits (fitting is better). For the sandbox's pinned set-up and ``descent size
+    --compare`` (issue 26; :func:`descent.compare.compare`)."""
+    return _compare(before, after, (*COMPARED, ("fits", "Fits on one chip", "higher")))

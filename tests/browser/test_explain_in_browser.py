@@ -3,7 +3,9 @@
 On every part, the first number that has a formula opens by mouse and by keyboard (Enter, Space)
 into a role="dialog" holding KaTeX and a source link, whose formula's value is the quantity at the
 number's arguments (``descent.quantities``, computed here); Escape closes it and focus returns to
-the number. Without JavaScript the number is a link to its entry in the page's closing section; from
+the number. On the same page load, Parts 2 to 4 open a calculator's number (Part 5's are opened in
+test_compare_in_browser): its derivation, computed in the worker at the inputs shown, has a formula
+whose substituted value is the number printed. Without JavaScript the number is a link to its entry in the page's closing section; from
 file:// the dialog opens too. axe finds nothing serious with the dialog open, light and dark.
 """
 
@@ -13,7 +15,8 @@ import math
 import shlex
 
 import pytest
-from helpers import page_path, page_url
+from helpers import LIVE_TIMEOUT_MS, page_path, page_url
+from test_compare_in_browser import check_widget_derivation
 
 from descent import quantities as Q
 
@@ -29,6 +32,14 @@ WITH_FORMULA = """() => {
   }
   return null;
 }"""
+
+
+#: A calculator on the part whose number has a formula at the page's inputs: (widget, stat label).
+WIDGET_NUMBER = {
+    "part-2-weights-as-numbers": ("size_it_yourself", "Decode ceiling per sequence"),
+    "part-3-serving-software": ("break_even", "Break-even utilization"),
+    "part-4-hardware": ("roofline_explorer", "Ridge point"),
+}
 
 
 def _value(name: str, args: str) -> float:
@@ -75,6 +86,12 @@ def test_a_number_opens_by_mouse_and_keyboard(part, page, site_dir, server):
         number.focus()
         page.keyboard.press(key)
         _check_dialog(page, bool(href))
+    if part in WIDGET_NUMBER:
+        widget, label = WIDGET_NUMBER[part]
+        root = f'.descent-widget[data-widget="{widget}"]'
+        page.locator(root).first.scroll_into_view_if_needed()
+        page.wait_for_selector(f'{root}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+        check_widget_derivation(page, root, label)
     assert not page.descent_console_errors
 
 

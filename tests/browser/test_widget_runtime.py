@@ -223,7 +223,7 @@ def test_file_url_stays_static_with_message(page, site_dir):
     w.scroll_into_view_if_needed()
     # Issue 13: the controls are disabled, so none can show a value the results do not match, and
     # one plain sentence (no backticks, no developer command) says how to make them live.
-    for c in w.locator("input:not(.descent-share__url), select, textarea").all():  # the share box: a link to copy, not an input
+    for c in w.locator("input:not(.descent-share__url), select, textarea:not(.descent-share__url)").all():  # the share box: a link to copy, not an input
         expect(c).to_be_disabled()
     page.wait_for_timeout(500)
     assert w.get_attribute("data-state") == "static"

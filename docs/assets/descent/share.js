@@ -13,6 +13,12 @@
 // the widget no longer has is reported in one sentence and ignored. Each widget gets a "Copy link"
 // button (data-action="share") whose link holds that widget's inputs and points at the widget.
 //
+// Export (issue 26): "Copy as Markdown" (data-action="copy-markdown") copies the inputs and the
+// results shown as Markdown tables, to paste into an issue; "Copy as JSON" (data-action="copy-json")
+// copies the result as data: where the command line has the same calculation, the widget's hidden
+// data-export element (views.export) holds it under the keys of the command's --json; otherwise the
+// inputs and each shown number (its label, value, unit and quantity name).
+//
 // From file:// the controls are frozen and show the precomputed defaults (widgets.js): a link's
 // inputs are then listed in a sentence that says the results shown are the defaults and that the
 // hosted site (or a local web server) computes the link's own.
@@ -241,25 +247,95 @@ function restore(root) {
   note(root, said.join(" "));
 }
 
-function copy(root) {
-  const url = linkFor(root).href;
-  const done = (text) => {
-    const live = root.querySelector(".descent-share__said");
-    live.textContent = text;
+// Copy `text`; where the browser refuses, the text is put in the widget's box, selected.
+function copyText(root, text, said) {
+  const done = (msg) => {
+    root.querySelector(".descent-share__said").textContent = msg;
   };
   const fallback = () => {
     const box = root.querySelector(".descent-share__url");
     box.hidden = false;
-    box.value = url;
+    box.value = text;
     box.focus();
     box.select();
-    done("Your browser did not allow copying: the link is selected in the box, copy it from there.");
+    done("Your browser did not allow copying: the text is selected in the box, copy it from there.");
   };
   if (navigator.clipboard && window.isSecureContext) {
-    navigator.clipboard.writeText(url).then(() => done("Link copied: it opens this calculator with these inputs."), fallback);
+    navigator.clipboard.writeText(text).then(() => done(said), fallback);
   } else {
     fallback();
   }
+}
+
+function copy(root) {
+  copyText(root, linkFor(root).href, "Link copied: it opens this calculator with these inputs.");
+}
+
+// A table cell's text for Markdown: one line, pipes escaped.
+const mdCell = (t) => String(t).replace(/\s+/g, " ").trim().replace(/\|/g, "\\|");
+const mdRow = (cells) => `| ${cells.map(mdCell).join(" | ")} |`;
+
+function fieldLabel(root, name) {
+  const f = root.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
+  const l = f && f.querySelector("label, legend");
+  return l ? l.textContent : name;
+}
+
+// The results shown, as [{label, value, unit, quantity}] (stats) and tables of text.
+function shownStats(out) {
+  return Array.from(out.querySelectorAll(".descent-stat")).map((s) => ({
+    label: (s.querySelector(".descent-stat__label") || {}).textContent || "",
+    value: (s.querySelector(".descent-stat__number") || {}).textContent || "",
+    unit: (s.querySelector(".descent-stat__unit") || {}).textContent || "",
+    quantity: s.dataset.quantity || "",
+  }));
+}
+
+function markdownOf(root) {
+  const title = root.querySelector(".descent-widget__title");
+  const lines = [`**${title ? title.textContent : root.dataset.widget}**`, "", mdRow(["Input", "Value"]), mdRow(["---", "---"])];
+  for (const [k, v] of readFields(root)) if (v !== "" && k !== "config_json") lines.push(mdRow([fieldLabel(root, k), v]));
+  const out = root.querySelector(".descent-widget__output");
+  const stats = shownStats(out);
+  if (stats.length) {
+    lines.push("", mdRow(["Output", "Value"]), mdRow(["---", "---:"]));
+    for (const s of stats) lines.push(mdRow([s.label, `${s.value}${s.unit ? " " + s.unit : ""}`]));
+  }
+  for (const fig of out.querySelectorAll("figure.descent-bars")) {
+    const cap = fig.querySelector("figcaption");
+    lines.push("", ...(cap ? [cap.textContent, ""] : []), mdRow(["", "Value"]), mdRow(["---", "---:"]));
+    for (const li of fig.querySelectorAll(".descent-bar")) {
+      const note = li.querySelector(".descent-bar__note");
+      lines.push(mdRow([li.querySelector(".descent-bar__label").textContent,
+        li.querySelector(".descent-bar__value").textContent + (note ? ` (${note.textContent})` : "")]));
+    }
+  }
+  for (const t of out.querySelectorAll("table")) {
+    const cap = t.querySelector("caption");
+    const rows = Array.from(t.querySelectorAll("tr")).map((tr) => Array.from(tr.children).map((c) => c.textContent));
+    if (!rows.length) continue;
+    lines.push("", ...(cap ? [cap.textContent, ""] : []), mdRow(rows[0]), mdRow(rows[0].map(() => "---")));
+    for (const r of rows.slice(1)) lines.push(mdRow(r));
+  }
+  const status = root.querySelector(".descent-widget__status");
+  if (status && root.dataset.state !== "live") lines.push("", `_${status.textContent}_`);
+  return lines.join("\n") + "\n";
+}
+
+function jsonOf(root) {
+  const out = root.querySelector(".descent-widget__output");
+  const data = out.querySelector("[data-export]");
+  if (data) {
+    try {
+      return JSON.stringify(JSON.parse(data.dataset.export), null, 2) + "\n";
+    } catch {
+      // a malformed export element: fall back to what is shown
+    }
+  }
+  const inputs = {};
+  for (const [k, v] of readFields(root)) if (k !== "config_json") inputs[k] = v;
+  const outputs = shownStats(out).map((s) => Object.fromEntries(Object.entries(s).filter(([, v]) => v !== "")));
+  return JSON.stringify({ widget: root.dataset.widget, inputs, outputs }, null, 2) + "\n";
 }
 
 function bind(root) {
@@ -273,12 +349,18 @@ function bind(root) {
   bar.className = "descent-share";
   bar.innerHTML =
     '<button type="button" class="descent-share__button" data-action="share">Copy link</button>' +
+    '<button type="button" class="descent-share__button" data-action="copy-markdown">Copy as Markdown</button>' +
+    '<button type="button" class="descent-share__button" data-action="copy-json">Copy as JSON</button>' +
     '<span class="descent-share__said" role="status"></span>' +
-    '<input class="descent-share__url" type="text" readonly hidden aria-label="Link to these inputs">';
+    '<textarea class="descent-share__url" rows="3" readonly hidden aria-label="The text to copy"></textarea>';
   (status || form).insertAdjacentElement("afterend", bar);
   const title = root.querySelector(".descent-widget__title");
   bar.querySelector("button").setAttribute("aria-label", `Copy a link to ${title ? title.textContent : "this calculator"} with these inputs`);
   bar.querySelector("button").addEventListener("click", () => copy(root));
+  bar.querySelector('[data-action="copy-markdown"]').addEventListener("click", () =>
+    copyText(root, markdownOf(root), "Copied as Markdown: the inputs and the results shown, as tables."));
+  bar.querySelector('[data-action="copy-json"]').addEventListener("click", () =>
+    copyText(root, jsonOf(root), "Copied as JSON: the results shown, as data."));
   const pinField = root.querySelector('.descent-field[data-field="pinned"] textarea, .descent-field[data-field="pinned"] input');
   if (pinField) {
     // Compare (the sizing sandbox): hold the current inputs in the "pinned" field; Python then sets

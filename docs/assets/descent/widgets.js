@@ -56,6 +56,8 @@ let workerState = "idle"; // idle | loading | ready | failed
 let failReason = "";
 let nextId = 1;
 const pending = new Map(); // request id -> state
+const explaining = new Map(); // explain request id -> resolve (a widget's number opened: explain.js)
+let explainWaiting = []; // explain requests made before the worker exists
 
 const isFile = () => location.protocol === "file:";
 
@@ -123,6 +125,8 @@ function startWorker() {
     return;
   }
   worker.addEventListener("message", onWorkerMessage);
+  for (const msg of explainWaiting) worker.postMessage(msg);
+  explainWaiting = [];
   worker.addEventListener("error", (ev) => {
     ev.preventDefault();
     fail(ev.message || "the worker script failed to load");
@@ -135,6 +139,9 @@ function fail(why) {
   if (worker) worker.terminate();
   worker = null;
   pending.clear();
+  for (const resolve of explaining.values()) resolve({ ok: false, message: MSG.failed(why) });
+  explaining.clear();
+  explainWaiting = [];
   for (const st of live()) {
     st.inflight = 0;
     setBusy(st, false);
@@ -170,6 +177,10 @@ function onWorkerMessage(event) {
     for (const st of live()) if (st.active) send(st);
   } else if (msg.type === "failed") {
     fail(msg.message || "unknown error");
+  } else if (msg.type === "explained") {
+    const resolve = explaining.get(msg.id);
+    explaining.delete(msg.id);
+    if (resolve) resolve(msg);
   } else if (msg.type === "result") {
     const st = pending.get(msg.id);
     pending.delete(msg.id);
@@ -184,7 +195,10 @@ function onWorkerMessage(event) {
     if (msg.id !== st.latest || !st.root.isConnected) return; // stale reply
     if (msg.allowed) applyAllowed(st, msg.allowed);
     if (msg.ok && msg.need) askModel(st, msg.need);
-    else if (msg.ok) showResult(st, msg.html, msg.engine);
+    else if (msg.ok) {
+      st.shown = st.inputs; // the inputs of the results on screen: a number opened is derived at these
+      showResult(st, msg.html, msg.engine);
+    }
     else showError(st, msg.field, msg.message);
   }
 }
@@ -627,6 +641,7 @@ function bind(root) {
   const tries = root.querySelector(".descent-widget__tries");
   const st = { root, form, out, status, tries, name: root.dataset.widget, active: false, latest: 0, inflight: 0, waiting: false, raf: 0, observer: null, touched: "" };
   widgets.set(root, st);
+  st.drawn = readInputs(st); // the inputs the pre-rendered results are for
   form.addEventListener("submit", (ev) => ev.preventDefault());
 
   applyWhen(st); // a browser may restore form values on reload: show the fields they call for
@@ -694,6 +709,27 @@ function bind(root) {
 function bindAll() {
   for (const root of document.querySelectorAll(".descent-widget[data-widget]")) bind(root);
 }
+
+// explain.js asks for the derivation of a widget's number (data-quantity) at the inputs of the
+// results on screen (the drawn ones until a result arrives); the worker computes it. Resolves with
+// the worker's reply: {ok, html, value, formula, label, printed} or {ok: false, message}.
+function explainNumber(root, quantity) {
+  const st = widgets.get(root);
+  if (!st) return Promise.resolve({ ok: false, message: "this calculator is not ready yet" });
+  if (isFile()) return Promise.resolve({ ok: false, message: MSG.file });
+  if (workerState === "failed") return Promise.resolve({ ok: false, message: MSG.failed(failReason) });
+  if (!st.shown) st.shown = st.drawn;
+  activate(st);
+  return new Promise((resolve) => {
+    const id = nextId++;
+    explaining.set(id, resolve);
+    const msg = { type: "explain", id, widget: st.name, inputs: st.shown, quantity };
+    if (worker) worker.postMessage(msg);
+    else explainWaiting.push(msg);
+  });
+}
+
+window.descentWidgets = Object.freeze({ explain: explainNumber });
 
 // Bind what is on the page once the DOM is parsed, then every page Material's instant navigation
 // swaps in (document$ replays the current document to a new subscriber; binding is idempotent).

@@ -14,6 +14,10 @@
 //                   {type: "result", id, ok: true, html, allowed, engine?} | {type: "result", id, ok: false, field, message, allowed}
 //                   | {type: "result", id, ok: true, need}: a live widget needs the model to compute `need` first
 //                   allowed: {slider name: [values it may step through now]} (constrained sliders only)
+//   main -> worker  {type: "explain", id, widget, inputs, quantity}: a widget's number opened (explain.js)
+//   worker -> main  {type: "explained", id, ok, html, value, formula, label, printed} | {..., ok: false, message}:
+//                   its derivation at those inputs (descent.widgets.explain_json), the formulas typeset by
+//                   KaTeX here (../katex/katex.min.js and derivations.json load on the first one only)
 //
 // Every URL is resolved relative to this module, so the site works under any base path, and
 // nothing is fetched from another origin: Pyodide's core and its memory snapshot are vendored in
@@ -42,6 +46,7 @@ const GZIP_DIR_URL = new URL("gzip/", PYODIDE_URL);
 const BOOT_DIR_URL = new URL("boot/", PYODIDE_URL);
 
 let runJson = null;
+let explainJson = null;
 let py = null;
 let widgetNames = null;
 const queue = [];
@@ -282,6 +287,7 @@ async function start() {
   // Only the widget runtime: each widget's module is imported when it is first asked for.
   const mod = pyodide.pyimport("descent.widgets");
   runJson = mod.run_json;
+  explainJson = mod.explain_json;
   py = pyodide;
   timings.import_descent_ms = Math.round(performance.now() - t);
   return performance.now() - t0;
@@ -324,7 +330,38 @@ function warmNext() {
   setTimeout(warmNext, 0);
 }
 
+// A widget's number opened: its derivation, computed for the inputs of the result on screen. The
+// formula table (written by the build from the sympy expressions) and KaTeX load on the first one.
+let formulaTable = null;
+const KATEX_URL = new URL("../katex/katex.min.js", import.meta.url);
+async function explain(msg) {
+  const { id, widget, inputs, quantity } = msg;
+  try {
+    if (formulaTable === null) {
+      const resp = await fetch(new URL("derivations.json", import.meta.url));
+      if (!resp.ok) throw new Error(`derivations.json: HTTP ${resp.status}`);
+      formulaTable = await resp.text();
+    }
+    const out = JSON.parse(explainJson(String(widget), JSON.stringify(inputs ?? {}), String(quantity), formulaTable));
+    if (out.ok && out.tex && out.tex.length) {
+      // KaTeX's UMD build sets self.katex when imported as a module.
+      if (!self.katex) await import(KATEX_URL.href);
+      out.tex.forEach((tex, i) => {
+        const math = self.katex.renderToString(tex, { displayMode: true, output: "htmlAndMathml", throwOnError: false });
+        out.html = out.html.replace(`data-slot="${i}"></div>`, `data-slot="${i}">${math}</div>`);
+      });
+    }
+    self.postMessage({ type: "explained", id, ...out });
+  } catch (err) {
+    self.postMessage({ type: "explained", id, ok: false, message: `the derivation could not be computed (${String(err && err.message ? err.message : err)})` });
+  }
+}
+
 function handle(msg) {
+  if (msg.type === "explain") {
+    explain(msg);
+    return;
+  }
   const { id, widget, inputs, touched, answers } = msg;
   try {
     // Pyodide turns a JS null into JsNull, not None: leave the argument out when there are no answers.

@@ -1,7 +1,9 @@
 """The ``descent`` command line.
 
     descent size [MODEL | --config PATH] [--accelerator ACC | --memory-gb G --bandwidth-gbs B [--tflops T]]
-                 [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json]
+                 [--weights PRECISION] [--kv PRECISION] [--context N] [--batch B] [--json] [--compare FLAG ...]
+    descent dials [MODEL] [-a ACC] [--tp N] ... [--json] [--compare FLAG ...]
+    descent cost [MODEL] [-a ACC] [--batch B] ... [--json] [--compare FLAG ...]
     descent models [--json]
     descent accelerators [--json]
     descent float FORMAT VALUE [--json]
@@ -36,11 +38,12 @@ from typing import NoReturn
 from descent import custom, floats, gguf_types, hfconfig, predict, transformer
 from descent import params as P
 from descent.catalog import Accelerator, Model, accelerators, models
+from descent.cli import compare as compare_cli
 from descent.cli import hardware as hardware_cli
 from descent.cli import serving as serving_cli
 from descent.cli import value as value_cli
 from descent.cli.rows import print_rows
-from descent.memory import Sizing, size
+from descent.memory import JSON_NAMES, Sizing, size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
     GB,
@@ -214,7 +217,7 @@ def size_inputs(args: argparse.Namespace) -> tuple[str | Model, str | Accelerato
 #: ``descent size --json`` keys that differ from the sizing's field names: the quantity each is
 #: (the decode step's FLOPs and bytes are the roofline's ``flops_per_step`` and ``bytes_per_step``
 #: at ``phase=decode``: one number, one name).
-SIZE_JSON_NAMES = {"bytes_per_decode_step": "bytes_per_step", "flops_per_decode_step": "flops_per_step"}
+SIZE_JSON_NAMES = JSON_NAMES
 
 
 def size_json(s: Sizing) -> dict:
@@ -491,6 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
     for param, metavar in zip(CHIP_FLAGS, ("G", "B", "T"), strict=True):
         _no_default(_typed(P.add_argument(p, param, metavar=metavar)))
     p._option_string_actions["--tflops"].help += "; without it, no compute roof"
+    compare_cli.add_flag(p)
     p.set_defaults(func=_cmd_size)
 
     p = sub.add_parser("cost", help="dollars and joules per output token of a model on one accelerator")
@@ -498,6 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
     for param in (P.ACCELERATOR, P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.PRICE, P.PUE,
                   P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
+    compare_cli.add_flag(p)
     p.set_defaults(func=_cmd_cost)
 
     p = sub.add_parser("dials", help="a model on N accelerators with tensor parallelism: first token, speed, cost")
@@ -505,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
     for param in (P.ACCELERATOR.but(default="h100-sxm"), P.WEIGHTS, P.KV, P.CONTEXT, P.BATCH, P.TP.but(default=8),
                   P.PRICE, P.LINK, P.JSON.but(help="print one JSON object")):
         P.add_argument(p, param)
+    compare_cli.add_flag(p)
     p.set_defaults(func=_cmd_dials)
 
     p = sub.add_parser("models", help="list the catalog's models")
@@ -599,6 +605,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
         _check_flags(parser, argv)
+        both = compare_cli.split(argv)
+        if both is not None:
+            return compare_cli.run(parser, *both)
         args, extras = parser.parse_known_args(argv)
         if extras:
             raise UsageError(_unrecognized(parser, args, extras))

@@ -91,10 +91,8 @@ def _cmd_value(args: argparse.Namespace) -> int:
 
 
 def command_line(name: str, args: dict[str, str]) -> str:
-    """The ``descent value`` command that prints quantity ``name`` with a shortcode's raw ``args``."""
-    parts = ["descent", "value", name]
-    for key, raw in args.items():
-        text = str(raw)
-        quoted = text if text and all(c.isalnum() or c in "._-/:+" for c in text) else "'" + text.replace("'", "'\\''") + "'"
-        parts += [f"--{key.replace('_', '-')}", quoted]
-    return " ".join(parts)
+    """The ``descent value`` command that prints quantity ``name`` with a shortcode's raw ``args``
+    (:func:`descent.derivation.command_line`)."""
+    from descent.derivation import command_line as line
+
+    return line(name, args)

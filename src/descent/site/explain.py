@@ -25,21 +25,31 @@ content in a dialog instead. Build side only (imports :mod:`descent.formulas`, s
 
 from __future__ import annotations
 
+import functools
 import html as html_lib
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from descent import catalog, numerics
+from descent import catalog
 from descent import params as P
 from descent import quantities as Q
-from descent.cli.value import command_line
+from descent.derivation import (
+    ASSUMPTION_OTHER,
+    ASSUMPTIONS,
+    BINDERS,
+    CODE_URL,
+    FORMULA_OF,
+    SLOT,
+    Derivation,
+    command_line,
+    derive,
+)
 from descent.units import format_int, format_number
 
-__all__ = ["ASSUMPTIONS", "BINDERS", "SECTION_TITLE", "Collector", "Number", "collector", "derivation", "link_values",
-           "strip_marks"]
+__all__ = ["ASSUMPTIONS", "BINDERS", "SECTION_TITLE", "TABLE_FILE", "Collector", "Number", "collector", "derivation",
+           "formula_table", "link_values", "strip_marks"]
 
 SECTION_TITLE = "How each number on this page is computed"
 SECTION_ID = "how-each-number"
@@ -51,156 +61,52 @@ INDEX_BASE = 0xE100
 _MARK = re.compile(f"{OPEN}(.){MID}(.*?){CLOSE}", re.DOTALL)
 _ANY_MARK = re.compile(f"[{OPEN}{MID}{CLOSE}]|{OPEN}.")
 
-#: What each subject's quantities rest on (the quantity's module under descent.quantities).
-ASSUMPTIONS = {
-    "model": "Counts come from the model's published config.json; the embedding table is counted in the "
-             "parameters (one convention for every model, stated on Part 1).",
-    "chip": "Chip figures are the vendor's datasheet numbers: dense peaks (not 2:4 sparse) with FP32 "
-            "accumulation, memory bandwidth at its peak.",
-    "memory": "Memory is the weights, the KV cache of every sequence at its full context and a runtime "
-              "allowance, against the chip's memory; nothing is offloaded.",
-    "step": "One step of a serving engine is priced on the roofline: the longer of reading its bytes at the "
-            "datasheet bandwidth and doing its FLOPs at the dense peak, nothing overlapped, so it is a lower "
-            "bound on the time. A decode step reads every active weight once and every sequence's KV cache.",
-    "attention": "Memory traffic counts the bytes each algorithm must move between the chip's memory and its "
-                 "on-chip storage, at the element size given.",
-    "parallel": "Each device reads its share of the weights and KV cache; collectives cost their bytes over the "
-                "catalog link plus NCCL's latency model; nothing overlaps with compute.",
-    "serving": "The simulator runs requests through the step model's one-device closed forms; times are lower "
-               "bounds of a real engine's.",
-    "economics": "Price per token is the chip's price per hour over the tokens it makes in that hour at full "
-                 "load; energy is its power draw times the facility overhead (PUE).",
-    "dials": "A tensor-parallel server of identical chips, every chip busy; the step model's times at that split.",
-    "weights": "Weight bytes follow the format's bits per weight, block scales included.",
-}
-#: For value entries that are not quantities (catalog fields, recordings, published figures).
-ASSUMPTION_OTHER = "Looked up as written, not computed: the source below is where the number comes from."
-
-#: Where a number's Python code can be read (mkdocs.yml's repo_url and edit branch).
-CODE_URL = "https://github.com/descent-site/descent/blob/main/src/"
-
-
 # ---------------------------------------------------------------------------------------------
 # Formulas with this number's inputs substituted
 # ---------------------------------------------------------------------------------------------
 
-def _kv_plain(model: str, kv: str, context: int, batch: int) -> tuple[str, dict[str, Any]] | None:
-    m = catalog.model(model)
-    if m.mla is not None or m.linear_attention is not None or m.sliding is not None or m.chunked is not None:
-        return None
-    return "kv_cache_bytes", {"L": m.num_layers, "K": m.num_kv_heads, "d_head": m.head_dim, "T": context,
-                              "B": batch, "b": numerics.kv_precision(kv).bytes_per_weight}
+@functools.cache
+def formula_table() -> dict[str, dict[str, Any]]:
+    """``{formula name: entry}`` for every formula a derivation shows (:data:`descent.derivation.FORMULA_OF`),
+    from the sympy expressions of :mod:`descent.formulas`: what :func:`descent.derivation.derive`
+    substitutes, at build and in the reader's browser (written to :data:`TABLE_FILE`).
 
-
-def _bind_kv_cache(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    return _kv_plain(inputs["model"], inputs["kv"], inputs["context"], inputs["batch"])
-
-
-def _bind_kv_token(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    return _kv_plain(inputs["model"], inputs["kv"], 1, 1)
-
-
-def _bind_ridge(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return "ridge_point", {"F_peak": Q.get("peak_flops")(**inputs),
-                           "BW": Q.get("memory_bandwidth")(accelerator=inputs["accelerator"])}
-
-
-def _bind_decode(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return "decode_tokens_per_s", {"BW": Q.get("memory_bandwidth")(accelerator=inputs["accelerator"]),
-                                   "S_step": Q.get("decode_step_bytes")(**inputs)}
-
-
-def _bind_weights(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    if inputs["weights"] not in numerics.PRECISIONS:
-        return None  # "as released" and GGUF mixes: several precisions, no one-line formula
-    return "weight_bytes", {"N": Q.get("params_total")(model=inputs["model"]),
-                            "bits": numerics.precision(inputs["weights"]).bits_per_weight}
-
-
-def _bind_break_even(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    steady = {k: inputs[k] for k in ("model", "accelerator", "weights", "kv", "batch", "prompt_tokens", "output_tokens")}
-    bill = {k: inputs[k] for k in ("api_price", "api_input_price", "prompt_tokens", "output_tokens")}
-    return "break_even_utilization", {"g": inputs["gpu_price"], "R": Q.get("steady_tokens_per_s")(**steady),
-                                      "p": Q.get("api_bill_per_million_output")(**bill)}
-
-
-def _bind_speculative(name: str) -> Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]:
-    def bind(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        values = {"alpha": inputs["acceptance"], "k": inputs["draft_length"]}
-        if name == "speculative_speedup":
-            values["c"] = inputs["draft_cost"]
-        return name, values
-
-    return bind
-
-
-def _bind_bubble(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return "pipeline_bubble", {"p": inputs["pp"], "m": inputs["microbatches"]}
-
-
-#: quantity -> ``binder(inputs) -> (formula name, {symbol: value}) | None``: the formula of
-#: :mod:`descent.formulas` that gives this quantity, with its symbols' values looked up for these
-#: inputs. :func:`derivation` shows it only when it evaluates to the quantity's own value.
-BINDERS: dict[str, Callable[[dict[str, Any]], tuple[str, dict[str, Any]] | None]] = {
-    "kv_cache_bytes": _bind_kv_cache,
-    "kv_bytes_per_token": _bind_kv_token,
-    "ridge_point": _bind_ridge,
-    "decode_tokens_per_s": _bind_decode,
-    "weights_bytes": _bind_weights,
-    "break_even_utilization": _bind_break_even,
-    "expected_tokens": _bind_speculative("speculative_expected_tokens"),
-    "speedup": _bind_speculative("speculative_speedup"),
-    "bubble_fraction": _bind_bubble,
-}
-
-
-@dataclass(frozen=True)
-class Derivation:
-    """A formula with one number's inputs: its name, LaTeX (symbolic and substituted) and value."""
-
-    formula: str
-    latex: str
-    substituted: str
-    value: float
-    source: str
-
-
-def _number_tex(x: Any) -> str:
-    """A number for LaTeX, printed by :mod:`descent.units`: whole numbers with every digit
-    (``8{,}192``), others to 6 significant figures, powers of ten as ``\\times 10^{15}``."""
-    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
-        return format_int(int(x)).replace(",", "{,}")
-    text = format_number(float(x), 6, trim=True)
-    if "e" in text:
-        mant, exp = text.split("e")
-        return rf"{mant} \times 10^{{{int(exp)}}}"
-    return text.replace(",", "{,}")
-
-
-def derivation(name: str, inputs: dict[str, Any]) -> Derivation | None:
-    """The formula of quantity ``name`` with ``inputs`` substituted, or None when the quantity has no
-    formula here or its formula does not give this number (another case of the step model applies)."""
+    Each entry: ``latex`` (the formula as the page prints it), ``lhs``, ``template`` (the right side
+    printed with :data:`descent.derivation.SLOT` for each symbol, in the written order), ``py`` and
+    ``args`` (the expression as Python over ``x0, x1, ...``, sympy's ``pycode``), ``unit`` and
+    ``source`` (Markdown).
+    """
     import sympy as sp
 
     from descent import formulas
 
-    binder = BINDERS.get(name)
-    bound = binder(inputs) if binder else None
-    if bound is None:
-        return None
-    fname, values = bound
-    f = formulas.formula(fname)
-    got = f.evaluate(**values)
-    want = Q.get(name)(**inputs)
-    if not math.isclose(float(got), float(want), rel_tol=1e-9):
-        return None
-    by_name = {s.symbol.name: s.symbol for s in f.symbols}
-    # The same expression printed with each symbol's value for its name: the written order is kept.
-    names = {by_name[k]: _number_tex(v) for k, v in values.items()}
-    rhs = sp.latex(f.expr, order="none", symbol_names=names, mul_symbol="dot")
-    unit = f.lhs.unit if f.lhs.unit in formulas.UNIT_PROSE else ""
-    result = _number_tex(got) + (rf"\ \text{{{unit}}}" if unit else "")
-    return Derivation(fname, f.latex(), f"{f.lhs.tex} = {rhs} = {result}", float(got), f.source_markdown())
+    out = {}
+    for fname in sorted(set(FORMULA_OF.values())):
+        f = formulas.formula(fname)
+        names = [s.symbol for s in f.symbols]
+        slots = {sym: SLOT.format(sym.name) for sym in names}
+        dummies = {sym: sp.Symbol(f"x{i}") for i, sym in enumerate(names)}
+        out[fname] = {
+            "latex": f.latex(),
+            "lhs": f.lhs.tex,
+            "template": sp.latex(f.expr, order="none", symbol_names=slots, mul_symbol="dot"),
+            "py": sp.pycode(f.expr.xreplace(dummies)),
+            "args": [sym.name for sym in names],
+            "unit": f.lhs.unit if f.lhs.unit in formulas.UNIT_PROSE else "",
+            "source": f.source_markdown(),
+        }
+    return out
+
+
+#: Where the build writes :func:`formula_table` for the widget worker (site-relative).
+TABLE_FILE = "assets/descent/derivations.json"
+
+
+def derivation(name: str, inputs: dict[str, Any]) -> Derivation | None:
+    """The formula of quantity ``name`` with ``inputs`` substituted (:func:`descent.derivation.derive`
+    over :func:`formula_table`), or None when the quantity has no formula here or its formula does
+    not give this number (another case of the step model applies)."""
+    return derive(name, inputs, formula_table())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,6 +264,8 @@ class Collector:
                     sources.append(_input_source(P.MODEL if k == "model" else P.ACCELERATOR, v, True, self.link_to))
             body.append("**Inputs**\n\n" + (f"- {given}" if given else "- none") +
                         ("\n- " + "\n- ".join(sources) if sources else ""))
+            if n.name in MACHINE_RECORDED:
+                body.append(_machine_recorded())
             body.append(f"**Assumptions.** {ASSUMPTION_OTHER}")
             if entry is not None:
                 mod = entry.func.__module__
@@ -370,6 +278,32 @@ class Collector:
         return (f'<details class="descent-how" id="{n.anchor}" data-quantity="{html_lib.escape(n.name)}" '
                 f'data-args="{args}"{extra} markdown="1">\n'
                 f'<summary markdown="span">{summary}</summary>\n\n{inner}\n\n</details>\n')
+
+
+#: Value entries that read the build machine's committed timing record (``descent/data/build_machine.json``,
+#: :func:`descent.recorded.machine_record`): their entries say on which machine and when it was taken.
+MACHINE_RECORDED = ("measured", "serving_measured", "build_speed")
+
+
+def _machine_recorded() -> str:
+    """Where and when the build machine's record was taken, as the entry's "Recorded" list: the
+    committed record's own machine, date and load (nothing is timed at build)."""
+    from descent import recorded
+
+    d = recorded.machine_record()
+    mc = d["machine"]
+    load = d.get("load_average") or {}
+    rows = [f"machine: {mc['cpu']}, {format_int(mc['cores'])} cores, {mc['system']}",
+            f"software: Python {mc['python']}, NumPy {mc['numpy']}, {mc['blas']} on "
+            f"{format_int(mc['blas_threads'])} BLAS thread{'' if mc['blas_threads'] == 1 else 's'}",
+            f"date: {d['date']} (UTC)"]
+    if load:
+        rows.append("load average: " + ", ".join(f"{k} {format_number(load[k], 3, trim=True)}"
+                                                 for k in ("before", "after") if k in load))
+    path = f"descent/data/{recorded.MACHINE_FILE}"
+    rows.append(f"record: {_md_link(path, CODE_URL + path)}, written by `python -m descent.trace.machine_record` "
+                "(the median of repeated runs)")
+    return "**Recorded** on the build machine, not at build time:\n\n" + "\n".join(f"- {r}" for r in rows)
 
 
 def collector(page: str) -> Collector:

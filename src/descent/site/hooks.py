@@ -271,6 +271,9 @@ def on_files(files: Files, config: Any) -> Files:
     except tables.TableCssError as e:
         raise PluginError(str(e)) from None
     files.append(File.generated(config, tables.CSS_PATH, content=table_css))
+    # The formulas a widget's number may show, for the worker (descent.derivation.derive in Pyodide).
+    files.append(File.generated(config, explain.TABLE_FILE,
+                                content=json.dumps(explain.formula_table(), sort_keys=True, ensure_ascii=False)))
     return files
 
 

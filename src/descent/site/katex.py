@@ -5,7 +5,8 @@ one JSON line in, one JSON line out; results are cached by (expression, display 
 life of the Python process, so ``mkdocs serve`` rebuilds render only new expressions.
 
 KaTeX comes from the project's ``node_modules/katex`` (pinned in package-lock.json); only its
-``katex.min.css`` and ``fonts/`` are copied into the site (see :func:`asset_files`).
+``katex.min.css``, ``fonts/`` and ``katex.min.js`` (for the widget worker's derivations) are copied into
+the site (see :func:`asset_files`).
 """
 
 from __future__ import annotations
@@ -146,11 +147,12 @@ def render_math_html(html: str, renderer: Renderer, page: str = "<page>") -> str
 
 
 def asset_files(node_modules: Path) -> dict[str, Path]:
-    """``{site path: source file}`` for KaTeX's CSS and fonts (``assets/katex/...``)."""
+    """``{site path: source file}`` for KaTeX's CSS and fonts (``assets/katex/...``), and its script,
+    which only the widget worker loads, when a reader first opens a calculator's number (issue 26)."""
     dist = Path(node_modules) / "katex" / "dist"
     if not (dist / "katex.min.css").exists():
         raise KatexError(f"KaTeX not found at {dist}; run `npm ci` in the project root")
-    out = {"assets/katex/katex.min.css": dist / "katex.min.css"}
+    out = {"assets/katex/katex.min.css": dist / "katex.min.css", "assets/katex/katex.min.js": dist / "katex.min.js"}
     for font in sorted((dist / "fonts").iterdir()):
         out[f"assets/katex/fonts/{font.name}"] = font
     return out

@@ -87,6 +87,7 @@ __all__ = [
     "check_constraints",
     "Widget",
     "coerce",
+    "explain_json",
     "get",
     "internal_message",
     "model_options",
@@ -706,6 +707,26 @@ def internal_message(name: Any, touched: Any = None) -> str:
         moved = f" after {w.input(touched).label} changed"
     return (f"{title}: an internal problem in this page stopped the calculation{moved}; this is a fault "
             f"of the site, not of your input. Try another value, or reload the page.")
+
+
+def explain_json(name: str, inputs_json: str, quantity: str, table_json: str) -> str:
+    """The derivation of the number labelled ``quantity`` in widget ``name`` at these inputs, as
+    JSON (:func:`descent.widgets._explain.explain`; ``table_json``: the build's formula table):
+    the worker's entry point when the reader opens a widget's number. Inputs that do not parse get
+    ``{"ok": false, "message"}``, like :func:`run`."""
+    from descent.widgets import _explain
+
+    try:
+        w = get(name)
+        values = coerce(w, json.loads(inputs_json))
+        return json.dumps(_explain.explain(name, values, quantity, json.loads(table_json)))
+    except FieldError as exc:
+        return json.dumps({"ok": False, "message": exc.message})
+    except ValueError as exc:
+        return json.dumps({"ok": False, "message": str(exc)})
+    except Exception:  # noqa: BLE001 - a bug: the reader gets a sentence, the console the traceback
+        traceback.print_exc(file=sys.stderr)
+        return json.dumps({"ok": False, "message": internal_message(name)})
 
 
 def run_json(name: str, inputs_json: str, touched: str | None = None, answers_json: str | None = None) -> str:

@@ -29,6 +29,7 @@ from descent.hardware import decode_step_bytes
 from descent.memory import (
     Sizing,
     across_field,
+    as_json,
     compare,
     fit_cell,
     fit_sentence,
@@ -49,7 +50,7 @@ from descent.units import (
     format_si,
 )
 from descent.weights import describe
-from descent.widgets import Input, widget
+from descent.widgets import Input, _compare, widget
 from descent.widgets import views as v
 from descent.widgets.expected import expected_views
 
@@ -133,11 +134,7 @@ CONFIG_JSON = P.declare(P.Param(
 
 #: The sandbox's pinned set-up (issue 26: compare two set-ups): the inputs held by its "Pin" button,
 #: as ``field:value`` pairs joined by ``;`` (the form share.js writes into the page's address).
-PINNED = P.declare(P.Param(
-    "pinned", "Compare with (pinned set-up)", "text", "", key="sandbox_pinned", max_length=400,
-    help="Press Pin to hold the inputs above here; the results then set them beside the current ones. "
-    "Empty: no comparison.",
-))
+PINNED = _compare.pinned_param("sandbox_pinned")
 #: The inputs a pinned set-up may hold: catalog models and chips only (a pasted config.json or typed
 #: chip numbers are too long for it).
 PINNABLE = ("model", "weights", "kv", "context", "batch", "accelerator", "runtime_percent")
@@ -248,7 +245,7 @@ def size_it_yourself(
     one = a.name if a.id == CUSTOM else f"one {a.name}"  # "your chip (24 GB, ...)" is one already
     seqs = "sequence" if batch == 1 else "sequences"
 
-    out: list[dict] = []
+    out: list[dict] = [v.export(as_json(s))]
     if pinned.strip():
         out.append(_comparison(parse_pinned(pinned), s))
     out.append(v.note(fit_sentence(s, _gb_gib, on=one), "info" if s.fits else "warn"))
@@ -439,7 +436,7 @@ def decode_across_field(model: str, weights: str, context: int) -> list[dict]:
 
 def parse_pinned(text: str) -> dict:
     """A pinned set-up (:data:`PINNED`) as the sizing's inputs, every one checked by its own
-    parameter; the inputs it does not name take their defaults.
+    parameter; the inputs it does not name take their defaults (:func:`_compare.parse_pinned`).
 
     Raises:
         FieldError: (field ``pinned``) a pair that is not ``field:value``, a field it may not hold,
@@ -447,20 +444,7 @@ def parse_pinned(text: str) -> dict:
     """
     params = {"model": P.MODEL, "weights": P.WEIGHTS, "kv": P.KV, "context": P.CONTEXT, "batch": P.BATCH,
               "accelerator": P.ACCELERATOR, "runtime_percent": P.RUNTIME}
-    values = {name: p.default for name, p in params.items()}
-    for part in text.strip().split(";"):
-        if not part.strip():
-            continue
-        name, colon, raw = part.partition(":")
-        name = name.strip()
-        if not colon or name not in params:
-            raise P.ParamError(PINNED.name, f"{PINNED.label}: each part is field:value, the field one of "
-                               f"{', '.join(PINNABLE)}; got {part.strip()[:40]!r}")
-        try:
-            values[name] = params[name].parse(raw.strip())
-        except P.ParamError as exc:
-            raise P.ParamError(PINNED.name, f"{PINNED.label}: {exc.message}") from None
-    return values
+    return _compare.parse_pinned(text, params, PINNED.label)
 
 
 def _comparison(pinned: dict, now: Sizing) -> dict:
@@ -468,18 +452,14 @@ def _comparison(pinned: dict, now: Sizing) -> dict:
     which is better (:func:`descent.memory.compare`)."""
     before = size(pinned["model"], pinned["accelerator"], pinned["weights"], pinned["kv"], pinned["context"],
                   pinned["batch"], pinned["runtime_percent"])
-    side = {"before": "pinned", "after": "now", "": "same"}
-    rows = []
-    for c in compare(before, now):
+
+    def cells(c):
         # Units in the row's label, bare numbers in the cells: five columns fit a phone's width.
         if c.field == "fits":
-            label, a, b = c.label, ("yes" if c.before else "no"), ("yes" if c.after else "no")
-        elif c.field.endswith("bytes"):
-            label, a, b = f"{c.label}, GB", v.fmt(c.before / GB), v.fmt(c.after / GB)
-        else:
-            label, a, b = f"{c.label}, tokens/s", rate_text(c.before), rate_text(c.after)
-        ratio = "" if c.ratio is None else format_number(c.ratio, 3)
-        rows.append([label, a, b, ratio, side[c.better]])
-    what = ", ".join(f"{k} {pinned[k]}" for k in ("model", "weights", "kv", "context", "batch", "accelerator"))
-    return v.table(["Output", "Pinned", "Now", "Ratio", "Better"], rows,
-                   caption=f"Pinned set-up ({what}) beside the current one; ratio: now over pinned", numeric=[False, True, True, True, False])
+            return c.label, _compare.yes_no(c.before), _compare.yes_no(c.after)
+        if c.field.endswith("bytes"):
+            return f"{c.label}, GB", v.fmt(c.before / GB), v.fmt(c.after / GB)
+        return f"{c.label}, tokens/s", rate_text(c.before), rate_text(c.after)
+
+    what = _compare.describe(pinned, ("model", "weights", "kv", "context", "batch", "accelerator"))
+    return _compare.table(compare(before, now), cells, what)

@@ -9,11 +9,12 @@ from __future__ import annotations
 from descent import catalog, economics, hardware
 from descent import params as P
 from descent.units import format_int, format_number, format_percent
-from descent.widgets import Input, Look, widget
+from descent.widgets import Input, Look, _compare, widget
 from descent.widgets import views as v
 from descent.widgets.expected import expected_views
 
-__all__ = ["ANSWER_TOKENS", "GEMINI_MEDIAN_PROMPT_WH", "LED_BULB_W", "joules_per_token", "price_it_out"]
+__all__ = ["ANSWER_TOKENS", "GEMINI_MEDIAN_PROMPT_WH", "LED_BULB_W", "PINNED", "PRICE_COMPARED", "joules_per_token",
+           "price_it_out", "price_summary"]
 
 #: Tokens in the example answer of the energy widget.
 ANSWER_TOKENS = 500
@@ -28,6 +29,14 @@ LED_BULB_W = 10.0
 GEMINI_MEDIAN_PROMPT_WH = 0.24
 
 _CONTEXT = P.CONTEXT.but(help="Tokens each conversation holds: a longer context means a bigger KV cache to read.")
+#: The price widget's pinned set-up (issue 26): filled by share.js's Pin button, compared with the current one.
+PINNED = _compare.pinned_param("price_pinned")
+#: What the price widget compares: (field of :func:`price_summary`, label, which is better).
+PRICE_COMPARED = (
+    ("usd_per_million_tokens", "At one conversation", "lower"),
+    ("usd_at_max_batch", "At the largest batch that fits", "lower"),
+    ("max_batch", "Largest batch that fits", "higher"),
+)
 
 
 @widget(
@@ -36,14 +45,15 @@ _CONTEXT = P.CONTEXT.but(help="Tokens each conversation holds: a longer context 
     description="What one million output tokens cost on one accelerator rented by the hour, at every "
     "batch from one conversation up to the most whose KV caches still fit.",
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
-            Input(_CONTEXT, "range", log=True), Input(P.PRICE, "number")],
+            Input(_CONTEXT, "range", log=True), Input(P.PRICE, "number"), Input(PINNED, "text")],
     tries=[
         ('Follow the bars down to the largest batch that fits.', 'The hourly price is shared by more tokens: the cost per million falls.',
          Look(html="At the largest batch that fits")),
         ('Double the hourly price.', "Every cost doubles: the price per token is the hour's price over the tokens it writes.", {"price": 6.0}),
     ],
 )
-def price_it_out(model: str, accelerator: str, weights: str, context: int, price: float) -> list[dict]:
+def price_it_out(model: str, accelerator: str, weights: str, context: int, price: float,
+                 pinned: str = PINNED.default) -> list[dict]:
     """Views: a log-scale bar list of $ per million output tokens by batch (compute-bound rows
     marked), where the list stops (memory), and the prompt/output cost ratio.
 
@@ -52,8 +62,9 @@ def price_it_out(model: str, accelerator: str, weights: str, context: int, price
     """
     a = catalog.accelerator(accelerator)
     rows = economics.cost_by_batch(model, accelerator, weights, "bf16", context, price)
+    first = [_comparison(pinned, rows)] if pinned.strip() else []
     if not rows:
-        return [v.note(f"Not even one conversation of {format_int(context)} tokens fits on one {a.name} "
+        return [*first, v.note(f"Not even one conversation of {format_int(context)} tokens fits on one {a.name} "
                        f"beside the weights: there is nothing to price. Pick a smaller precision or a bigger chip.",
                        "warn")]
     bars = [v.bar(f"batch {format_int(r.batch)}", r.usd_per_million_tokens,
@@ -65,6 +76,13 @@ def price_it_out(model: str, accelerator: str, weights: str, context: int, price
     ratio = economics.input_output_ratio(model, accelerator, weights, "bf16", context, last.batch)
     prefill_bound = hardware.prefill_time(model, accelerator, weights, "bf16", context).bound
     return [
+        *first,
+        # "Copy as JSON": each batch's row under the keys of `descent cost --json`.
+        v.export({"model": model, "accelerator": accelerator, "weights": weights, "kv": "bf16", "context": context,
+                  "price": price, "max_batch": last.batch,
+                  "rows": [{"batch": r.batch, "tokens_per_s_total": r.tokens_per_s_total,
+                            "usd_per_million_tokens": r.usd_per_million_tokens, "joules_per_token": r.joules_per_token,
+                            "fits": r.fits, "bound": r.bound} for r in rows]}),
         v.bar_list(bars, log=True, caption=f"Dollars per million output tokens (decode steady state) on one {a.name} at "
                    f"${format_number(price, 3, trim=True)} an hour, {format_int(context)} tokens each"),
         v.stat("At one conversation", f"${format_number(rows[0].usd_per_million_tokens, 3)}", "per million",
@@ -88,6 +106,36 @@ def price_it_out(model: str, accelerator: str, weights: str, context: int, price
 
 def _dollars(x: float) -> str:
     return f"${format_number(x, 3)}"
+
+
+def price_summary(rows: list[economics.TokenCost]) -> dict:
+    """What the price widget compares (:data:`PRICE_COMPARED`) from its rows (:func:`descent.economics.cost_by_batch`):
+    None where not one conversation fits."""
+    if not rows:
+        return {"usd_per_million_tokens": None, "usd_at_max_batch": None, "max_batch": 0}
+    return {"usd_per_million_tokens": rows[0].usd_per_million_tokens,
+            "usd_at_max_batch": rows[-1].usd_per_million_tokens, "max_batch": rows[-1].batch}
+
+
+def _comparison(pinned: str, rows: list[economics.TokenCost]) -> dict:
+    """The pinned set-up's prices beside the current ones (:func:`descent.economics.compare`).
+
+    Raises:
+        FieldError: (field ``pinned``) as :func:`descent.widgets._compare.parse_pinned`.
+    """
+    params = {"model": P.MODEL, "accelerator": P.ACCELERATOR, "weights": P.WEIGHTS, "context": _CONTEXT,
+              "price": P.PRICE}
+    p = _compare.parse_pinned(pinned, params)
+    before = economics.cost_by_batch(p["model"], p["accelerator"], p["weights"], "bf16", p["context"], p["price"])
+
+    def cells(c):
+        if c.field == "max_batch":
+            return f"{c.label}, conversations", format_int(c.before), format_int(c.after)
+        show = lambda x: "does not fit" if x is None else format_number(x, 3)  # noqa: E731
+        return f"{c.label}, $ per million", show(c.before), show(c.after)
+
+    return _compare.table(economics.compare(price_summary(before), price_summary(rows), PRICE_COMPARED), cells,
+                          _compare.describe(p, tuple(params)))
 
 
 def _times(ratio: float) -> str:

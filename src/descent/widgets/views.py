@@ -21,7 +21,7 @@ values go through the same validation as typed input.
 Kinds: ``stat``, ``bar_list``, ``stacked_bar``, ``table``, ``chips``, ``cell_grid``, ``note``,
 ``svg``, ``kv``, ``stream`` (a reply replayed at a rate by ``stream.js``; the full text without
 JS), ``player`` (a sequence of frames computed once, stepped and played by ``player.js``; one frame
-pre-rendered without JS), and ``limits``, which shows nothing: it narrows a number input's range to what the
+pre-rendered without JS), ``export`` (the result as data, hidden: share.js's "Copy as JSON"), and ``limits``, which shows nothing: it narrows a number input's range to what the
 current result allows (the step slider of a 23-step reply ends at step 22), in the pre-rendered
 form and, through ``data-limits``, in the browser. Bad view data raises ``ValueError`` naming the
 view and the field.
@@ -328,6 +328,13 @@ def limits(**fields: dict[str, float]) -> dict:
     ``min`` and/or ``max`` inside the input's declared range (the declaration still validates what a
     reader types; this only sets the control's ends). Renders as a hidden element."""
     return {"kind": "limits", "fields": {k: dict(v) for k, v in fields.items()}}
+
+
+def export(data: dict) -> dict:
+    """The result as data, for the widget's "Copy as JSON" button (share.js; issue 26, Export): where
+    the command line has the same calculation, the same keys as its ``--json``. Renders as a hidden
+    element (``data-export``); an infinite value is written as null (strict JSON)."""
+    return {"kind": "export", "data": dict(data)}
 
 
 #: Characters of an action's name (``data-action``): lowercase words joined by hyphens.
@@ -679,6 +686,22 @@ def render_limits(v: dict) -> str:
     return f'<div class="descent-limits" hidden data-limits="{_e(json.dumps(clean, sort_keys=True))}"></div>'
 
 
+def _strict(x: Any) -> Any:
+    """``x`` with every float that JSON cannot hold (infinity, NaN) as None, dicts and lists walked."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _strict(y) for k, y in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_strict(y) for y in x]
+    return x
+
+
+def render_export(v: dict) -> str:
+    data = json.dumps(_strict(v["data"]), allow_nan=False, ensure_ascii=False)
+    return f'<div class="descent-export" hidden data-export="{_e(data)}"></div>'
+
+
 def render_action(v: dict) -> str:
     name = str(v["name"])
     if not name or not set(name) <= _ACTION_CHARS:
@@ -766,6 +789,7 @@ RENDERERS: dict[str, Callable[[dict], str]] = {
     "svg": render_svg,
     "kv": render_kv,
     "limits": render_limits,
+    "export": render_export,
     "stream": render_stream,
     "action": render_action,
     "progress": render_progress,
