@@ -94,7 +94,7 @@ def _fan_svg(tokens: list[str], weights: list[float], size: tuple[int, int, int,
         f"{html.escape(v.shown_token(t))}</text>"
         for i, t in enumerate(tokens))
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
-            f'class="descent-fan" aria-hidden="true">{"".join(arcs)}{labels}</svg>')
+            f'class="descent-svg__{"wide" if w == FAN_WIDE[0] else "narrow"}" aria-hidden="true">{"".join(arcs)}{labels}</svg>')
 
 
 def attention_any_frames(layer: int, head: int) -> list[dict]:

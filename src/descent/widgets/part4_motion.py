@@ -182,7 +182,7 @@ def _ring_svg(st, p: int, size: tuple[int, int, int, int]) -> str:
             parts.append(f'<rect x="{f(x0 + c * box)}" y="{f(y + 2)}" width="{f(box - 1.5)}" height="{f(box)}" '
                          f'style="fill:{colour};fill-opacity:{op};stroke:var(--dw-fg);stroke-width:0.5"/>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
-            f'class="descent-ring">{"".join(parts)}</svg>')
+            f'class="descent-svg__{"wide" if w == RING_WIDE[0] else "narrow"}">{"".join(parts)}</svg>')
 
 
 def allreduce_ring_frames(tp: int, batch: int, link: str) -> dict:
