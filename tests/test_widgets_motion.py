@@ -269,3 +269,15 @@ def test_ring_widget_frames_are_the_schedule_of_the_plans_message():
         assert (s.phase == "start") == (not s.sends) and (s.phase.split("-")[0].capitalize() in label or s.phase == "start")
     bad = run("allreduce_ring", {"tp": 3})
     assert not bad["ok"] and bad["field"] == "tp" and "divide" in bad["message"]
+
+
+@pytest.mark.parametrize("name", ["attention_any", "allreduce_ring"])
+def test_the_pre_rendered_page_shows_the_last_frame_with_inert_controls(name):
+    # Without JavaScript (or from file:// before the script runs) the stage holds the complete
+    # picture, the last frame, and no button pretends to work.
+    page = render_static(name)
+    frames = frames_of(page)
+    assert stage_of(page) == frames[-1][1]
+    assert f"Step {len(frames)} of {len(frames)}:" in text(page)
+    buttons = re.findall(r"<button[^>]*>", page)
+    assert buttons and all(" disabled" in b for b in buttons if "data-player" in b)
