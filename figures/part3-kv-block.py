@@ -29,7 +29,7 @@ ALT = (
     f"{_b(_TOTAL)} for the whole context."
 )
 CAPTION = (
-    f"The KV cache of one {_M.name} conversation at {format_int(_T)} tokens, with {_KV.name} values. Each "
+    f"The KV cache of one {_M.name} conversation at {format_int(_T)} tokens, with {_KV.name.upper()} values. Each "
     f"cube is one layer's key and value for one token and one KV head. A new token adds one slice across "
     f"all layers and heads; the cache grows by that slice at every step."
 )

@@ -83,6 +83,13 @@ def distillation_svg(axis: str, selected: str, size: tuple) -> str:
         if mr > 60:
             out.append(f'<text x="{right + 4}" y="{f(y + 4)}" font-size="{font - 1}" '
                        f'style="fill:var(--dw-fg-light)">{e(name)}</text>')
+    # The legend: the colour of each teacher's students, top left.
+    teachers = list(dict.fromkeys(s.teacher for s in published.DISTILLED))
+    for i, t in enumerate(teachers):
+        colour = "var(--dw-c1)" if t == "DeepSeek-R1" else "var(--dw-c3)"
+        out.append(f'<circle cx="{left + 10}" cy="{top + 10 + i * (font + 4)}" r="4" style="fill:{colour}"/>')
+        out.append(f'<text x="{left + 18}" y="{f(top + 10 + i * (font + 4) + font / 3)}" font-size="{font - 1}" '
+                   f'style="fill:var(--dw-fg)">taught by {e(t)}</text>')
     for s in published.DISTILLED:
         x, y = px(s.billions if axis == "size" else s.samples), py(s.score)
         colour = "var(--dw-c3)" if s.teacher != "DeepSeek-R1" else "var(--dw-c1)"
