@@ -53,7 +53,8 @@ def test_widget_shows_the_picked_student_and_every_source(axis):
     # One table row per student and per reference model, each with an address.
     rows = re.findall(r"<tr>(.*?)</tr>", h, re.S)[1:]
     assert len(rows) == len(published.AIME_DISTILLED) + 1
-    assert all("https://" in r for r in rows)
+    assert all("score: github.com/deepseek-ai/DeepSeek-R1" in r or "score: arxiv.org/abs/" in r for r in rows)
+    assert "https://" not in h  # no bare address in the page (tests/test_site_build.py)
     # Each chip sets the student; the picked one is ringed in both drawings.
     assert len(re.findall(r"data-set=", h)) == len(published.DISTILLED)
     assert h.count('r="10"') == 2

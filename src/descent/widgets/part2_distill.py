@@ -43,6 +43,12 @@ CHART_NARROW = (330, 300, (40, 12, 12, 44), 11)
 SIZE_RANGE, SAMPLE_RANGE, SCORE_RANGE = (1.0, 100.0), (100.0, 1e7), (0.0, 100.0)
 
 
+def _place(source: str) -> str:
+    """A source as text: its address without the scheme (the page links only its own prose's
+    citations; a widget's text names the place), then the table or section."""
+    return source.removeprefix("https://")
+
+
 def _short(name: str) -> str:
     return name.replace("DeepSeek-R1-Distill-", "R1-")
 
@@ -131,8 +137,8 @@ def distillation(student: str, axis: str) -> list[dict]:
                  for x in published.DISTILLED], caption="Pick a point", tokens=False),
         v.table(["Student", "Teacher", "Samples", "AIME 2024", "Where the numbers come from"],
                 [[x.name, x.teacher, format_count(x.samples), pct(x.score),
-                  x.score_source if x.samples_source in x.score_source else f"{x.score_source}; samples: {x.samples_source}"]
-                 for x in published.DISTILLED] + [[name, "", "", pct(score), REFERENCE_SOURCE] for name, score in REFERENCES],
+                  f"score: {_place(x.score_source)}; samples: {_place(x.samples_source)}"] for x in published.DISTILLED]
+                + [[name, "", "", pct(score), f"score: {_place(REFERENCE_SOURCE)}"] for name, score in REFERENCES],
                 caption="Every point and line, with its source"),
     ]
 
