@@ -860,7 +860,7 @@ def _any_token_sink(d: Run, t: Run):
 def _ring_steps(r_: Run):
     from descent.widgets.part4_motion import allreduce_ring_frames
 
-    return allreduce_ring_frames(r_.tp, r_.batch, r_.link)["steps"]  # parallel.ring_allreduce's
+    return allreduce_ring_frames(int(r_.tp), r_.batch, r_.link)["steps"]  # parallel.ring_allreduce's
 
 
 def _ring_more(d: Run, t: Run):

@@ -253,7 +253,7 @@ def test_ring_widget_frames_are_the_schedule_of_the_plans_message():
     from descent import parallel
     from descent import params as P
 
-    out = run("allreduce_ring", {"tp": 4, "batch": 16, "link": "nvlink4"})
+    out = run("allreduce_ring", {"tp": "4", "batch": 16, "link": "nvlink4"})
     assert out["ok"], out
     plan = parallel.plan(P.MODEL.default, P.ACCELERATOR.default, batch=16, tp=4, link_id="nvlink4")
     steps = parallel.ring_allreduce(plan.allreduce_message_bytes, 4, "nvlink4")
@@ -267,8 +267,14 @@ def test_ring_widget_frames_are_the_schedule_of_the_plans_message():
         cells = [int(x) for x in re.findall(r'<td class="descent-cell[^"]*"[^>]*><span aria-hidden="true">(\d+)</span>', body)]
         assert cells == [k for row in s.summed for k in row]
         assert (s.phase == "start") == (not s.sends) and (s.phase.split("-")[0].capitalize() in label or s.phase == "start")
-    bad = run("allreduce_ring", {"tp": 3})
-    assert not bad["ok"] and bad["field"] == "tp" and "divide" in bad["message"]
+    # The choices are the splits the model allows, up to one server's 8 GPUs (transformer.tp_degrees).
+    from descent import transformer
+    from descent.widgets import get
+
+    allowed = [t for t in transformer.tp_degrees(catalog.model(P.MODEL.default)) if 2 <= t <= 8]
+    assert [int(x) for x, _ in get("allreduce_ring").input("tp").options] == allowed
+    bad = run("allreduce_ring", {"tp": "3"})
+    assert not bad["ok"] and bad["field"] == "tp"
 
 
 @pytest.mark.parametrize("name", ["attention_any", "allreduce_ring"])

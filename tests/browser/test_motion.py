@@ -249,7 +249,7 @@ def test_flash_tiles_and_the_ring_step_count_bytes_and_pass_axe(make_page, site_
     RING = '.descent-widget[data-widget="allreduce_ring"]'
     page.locator(RING).scroll_into_view_if_needed()
     expect(page.locator(f"{RING}[data-state=\"live\"]")).to_have_count(1, timeout=60_000)
-    value = lambda f: page.locator(f'{RING} .descent-field[data-field="{f}"] :is(input[type=number], select)').first.input_value()  # noqa: E731
+    value = lambda f: page.locator(f'{RING} .descent-field[data-field="{f}"] :is(input[type=number], select, input:checked)').first.input_value()  # noqa: E731
     ring = allreduce_ring_frames(int(value("tp")), int(value("batch")), value("link"))["steps"]
     rline, rstage = _step_line(page, RING), page.locator(f"{RING} .descent-player__stage")
     expect(rline).to_contain_text(f"Step {len(ring)} of {len(ring)}:")

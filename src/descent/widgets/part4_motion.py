@@ -18,7 +18,7 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
-from descent import attention_io, catalog, parallel, tiling
+from descent import attention_io, catalog, parallel, tiling, transformer
 from descent import params as P
 from descent.units import format_bytes, format_fixed, format_int, format_time, plural
 from descent.widgets import FieldError, Input, widget
@@ -129,7 +129,14 @@ def flash_tiles(kernel: str, seq_len: int, accelerator: str) -> list[dict]:
 
 #: The ring's inputs: tensor-parallel devices (a ring small enough to watch), the step's tokens and
 #: a link that joins accelerators (storage has no collectives).
-RING_TP = P.TP.but(default=4, min=2, max=8, help="Devices in the ring: each holds a slice of every matrix.")
+#: The most GPUs the ring is drawn for (one server's NVLink domain).
+RING_MAX_SHOWN = 8
+RING_TP = P.declare(P.Param(
+    "tp", "Tensor parallel", "choice", "4", key="ring_tp", unit="GPUs",
+    choices=lambda: [(str(t), str(t)) for t in transformer.tp_degrees(catalog.model(P.MODEL.default))
+                     if 2 <= t <= RING_MAX_SHOWN],
+    help="GPUs in the ring, each holding a slice of every matrix (the splits the model allows).",
+))
 RING_BATCH = P.BATCH.but(max=4096, help="Tokens in the step: each adds one row of the layer's output.")
 RING_LINK = P.LINK.but(choices=lambda: [(w.id, w.label) for w in catalog.links().values() if w.scope != "storage"])
 
@@ -229,14 +236,15 @@ def allreduce_ring_frames(tp: int, batch: int, link: str) -> dict:
     title="An all-reduce around the ring",
     description=(f"Tensor parallelism on {catalog.model(P.MODEL.default).name}: after a layer, every GPU holds "
                  "a partial sum of the output, and a ring all-reduce adds them up. Step through it."),
-    inputs=[Input(RING_TP, "range"), Input(RING_BATCH, "range", log=True), Input(RING_LINK, "select")],
+    inputs=[Input(RING_TP, "segmented"), Input(RING_BATCH, "range", log=True), Input(RING_LINK, "select")],
     tries=[("Go to 8 GPUs.", "More steps, each with a smaller shard: the bytes each GPU sends barely grow.",
             {"tp": 8}),
            ("Raise the batch to 256 tokens.", "The shards grow with the tokens, and the bandwidth starts to "
             "matter more than the fixed latency of each step.", {"batch": 256})],
 )
-def allreduce_ring(tp: int, batch: int, link: str) -> list[dict]:
+def allreduce_ring(tp: str, batch: int, link: str) -> list[dict]:
     """Views: a player of the ring's 2 (p - 1) steps and a note with the step model's totals."""
+    tp = int(tp)
     d = allreduce_ring_frames(tp, batch, link)
     last = d["steps"][-1]
     return [
