@@ -50,7 +50,7 @@ def make(theme, width):
         ys, hs = [84, 60, 36, 2], [30, 20, 20, 30]
         for name, y, h, c in zip(STAGES, ys, hs, colours, strict=True):
             stage(name, 1, y, 58, h, c)
-        for a, (b, hb) in zip(ys, zip(ys[1:], hs[1:], strict=True)):
+        for a, (b, hb) in zip(ys, zip(ys[1:], hs[1:], strict=True), strict=False):
             plotting.arrow(ax, theme, 30, a, 30, b + hb)
         ax.text(30, 117.5, "once per step; after 4, back to 1", ha="center", va="top", fontsize=9, color=theme.muted)
         return fig

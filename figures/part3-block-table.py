@@ -57,7 +57,7 @@ def make(theme, width):
     owner = {b: j for j, t in enumerate(_TABLES) for b in t if b not in _SHARED}
     # Physical memory: each block coloured by who holds it, filled as its holder fills it.
     fill = {}
-    for j, t in enumerate(_TABLES):
+    for t in _TABLES:
         tokens = PROMPT + OUTPUT
         for i, b in enumerate(t):
             fill[b] = max(fill.get(b, 0), min(BLOCK, tokens - i * BLOCK))

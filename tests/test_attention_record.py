@@ -14,7 +14,12 @@ from widget_html import stat, text
 from descent import recorded, replay
 from descent.trace.attention_record import SIG_DIGITS
 from descent.widgets import run
-from descent.widgets.part1_motion import attention_any_frames, first_previous_token_head, first_sink_head, tops
+from descent.widgets.part1_motion import (
+    attention_any_frames,
+    first_previous_token_head,
+    first_sink_head,
+    tops,
+)
 
 FRAME = re.compile(r'<template data-frame="(\d+)" data-label="([^"]*)">(.*?)</template>', re.S)
 
@@ -62,7 +67,7 @@ def test_player_has_one_frame_per_token_each_the_records_weights():
     n = len(a["tokens"])
     assert [int(i) for i, _, _ in frames] == list(range(n))
     assert f'data-start="{n - 1}"' in out["html"]  # the page shows the last token: the one that predicts
-    for t, (_, label, body) in enumerate(frames):
+    for t, (_, _label, body) in enumerate(frames):
         w = a["weights"][layer - 1][head - 1][t]
         bars = re.findall(r'class="descent-bar__value"[^>]*>([^<]*)<', body)
         assert bars == [f"{x * 100:.1f}%" for x in w], t
