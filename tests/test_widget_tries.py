@@ -843,8 +843,64 @@ def _tiles_half(d: Run, t: Run):
 
 
 
+def _any_token_heads(d: Run, t: Run):
+    # "Click each token": the default head is a previous-token head (every token after the first
+    # puts most weight on the one before it), in the recorded weights themselves.
+    from descent.widgets.part1_motion import tops
+
+    assert all(top == i - 1 for i, top in enumerate(tops(d.layer, d.head)) if i)
+
+
+def _any_token_sink(d: Run, t: Run):
+    from descent.widgets.part1_motion import tops
+
+    assert tops(t.layer, t.head) == [0] * len(recorded.attention_rows()["tokens"]) != tops(d.layer, d.head)
+
+
+def _ring_steps(r_: Run):
+    from descent.widgets.part4_motion import allreduce_ring_frames
+
+    return allreduce_ring_frames(int(r_.tp), r_.batch, r_.link)["steps"]  # parallel.ring_allreduce's
+
+
+def _ring_more(d: Run, t: Run):
+    a, b = _ring_steps(d), _ring_steps(t)
+    assert len(b) > len(a) and b[1].shard_bytes < a[1].shard_bytes
+    assert b[-1].sent_bytes < 1.5 * a[-1].sent_bytes  # "barely grow": 2 (p - 1) / p of the message
+
+
+def _ring_batch(d: Run, t: Run):
+    wire = catalog.link(t.link)
+    steps = [_ring_steps(r_)[1] for r_ in (d, t)]
+    # Per step: the shard's time on the wire as a share of the step's time (the rest: its latency).
+    share = [x.shard_bytes / wire.bytes_per_s / (x.shard_bytes / wire.bytes_per_s + wire.step_latency_s) for x in steps]
+    assert steps[1].shard_bytes > steps[0].shard_bytes and share[1] > share[0]
+
+
+def _distill_samples(d: Run, t: Run):
+    from descent import published
+
+    s1 = next(x for x in published.DISTILLED if x.name == t.student)
+    twin = next(x for x in published.DISTILLED if x.billions == s1.billions and x is not s1)
+    assert s1.samples < twin.samples / 100 and twin.score > s1.score > twin.score * 0.7
+
+
+def _distill_small(d: Run, t: Run):
+    from descent import published
+
+    small = next(x for x in published.DISTILLED if x.name == t.student)
+    assert small.billions == min(x.billions for x in published.DISTILLED)
+    assert small.score > published.AIME_DISTILLED["GPT-4o-0513"]
+
+
 #: (widget, the hint's opening words) -> the check of its effect.
 EFFECTS = {
+    ("attention_any", "Click each token"): _any_token_heads,
+    ("attention_any", "Go to layer"): _any_token_sink,
+    ("allreduce_ring", "Go to 8 GPUs"): _ring_more,
+    ("allreduce_ring", "Raise the batch"): _ring_batch,
+    ("distillation", "Put the fine-tuning samples"): _distill_samples,
+    ("distillation", "Pick the 1.5B student"): _distill_small,
     ("accelerator_landscape", "Pick a bigger model"): _landscape_bigger,
     ("accelerator_landscape", "Pick the chip highest up"): _landscape_fastest,
     ("attention_fan", "Step through the heads"): _fan_first,

@@ -209,3 +209,81 @@ def test_flash_tiles_count_up_to_the_traffic_formulas(kernel, seq_len):
     assert stat(last, "HBM traffic so far") == format_bytes(d["bytes"][-1], "auto", 3, trim=True)
     if kernel == "flash":
         assert '<td class="descent-cell is-hbm"' not in out["html"]  # no score tile ever written
+
+
+# --- allreduce_ring --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("devices", [2, 3, 4, 8])
+def test_ring_schedule_sums_every_shard_and_ends_at_the_step_models_cost(devices):
+    from descent import parallel, step
+
+    wire = catalog.link("nvlink4")
+    message = 16_384.0
+    steps = parallel.ring_allreduce(message, devices, "nvlink4")
+    p = devices
+    assert len(steps) == 1 + 2 * (p - 1)  # the start, then 2 (p - 1) steps
+    assert [s.phase for s in steps[1:]] == ["reduce-scatter"] * (p - 1) + ["all-gather"] * (p - 1)
+    for s in steps[1:]:
+        # Every link carries one shard at once: each GPU sends to its right neighbour, each shard once.
+        assert sorted((i, to) for i, to, _ in s.sends) == [(i, (i + 1) % p) for i in range(p)]
+        assert sorted(c for _, _, c in s.sends) == list(range(p))
+    # After the reduce-scatter GPU i holds the whole sum of shard i + 1 (and of no other).
+    half = steps[p - 1].summed
+    assert [[c for c in range(p) if half[i][c] == p] for i in range(p)] == [[(i + 1) % p] for i in range(p)]
+    assert all(k == p for row in steps[-1].summed for k in row)
+    # The totals are the step model's: 2 (p - 1) / p of the message, and its time on the link.
+    assert steps[-1].sent_bytes == pytest.approx(step.ring_allreduce_bytes(message, p), rel=1e-12)
+    assert steps[-1].seconds == pytest.approx(step.allreduce_seconds(wire, message, p), rel=1e-12)
+    assert [s.sent_bytes for s in steps] == sorted(s.sent_bytes for s in steps)
+
+
+def test_ring_refuses_what_it_cannot_draw():
+    from descent import parallel
+
+    with pytest.raises(ValueError, match="devices must be 2 to"):
+        parallel.ring_allreduce(1024.0, 1, "nvlink4")
+    with pytest.raises(ValueError, match="link must join accelerators"):
+        parallel.ring_allreduce(1024.0, 4, "nvme-ssd")
+    with pytest.raises(ValueError, match="message must be"):
+        parallel.ring_allreduce(float("nan"), 4, "nvlink4")
+
+
+def test_ring_widget_frames_are_the_schedule_of_the_plans_message():
+    from descent import parallel
+    from descent import params as P
+
+    out = run("allreduce_ring", {"tp": "4", "batch": 16, "link": "nvlink4"})
+    assert out["ok"], out
+    plan = parallel.plan(P.MODEL.default, P.ACCELERATOR.default, batch=16, tp=4, link_id="nvlink4")
+    steps = parallel.ring_allreduce(plan.allreduce_message_bytes, 4, "nvlink4")
+    frames = frames_of(out["html"])
+    assert len(frames) == len(steps) == 7
+    fmt = lambda x: format_bytes(x, "auto", 3, trim=True)  # noqa: E731
+    for (label, body), s in zip(frames, steps, strict=True):
+        assert stat(body, "Sent by each GPU so far") == fmt(s.sent_bytes)
+        assert stat(body, "On each link this step") == fmt(s.shard_bytes if s.sends else 0)
+        # The grid's numbers are the schedule's counts, row by row.
+        cells = [int(x) for x in re.findall(r'<td class="descent-cell[^"]*"[^>]*><span aria-hidden="true">(\d+)</span>', body)]
+        assert cells == [k for row in s.summed for k in row]
+        assert (s.phase == "start") == (not s.sends) and (s.phase.split("-")[0].capitalize() in label or s.phase == "start")
+    # The choices are the splits the model allows, up to one server's 8 GPUs (transformer.tp_degrees).
+    from descent import transformer
+    from descent.widgets import get
+
+    allowed = [t for t in transformer.tp_degrees(catalog.model(P.MODEL.default)) if 2 <= t <= 8]
+    assert [int(x) for x, _ in get("allreduce_ring").input("tp").options] == allowed
+    bad = run("allreduce_ring", {"tp": "3"})
+    assert not bad["ok"] and bad["field"] == "tp"
+
+
+@pytest.mark.parametrize("name", ["attention_any", "allreduce_ring"])
+def test_the_pre_rendered_page_shows_the_last_frame_with_inert_controls(name):
+    # Without JavaScript (or from file:// before the script runs) the stage holds the complete
+    # picture, the last frame, and no button pretends to work.
+    page = render_static(name)
+    frames = frames_of(page)
+    assert stage_of(page) == frames[-1][1]
+    assert f"Step {len(frames)} of {len(frames)}:" in text(page)
+    buttons = re.findall(r"<button[^>]*>", page)
+    assert buttons and all(" disabled" in b for b in buttons if "data-player" in b)

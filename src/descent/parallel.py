@@ -38,11 +38,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from descent import catalog
 from descent import step as S
 from descent.catalog import Accelerator, Model
 from descent.scenario import Scenario
 
-__all__ = ["Plan", "plan"]
+__all__ = ["Plan", "RingStep", "plan", "ring_allreduce"]
 
 
 @dataclass(frozen=True)
@@ -132,3 +133,70 @@ def plan(model: str | Model, accelerator: str | Accelerator, weights: str = Scen
         read_seconds_per_layer=c.memory_seconds / layers,
         bubble_fraction=c.bubble, decode_step_seconds=c.seconds, decode_tokens_per_s=c.tokens_per_s_total, step=c,
     )
+
+
+#: The most devices a ring schedule is drawn for (:func:`ring_allreduce`): 2 (p - 1) steps each.
+RING_MAX_DEVICES = 64
+
+
+@dataclass(frozen=True)
+class RingStep:
+    """The state of a ring all-reduce after one of its steps (step 0: before any). Units: bytes, s.
+
+    Attributes:
+        step: 0 to 2 (p - 1). phase: ``"start"``, ``"reduce-scatter"`` or ``"all-gather"``.
+        sends: ``(device, to, shard)`` for each link this step (devices and shards from 0); empty at 0.
+        summed: ``summed[d][c]``, how many devices' parts device d's copy of shard c adds up (p: done).
+        shard_bytes: the bytes on each link in one step (the message / p).
+        sent_bytes: bytes each device has sent so far. seconds: the time so far (bandwidth and
+            NCCL's latency, :func:`descent.step.allreduce_seconds` at the end).
+    """
+
+    step: int
+    phase: str
+    sends: tuple[tuple[int, int, int], ...]
+    summed: tuple[tuple[int, ...], ...]
+    shard_bytes: float
+    sent_bytes: float
+    seconds: float
+
+
+def ring_allreduce(message_bytes: float, devices: int, link_id: str = Scenario.link) -> list[RingStep]:
+    """A ring all-reduce of ``message_bytes`` over ``devices`` on link ``link_id``, step by step.
+
+    Each device starts with its own partial result (the message), cut into p shards. In each of the
+    p - 1 steps of the reduce-scatter, device i sends shard (i - s) mod p to device i + 1, which adds
+    its own part; then device i holds the whole sum of shard (i + 1) mod p. In each of the p - 1
+    steps of the all-gather it passes a finished shard on (Patarasuk & Yuan 2009; NCCL's ring).
+    Every step moves message / p bytes over every link at once. The last step's ``sent_bytes`` is
+    :func:`descent.step.ring_allreduce_bytes` and its ``seconds`` :func:`descent.step.allreduce_seconds`
+    (the base latency counted at the start, one step latency per step).
+
+    Raises:
+        ValueError: a message not a finite number >= 0, devices not 2 to 64, an unknown link or a
+            storage link (no collectives).
+    """
+    total = S.ring_allreduce_bytes(message_bytes, devices)  # checks the message and the device count
+    if devices < 2 or devices > RING_MAX_DEVICES:
+        raise ValueError(f"devices must be 2 to {RING_MAX_DEVICES} for a ring, got {devices!r}")
+    wire = catalog.link(link_id)
+    if wire.scope == "storage":
+        raise ValueError(f"link must join accelerators; {wire.label} is storage")
+    p = devices
+    shard = message_bytes / p
+    per_step = shard / wire.bytes_per_s + wire.step_latency_s
+    summed = [[1] * p for _ in range(p)]
+    out = [RingStep(0, "start", (), tuple(map(tuple, summed)), shard, 0.0, 0.0)]
+    for k in range(1, 2 * (p - 1) + 1):
+        rs = k <= p - 1
+        s = k - 1 if rs else k - p
+        sends = tuple((i, (i + 1) % p, (i - s) % p if rs else (i + 1 - s) % p) for i in range(p))
+        before = [row[:] for row in summed]
+        for i, to, c in sends:
+            summed[to][c] = before[i][c] + before[to][c] if rs else p
+        out.append(RingStep(k, "reduce-scatter" if rs else "all-gather", sends, tuple(map(tuple, summed)),
+                            shard, k * shard, wire.base_latency_s + k * per_step))
+    assert abs(out[-1].sent_bytes - total) <= 1e-9 * max(1.0, total)
+    assert all(x == p for row in summed for x in row)
+    return out
+

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import matplotlib
 from matplotlib.figure import Figure
 
-__all__ = ["THEMES", "Theme", "new_figure", "rc_params", "style", "svg_bytes"]
+__all__ = ["THEMES", "Theme", "arrow", "box", "diagram", "new_figure", "rc_params", "style", "svg_bytes"]
 
 #: Okabe-Ito colours by name (Okabe & Ito 2008).
 OKABE_ITO = {
@@ -169,3 +169,59 @@ def svg_bytes(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# Diagrams: boxes and arrows on an axes in diagram units (figures/part3-*.py)
+# ---------------------------------------------------------------------------------------------
+
+#: Fill opacity of a diagram box (its edge is the full colour).
+BOX_FILL_ALPHA = 0.16
+
+
+def diagram(width_in: float, height_in: float, units_wide: float, units_high: float) -> tuple[Figure, object]:
+    """A Figure of ``width_in`` x ``height_in`` inches whose one Axes, with no frame or ticks, spans
+    0..``units_wide`` across and 0..``units_high`` up (y up). Call inside :func:`style`."""
+    # Constrained layout with no padding: the axes fill the figure, and the site's phone pass
+    # (site.figures._fit_narrow, which wants a constrained layout) finds one already.
+    fig = Figure(figsize=(width_in, height_in), layout="constrained")
+    fig.get_layout_engine().set(w_pad=0, h_pad=0, wspace=0, hspace=0)
+    ax = fig.add_subplot()
+    ax.set_xlim(0, units_wide)
+    ax.set_ylim(0, units_high)
+    ax.axis("off")
+    return fig, ax
+
+
+def box(ax, theme: Theme, x: float, y: float, w: float, h: float, text: str = "", *, color: str | None = None,
+        fontsize: float = 9, weight: str = "normal", fill: bool = True, dashed: bool = False, va: str = "center"):
+    """A rounded box with its lower left corner at (x, y), lightly filled with ``color`` (default
+    the theme's text colour), and ``text`` centred in it."""
+    from matplotlib.patches import FancyBboxPatch
+
+    c = color or theme.fg
+    pad = min(w, h) * 0.08
+    ax.add_patch(FancyBboxPatch((x + pad, y + pad), w - 2 * pad, h - 2 * pad, boxstyle=f"round,pad={pad}",
+                                facecolor=c if fill else "none", alpha=None, edgecolor=c, linewidth=1.2,
+                                linestyle="--" if dashed else "-"))
+    if fill:  # the fill is light; the edge stays the full colour
+        ax.patches[-1].set_facecolor(matplotlib.colors.to_rgba(c, BOX_FILL_ALPHA))
+    if text:
+        ty = y + h / 2 if va == "center" else y + h - pad * 2
+        ax.text(x + w / 2, ty, text, ha="center", va=va, fontsize=fontsize, color=theme.fg, weight=weight,
+                linespacing=1.25)
+
+
+def arrow(ax, theme: Theme, x0: float, y0: float, x1: float, y1: float, text: str = "", *,
+          color: str | None = None, fontsize: float = 9, text_side: str = "above", rad: float = 0.0):
+    """An arrow from (x0, y0) to (x1, y1), optionally curved (``rad``), with ``text`` beside its middle."""
+    from matplotlib.patches import FancyArrowPatch
+
+    c = color or theme.muted
+    ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-|>", mutation_scale=12, color=c, linewidth=1.5,
+                                 connectionstyle=f"arc3,rad={rad}", shrinkA=2, shrinkB=2))
+    if text:
+        mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+        ax.annotate(text, (mx, my), xytext=(0, 6 if text_side == "above" else -6), textcoords="offset points",
+                    ha="center", va="bottom" if text_side == "above" else "top", fontsize=fontsize, color=theme.fg,
+                    linespacing=1.25)

@@ -12,7 +12,8 @@ quote them through a shortcode and a test can check them against the rest of the
   DeepSeek-R1; AIME 2024 pass@1 from the repository README's "Distilled Model Evaluation" table.
   The paper's section 2.4 says the 800k samples curated with DeepSeek-R1 were used.
 * s1 (Muennighoff et al. 2025, "s1: Simple test-time scaling", arXiv:2501.19393): Qwen2.5-32B-Instruct
-  fine-tuned on 1,000 questions with reasoning traces (s1K).
+  fine-tuned on 1,000 questions with reasoning traces (s1K); AIME 2024 from its Table 1 (s1-32B,
+  with budget forcing; the abstract rounds it to 57%).
 * LIMA (Zhou et al. 2023, "LIMA: Less Is More for Alignment", arXiv:2305.11206): LLaMa 65B
   fine-tuned on 1,000 carefully curated prompts and responses.
 * DistilBERT (Sanh et al. 2019, arXiv:1910.01108, abstract): 40% smaller than BERT-base, 97% of its
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["AIME_DISTILLED", "GPTQ_COLUMNS", "GPTQ_LLAMA", "GPTQ_URL", "PUBLISHED", "Published", "get", "gptq_change",
+__all__ = ["AIME_DISTILLED", "DISTILLED", "S1_AIME", "Student", "GPTQ_COLUMNS", "GPTQ_LLAMA", "GPTQ_URL", "PUBLISHED", "Published", "get", "gptq_change",
            "gptq_weights_bytes"]
 
 GPTQ_URL = "https://github.com/IST-DASLab/gptq"
@@ -89,6 +90,33 @@ AIME_DISTILLED: dict[str, float] = {
 }
 
 
+#: s1-32B's AIME 2024 score (percent), Table 1 of the s1 paper.
+S1_AIME = 56.7
+
+
+@dataclass(frozen=True)
+class Student:
+    """A model fine-tuned on a teacher's outputs, as published: ``name``, ``teacher``, its size in
+    ``billions`` of parameters (from its name), the fine-tuning ``samples`` and its AIME 2024
+    pass@1 ``score`` (percent), with the ``source`` of each (a URL with the table or section)."""
+
+    name: str
+    teacher: str
+    billions: float
+    samples: float
+    score: float
+    samples_source: str
+    score_source: str
+
+
+def _billions(name: str) -> float:
+    """The size a model's name ends with: "DeepSeek-R1-Distill-Qwen-1.5B" -> 1.5."""
+    tail = name.rsplit("-", 1)[-1]
+    if not tail.endswith("B"):
+        raise ValueError(f"model name {name!r} does not end with its size in billions (such as 7B)")
+    return float(tail[:-1])
+
+
 @dataclass(frozen=True)
 class Published:
     """One published number: ``key``, ``value``, ``unit`` ("" for a plain number), ``what`` it
@@ -118,6 +146,7 @@ _ALL = [
               f"{R1_PAPER} (section 2.3.3, non-reasoning data: about 200k)"),
     *(Published("aime_" + k.lower().replace("-", "_").replace(".", "_"), v, "%", f"{k}, AIME 2024 pass@1",
                 f"{R1_URL} (README, Distilled Model Evaluation)") for k, v in AIME_DISTILLED.items()),
+    Published("aime_s1_32b", S1_AIME, "%", "s1-32B, AIME 2024 pass@1 (with budget forcing)", f"{S1_URL} (Table 1)"),
     Published("s1_examples", 1000, "examples", "questions with reasoning traces s1-32B was fine-tuned on (s1K)",
               f"{S1_URL} (abstract)"),
     Published("lima_examples", 1000, "examples", "curated prompts and responses LIMA (LLaMa 65B) was fine-tuned on",
@@ -130,6 +159,17 @@ _ALL = [
 
 #: Every published number, by key.
 PUBLISHED: dict[str, Published] = {p.key: p for p in _ALL}
+
+
+#: The students the distillation chart shows: DeepSeek-R1's six distilled models and s1-32B, each
+#: value from :data:`PUBLISHED` (so a page and the chart print the same number).
+DISTILLED: tuple[Student, ...] = (
+    *(Student(k, "DeepSeek-R1", _billions(k), PUBLISHED["r1_distill_samples"].value, v,
+              PUBLISHED["r1_distill_samples"].source, f"{R1_URL} (README, Distilled Model Evaluation)")
+      for k, v in AIME_DISTILLED.items() if k.startswith("DeepSeek-R1-Distill-")),
+    Student("s1-32B", "Gemini 2.0 Flash Thinking", 32.0, PUBLISHED["s1_examples"].value, S1_AIME,
+            f"{S1_URL} (abstract; section 2: the traces are Gemini Flash Thinking's)", PUBLISHED["aime_s1_32b"].source),
+)
 
 
 def get(key: str) -> Published:

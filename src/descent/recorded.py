@@ -27,6 +27,7 @@ from pathlib import Path
 from descent import params as P
 
 __all__ = [
+    "ATTENTION_FILE",
     "DATA_FILE",
     "EMBEDDINGS_FILE",
     "EMBEDDING_ROWS_FILE",
@@ -38,6 +39,7 @@ __all__ = [
     "RATIO_OF",
     "SPECULATIVE_FILE",
     "Recording",
+    "attention_rows",
     "embedding_data",
     "embedding_rows",
     "find_prompt",
@@ -69,6 +71,9 @@ MODEL_FILE = "model_file.json"
 
 #: Part 3's prompt-lookup speculative run, pass by pass, in ``descent/data/`` (``python -m descent.trace.speculative_record``).
 SPECULATIVE_FILE = "speculative.json"
+
+#: Every query position's attention on the running prompt, in ``descent/data/`` (``python -m descent.trace.attention_record``).
+ATTENTION_FILE = "attention.json"
 
 #: The build machine's recorded timings, in ``descent/data/`` (``python -m descent.trace.machine_record``).
 MACHINE_FILE = "build_machine.json"
@@ -129,6 +134,15 @@ def speculative_run() -> dict:
     (layout in :mod:`descent.trace.speculative_record`): ``{"prompt", "first", "rounds": [{"draft",
     "accepted", "kept"}], "tokens", "passes", "drafted", "accepted", ...}``, tokens as ``{"id", "text"}``."""
     return json.loads(resources.files("descent").joinpath("data", SPECULATIVE_FILE).read_text(encoding="utf-8"))
+
+
+@functools.cache
+def attention_rows() -> dict:
+    """The parsed ``attention.json``: every query position's attention weights on the running prompt,
+    in every layer and head (layout in :mod:`descent.trace.attention_record`): ``{"prompt_id",
+    "prompt", "tokens", "layers", "heads", "weights"}``, ``weights[layer][head][t]`` the weights of
+    token ``t`` (from 0) over positions 0..t."""
+    return json.loads(resources.files("descent").joinpath("data", ATTENTION_FILE).read_text(encoding="utf-8"))
 
 
 @functools.cache

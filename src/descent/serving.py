@@ -91,6 +91,7 @@ __all__ = [
     "steady_throughput",
     "trace_summary",
     "kv_transfer",
+    "block_tables",
 ]
 
 
@@ -1115,6 +1116,32 @@ def shared_blocks(prompt_tokens: int, output_tokens: int, samples: int, block_si
     own = -(-(rest + output_tokens) // block_size)
     shared = full + samples * own
     return {"separate": separate, "shared": shared, "saved": 1 - shared / separate}
+
+
+def block_tables(prompt_tokens: int, output_tokens: int, samples: int, block_size: int) -> list[list[int]]:
+    """Each sample's block table under :func:`shared_blocks`' sharing: the physical block (from 0)
+    behind each of its logical blocks, in order.
+
+    The prompt's full blocks are allocated first and shared by every sample (the same physical
+    numbers in every table). Then the samples grow in step, one token each per decode step, so their
+    own blocks (the copied partial prompt block, then the reply's) are allocated in turn and
+    interleave in memory: a sequence's blocks need not be next to each other. The number of distinct
+    physical blocks is ``shared_blocks(...)["shared"]``.
+
+    Raises:
+        ValueError: an argument out of range (as :func:`shared_blocks`).
+    """
+    counts = shared_blocks(prompt_tokens, output_tokens, samples, block_size)
+    full, rest = divmod(prompt_tokens, block_size)
+    own = -(-(rest + output_tokens) // block_size)
+    tables = [list(range(full)) for _ in range(samples)]
+    nxt = full
+    for _ in range(own):
+        for t in tables:
+            t.append(nxt)
+            nxt += 1
+    assert nxt == counts["shared"]
+    return tables
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,6 +9,11 @@
 * ``speculative_strip``: each step shows the recorded pass's accepted tokens.
 * ``batching_lanes``: each step's newest column and queue are the simulator's.
 * axe finds nothing serious in any of the players, light and dark, in the middle of a sequence.
+* Part 1's ``attention_any``: a click on a token shows its fan (the record's weights), the arrow keys
+  on a token step to the next one and keep the keyboard on the tokens.
+* Part 4's ``allreduce_ring`` (on the FlashAttention test's page load): steps through the ring,
+  each frame's bytes the schedule's.
+* Part 2's ``distillation``: a click on a point's chip shows that student's published numbers.
 """
 
 from __future__ import annotations
@@ -210,7 +215,7 @@ def test_batching_lanes_step_and_switch_policy(make_page, site_dir, server):
     assert not page.descent_console_errors, page.descent_console_errors
 
 
-def test_flash_tiles_steps_counts_bytes_and_passes_axe(make_page, site_dir, server):
+def test_flash_tiles_and_the_ring_step_count_bytes_and_pass_axe(make_page, site_dir, server):
     from descent.units import format_bytes
     from descent.widgets.part4_motion import flash_tiles_frames
 
@@ -238,4 +243,75 @@ def test_flash_tiles_steps_counts_bytes_and_passes_axe(make_page, site_dir, serv
     expect(line).to_contain_text(f"Step {len(naive['frames'])} of {len(naive['frames'])}:", timeout=15_000)
     expect(stage.locator(".descent-stat__number").first).to_have_text(
         format_bytes(naive["bytes"][-1], "auto", 3, trim=True))
+    # The all-reduce ring, further down the same page: the schedule's bytes, frame by frame.
+    from descent.widgets.part4_motion import allreduce_ring_frames
+
+    RING = '.descent-widget[data-widget="allreduce_ring"]'
+    page.locator(RING).scroll_into_view_if_needed()
+    expect(page.locator(f"{RING}[data-state=\"live\"]")).to_have_count(1, timeout=60_000)
+    value = lambda f: page.locator(f'{RING} .descent-field[data-field="{f}"] :is(input[type=number], select, input:checked)').first.input_value()  # noqa: E731
+    ring = allreduce_ring_frames(int(value("tp")), int(value("batch")), value("link"))["steps"]
+    rline, rstage = _step_line(page, RING), page.locator(f"{RING} .descent-player__stage")
+    expect(rline).to_contain_text(f"Step {len(ring)} of {len(ring)}:")
+    _button(page, RING, "first").click()
+    for k in range(1, 4):
+        page.keyboard.press("ArrowRight")  # the focus stays on the First button: the keys step
+        expect(rline).to_contain_text(f"Step {k + 1} of {len(ring)}: Reduce-scatter")
+        expect(rstage.locator(".descent-stat__number").nth(1)).to_have_text(
+            format_bytes(ring[k].sent_bytes, "auto", 3, trim=True))
+        # Each GPU adds the shard it received; at the last reduce-scatter step that sum is complete.
+        tp = int(value("tp"))
+        expect(rstage.locator("td.descent-cell.is-now")).to_have_count(tp if k < tp - 1 else 0)
+        expect(rstage.locator("td.descent-cell.is-done")).to_have_count(0 if k < tp - 1 else tp)
+    res = axe_mod.Axe().run(page, context=RING, options={"resultTypes": ["violations"]})
+    bad = [v["id"] for v in res.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert not bad, bad
+    assert not page.descent_console_errors, page.descent_console_errors
+
+
+def test_attention_any_token_by_click_and_keys(make_page, site_dir, server):
+    from descent.widgets.part1_motion import first_previous_token_head
+
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    ANY = '.descent-widget[data-widget="attention_any"]'
+    page = make_page(viewport={"width": 390, "height": 844})
+    page.goto(page_url(site_dir, server, "part-1-the-transformer"))
+    page.locator(ANY).scroll_into_view_if_needed()
+    expect(_player(page, ANY)).to_have_attribute("data-player-ready", "true")
+    a = recorded.attention_rows()
+    n = len(a["tokens"])
+    layer, head = first_previous_token_head()
+    line, stage = _step_line(page, ANY), page.locator(f"{ANY} .descent-player__stage")
+    expect(line).to_contain_text(f"Step {n} of {n}:")  # the last token: the one that picks the next
+    # A click on the second token shows its fan: the record's weights over the first two tokens.
+    stage.locator('[data-player-goto="1"]').click()
+    expect(line).to_contain_text(f"Step 2 of {n}:")
+    bars = stage.locator(".descent-bar__value").all_inner_texts()
+    assert bars == [f"{w * 100:.1f}%" for w in a["weights"][layer - 1][head - 1][1]]
+    expect(stage.locator('[data-player-goto="1"]')).to_have_attribute("aria-current", "true")
+    expect(stage.locator('[data-player-goto="1"]')).to_be_focused()
+    # The arrow keys on a token step to the next and keep the keyboard on the tokens.
+    page.keyboard.press("ArrowRight")
+    expect(line).to_contain_text(f"Step 3 of {n}:")
+    expect(stage.locator('[data-player-goto="2"]')).to_be_focused()
+    page.keyboard.press("Home")
+    expect(line).to_contain_text(f"Step 1 of {n}:")
+    assert stage.locator(".descent-bar").count() == 1  # the first token sees only itself
+    res = axe_mod.Axe().run(page, context=ANY, options={"resultTypes": ["violations"]})
+    bad = [v["id"] for v in res.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert not bad, bad
+    assert not page.descent_console_errors, page.descent_console_errors
+
+
+def test_distillation_point_by_chip(make_page, site_dir, server):
+    from descent import published
+
+    DIS = '.descent-widget[data-widget="distillation"]'
+    page = make_page(viewport={"width": 1280, "height": 900})
+    go_live(page, page_url(site_dir, server, "part-2-weights-as-numbers"), DIS)
+    s1 = next(x for x in published.DISTILLED if x.name == "s1-32B")
+    page.locator(f'{DIS} .descent-chip__button[data-set*="s1-32B"]').click()
+    number = page.locator(f"{DIS} .descent-stat", has_text="AIME 2024 pass@1").locator(".descent-stat__number")
+    expect(number).to_have_text(f"{s1.score}%", timeout=15_000)
+    expect(page.locator(f'{DIS} .descent-field[data-field="student"] select')).to_have_value("s1-32B")
     assert not page.descent_console_errors, page.descent_console_errors

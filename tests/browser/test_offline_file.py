@@ -59,11 +59,13 @@ def test_page_from_disk_is_complete_and_static(site_page, site_dir, make_page):
         assert out.inner_text().strip(), f"{name}: no pre-rendered result"
         # Issue 13: every control is disabled from file:, so none can disagree with the results. A
         # frame player's buttons (player.js) are the exception: they show frames that are all in the
-        # page, so they work from a file too; so are the Copy link, Copy as Markdown and Copy as JSON
-        # buttons (share.js: the results they copy are the ones shown).
+        # page, so they work from a file too (and so do a frame's chips that jump to a frame); so are the
+        # Copy link, Copy as Markdown and Copy as JSON buttons (share.js: the results they copy are the
+        # ones shown).
         enabled = w.locator("input:enabled:not(.descent-share__url), select:enabled, "
                             "textarea:enabled:not(.descent-share__url), button:enabled:not([data-player-do])"
-                            ":not([data-action=share]):not([data-action=copy-markdown]):not([data-action=copy-json])").count()
+                            ":not([data-player-goto]):not([data-action=share]):not([data-action=copy-markdown])"
+                            ":not([data-action=copy-json])").count()
         assert enabled == 0, f"{name}: {enabled} controls still enabled from file://"
     # Figures load lazily (descent.site.figures.figure_html): a reader scrolls past each one.
     for img in page.locator(".md-content img").all():

@@ -8,6 +8,8 @@
 // never asks Python again, so it works offline and from file://, and a widget that recomputes (a
 // toggle, in widgets.js) brings a whole new sequence.
 //
+// A frame may hold chips that jump to a frame (views.chip(goto=i), data-player-goto: Part 1's tokens,
+// each showing where that token looks); the arrow keys on such a chip step too.
 // Keys, with focus on the stage or a button: Left/Right step, Home/End go to the ends, Space on the
 // stage plays or pauses. Play starts only when the reader asks (no autoplay, for anyone); it starts
 // from the first frame when the last is showing, advances every PLAY_MS and stops at the last.
@@ -61,7 +63,14 @@
     const line = st.fig.querySelector(":scope > .descent-player__step");
     line.setAttribute("aria-live", announce ? "polite" : "off");
     line.textContent = `Step ${(i + 1).toLocaleString("en-US")} of ${st.n.toLocaleString("en-US")}: ${t.dataset.label}`;
+    enableGoto(st.fig);
     sync(st);
+  }
+
+  // A frame may hold buttons that jump to a frame (views.chip(goto=i): a token to look from);
+  // disabled in the HTML, since without this script they could do nothing.
+  function enableGoto(fig) {
+    for (const b of fig.querySelectorAll(":scope > .descent-player__stage [data-player-goto]")) b.disabled = false;
   }
 
   function pause(st) {
@@ -97,7 +106,7 @@
       return;
     }
     pause(st);
-    const to = { first: 0, prev: st.at - 1, next: st.at + 1, last: st.n - 1 }[what];
+    const to = typeof what === "number" ? what : { first: 0, prev: st.at - 1, next: st.at + 1, last: st.n - 1 }[what];
     if (to === undefined || to < 0 || to >= st.n || to === st.at) return;
     show(st, to, true);
   }
@@ -107,6 +116,7 @@
     fig.dataset.playerReady = "true";
     const st = state(fig);
     for (const b of fig.querySelectorAll(":scope > .descent-player__controls [data-player-do]")) b.disabled = false;
+    enableGoto(fig);
     sync(st);
   }
 
@@ -115,6 +125,18 @@
   }
 
   document.addEventListener("click", (ev) => {
+    const g = ev.target.closest && ev.target.closest("[data-player-goto]");
+    const gfig = g && g.closest("figure[data-player]");
+    if (gfig && !g.disabled && gfig.dataset.playerReady) {
+      const i = Number(g.dataset.playerGoto);
+      if (Number.isInteger(i) && i >= 0 && i < state(gfig).n) {
+        act(gfig, i);
+        // The clicked chip was replaced with the new frame: keep the focus on its successor.
+        const again = gfig.querySelector(`:scope > .descent-player__stage [data-player-goto="${i}"]`);
+        if (again) again.focus();
+      }
+      return;
+    }
     const b = ev.target.closest && ev.target.closest("[data-player-do]");
     const fig = b && b.closest("figure[data-player]");
     if (!fig || b.disabled || b.getAttribute("aria-disabled") === "true") return;
@@ -129,12 +151,17 @@
     if (!fig || !fig.dataset.playerReady) return;
     const onStage = t.classList.contains("descent-player__stage");
     const onButton = t.matches("[data-player-do]");
-    if (!onStage && !onButton) return; // a link or a scrolled grid inside the frame keeps its keys
+    const onGoto = t.matches("[data-player-goto]");
+    if (!onStage && !onButton && !onGoto) return; // a link or a scrolled grid inside the frame keeps its keys
     let what = KEYS[ev.key];
     if (!what && onStage && ev.key === " ") what = "play";
     if (!what) return;
     ev.preventDefault();
     act(fig, what);
+    if (onGoto) { // the frame's own chip for where it went keeps the keyboard in the row
+      const again = fig.querySelector(`:scope > .descent-player__stage [data-player-goto="${state(fig).at}"]`);
+      if (again) again.focus();
+    }
   });
 
   function start() {

@@ -35,6 +35,7 @@ __all__ = [
     "QKV_PRESETS",
     "ROUTER_TOKENS",
     "attention_fan",
+    "fan_views",
     "embedding_neighbours",
     "moe_router",
     "qkv_example",
@@ -334,10 +335,17 @@ def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
     tokens = p["tokens"]
     if len(weights) != len(tokens):
         raise ValueError(f"trace {prompt!r}: {len(weights)} attention weights for {len(tokens)} tokens")
+    return fan_views([t["text"] for t in tokens], weights, layer, head)
+
+
+def fan_views(tokens: list[str], weights: list[float], layer: int, head: int) -> list[dict]:
+    """The fan's views for the last of ``tokens`` looking at all of them with ``weights`` (same
+    length, summing to 1): the most-attended token, the spread (2 to the entropy in bits) and one
+    bar per token. Shared by ``attention_fan`` and Part 1's any-token player."""
     top = max(range(len(weights)), key=lambda i: weights[i])
     rows = [
         v.bar(
-            f"{i + 1}. {_show_token(t['text'])}",
+            f"{i + 1}. {_show_token(t)}",
             w * PERCENT,
             display=f"{format_percent(w, decimals=1)}",
             cls="is-top" if i == top else "",
@@ -349,7 +357,7 @@ def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
     return [
         v.stat(
             "Most attention on",
-            _show_token(tokens[top]["text"]),
+            _show_token(tokens[top]),
             note=f"position {top + 1}, {format_percent(weights[top], decimals=1)}",
         ),
         v.stat(
@@ -361,7 +369,7 @@ def attention_fan(prompt: str, layer: int, head: int) -> list[dict]:
         v.bar_list(
             rows,
             caption=f"Layer {layer}, head {head}: attention of "
-            f"'{_show_token(tokens[-1]['text'])}' over the prompt",
+            f"'{_show_token(tokens[-1])}' over the prompt",
             max=PERCENT,
         ),
     ]

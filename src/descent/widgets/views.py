@@ -198,10 +198,16 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, caption: str
 
 
 def chip(text: str, id: int | str | None = None, cls: str = "", title: str = "",
-         set: dict[str, Any] | None = None) -> dict:
+         set: dict[str, Any] | None = None, goto: int | None = None, current: bool = False) -> dict:
     """One token chip: its text, its id (shown small under it) and a class. With ``set``
-    (``{input name: value}``) the chip is a button that sets those inputs when clicked."""
-    return {"text": text, "id": id, "cls": cls, "title": title, "set": set}
+    (``{input name: value}``) the chip is a button that sets those inputs when clicked. With
+    ``goto`` (a frame index, inside a :func:`player`'s frame) it is a button that shows that frame:
+    ``disabled`` in the HTML, enabled by ``player.js`` (no round trip to Python); ``current``: it is
+    the frame on show (``aria-current``)."""
+    out = {"text": text, "id": id, "cls": cls, "title": title, "set": set}
+    if goto is not None:
+        out["goto"], out["current"] = goto, bool(current)
+    return out
 
 
 def chips(items: Sequence[dict], *, caption: str = "", tokens: bool = True) -> dict:
@@ -552,6 +558,13 @@ def render_chips(v: dict) -> str:
         inner = (f'<span class="descent-chip__text" aria-hidden="true">{_e(shown)}</span>{id_html}'
                  f'<span class="descent-sr">{_e(label)}</span>')
         data_set = _set_attr(c.get("set"), "chips")
+        goto = c.get("goto")
+        if goto is not None:
+            if data_set or not isinstance(goto, int) or isinstance(goto, bool) or goto < 0:
+                raise ValueError(f"chips: goto must be a frame index >= 0 (and no set), got {goto!r}")
+            # The current frame's chip says so (aria-current); player.js enables the buttons.
+            current = ' aria-current="true"' if c.get("current") else ""
+            data_set = f' data-player-goto="{goto}"{current} disabled'
         if data_set:
             inner = f'<button type="button" class="descent-chip__button"{data_set}>{inner}</button>'
         items.append(f'<li class="descent-chip{" " + cls if cls else ""}{" descent-chip--button" if data_set else ""}"'
