@@ -121,14 +121,14 @@ def tests(session: nox.Session) -> None:
     _chromium(session)
     _build_site(session)
     # tests/conftest.py's site_dir fixture uses this build instead of building again. One pytest run
-    # on one worker more than the machine has cores (pytest-xdist): the browser tests stay together
-    # on one worker (their conftest puts them in one xdist_group: one server on the sitemap's port,
-    # one chromium) and spend much of their time waiting on pages, so the other workers run the
-    # rest beside them. (Run one after the other, the two took 6.5 + 9.3 min on two cores.)
+    # on two workers more than the machine has cores (pytest-xdist): the browser tests run as two
+    # groups, each on one worker (tests/browser/conftest.py: one server on the sitemap's port at that
+    # worker's own loopback address, one chromium), and spend much of their time waiting on pages,
+    # so the other workers run the rest beside them.
     # DESCENT_SITE_EPOCH: the date that build used, so test_reproducible compares it with a cold
     # build elsewhere instead of making two of its own.
     env = {"DESCENT_SITE_DIR": str(ROOT / "site"), "DESCENT_SITE_EPOCH": _source_date_epoch()}
-    workers = str(len(os.sched_getaffinity(0)) + 1)
+    workers = str(len(os.sched_getaffinity(0)) + 2)
     session.run("pytest", "-n", workers, "--dist", "loadgroup", *session.posargs, env=env)
 
 
