@@ -4,13 +4,12 @@ is that run (a fresh one, the draft rule, the page's totals), and the token stri
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from widget_html import stat, text
 
 from descent import recorded, tokenizer
-from descent.widgets import run
+from descent.widgets import run, views
 from descent.widgets.part3_motion import speculative_strip_frames
 
 
@@ -68,7 +67,7 @@ def test_strip_frames_replay_the_recorded_passes():
     r = recorded.speculative_run()
     out = run("speculative_strip", {})
     assert out["ok"], out
-    frames = re.findall(r'<template data-frame="\d+" data-label="[^"]*">(.*?)</template>', out["html"], re.S)
+    frames = [body for _label, body in views.player_frames(out["html"])]
     assert len(frames) == r["passes"]
     made = 1
     for body, x in zip(frames[1:], r["rounds"], strict=True):

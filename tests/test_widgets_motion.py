@@ -3,7 +3,6 @@ every frame shows what the package computes, and the recorded runs they replay."
 
 from __future__ import annotations
 
-import html as _html
 import re
 
 import pytest
@@ -17,13 +16,12 @@ from descent.widgets.part3_motion import kv_fill_frames
 
 
 def frames_of(markup: str) -> list[tuple[str, str]]:
-    """``[(label, html)]`` of every frame of the first player in ``markup`` (its templates)."""
-    return [(_html.unescape(label), body) for label, body in
-            re.findall(r'<template data-frame="\d+" data-label="([^"]*)">(.*?)</template>', markup, re.S)]
+    """``[(label, html)]`` of every frame of the first player in ``markup`` (its compact data, decoded)."""
+    return v.player_frames(markup)
 
 
 def stage_of(markup: str) -> str:
-    m = re.search(r'<div class="descent-player__stage"[^>]*>(.*?)</div><template', markup, re.S)
+    m = re.search(r'<div class="descent-player__stage"[^>]*>(.*?)</div><template class="descent-player__frames"', markup, re.S)
     assert m
     return m.group(1)
 
@@ -31,7 +29,7 @@ def stage_of(markup: str) -> str:
 # --- the player view -------------------------------------------------------------------------------
 
 
-def test_player_renders_the_start_frame_and_every_frame_in_a_template():
+def test_player_renders_the_start_frame_and_every_frame_as_compact_data():
     frames = [v.frame(f"frame {i}", [v.stat("n", i)]) for i in range(4)]
     out = v.render(v.player(frames, caption="Counting"))
     assert 'data-frames="4"' in out and 'data-start="3"' in out  # default: the last frame

@@ -4,7 +4,8 @@
   ``mkdocs build --strict`` per session, or ``$DESCENT_SITE_DIR`` when set: nox builds the site first).
 * ``server``: ``python -m descent.site.serve`` (``http.server`` plus the site's header policies:
   the widget worker's script carries the worker's Content-Security-Policy, as on a host that
-  sends headers) on ``server_host`` (127.0.0.1, or another loopback address on each pytest-xdist
+  sends headers; text gzip-compressed, as static hosts send it, so a page costs what it costs a
+  reader of the hosted site) on ``server_host`` (127.0.0.1, or another loopback address on each pytest-xdist
   worker) and ``server_port`` (a site built by the session names it in
   ``site_url`` so instant navigation works), serving ``site_dir``; the fixture's value is the
   base URL (``http://HOST:PORT/``).

@@ -41,8 +41,11 @@ MAX_ROW_LINES = 13
 MEAN_ROW_LINES = 5.5
 
 #: Every skipped block drawn (as tests/browser/test_accessibility.py does).
-SHOW_SKIPPED = """() => document.querySelectorAll('.md-content__inner > *, .descent-grid').forEach(
-  el => { el.style.contentVisibility = 'visible'; })"""
+#: Everything drawn: what the build kept out of the DOM (descent.site.lazy, lazy.js) put in, and the
+#: browser's skipping (content-visibility) off.
+SHOW_SKIPPED = """() => { if (window.descentLazy) window.descentLazy.draw(document);
+  document.querySelectorAll('.md-content__inner > *, .descent-grid').forEach(
+  el => { el.style.contentVisibility = 'visible'; }); }"""
 
 #: What is wider than the screen, or scrolls sideways, among widgets and their parts, figures and
 #: charts; and the article tables' scroll wrappers that stick out of the screen.

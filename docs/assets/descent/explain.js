@@ -134,6 +134,7 @@ document.addEventListener("descent:result", (ev) => {
 function open(a) {
   const entry = entryFor(a);
   if (!entry || typeof HTMLDialogElement === "undefined") return false;
+  if (window.descentLazy) window.descentLazy.draw(entry); // its body may still be undrawn (lazy.js)
   const d = ensureDialog();
   const summary = entry.querySelector("summary");
   d.querySelector(".descent-how-dialog__title").textContent = summary ? summary.textContent : "";

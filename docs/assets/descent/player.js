@@ -3,10 +3,12 @@
 // The Python view (descent.widgets.views.player) renders <figure data-player>: five buttons
 // (First, Back, Play, Next, Last; disabled in the HTML, since without JavaScript they could do
 // nothing), a step line (aria-live="polite": "Step 3 of 12: ..."), a stage holding one frame's HTML
-// (the complete picture a reader without JavaScript sees), and every frame in an inert
-// <template data-frame=i data-label=...>. This script only copies a template into the stage: it
-// never asks Python again, so it works offline and from file://, and a widget that recomputes (a
-// toggle, in widgets.js) brings a whole new sequence.
+// (the complete picture a reader without JavaScript sees), and every frame as compact data in a
+// <template class="descent-player__frames"> (views.player_data: the labels,
+// the distinct pieces of HTML, each frame as a list of piece numbers). The page parses that as one
+// text node; this script decodes it when the reader first steps, then only joins a frame's pieces
+// into the stage: it never asks Python again, so it works offline and from file://, and a widget
+// that recomputes (a toggle, in widgets.js) brings a whole new sequence.
 //
 // A frame may hold chips that jump to a frame (views.chip(goto=i), data-player-goto: Part 1's tokens,
 // each showing where that token looks); the arrow keys on such a chip step too.
@@ -21,14 +23,24 @@
   const PLAY_MS = 900;
   const players = new WeakMap(); // figure -> state
 
-  function frames(fig) {
-    return Array.from(fig.querySelectorAll(":scope > template[data-frame]"));
+  // {labels, pieces, frames} of a player, decoded once, on first use.
+  function data(st) {
+    if (st.data) return st.data;
+    const el = st.fig.querySelector(":scope > template.descent-player__frames");
+    let d = null;
+    try {
+      d = el && JSON.parse(el.content.textContent);
+    } catch (e) {
+      d = null;
+    }
+    st.data = d && Array.isArray(d.f) && Array.isArray(d.l) && Array.isArray(d.p) ? d : { l: [], p: [], f: [] };
+    return st.data;
   }
 
   function state(fig) {
     let st = players.get(fig);
     if (st) return st;
-    const n = frames(fig).length;
+    const n = Math.max(0, Number(fig.dataset.frames) || 0);
     const start = Math.min(n - 1, Math.max(0, Number(fig.dataset.start) || 0));
     st = { fig, n, at: start, timer: 0 };
     players.set(fig, st);
@@ -55,14 +67,18 @@
   }
 
   function show(st, i, announce) {
-    const t = frames(st.fig)[i];
-    if (!t) return;
+    const d = data(st);
+    const ids = d.f[i];
+    if (!ids) return;
     st.at = i;
     const stage = st.fig.querySelector(":scope > .descent-player__stage");
-    stage.replaceChildren(t.content.cloneNode(true));
+    // The frame's HTML is the build's (or the worker's) own rendering, as the templates were.
+    const t = document.createElement("template");
+    t.innerHTML = ids.map((k) => d.p[k]).join("");
+    stage.replaceChildren(t.content);
     const line = st.fig.querySelector(":scope > .descent-player__step");
     line.setAttribute("aria-live", announce ? "polite" : "off");
-    line.textContent = `Step ${(i + 1).toLocaleString("en-US")} of ${st.n.toLocaleString("en-US")}: ${t.dataset.label}`;
+    line.textContent = `Step ${(i + 1).toLocaleString("en-US")} of ${st.n.toLocaleString("en-US")}: ${d.l[i]}`;
     enableGoto(st.fig);
     sync(st);
   }

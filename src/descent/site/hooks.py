@@ -11,7 +11,8 @@ What each event does:
   fonts (``assets/katex/``) and the iframe-worker shim (``assets/vendor/iframe-worker/shim.js``)
   that ``extra.polyfills`` points at for Material's offline plugin; and Material's table rules,
   copied for the tables the build wraps itself (``assets/descent/content-tables.css``,
-  :mod:`descent.site.tables`).
+  :mod:`descent.site.tables`); last, the site's one stylesheet and one script, joined from the
+  sources mkdocs.yml lists (:mod:`descent.site.bundle`).
 * ``on_pre_page``: for a notebook page (``docs/notebooks/*.ipynb``), runs the notebook into the
   build cache when its content or inputs changed and has mkdocs-jupyter render that executed copy,
   while the page itself keeps the unexecuted source (:mod:`descent.site.notebooks`: two handlers,
@@ -23,8 +24,10 @@ What each event does:
   glossary term's first use in running prose to its entry (:func:`descent.site.glossary.link_terms`); cleans a
   notebook page's HTML (:func:`descent.site.notebooks.clean_html`); last, makes code blocks focusable
   until Material measures them, marks the blocks far down the page that the browser may leave
-  undrawn until they near the screen (:mod:`descent.site.blocks`) and puts each table in Material's
-  scroll wrapper (:mod:`descent.site.tables`).
+  undrawn until they near the screen (:mod:`descent.site.blocks`), puts each table in Material's
+  scroll wrapper (:mod:`descent.site.tables`) and keeps the bodies of closed boxes out of the DOM
+  until they are opened, and long tables past the first screen until they near it
+  (:mod:`descent.site.lazy`).
 * ``on_post_page``: strips mkdocs-jupyter's mermaid CDN script, then fails the build if any
   script, stylesheet, image or frame would load from another origin; last, adds the page's
   Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
@@ -57,10 +60,12 @@ try:  # the widgets and the page values read the catalog as they load: a bad row
     from descent import formulas, widgets
     from descent.site import (
         blocks,
+        bundle,
         csp,
         explain,
         glossary,
         katex,
+        lazy,
         notebooks,
         runtime,
         shortcodes,
@@ -274,6 +279,20 @@ def on_files(files: Files, config: Any) -> Files:
     # The formulas a widget's number may show, for the worker (descent.derivation.derive in Pyodide).
     files.append(File.generated(config, explain.TABLE_FILE,
                                 content=json.dumps(explain.formula_table(), sort_keys=True, ensure_ascii=False)))
+
+    def read(uri: str) -> str | None:
+        f = files.get_file_from_path(uri)
+        return None if f is None else f.content_string
+
+    try:
+        joined = bundle.bundles(config.extra, read)
+    except bundle.BundleError as e:
+        raise PluginError(str(e)) from None
+    for uri, text in joined.items():
+        old = files.get_file_from_path(uri)
+        if old is not None:
+            files.remove(old)
+        files.append(File.generated(config, uri, content=text))
     return files
 
 
@@ -387,7 +406,8 @@ def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
     except katex.KatexError as e:
         raise PluginError(str(e)) from None
     html = _link_terms(html, page, config, files)
-    return tables.prewrap(blocks.mark_far_blocks(blocks.focusable_code(html)))
+    html = lazy.lazy_details(tables.prewrap(blocks.mark_far_blocks(blocks.focusable_code(html))))
+    return lazy.lazy_far_tables(html)
 
 
 def _link_terms(html: str, page: Any, config: Any, files: Files) -> str:

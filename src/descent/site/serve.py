@@ -2,7 +2,11 @@
 
     python -m descent.site.serve [--directory site] [--port 8000] [--bind 127.0.0.1]
 
-The standard library's ``http.server`` with four additions. A missing page gets the site's own
+The standard library's ``http.server`` with five additions. Text files (:data:`COMPRESSED`) go out
+gzip-compressed to a client that accepts it (``Content-Encoding: gzip``), as GitHub Pages, Netlify
+and Cloudflare Pages send them, so a page measured here (the browser tests, ``nox -s bench``,
+Lighthouse) costs what it costs a reader of the hosted site; WebAssembly, archives and the Pyodide
+snapshot go as they are, as those hosts send them. A missing page gets the site's own
 ``404.html`` (with status 404), as a host serves it, and so does a folder without an
 ``index.html`` (never a listing of its files). A page's address written as a folder
 (``/part-3-serving-software/`` or ``/part-3-serving-software``, the form of sites built with
@@ -21,9 +25,12 @@ Build side (standard library only, but not shipped to the browser).
 from __future__ import annotations
 
 import argparse
+import email.utils
 import errno
 import functools
+import gzip
 import http.server
+import io
 import signal
 import socket
 import sys
@@ -40,15 +47,64 @@ DEFAULT_BIND = "127.0.0.1"
 #: The page a host shows for a missing path (MkDocs writes it; its links are root-absolute).
 NOT_FOUND_PAGE = "404.html"
 
+#: File suffixes sent gzip-compressed to a client that accepts gzip: the text types static hosts
+#: compress (GitHub Pages' and Netlify's lists both cover HTML, CSS, JavaScript, JSON, XML, SVG and
+#: plain text). Not ``.wasm``, ``.zip``, ``.whl``, ``.bin``, ``.gguf`` or images: hosts differ on
+#: WebAssembly and send the others as stored, so a measurement here must not count on it.
+COMPRESSED = frozenset({".html", ".css", ".js", ".mjs", ".json", ".map", ".svg", ".xml", ".txt"})
+#: zlib's default level, what nginx and Apache are usually set to.
+GZIP_LEVEL = 6
+
+
+def accepts_gzip(header: str | None) -> bool:
+    """True when an ``Accept-Encoding`` header value accepts gzip (RFC 9110 section 12.5.3: a
+    ``gzip`` or ``*`` entry whose ``q`` is not 0; an explicit ``gzip`` entry wins over ``*``)."""
+    found: dict[str, float] = {}
+    for item in (header or "").split(","):
+        name, *params = (p.strip() for p in item.split(";"))
+        q = 1.0
+        for p in params:
+            key, _, value = p.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if name:
+            found[name.lower()] = q
+    q = found.get("gzip", found.get("x-gzip", found.get("*", 0.0)))
+    return q > 0
+
+
+_gzip_cache: dict[tuple[str, int, int], bytes] = {}
+
+
+def gzipped(path: Path) -> bytes:
+    """The file's bytes, gzip-compressed (level :data:`GZIP_LEVEL`, no timestamp, so the same file
+    gives the same bytes); kept while the file's size and modification time stay the same."""
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    body = _gzip_cache.get(key)
+    if body is None:
+        body = gzip.compress(path.read_bytes(), GZIP_LEVEL, mtime=0)
+        if len(_gzip_cache) > 512:
+            _gzip_cache.clear()
+        _gzip_cache[key] = body
+    return body
+
 
 class Handler(http.server.SimpleHTTPRequestHandler):
     """``SimpleHTTPRequestHandler`` plus the site's security headers on every response, the site's
     own 404 page for a missing path or a folder without an index, and a redirect from a page's
     folder form to the page."""
 
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".mjs": "text/javascript", ".wasm": "application/wasm"}
+
     def send_head(self):
         parts = urllib.parse.urlsplit(self.path)
-        if not Path(self.translate_path(self.path)).exists():
+        target = Path(self.translate_path(self.path))
+        if not target.exists():
             stem = parts.path.rstrip("/")
             page = stem + ".html"
             if stem and Path(self.translate_path(page)).is_file():
@@ -57,7 +113,40 @@ class Handler(http.server.SimpleHTTPRequestHandler):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return None
+        if target.is_dir() and parts.path.endswith("/"):
+            target = target / "index.html"
+        elif parts.path.endswith("/"):
+            return super().send_head()  # a file named as a folder: http.server's 404
+        if target.is_file() and target.suffix.lower() in COMPRESSED:
+            return self._send_text(target)
         return super().send_head()
+
+    def _send_text(self, path: Path):
+        """A text file: gzip-compressed when the client accepts gzip, as it is otherwise; either way
+        ``Vary: Accept-Encoding`` and ``Last-Modified``, and 304 for an unchanged ``If-Modified-Since``."""
+        mtime = int(path.stat().st_mtime)
+        since = self.headers.get("If-Modified-Since")
+        if since and "If-None-Match" not in self.headers:
+            try:
+                when = email.utils.parsedate_to_datetime(since).timestamp()
+            except (TypeError, ValueError, IndexError, OverflowError):
+                when = None
+            if when is not None and mtime <= when:
+                self.send_response(304)
+                self.send_header("Vary", "Accept-Encoding")
+                self.end_headers()
+                return None
+        compress = accepts_gzip(self.headers.get("Accept-Encoding"))
+        body = gzipped(path) if compress else path.read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        if compress:
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Vary", "Accept-Encoding")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Last-Modified", self.date_time_string(mtime))
+        self.end_headers()
+        return io.BytesIO(body)
 
     def list_directory(self, path):
         """A folder without ``index.html`` is not a page: the 404 page, never a listing of its files."""

@@ -325,7 +325,8 @@ def player(frames: Sequence[dict], *, caption: str, start: int = -1) -> dict:
     through them (buttons, arrow keys) and plays them on request (``docs/assets/descent/player.js``)
     without asking Python again. Frame ``start`` (default the last, the complete picture; negative
     counts from the end) is the one in the page's HTML: readers without JavaScript, and the
-    pre-rendered page, see it. Each frame's HTML also sits in an inert ``<template>``."""
+    pre-rendered page, see it. Every frame is also in the page as compact data
+    (:func:`player_data`), decoded by ``player.js`` on first use."""
     return {"kind": "player", "frames": list(frames), "caption": caption, "start": start}
 
 
@@ -774,11 +775,10 @@ def render_player(v: dict) -> str:
         f'<button type="button" class="descent-player__button" data-player-do="{act}" disabled>'
         f'{arrow(before)}<span class="descent-player__word">{word}</span>{arrow(after)}</button>'
         for act, before, word, after in PLAYER_BUTTONS)
-    templates = "".join(f'<template data-frame="{i}" data-label="{_e(label)}">{markup}</template>'
-                        for i, (label, markup) in enumerate(parts))
+    data = player_data([label for label, _ in parts], [markup for _, markup in parts])
     # The same frames give the same key: widgets.js keeps a player (and the reader's place in it)
     # when a recomputation brings the very frames it already shows (the worker's first answer).
-    key = f"{zlib.crc32(f'{caption}|{start}|{templates}'.encode()):08x}"
+    key = f"{zlib.crc32(f'{caption}|{start}|{data}'.encode()):08x}"
     return (
         f'<figure class="descent-player" data-player data-key="{key}" data-start="{start}" data-frames="{n}">'
         f'{_caption(caption, "figcaption")}'
@@ -787,8 +787,40 @@ def render_player(v: dict) -> str:
         f'{_e(player_step_text(start, n, parts[start][0]))}</p>'
         f'<div class="descent-player__stage" tabindex="0" role="group" aria-live="off" '
         f'aria-label="{_e(caption)}: the left and right arrow keys step through it">'
-        f'{parts[start][1]}</div>{templates}</figure>'
+        f'{parts[start][1]}</div>'
+        f'<template class="descent-player__frames">{data}</template></figure>'
     )
+
+
+#: One piece of a frame's HTML: a tag, or the text between two tags.
+_PIECE = re.compile(r"<[^>]*>|[^<]+")
+
+
+def player_data(labels: Sequence[str], frames: Sequence[str]) -> str:
+    """The frames of a player as compact JSON for the page (``player.js`` decodes a frame when the
+    reader first steps to it): ``{"l": labels, "p": pieces, "f": [[piece index, ...], ...]}``, each
+    frame's HTML cut into tags and texts (:data:`_PIECE`), every distinct piece written once. Frames
+    repeat the same few tags and words (a cell grid is one ``<td class=...>`` after another), so
+    Part 3's players take about a sixth of the bytes of their HTML, and the page parses one text
+    node instead of a template of every frame's elements. ``<``, ``>`` and ``&`` are written as JSON
+    escapes (``\\u003c`` ...), so the text holds no markup (the pieces are few: this costs little).
+    It goes in a ``<template>``, inert and left alone by Material's instant navigation, which
+    re-creates every inline ``<script>`` of a new page as an executable one, ``type`` dropped (a
+    JSON data block then breaks the Content-Security-Policy)."""
+    index: dict[str, int] = {}
+    coded = [[index.setdefault(piece, len(index)) for piece in _PIECE.findall(markup)] for markup in frames]
+    text = json.dumps({"l": list(labels), "p": list(index), "f": coded}, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def player_frames(markup: str) -> list[tuple[str, str]]:
+    """``[(label, html)]`` of every frame of the first player in ``markup``, decoded as ``player.js``
+    decodes them (for tests and tools)."""
+    m = re.search(r'<template class="descent-player__frames">(.*?)</template>', markup, re.S)
+    if m is None:
+        raise ValueError("player_frames: no player in the markup")
+    data = json.loads(m.group(1))
+    return [(label, "".join(data["p"][i] for i in ids)) for label, ids in zip(data["l"], data["f"], strict=True)]
 
 
 RENDERERS: dict[str, Callable[[dict], str]] = {

@@ -1,0 +1,70 @@
+"""tools/bench.py's serving and its yardstick (issue 28): the site is served by the site's own server,
+on the port its sitemap names or with the sitemap rewritten for the port it got, and each timing is
+also given as a ratio to a stock Material page's load measured in the same run."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("descent_bench_tool", ROOT / "tools" / "bench.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+SITEMAP = """<?xml version="1.0" encoding="UTF-8"?>
+<urlset><url><loc>http://127.0.0.1:{port}/index.html</loc></url><url><loc>http://127.0.0.1:{port}/a.html</loc></url></urlset>
+"""
+
+
+def _site(tmp_path: Path, port: int) -> Path:
+    (tmp_path / "index.html").write_text("<p>home</p>")
+    (tmp_path / "sitemap.xml").write_text(SITEMAP.format(port=port))
+    (tmp_path / "sitemap.xml.gz").write_bytes(gzip.compress(SITEMAP.format(port=port).encode()))
+    return tmp_path
+
+
+def test_the_site_is_served_on_its_sitemaps_port_when_free(bench, tmp_path):
+    named = bench.free_port()
+    assert bench.port_for(_site(tmp_path, named), None) == (named, None)
+    asked = bench.free_port()
+    assert bench.port_for(tmp_path, asked) == (asked, (f"http://127.0.0.1:{named}/", f"http://127.0.0.1:{asked}/"))
+
+
+def test_the_sitemap_is_rewritten_for_the_port_the_site_got(bench, tmp_path):
+    named, port = 8000, bench.free_port()
+    site = _site(tmp_path, named)
+    _, rewrite = bench.port_for(site, port)
+    httpd = bench.serve(site, port, rewrite)
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/sitemap.xml", timeout=5) as r:
+            assert r.read().decode() == SITEMAP.format(port=port)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/sitemap.xml.gz", timeout=5) as r:
+            assert gzip.decompress(r.read()).decode() == SITEMAP.format(port=port)
+        # Everything else comes from the site's own server: gzip for text, the security headers.
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/index.html", headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            assert r.headers["Content-Encoding"] == "gzip" and "Content-Security-Policy" in r.headers
+            assert gzip.decompress(r.read()) == b"<p>home</p>"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_timings_are_given_as_ratios_to_the_stock_page(bench):
+    summary = {"first_live_cold_s": 1.5, "recompute_ms": 30.0, "cold_build_s": 120.0, "lighthouse_performance_mobile": 0.9}
+    stock = {"stock_load_s": 0.3, "stock_build_s": 2.0}
+    r = bench.ratios(summary, stock)
+    # 1.5 s / 0.3 s; 30 ms = 0.03 s / 0.3 s; 120 s of build / 2 s of the stock build. Scores are not timings.
+    assert r == pytest.approx({"first_live_cold_s": 5.0, "recompute_ms": 0.1, "cold_build_s": 60.0})
+    assert bench.ratios(summary, None) == {}
