@@ -77,7 +77,12 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tools beside this one
 from typing import Any
+
+import runtime_timeline  # noqa: E402
+import widget_recompute  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("DESCENT_CHROMIUM", "/usr/bin/chromium")
@@ -440,8 +445,8 @@ def page_weights(browser, base: str, pages: list[str]) -> dict[str, dict]:
 
 
 #: The runtime's requests whose timing the cold start reports (a substring of the URL each).
-TIMELINE_FILES = ("worker.js", "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
-                  "pyodide-lock.json", "pyodide-snapshot.bin", "manifest.json", ".whl")
+TIMELINE_FILES = ("worker.js", "pyodide.mjs", "pyodide.asm.mjs", "gzip/pyodide.asm.wasm", "boot/pyodide.asm.wasm",
+                  "python_stdlib.empty.zip", "pyodide-snapshot.bin.gz", "manifest.json", ".tar.gz")
 
 
 def _cold_live(browser, base: str, path: str, block_snapshot: bool = False) -> tuple[float, dict[str, Any]]:
@@ -449,7 +454,7 @@ def _cold_live(browser, base: str, path: str, block_snapshot: bool = False) -> t
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     ctx.add_init_script(INIT_SCRIPT)
     if block_snapshot:
-        ctx.route("**/pyodide-snapshot.bin", lambda route: route.fulfill(status=404, body="bench: no snapshot"))
+        ctx.route("**/pyodide-snapshot.bin*", lambda route: route.fulfill(status=404, body="bench: no snapshot"))
     page = ctx.new_page()
     t0 = time.perf_counter()
     timeline: dict[str, Any] = {}
@@ -632,6 +637,10 @@ def browser_measurements(base: str, site: Path) -> dict[str, Any]:
             if wpages:
                 res["live"] = live_timings(browser, base, wpages, site)
                 res["recompute"] = recompute_latency(browser, base, wpages)
+                # The runtime's bytes on the wire and the worker's steps, cold, on the parts with a
+                # first-screen widget (tools/runtime_timeline.py).
+                res["runtime"] = [runtime_timeline.runtime_cold_start(browser, base, p) for p in wpages
+                                  if p.startswith(("part-0", "part-2", "part-3", "part-5"))]
             res["model"] = _attempt(res, "model_in_browser", model_in_browser, browser, base, site)
         finally:
             browser.close()
@@ -1050,6 +1059,8 @@ def markdown(r: dict[str, Any]) -> str:
         )
     if r.get("errors"):
         lines += ["", "## Not measured", ""] + [f"- {k}: {e}" for k, e in r["errors"].items()]
+    if r.get("recompute_cpython"):
+        lines += widget_recompute.markdown(r["recompute_cpython"])
     return "\n".join(lines) + "\n"
 
 
@@ -1100,6 +1111,8 @@ def main(argv: list[str] | None = None) -> int:
             _served(r, site, port, None, Path(tmp), args)
     if not args.no_trace:
         r["cold_trace_s"] = _attempt(r, "cold_trace_s", cold_trace)
+    # Each widget's recompute in CPython CPU time, at its defaults and its inputs' extremes.
+    r["recompute_cpython"] = _attempt(r, "recompute_cpython", widget_recompute.recompute_report)
     return _report(r, out)
 
 
