@@ -51,11 +51,11 @@ BUILD_SIDE = ("descent.site", "descent.trace", "descent.formulas", "descent.plot
 #: test_contributing, test_contributing_recipes and test_hfconfig_data read docs/contributing.md,
 #: which is not in Pyodide's file system (the chosen test modules, their tests/ helpers and
 #: tests/data are copied there); test_widget_tries applies each hint from the pages' shortcode
-#: arguments too, read from docs/ with the build side's shortcode parser; test_widget_recompute
-#: loads tools/widget_recompute.py (the bench's report), a host tool.
-HOST_ONLY = {"test_contributing", "test_contributing_recipes", "test_core_in_pyodide", "test_design_doc",
-             "test_hfconfig_data", "test_page_prose", "test_pyodide", "test_reproducible", "test_trace_cli",
-             "test_widget_recompute", "test_widget_tries"}
+#: arguments too, read from docs/ with the build side's shortcode parser; test_widget_recompute and
+#: test_bench_tool load tools/ (the bench and its reports), host tools.
+HOST_ONLY = {"test_bench_tool", "test_contributing", "test_contributing_recipes", "test_core_in_pyodide",
+             "test_design_doc", "test_hfconfig_data", "test_page_prose", "test_pyodide", "test_reproducible",
+             "test_trace_cli", "test_widget_recompute", "test_widget_tries"}
 #: What Pyodide leaves out: transformers (peer tests) and processes (tests that start Node).
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-m", "not (peer or pyodide)", "--color=no"]
 #: The least numbers of tests that must pass inside Pyodide (2026-12-01, with Parts 2-5: 1,030

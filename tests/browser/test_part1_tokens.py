@@ -23,13 +23,13 @@ SAMPLING = '.descent-widget[data-widget="sampling"]'
 def test_tokenizer_live(page, site_dir, server):
     w = go_live(page, page_url(site_dir, server, PAGE), TOKENIZER, check_static=False)
     text = "How many r's are in strawberry? 12345"
-    w.locator("textarea").fill(text)
+    w.locator(".descent-field textarea").fill(text)
     expected = tokenizer.tokens(text)
     expect(stat_number(page, TOKENIZER, "Tokens")).to_have_text(str(len(expected)), timeout=RECOMPUTE_TIMEOUT_MS)
     ids = [int(x) for x in w.locator(".descent-chip__id").all_inner_texts()]
     assert ids == [i for _, i in expected]
     # empty text: the inline message, the last good chips kept
-    w.locator("textarea").fill("")
+    w.locator(".descent-field textarea").fill("")
     page.wait_for_selector(f'{TOKENIZER}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
     assert "Text is empty" in w.locator(".descent-field__error").inner_text()
     assert len(w.locator(".descent-chip__id").all_inner_texts()) == len(expected)
@@ -39,11 +39,11 @@ def test_tokenizer_live(page, site_dir, server):
 def test_tokenizer_says_when_a_long_paste_is_cut(page, site_dir, server):
     # Issue 13: a 20,000-character paste was cut to 2,000 by the text box without a word.
     w = go_live(page, page_url(site_dir, server, PAGE), TOKENIZER, check_static=False)
-    w.locator("textarea").fill("word " * 4000)
+    w.locator(".descent-field textarea").fill("word " * 4000)
     expect(w.locator(".descent-note--warn")).to_contain_text(
         "only the first 2,000 of its 20,000 characters are used", timeout=RECOMPUTE_TIMEOUT_MS
     )
-    assert len(w.locator("textarea").input_value()) == 20_000  # the box kept the whole paste
+    assert len(w.locator(".descent-field textarea").input_value()) == 20_000  # the box kept the whole paste
 
 
 def test_sampling_live(page, site_dir, server):

@@ -44,15 +44,15 @@ def test_float_bits_type_and_flip(page, site_dir, server):
     w = go_live(page, page_url(site_dir, server, PAGE), BITS)
     w.locator('input[type=radio][value="fp8_e4m3"]').check(force=True)
     _wait(page, BITS, "Stored value", floats.value_text(floats.get("fp8_e4m3").round(0.1).value))
-    w.locator("textarea").fill("470")
+    w.locator(".descent-field textarea").fill("470")
     _wait(page, BITS, "Rounding error", "overflow")
-    w.locator("textarea").fill("1")
+    w.locator(".descent-field textarea").fill("1")
     _wait(page, BITS, "Stored value", "1.0")
     # Flip the sign bit (the first cell): -1.0.
     w.locator("button.descent-cell__button").first.click()
     _wait(page, BITS, "Stored value", "-1.0")
     # A bad value: the message, and the last good result stays.
-    w.locator("textarea").fill("0b1")
+    w.locator(".descent-field textarea").fill("0b1")
     page.wait_for_selector(f'{BITS}[data-state="error"]', timeout=RECOMPUTE_TIMEOUT_MS)
     assert "has 8 bits" in w.locator('.descent-field[data-field="value"] .descent-field__error').inner_text()
     expect(stat_number(page, BITS, "Stored value")).to_have_text("-1.0")
@@ -83,7 +83,7 @@ def test_gguf_name_preset_and_typing(page, site_dir, server):
     w = go_live(page, page_url(site_dir, server, PAGE), NAMES)
     w.locator("button.descent-chip__button", has_text="Q8_0").click()
     _wait(page, NAMES, "Bits per weight", "8.5")
-    w.locator("textarea").fill("my-model.IQ4_XS.gguf")
+    w.locator(".descent-field textarea").fill("my-model.IQ4_XS.gguf")
     _wait(page, NAMES, "Bits per weight", "4.25")
 
 

@@ -93,12 +93,13 @@ const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
 const pyodide = await loadPyodide({ indexURL: dir + "/", _makeSnapshot: true });
 pyodide.runPython(modules.split(",").map((m) => `import ${m}`).join("\\n"));
 if (wheel) {
-  // The widget runtime and every widget module imported too (names() imports them all): the
-  // browser's worker finds them in sys.modules and compiles none. The files are not in the snapshot
+  // The widget runtime and every widget module imported too (names() imports them all; _explain,
+  // the derivation a reader opens, by hand): the browser's worker finds them in sys.modules and
+  // compiles none. The files are not in the snapshot
   // (Emscripten keeps them outside the memory): the worker unpacks the same wheel, where later
   // imports and the package's data files are read.
   pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel");
-  pyodide.runPython("import descent.widgets; descent.widgets.names(); None");
+  pyodide.runPython("import descent.widgets; descent.widgets.names(); import descent.widgets._explain; None");
 }
 writeFileSync(out, pyodide.makeMemorySnapshot());
 """
