@@ -160,12 +160,17 @@ def test_compare_json_holds_both_objects_as_the_command_prints_them(capsys):
 
 
 def test_a_model_after_compare_replaces_the_first_and_the_rest_carry_over(capsys):
-    rc, out, _ = _cli(capsys, "cost", "-a", "h100-sxm", "--batch", "4", "--compare", "llama-3.1-8b", "--json")
+    rc, out, _ = _cli(capsys, "cost", "-a", "h100-sxm", "--batch", "2", "--compare", "llama-3.1-8b", "--json")
     assert rc == 0
     both = json.loads(out)
     assert (both["first"]["model"], both["second"]["model"]) == ("llama-3.1-70b", "llama-3.1-8b")
-    assert both["second"]["accelerator"] == "h100-sxm" and both["second"]["batch"] == 4
+    assert both["second"]["accelerator"] == "h100-sxm" and both["second"]["batch"] == 2
+    assert both["first"]["fits"] and both["second"]["fits"]  # 70B holds two sequences, its largest batch
     assert both["better"]["usd_per_million_tokens"] == "second"  # 8B reads a ninth of 70B's bytes
+    rc, out, _ = _cli(capsys, "cost", "-a", "h100-sxm", "--batch", "4", "--compare", "llama-3.1-8b", "--json")
+    both = json.loads(out)
+    assert (both["first"]["fits"], both["second"]["fits"]) == (False, True)
+    assert both["better"]["fits"] == "second" and both["better"]["usd_per_million_tokens"] == ""  # 70B cannot hold 4
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -176,3 +181,38 @@ def test_a_model_after_compare_replaces_the_first_and_the_rest_carry_over(capsys
 def test_compare_refuses_bad_input_in_one_line(capsys, argv, says):
     rc, out, err = _cli(capsys, *argv)
     assert rc == 2 and says in err and len(err.strip().splitlines()) == 1 and not out
+
+
+def test_a_speed_is_not_better_when_its_set_up_does_not_fit():
+    # Llama 3.1 70B in BF16 (141 GB of weights, descent.memory.size) does not fit one H200 (141 GiB,
+    # 10% kept for the runtime), in FP8 it does; the BF16 ceiling is the slower one here, but with the
+    # H100 in BF16 neither fits and the H200's faster ceiling is no better set-up, only a hypothetical one.
+    fp8 = size("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 1)
+    bf16 = size("llama-3.1-70b", "h200", "bf16", "bf16", 8192, 1)
+    h100 = size("llama-3.1-70b", "h100-sxm", "bf16", "bf16", 8192, 1)
+    assert (fp8.fits, bf16.fits, h100.fits) == (True, False, False)
+    neither = {c.field: c for c in compare(bf16, h100)}
+    assert bf16.decode_tokens_per_s > h100.decode_tokens_per_s  # 4.8 TB/s against 3.35 TB/s
+    assert neither["decode_tokens_per_s"].better == "" and neither["decode_tokens_per_s_total"].better == ""
+    assert neither["decode_tokens_per_s"].ratio == pytest.approx(h100.decode_tokens_per_s / bf16.decode_tokens_per_s)
+    assert neither["free_bytes"].better == "before"  # memory rows still compare: the H200 lacks less
+    one = {c.field: c for c in compare(fp8, bf16)}
+    assert one["fits"].better == "before" and one["decode_tokens_per_s"].better == ""
+    # The command line marks the same rows (descent.cli.compare reads the same lists).
+    from descent.cli.compare import compared_rows
+    from descent.memory import as_json
+
+    rows = {label: better for label, _, _, _, better in compared_rows("size", as_json(bf16), as_json(h100))}
+    assert rows["Decode ceiling per sequence"] == "" and rows["Memory left free"] == "first"
+
+
+def test_dials_and_cost_mark_no_faster_or_cheaper_server_that_does_not_fit():
+    from descent import dials, economics
+
+    big = dials.server_dials("llama-3.1-405b", "h100-sxm", "bf16", tp=2)  # 810 GB of weights on 160 GB
+    fits = dials.server_dials("llama-3.1-405b", "h100-sxm", "fp8", tp=8)
+    assert (big.fits, fits.fits) == (False, True)
+    rows = {c.field: c.better for c in dials.compare(big, fits)}
+    assert rows["fits"] == "after"
+    assert all(rows[f] == "" for f in dials.NEEDS_FIT)
+    assert set(economics.NEEDS_FIT) <= {f for f, _, _ in economics.COMPARED}

@@ -158,6 +158,34 @@ def test_leave_one_out_is_computed_not_typed():
         _ = predict.leave_one_out(rows[:2]).share
 
 
+def test_pooled_leave_one_out_tests_the_range_the_calculators_print():
+    # The calculators' range (predict.expected_range) pools every engine of a chip class at one bound
+    # and counts a share above 1 as 1; its leave-one-out must group and clip the same way, by hand here
+    # from the rows' shares (a by-engine test would validate a range no calculator shows).
+    rows = predict.predictions()
+    by = {}
+    for p in rows:
+        by.setdefault((p.chip_class, p.bound), []).append(min(p.share, 1.0))
+    tested = inside = 0
+    for shares in by.values():
+        if len(shares) >= 3:
+            for i, x in enumerate(shares):
+                rest = shares[:i] + shares[i + 1:]
+                tested += 1
+                inside += min(rest) <= x <= max(rest)
+    cov = predict.leave_one_out(rows, pooled=True)
+    assert (cov.tested, cov.inside) == (tested, inside)
+    # The pooled classes are the ones expected_range reads: a 4090 ceiling's memory-bound range
+    # comes from exactly the consumer-GPU memory-bound shares tested here.
+    e = predict.expected_range(1.0, "rtx-4090", "memory", rows=rows)
+    assert (e.low, e.high, e.measurements) == (min(by["consumer GPU", "memory"]), max(by["consumer GPU", "memory"]),
+                                               len(by["consumer GPU", "memory"]))
+    from descent.quantities import get
+
+    assert get("measured_loo_coverage_pooled")(group="all") == pytest.approx(inside / tested)
+    assert get("measured_loo_tested_pooled")(group="all") == tested
+
+
 def _with_extra_row(value: float) -> tuple:
     extra = TEXT + f"""
 ["extra-rtx-4090-tg512"]

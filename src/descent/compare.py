@@ -13,7 +13,7 @@ Core rule: standard library only (runs in Pyodide).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,23 +49,30 @@ def value_of(obj: Any, name: str) -> Any:
     return obj[name] if isinstance(obj, Mapping) else getattr(obj, name)
 
 
-def compare(before: Any, after: Any, fields: Sequence[tuple[str, str, str]]) -> list[Compared]:
+def compare(before: Any, after: Any, fields: Sequence[tuple[str, str, str]], *,
+            needs_fit: Collection[str] = ()) -> list[Compared]:
     """``before`` and ``after`` (records or mappings with the same fields) output by output.
 
     Args:
         fields: ``[(field, label, better)]``; ``better`` one of :data:`BETTER`. A bool field
             (``fits``) is better ``"higher"``: True beats False.
+        needs_fit: fields (speeds, times, prices) that only a set-up which fits can reach: unless both
+            set-ups' ``fits`` is True, neither is marked better on them (a faster ceiling that does
+            not fit in memory is not a better set-up; ``fits`` itself says which one runs).
 
     Raises:
         ValueError: a ``better`` that is not one of :data:`BETTER`.
     """
+    both_fit = not needs_fit or (value_of(before, "fits") is True and value_of(after, "fits") is True)
     out = []
     for name, label, good in fields:
         if good not in BETTER:
             raise ValueError(f"compare: better must be one of {', '.join(map(repr, BETTER))}, got {good!r}")
         a, b = value_of(before, name), value_of(after, name)
         ratio = b / a if _number(a) and _number(b) and a else None
-        if a == b or not good or not (_number(a) or isinstance(a, bool)) or not (_number(b) or isinstance(b, bool)):
+        if name in needs_fit and not both_fit:
+            better = ""
+        elif a == b or not good or not (_number(a) or isinstance(a, bool)) or not (_number(b) or isinstance(b, bool)):
             better = ""
         else:
             better = "after" if (b < a) == (good == "lower") else "before"

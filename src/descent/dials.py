@@ -32,7 +32,7 @@ from descent.compare import compare as _compare
 from descent.economics import usd_per_million_tokens
 from descent.scenario import Scenario
 
-__all__ = ["COMPARED", "Dials", "compare", "server_dials"]
+__all__ = ["COMPARED", "Dials", "NEEDS_FIT", "compare", "server_dials"]
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,15 @@ COMPARED = (
 )
 
 
+#: The outputs of :data:`COMPARED` only a server that fits can reach (:func:`descent.compare.compare`).
+NEEDS_FIT = ("ttft_s", "tokens_per_s_per_user", "tokens_per_s_total", "usd_per_million_tokens")
+
+
 def compare(before, after) -> list[Compared]:
     """Two servers output by output (:data:`COMPARED`: sooner, faster, cheaper, more room and
     fitting are better); ``before`` and ``after`` are :class:`Dials` or ``descent dials --json``
     objects. For the dials' pinned set-up and ``descent dials --compare`` (issue 26)."""
-    return _compare(before, after, COMPARED)
+    return _compare(before, after, COMPARED, needs_fit=NEEDS_FIT)
 
 
 def server_dials(model, accelerator, weights: str = Scenario.weights, kv: str = Scenario.kv, context: int = Scenario.context, batch: int = Scenario.batch, tp: int = Scenario.tp,

@@ -34,7 +34,7 @@ from descent.compare import compare as _compare
 from descent.scenario import Scenario
 from descent.step import check_weights, decode, footprint, prefill
 
-__all__ = ["COMPARED", "DECODE_BATCHES", "SECONDS_PER_HOUR", "compare", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch",
+__all__ = ["COMPARED", "DECODE_BATCHES", "NEEDS_FIT", "SECONDS_PER_HOUR", "compare", "TOKENS_PER_MILLION", "TokenCost", "cost_by_batch",
            "decode_batches", "input_output_ratio", "max_batch", "token_cost", "usd_per_million_tokens"]
 
 SECONDS_PER_HOUR = 3600
@@ -73,11 +73,16 @@ COMPARED = (
 )
 
 
+#: The outputs only a set-up that fits can reach (:func:`descent.compare.compare`).
+NEEDS_FIT = ("tokens_per_s_total", "usd_per_million_tokens", "joules_per_token")
+
+
 def compare(before, after, fields=COMPARED) -> list[Compared]:
     """Two set-ups' prices output by output (``fields``, default :data:`COMPARED`: faster, cheaper,
     less energy, more room and fitting are better); records or ``descent cost --json`` objects.
     For ``descent cost --compare`` and the price widget's pinned set-up (issue 26)."""
-    return _compare(before, after, fields)
+    has_fits = any(name == "fits" for name, _, _ in fields)  # a summary without it marks a set-up that does not fit by None
+    return _compare(before, after, fields, needs_fit=NEEDS_FIT if has_fits else ())
 
 
 def usd_per_million_tokens(tokens_per_s_total: float, devices: int, price: float) -> float:

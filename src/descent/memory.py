@@ -43,7 +43,7 @@ from descent.step import footprint
 from descent.units import format_bytes, format_count, format_int, format_percent
 from descent.weights import bytes_by_group
 
-__all__ = ["COMPARED", "JSON_NAMES", "Compared", "Sizing", "as_json", "across_field", "compare", "fit_cell", "fit_sentence", "fits_in", "moe_line", "size",
+__all__ = ["COMPARED", "JSON_NAMES", "NEEDS_FIT", "Compared", "Sizing", "as_json", "across_field", "compare", "fit_cell", "fit_sentence", "fits_in", "moe_line", "size",
            "smallest_capacity"]
 
 
@@ -359,8 +359,12 @@ COMPARED = (
 )
 
 
+#: The outputs of :data:`COMPARED` only a set-up that fits can reach (:func:`descent.compare.compare`).
+NEEDS_FIT = ("decode_tokens_per_s", "decode_tokens_per_s_total")
+
+
 def compare(before: Sizing, after: Sizing) -> list[Compared]:
     """Two sizings output by output (:data:`COMPARED`; less memory and more tokens/s are better),
     then whether each fits (fitting is better). For the sandbox's pinned set-up and ``descent size
     --compare`` (issue 26; :func:`descent.compare.compare`)."""
-    return _compare(before, after, (*COMPARED, ("fits", "Fits on one chip", "higher")))
+    return _compare(before, after, (*COMPARED, ("fits", "Fits on one chip", "higher")), needs_fit=NEEDS_FIT)

@@ -308,18 +308,30 @@ class Coverage:
         return self.inside / self.tested
 
 
-def leave_one_out(rows: tuple[Prediction, ...] | None = None) -> Coverage:
+def leave_one_out(rows: tuple[Prediction, ...] | None = None, *, pooled: bool = False) -> Coverage:
     """For each row whose class has at least two other rows: is its share between the lowest and the
-    highest share of the others? (Leave-one-out cross-validation of the expected range.)"""
+    highest share of the others? (Leave-one-out cross-validation of the expected range.)
+
+    By default the class is (chip class, engine, bound) (:func:`class_of`) and the shares are as
+    measured. With ``pooled`` it tests the range the calculators print (:func:`expected_range`):
+    classes of (chip class, bound), every engine together, each share counted at most 1."""
     tested = inside = 0
-    for members in classes(rows).values():
-        if len(members) < 3:
+    for shares in (_shares_by_class(rows) if not pooled else _pooled_shares(rows)):
+        if len(shares) < 3:
             continue
-        for i, p in enumerate(members):
-            others = [q.share for j, q in enumerate(members) if j != i]
+        for i, x in enumerate(shares):
+            others = shares[:i] + shares[i + 1:]
             tested += 1
-            inside += min(others) <= p.share <= max(others)
+            inside += min(others) <= x <= max(others)
     return Coverage(tested, inside)
+
+
+def _shares_by_class(rows: tuple[Prediction, ...] | None) -> list[list[float]]:
+    return [[p.share for p in members] for members in classes(rows).values()]
+
+
+def _pooled_shares(rows: tuple[Prediction, ...] | None) -> list[list[float]]:
+    return [list(v) for v in _shares_of(predictions() if rows is None else rows).values()]
 
 
 # ---------------------------------------------------------------------------------------------

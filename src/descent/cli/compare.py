@@ -29,7 +29,7 @@ from descent.cli.rows import print_rows
 from descent.compare import compare
 from descent.units import format_bytes, format_int, format_number, format_time
 
-__all__ = ["COMPARE", "COMPARED", "FLAG", "INPUTS", "add_flag", "compared_rows", "run", "split"]
+__all__ = ["COMPARE", "COMPARED", "FLAG", "INPUTS", "NEEDS_FIT", "add_flag", "compared_rows", "run", "split"]
 
 FLAG = "--compare"
 
@@ -39,6 +39,9 @@ COMPARED: dict[str, tuple[tuple[str, str, str], ...]] = {
     "dials": dials.COMPARED,
     "cost": economics.COMPARED,
 }
+
+#: Each command's outputs that only a set-up which fits can reach (no "better" unless both fit).
+NEEDS_FIT: dict[str, tuple[str, ...]] = {"size": memory.NEEDS_FIT, "dials": dials.NEEDS_FIT, "cost": economics.NEEDS_FIT}
 
 #: The inputs each command's --json object repeats, printed above the comparison.
 INPUTS = ("model", "accelerator", "weights", "kv", "context", "batch", "tp", "price", "pue", "link",
@@ -136,7 +139,7 @@ def compared_rows(command: str, first: dict, second: dict) -> list[tuple[str, st
     """``(label, first, second, ratio, better)`` text for each output the command compares."""
     side = {"before": "first", "after": "second"}
     out = []
-    for c in compare(first, second, COMPARED[command]):
+    for c in compare(first, second, COMPARED[command], needs_fit=NEEDS_FIT[command]):
         ratio = "" if c.ratio is None else format_number(c.ratio, 3)
         out.append((c.label, _show(c.field, c.before), _show(c.field, c.after), ratio, side.get(c.better, "")))
     return out
@@ -155,7 +158,7 @@ def run(parser: argparse.ArgumentParser, head: list[str], after: list[str]) -> i
     second = _second(sub, first, after)
     a, b = _json_of(first.func, first, "first"), _json_of(first.func, second, "second")
     if first.json or second.json:
-        rows = compare(a, b, COMPARED[first.command])
+        rows = compare(a, b, COMPARED[first.command], needs_fit=NEEDS_FIT[first.command])
         print(json.dumps({"first": a, "second": b, "ratio": {c.field: c.ratio for c in rows},
                           "better": {c.field: {"before": "first", "after": "second"}.get(c.better, "")
                                      for c in rows}}, allow_nan=False))

@@ -91,3 +91,21 @@ def measured_loo_tested(group: str) -> int:
     from descent import predict
 
     return predict.leave_one_out(_group(group)).tested
+
+
+@quantity("measured_loo_coverage_pooled", "Left-out measurements inside the calculators' range", "fraction", P.MEASURED_GROUP)
+def measured_loo_coverage_pooled(group: str) -> float:
+    """Leave-one-out of the range the calculators print: the share of a group's measurements inside the
+    range the rest of their chip class and bound give, every engine together, shares counted at most 1
+    (descent.predict.leave_one_out with pooled)."""
+    from descent import predict
+
+    return blame("group", lambda rows: predict.leave_one_out(rows, pooled=True).share, _group(group))
+
+
+@quantity("measured_loo_tested_pooled", "Measurements tested against the calculators' range", "integer", P.MEASURED_GROUP)
+def measured_loo_tested_pooled(group: str) -> int:
+    """How many of a group's measurements have two others of their chip class and bound (descent.predict)."""
+    from descent import predict
+
+    return predict.leave_one_out(_group(group), pooled=True).tested
