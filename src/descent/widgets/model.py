@@ -126,7 +126,7 @@ def reader_views(s: dict) -> list[dict]:
     # The lines are named where they end (an unseen mark carries each name), not in a legend box
     # that the reader's point could fall under; a name that would cover another is left out.
     marks += [svg.Mark(hi / 4, hi / 4, "measured = ceiling", radius=0, label_dx=-8, label_dy=-8),
-              svg.Mark(hi / 4, hi / 8, "half the ceiling", radius=0, label_dx=8, label_dy=12),
+              svg.Mark(hi / 4, hi / 8, "half", radius=0, label_dx=8, label_dy=12),
               svg.Mark(hi / 1.5, r.prefill_tokens_per_s, "your prefill (no ceiling measured)", radius=0,
                        label_dx=-4, label_dy=-6)]
     lines = [svg.Line([(lo, lo), (hi, hi)], width=1.2),
