@@ -9,8 +9,8 @@ STAGES = ("Admit", "Plan", "Run", "Retire")
 
 _WHAT = {
     "Admit": "a waiting request takes a free slot\nif its whole KV cache fits",
-    "Plan": "each running sequence decodes one token;\nprompts not yet read fill the rest",
-    "Run": "the step model prices the step;\nthe clock moves on by its time",
+    "Plan": "each running sequence decodes one token;\nnew prompts are read in the same step",
+    "Run": "the step model gives the step's time;\nthe clock moves on by that much",
     "Retire": "a finished sequence leaves\nand frees its KV cache",
 }
 _DIFF = {
@@ -20,9 +20,9 @@ _DIFF = {
 
 ALT = (
     "A loop of four boxes, run once per step: Admit, where a waiting request takes a free slot if its KV cache "
-    "fits; Plan, where every running sequence decodes one token and unread prompts fill the rest; Run, where "
-    "the step model prices the step and the clock moves on; Retire, where finished sequences leave and free "
-    "their cache. Notes at Admit and Retire: continuous batching admits at every step and reuses a slot at once; "
+    "fits; Plan, where every running sequence decodes one token and new prompts are read in the same step; Run, "
+    "where the step model gives the step's time and the clock moves on; Retire, where finished sequences leave "
+    "and free their cache. Notes at Admit and Retire: continuous batching admits at every step and reuses a slot at once; "
     "static batching admits only into an empty batch and leaves a finished slot idle until the batch drains."
 )
 CAPTION = (

@@ -54,5 +54,6 @@ def expected_views(what: str, ceiling: float, accelerator: str | Accelerator, bo
     median = f"{fmt(e.median)} {unit}".strip()
     return [v.stat(f"{what}, expected (from {plural(e.measurements, 'public measurement')})",
                    f"{fmt(e.low)} to {fmt(e.high)}", unit, cls="is-expected",
-                   note=f"median {median}: what published engines reached of ceilings like this one, on "
-                        f"{e.chip_class} chips whose step was {e.bound}-bound; the ceiling stays the limit")]
+                   note=f"median {median}: this ceiling scaled by the shares of their ceilings that published "
+                        f"engines reached on {e.chip_class} chips whose step was {e.bound}-bound. A share above "
+                        f"100% counts as 100%, so the range stops at the ceiling")]

@@ -364,7 +364,7 @@ def fan_views(tokens: list[str], weights: list[float], layer: int, head: int) ->
             "Spread",
             f"{format_fixed(2**ent, 1)}",
             "tokens",
-            note="effective number of tokens attended (2 to the entropy in bits)",
+            note="about how many tokens share the weight: as if it were split evenly over this many",
         ),
         v.bar_list(
             rows,

@@ -248,8 +248,8 @@ def allreduce_ring(tp: str, batch: int, link: str) -> list[dict]:
     d = allreduce_ring_frames(tp, batch, link)
     last = d["steps"][-1]
     return [
-        v.player(d["frames"], caption=f"{plural(len(d['frames']) - 1, 'step')} of a ring all-reduce over "
-                 f"{format_int(tp)} GPUs on {catalog.link(link).label}"),
+        v.player(d["frames"], caption=f"A ring all-reduce over {format_int(tp)} GPUs on {catalog.link(link).label}: "
+                 f"the start, then its {plural(len(d['frames']) - 1, 'step')}"),
         v.note(f"Each GPU sends {format_bytes(last.sent_bytes, 'auto', 3, trim=True)} in all, in "
                f"{format_time(last.seconds)}. Each layer runs two such all-reduces, one after attention and "
                "one after the FFN."),
