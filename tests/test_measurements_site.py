@@ -114,3 +114,10 @@ def test_dials_and_cost_give_expected_ranges_and_ttft_is_a_time(capsys):
     assert d["tokens_per_s_per_user_expected"]["high"] <= d["tokens_per_s_per_user"]  # never past the ceiling
     _, c = _run(capsys, "cost", "llama-3.1-70b", "-a", "h200", "--json")
     assert c["tokens_per_s_total_expected"]["median"] == pytest.approx(c["tokens_per_s_total"] * statistics.median(dec))
+    # Issue 25: size, dials and cost share the key decode_tokens_per_s_expected (one sequence's decode):
+    # the dials' per-user range, and cost's total over its batch times the same shares.
+    assert d["decode_tokens_per_s_expected"] == d["tokens_per_s_per_user_expected"]
+    assert c["decode_tokens_per_s_expected"] == {
+        "low": pytest.approx(c["tokens_per_s_total"] / c["batch"] * min(dec)),
+        "median": pytest.approx(c["tokens_per_s_total"] / c["batch"] * statistics.median(dec)),
+        "high": pytest.approx(c["tokens_per_s_total"] / c["batch"] * max(dec)), "measurements": len(dec)}

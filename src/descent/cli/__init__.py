@@ -317,6 +317,9 @@ def _cmd_cost(args: argparse.Namespace) -> int:
     }
     expected = predict.expected_range(c.tokens_per_s_total, args.accelerator, c.bound)
     out["tokens_per_s_total_expected"] = expected.as_json() if expected else None
+    # The same key as descent size's and dials': the range beside one sequence's decode ceiling.
+    per_sequence = predict.expected_range(c.tokens_per_s_total / args.batch, args.accelerator, c.bound)
+    out["decode_tokens_per_s_expected"] = per_sequence.as_json() if per_sequence else None
     if args.json:
         print(json.dumps(out))
         return 0
@@ -351,6 +354,8 @@ def _cmd_dials(args: argparse.Namespace) -> int:
     ttft = predict.expected_range(d.ttft_s, args.accelerator, d.prefill_bound, time=True)
     for key, e in (("ttft_s", ttft), ("tokens_per_s_per_user", per_user), ("tokens_per_s_total", total)):
         out[f"{key}_expected"] = e.as_json() if e else None
+    # The same key as descent size's and cost's: the range beside one sequence's decode ceiling.
+    out["decode_tokens_per_s_expected"] = out["tokens_per_s_per_user_expected"]
     if args.json:
         print(json.dumps(out))
         return 0
