@@ -22,10 +22,16 @@ def _b(x: float) -> str:
     return format_bytes(x, "auto", 3, trim=True)
 
 
+def _per_token(x: float) -> str:
+    # In KiB, as Part 5's calculator and the contributing page's trace print the KV cache per token
+    # (a power-of-two count of bytes): one quantity, one text.
+    return format_bytes(x, "KiB", 3, trim=True)
+
+
 ALT = (
     f"A box drawn in perspective: {format_int(_M.num_layers)} layers up, {format_int(_T)} tokens across and "
     f"{format_int(_M.num_kv_heads)} KV heads deep, one small cube per layer, token and head. Beside it the "
-    f"formula: a key and a value of {format_int(_M.head_dim)} numbers per cube, {_b(_PER_TOKEN)} per token, "
+    f"formula: a key and a value of {format_int(_M.head_dim)} numbers per cube, {_per_token(_PER_TOKEN)} per token, "
     f"{_b(_TOTAL)} for the whole context."
 )
 CAPTION = (
@@ -98,7 +104,7 @@ def make(theme, width):
         "",
         f"2 x {format_int(_M.num_layers)} x {format_int(_M.num_kv_heads)} x {format_int(_M.head_dim)} "
         f"x {format_int(int(_B)) if _B == int(_B) else _B} bytes",
-        f"= {_b(_PER_TOKEN)} per token",
+        f"= {_per_token(_PER_TOKEN)} per token",
         "",
         f"x {format_int(_T)} tokens = {_b(_TOTAL)}",
     ]
