@@ -385,7 +385,8 @@ def malformed(draw):
         field = draw(st.sampled_from(sorted(k for k in row if k != "sources")))
         del row[field]
     elif kind == "unknown":
-        field = draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=3, max_size=12))
+        # "zz_" first: a drawn name may otherwise be a real field (vocab_size), set to 1 and accepted.
+        field = "zz_" + draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=3, max_size=12))
         row[field] = 1
     else:
         field = draw(st.sampled_from(sorted(k for k in row if k != "sources")))
