@@ -132,10 +132,16 @@ def test_summaries_are_computed_from_the_rows():
         predict.group("nope")
 
 
-def _loo_by_hand(rows):
+def _loo_by_hand(rows, pooled=False):
+    """(tested, inside) by hand: each share of a class of three or more against the others' span.
+    A class is chip class x engine x bound; ``pooled``: chip class x bound, a share above 1 as 1
+    (the calculators' range, predict.expected_range)."""
     by = {}
     for p in rows:
-        by.setdefault((p.chip_class, p.engine, p.bound), []).append(p.share)
+        if pooled:
+            by.setdefault((p.chip_class, p.bound), []).append(min(p.share, 1.0))
+        else:
+            by.setdefault((p.chip_class, p.engine, p.bound), []).append(p.share)
     tested = inside = 0
     for shares in by.values():
         if len(shares) >= 3:
@@ -163,23 +169,14 @@ def test_pooled_leave_one_out_tests_the_range_the_calculators_print():
     # and counts a share above 1 as 1; its leave-one-out must group and clip the same way, by hand here
     # from the rows' shares (a by-engine test would validate a range no calculator shows).
     rows = predict.predictions()
-    by = {}
-    for p in rows:
-        by.setdefault((p.chip_class, p.bound), []).append(min(p.share, 1.0))
-    tested = inside = 0
-    for shares in by.values():
-        if len(shares) >= 3:
-            for i, x in enumerate(shares):
-                rest = shares[:i] + shares[i + 1:]
-                tested += 1
-                inside += min(rest) <= x <= max(rest)
+    tested, inside = _loo_by_hand(rows, pooled=True)
     cov = predict.leave_one_out(rows, pooled=True)
     assert (cov.tested, cov.inside) == (tested, inside)
     # The pooled classes are the ones expected_range reads: a 4090 ceiling's memory-bound range
     # comes from exactly the consumer-GPU memory-bound shares tested here.
+    consumer = [min(p.share, 1.0) for p in rows if (p.chip_class, p.bound) == ("consumer GPU", "memory")]
     e = predict.expected_range(1.0, "rtx-4090", "memory", rows=rows)
-    assert (e.low, e.high, e.measurements) == (min(by["consumer GPU", "memory"]), max(by["consumer GPU", "memory"]),
-                                               len(by["consumer GPU", "memory"]))
+    assert (e.low, e.high, e.measurements) == (min(consumer), max(consumer), len(consumer))
     from descent.quantities import get
 
     assert get("measured_loo_coverage_pooled")(group="all") == pytest.approx(inside / tested)

@@ -28,21 +28,9 @@ PAIRWISE_INPUTS = 4
 pytestmark = pytest.mark.slow
 
 
-def extremes(inp: w.Input) -> list:
-    """The ends of one input: a range's min and max, a choice's first and last option."""
-    if inp.kind in ("range", "number"):
-        return [inp.min, inp.max]
-    if inp.kind in ("select", "segmented"):
-        opts = [v for v, _ in inp.options]
-        return [opts[0], opts[-1]]
-    if inp.kind == "toggle":
-        return [False, True]
-    return ["", "x" * inp.max_length]
-
-
 def cases(widget: w.Widget) -> list[dict]:
     """Input sets to time: defaults, each input at each end, all at min, all at max, and pairs."""
-    ends = {i.name: extremes(i) for i in widget.inputs if i.when is None}
+    ends = {i.name: i.extremes() for i in widget.inputs if i.when is None}
     out: list[dict] = [{}]
     out += [{n: x} for n, xs in ends.items() for x in xs]
     out += [{n: xs[0] for n, xs in ends.items()}, {n: xs[-1] for n, xs in ends.items()}]

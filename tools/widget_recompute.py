@@ -27,19 +27,6 @@ REPEATS = 3
 GOAL_MS = 50.0
 
 
-def extremes(inp) -> list:
-    """The ends of one input: a range's min and max, a choice's first and last option, a toggle's
-    both states, a text box empty and at its longest."""
-    if inp.kind in ("range", "number"):
-        return [inp.min, inp.max]
-    if inp.kind in ("select", "segmented"):
-        opts = [v for v, _ in inp.options]
-        return [opts[0], opts[-1]]
-    if inp.kind == "toggle":
-        return [False, True]
-    return ["", "x" * inp.max_length]
-
-
 def _time(run, name: str, inputs: dict) -> float:
     run(name, inputs)
     times = []
@@ -58,7 +45,7 @@ def widget_recompute(name: str) -> dict[str, Any]:
     widget = w.get(name)
     rows = [("defaults", _time(w.run, name, {}))]
     for inp in widget.inputs:
-        for x in extremes(inp):
+        for x in inp.extremes():
             label = f"{inp.name}={x!r}"[:60]
             rows.append((label, _time(w.run, name, {inp.name: x})))
     worst = max(rows, key=lambda r: r[1])

@@ -262,6 +262,19 @@ class Input:
         """True for a whole-number parameter."""
         return self.param.type == "int"
 
+    def extremes(self) -> list[Any]:
+        """The ends of this input: a range's min and max, a choice's first and last option, a
+        toggle's both states, a text box empty and at its longest (the budget test and the bench's
+        recompute report try each)."""
+        if self.kind in ("range", "number"):
+            return [self.min, self.max]
+        if self.kind in ("select", "segmented"):
+            opts = [v for v, _ in self.options]
+            return [opts[0], opts[-1]]
+        if self.kind == "toggle":
+            return [False, True]
+        return ["", "x" * self.max_length]
+
     def coerce(self, raw: Any) -> Any:
         """Validate and convert one raw value (:meth:`descent.params.Param.parse`); with ``cut``, a
         text longer than ``max_length`` is first cut to it (:meth:`cut_note` says so).
