@@ -22,6 +22,7 @@ from descent.widgets.part1_motion import (
     tops,
 )
 
+
 def test_record_is_the_running_prompt_with_every_row_a_distribution():
     a = recorded.attention_rows()
     p = recorded.prompt_trace(replay.PROMPT)
