@@ -68,3 +68,28 @@ def test_timings_are_given_as_ratios_to_the_stock_page(bench):
     # 1.5 s / 0.3 s; 30 ms = 0.03 s / 0.3 s; 120 s of build / 2 s of the stock build. Scores are not timings.
     assert r == pytest.approx({"first_live_cold_s": 5.0, "recompute_ms": 0.1, "cold_build_s": 60.0})
     assert bench.ratios(summary, None) == {}
+
+
+def test_lighthouse_reports_the_median_of_its_rounds(bench, tmp_path, monkeypatch):
+    # Three made-up runs of one page: the report keeps each score's median, every run's performance
+    # in order, the largest CLS and every audit that failed in any run; a failed run is left out.
+    runs = iter([
+        {"performance": 0.81, "accessibility": 1, "best-practices": 1, "cls": 0.0,
+         "metrics_ms": {"total-blocking-time": 500}, "failing_audits": []},
+        {"error": "chromium crashed"},
+        {"performance": 0.97, "accessibility": 0.96, "best-practices": 1, "cls": 0.02,
+         "metrics_ms": {"total-blocking-time": 150}, "failing_audits": ["target-size"]},
+        {"performance": 0.92, "accessibility": 1, "best-practices": 1, "cls": 0.01,
+         "metrics_ms": {"total-blocking-time": 260}, "failing_audits": []},
+    ])
+    monkeypatch.setattr(bench, "_lighthouse_once", lambda base, path, form, out: next(runs))
+    monkeypatch.setattr(bench, "LIGHTHOUSE_FORMS", ["mobile"])
+    monkeypatch.setattr(bench.shutil, "which", lambda name: "/usr/bin/node")
+    monkeypatch.setattr(bench, "LIGHTHOUSE_CLI", Path(__file__))  # any file that exists
+    got = bench.lighthouse("http://127.0.0.1:1/", ["a.html"], tmp_path, runs=4)["a.html mobile"]
+    assert got["performance"] == 0.92  # median of 0.81, 0.97, 0.92
+    assert got["performance_runs"] == [0.81, 0.97, 0.92] and got["runs_ok"] == 3
+    assert got["accessibility"] == 1 and got["metrics_ms"] == {"total-blocking-time": 260}
+    assert got["cls"] == 0.02 and got["failing_audits"] == ["target-size"]
+    with pytest.raises(ValueError, match="runs must be 1 or more, got 0"):
+        bench.lighthouse("http://127.0.0.1:1/", ["a.html"], tmp_path, runs=0)

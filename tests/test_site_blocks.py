@@ -1,7 +1,7 @@
 """descent.site.blocks: which of a page's top-level blocks the browser may leave undrawn.
 
 The expected markup is written out by hand from the rules in the module's docstring (the first
-eight blocks drawn, fewer when a second table comes earlier; headings, widgets and the last block
+eight blocks drawn, fewer when a second table comes earlier; headings and the last block
 never marked; a table wrapped rather than given a class, because Material styles and wraps only
 tables without one). The built pages are checked in
 tests/browser/test_layout_cost.py.
@@ -32,10 +32,20 @@ def test_each_block_after_the_first_eight_is_marked_but_the_last():
     )
 
 
-def test_headings_and_widgets_are_never_marked():
-    tail = '<h2 id="a">A</h2><div class="descent-widget" data-widget="x"><p>w</p></div><h3>B</h3>'
+def test_headings_are_never_marked():
+    tail = '<h2 id="a">A</h2><h3>B</h3><p>last</p>'
     html = _paragraphs(FIRST_DRAWN) + tail
     assert mark_far_blocks(html) == html
+
+
+def test_a_widget_past_the_first_blocks_is_marked_and_one_before_is_not():
+    # decision 0025: far widgets are skipped like any block (lazy.js draws them once the page loaded).
+    widget = '<div class="descent-widget" data-widget="{}"><p>w</p></div>'
+    html = widget.format("near") + _paragraphs(FIRST_DRAWN - 1) + widget.format("far") + "<p>last</p>"
+    assert mark_far_blocks(html) == (
+        widget.format("near") + _paragraphs(FIRST_DRAWN - 1)
+        + f'<div class="descent-widget {FAR}" data-widget="far"><p>w</p></div><p>last</p>'
+    )
 
 
 def test_a_table_is_wrapped_not_classed():

@@ -338,10 +338,13 @@ def test_instant_navigation_through_every_page(site_dir, server, make_page, all_
         expect(page).to_have_url(target)
         expect(page.locator("article h1").first).not_to_have_text(title)
         page.wait_for_load_state()
+        # The page's own scripts have started (start.js), and a frame drawn, before the next click.
+        expect(page.locator("html")).to_have_attribute("data-descent-started", urlsplit(target).path)
+        next_frames(page)
         seen.append(page.url)
     visited = sorted(urlsplit(u).path.lstrip("/") or "index.html" for u in seen)
     assert set(visited) == {p for p in all_page_paths if p != "404.html"}, visited
     # Instant navigation really happened: one document load (the bundle's script fetched once).
-    assert len([u for u in page.descent_requests if "/assets/javascripts/bundle." in u]) == 1
+    assert len([u for u in page.descent_requests if "/assets/javascripts/bundle." in u]) == 1, [u for u in page.descent_requests if "/assets/javascripts/bundle." in u or u.endswith(".html")]
     assert _wasm_fetches(page) <= 1
     assert not page.descent_console_errors, page.descent_console_errors

@@ -78,3 +78,25 @@ def test_closed_boxes_and_far_tables_are_drawn_when_needed(page, make_page, site
     expect(page.locator("noscript.descent-lazy")).to_have_count(0, timeout=20_000)
     assert page.evaluate(COUNT) >= complete * 0.95
     assert not page.descent_console_errors
+
+
+FAR_WIDGETS = "() => [...document.querySelectorAll('.md-content__inner > .descent-widget.descent-far')].map(w => w.dataset.widget)"
+
+
+def test_far_widgets_arrive_skipped_and_are_drawn_after_the_load(page, site_dir, server):
+    # decision 0025: a widget past the first blocks is marked descent-far by the build (the browser
+    # skips it until it nears the screen); lazy.js draws them one per frame once the page has loaded.
+    url = page_url(site_dir, server, PAGE)
+    html = (site_dir / url.removeprefix(server)).read_text(encoding="utf-8")
+    marked = re.findall(r'<div class="descent-widget descent-far"[^>]*data-widget="(\w+)"', html)
+    assert len(marked) >= 5  # Part 3: ten widgets, all past its first blocks
+    page.goto(url, wait_until="domcontentloaded")
+    skipped_at_start = page.evaluate(FAR_WIDGETS)
+    page.wait_for_load_state("load")
+    page.wait_for_function(f"() => ({FAR_WIDGETS})().length === 0")
+    # Whatever was still skipped when the script first looked is a widget the build marked.
+    assert set(skipped_at_start) <= set(marked)
+    # Drawn, each is where a reader sees it: below the one before it, not piled at a corner.
+    tops = page.evaluate("() => [...document.querySelectorAll('.md-content__inner > .descent-widget')]"
+                         ".map(w => w.getBoundingClientRect().top + scrollY)")
+    assert tops == sorted(tops) and len(set(tops)) == len(tops)

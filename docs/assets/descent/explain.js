@@ -193,17 +193,12 @@ function openTarget() {
   if (el && el.tagName === "DETAILS") el.open = true;
 }
 
-function start() {
+function page() {
   openTarget();
   enhance();
-  window.addEventListener("hashchange", openTarget);
-  const doc$ = window.document$;
-  if (doc$ && typeof doc$.subscribe === "function") doc$.subscribe(() => {
-    openTarget();
-    enhance();
-  });
 }
 
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
-else start();
+window.addEventListener("hashchange", openTarget);
+window.descentStart(page);
+window.descentEachPage(page);
 })();

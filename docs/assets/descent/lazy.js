@@ -155,27 +155,39 @@ function drawWhenIdle() {
   idle(step, { timeout: 2000 });
 }
 
-function start() {
-  watchNear();
-  if (document.readyState === "complete") drawRest();
-  else window.addEventListener("load", drawRest, { once: true });
-  onHash();
-  const doc$ = window.document$;
-  // A page reached by instant navigation: watch its tables, draw the rest when idle.
-  if (doc$ && typeof doc$.subscribe === "function") {
-    let first = true;
-    doc$.subscribe(() => {
-      if (first) {
-        first = false; // document$ replays the page this script started on
-        return;
-      }
-      watchNear();
-      drawRest();
-      onHash();
-    });
-  }
+// A widget past the first blocks arrives skipped (descent.site.blocks marks it descent-far; site.css:
+// the browser neither styles nor lays it out until it nears the screen), so the page's load does
+// not pay for widgets no one sees yet. Once the page has loaded they are drawn in page order, one
+// per frame (a task of a few milliseconds each, not one long one), so that a tool that reads their
+// controls' boxes without drawing them first (Lighthouse's accessibility audit) finds each where a
+// reader does, not piled at its block's corner. Not per idle moment: on a busy phone an idle
+// moment long enough may not come before such a tool looks.
+const FAR_WIDGET = ".md-content__inner > .descent-widget.descent-far";
+function drawWidgets() {
+  const next = document.querySelector(FAR_WIDGET);
+  if (!next) return;
+  next.classList.remove("descent-far");
+  requestAnimationFrame(() => setTimeout(drawWidgets, 0));
 }
 
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
-else start();
+function afterLoad() {
+  drawRest();
+  setTimeout(drawWidgets, 0);
+}
+
+function start() {
+  watchNear();
+  if (document.readyState === "complete") afterLoad();
+  else window.addEventListener("load", afterLoad, { once: true });
+  onHash();
+}
+
+// start.js: each in a task of its own, after Material's start-up (decision 0025). A page reached by
+// instant navigation: watch its tables, draw the rest when idle.
+window.descentStart(start);
+window.descentEachPage(() => {
+  watchNear();
+  afterLoad();
+  onHash();
+});
 })();

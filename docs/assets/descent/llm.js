@@ -237,12 +237,6 @@ window.descentLLM = {
   running: () => running,
 };
 
-function start() {
-  render();
-  const doc$ = window.document$;
-  if (doc$ && typeof doc$.subscribe === "function") doc$.subscribe(() => render());
-}
-
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
-else start();
+window.descentStart(render); // start.js: in a task of its own, after Material's start-up
+window.descentEachPage(render);
 })();

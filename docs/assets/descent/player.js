@@ -185,6 +185,5 @@
     // widgets.js swaps a widget's output when it recomputes: bind the new players.
     new MutationObserver(scan).observe(document.body, { childList: true, subtree: true });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-  else start();
+  window.descentStart(start); // start.js: in a task of its own, after Material's start-up
 })();

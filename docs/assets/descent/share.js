@@ -400,12 +400,7 @@ function bindAll() {
   for (const root of document.querySelectorAll(".descent-widget[data-widget]")) bind(root);
 }
 
-function start() {
-  bindAll();
-  const doc$ = window.document$;
-  if (doc$ && typeof doc$.subscribe === "function") doc$.subscribe(() => bindAll());
-}
-
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
-else start();
+// After widgets.js's bind (start.js runs the scripts' starts in the order they were joined).
+window.descentStart(bindAll);
+window.descentEachPage(bindAll);
 })();

@@ -61,6 +61,5 @@
     scan(document);
     new MutationObserver(() => scan(document)).observe(document.body, { childList: true, subtree: true });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
+  window.descentStart(init); // start.js: in a task of its own, after Material's start-up
 })();

@@ -732,14 +732,7 @@ function explainNumber(root, quantity) {
 window.descentWidgets = Object.freeze({ explain: explainNumber });
 
 // Bind what is on the page once the DOM is parsed, then every page Material's instant navigation
-// swaps in (document$ replays the current document to a new subscriber; binding is idempotent).
-// Under file: Material completes document$ without a value, hence the direct bind.
-function start() {
-  bindAll();
-  const doc$ = window.document$;
-  if (doc$ && typeof doc$.subscribe === "function") doc$.subscribe(() => bindAll());
-}
-
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
-else start();
+// swaps in, each in a task of its own after Material's start-up (start.js, decision 0025).
+window.descentStart(bindAll);
+window.descentEachPage(bindAll);
 })();

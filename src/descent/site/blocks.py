@@ -18,9 +18,13 @@ Which blocks are marked (:func:`mark_far_blocks`):
   screen (a table with its rows is more than a screen's share: the reference pages open with a
   summary table, then one table per model or chip), and a block on screen when the page opens is
   drawn a frame late, which shifts the text below it (``tests/browser/test_layout_cost.py``);
-* never a heading (the table of contents' scroll tracking measures them), never a widget (its
-  controls must be measurable where they are: Lighthouse's accessibility audit checks contrast and
-  target size on them without drawing a skipped block first);
+* never a heading (the table of contents' scroll tracking measures them);
+* a widget past the first blocks is marked like any other block (decision 0025): a page's widgets
+  are most of its elements (Part 4: 1,575 of 3,877), and drawn at load they made the parser's
+  rendering steps and Material's start-up restyle and lay out all of them. A tool that measures a
+  skipped block's controls without drawing it first finds them piled at the block's corner
+  (Lighthouse's accessibility audit reported overlapping targets and a label "over" a slider), so
+  ``lazy.js`` draws the far widgets one per idle moment once the page has loaded;
 * never the last block: a skipped block is laid out at its placeholder height (site.css), so the
   text of a tall last block would sit over the footer when a tool lays it out without drawing it
   (Lighthouse's contrast check read a closing list of links against the footer's dark background);
@@ -87,8 +91,7 @@ def mark_far_blocks(html: str, first_drawn: int = FIRST_DRAWN) -> str:
     """``html`` (a page's content) with its top-level blocks after the first ``first_drawn`` (or from
     the second top-level table, if that is earlier) marked.
 
-    Headings, widgets (``class="descent-widget"``) and the last block are never marked; a table is
-    wrapped in a marked ``<div>``. HTML whose elements do not nest cleanly (a close tag that does not
+    Headings and the last block are never marked; a table is wrapped in a marked ``<div>``. HTML whose elements do not nest cleanly (a close tag that does not
     match the open element) is returned unchanged: the page is then only slower, never broken.
 
     Raises:
@@ -109,7 +112,7 @@ def mark_far_blocks(html: str, first_drawn: int = FIRST_DRAWN) -> str:
     pos = 0
     for tag, cls, start, tag_end, end in parser.blocks[drawn:-1]:
         classes = (cls or "").split()
-        if tag in _NEVER or "descent-widget" in classes or FAR in classes:
+        if tag in _NEVER or FAR in classes:
             continue
         out.append(html[pos:start])
         if tag == "table":
