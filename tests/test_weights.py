@@ -214,5 +214,6 @@ def test_fp8_keeps_the_embedding_head_and_norms_in_bf16():
     moe = bytes_by_group("qwen3-235b-a22b", "fp8")
     assert moe["router"] == transformer.param_counts(model("qwen3-235b-a22b")).router * 2
     from descent.weights import describe
-    assert describe("llama-3.1-70b", "fp8") == "FP8; embedding, output head, norms in BF16, as its checkpoints keep them"
+    assert describe("llama-3.1-70b", "fp8") == "FP8, embedding, output head and norms in BF16"
+    assert describe("qwen3-235b-a22b", "fp8") == "FP8, embedding, output head, norms and router in BF16"
     assert describe("llama-3.1-70b", "int8") == "INT8"

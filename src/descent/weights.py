@@ -358,8 +358,8 @@ def _gguf_bytes(m: Model, mix: str, ts: list[Tensor], vectors: dict[str, int]) -
 
 
 def describe(model: str, weights: str) -> str:
-    """How the weights are stored, in a few words: ``"FP8; embedding, output head, norms in BF16, as
-    its checkpoints keep them"``, ``"as released: BF16 embedding,
+    """How the weights are stored, in a few words: ``"FP8, embedding, output head and norms in BF16"``
+    (the groups its checkpoints keep in BF16: :data:`KEPT_IN_BF16`), ``"as released: BF16 embedding,
     attention, ...; MXFP4 the rest"``, ``"GGUF Q4_K_M mix"``. Raises ValueError for an unknown model
     or weight choice."""
     if weights == RELEASED:
@@ -380,7 +380,8 @@ def describe(model: str, weights: str) -> str:
     if weights in KEPT_IN_BF16:
         pc = transformer.param_counts(_model(model))
         kept = [GROUP_LABELS[g] for g in KEPT_IN_BF16[weights] if getattr(pc, g)]
-        return f"{p.label}; {', '.join(kept)} in BF16, as its checkpoints keep them" if kept else p.label
+        listed = kept[0] if len(kept) == 1 else f"{', '.join(kept[:-1])} and {kept[-1]}"
+        return f"{p.label}, {listed} in BF16" if kept else p.label
     return f"{p.label} mix" if weights in ("q4_k_m", "q5_k_m") else p.label
 
 
