@@ -160,17 +160,19 @@ def test_compare_json_holds_both_objects_as_the_command_prints_them(capsys):
 
 
 def test_a_model_after_compare_replaces_the_first_and_the_rest_carry_over(capsys):
-    rc, out, _ = _cli(capsys, "cost", "-a", "h100-sxm", "--batch", "2", "--compare", "llama-3.1-8b", "--json")
+    rc, out, _ = _cli(capsys, "cost", "-a", "h100-sxm", "--batch", "1", "--compare", "llama-3.1-8b", "--json")
     assert rc == 0
     both = json.loads(out)
     assert (both["first"]["model"], both["second"]["model"]) == ("llama-3.1-70b", "llama-3.1-8b")
-    assert both["second"]["accelerator"] == "h100-sxm" and both["second"]["batch"] == 2
-    assert both["first"]["fits"] and both["second"]["fits"]  # 70B holds two sequences, its largest batch
+    assert both["second"]["accelerator"] == "h100-sxm" and both["second"]["batch"] == 1
+    # 70B in FP8 (72.66 GB with its embedding and head at BF16, descent.weights.KEPT_IN_BF16) and one
+    # 8,192-token sequence (2.68 GB) fit the H100's 77.3 usable GB; a second sequence does not: batch 1 is its largest.
+    assert both["first"]["fits"] and both["second"]["fits"]
     assert both["better"]["usd_per_million_tokens"] == "second"  # 8B reads a ninth of 70B's bytes
-    rc, out, _ = _cli(capsys, "cost", "-a", "h100-sxm", "--batch", "4", "--compare", "llama-3.1-8b", "--json")
+    rc, out, _ = _cli(capsys, "cost", "-a", "h100-sxm", "--batch", "2", "--compare", "llama-3.1-8b", "--json")
     both = json.loads(out)
     assert (both["first"]["fits"], both["second"]["fits"]) == (False, True)
-    assert both["better"]["fits"] == "second" and both["better"]["usd_per_million_tokens"] == ""  # 70B cannot hold 4
+    assert both["better"]["fits"] == "second" and both["better"]["usd_per_million_tokens"] == ""  # 70B cannot hold 2
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -216,3 +218,46 @@ def test_dials_and_cost_mark_no_faster_or_cheaper_server_that_does_not_fit():
     assert rows["fits"] == "after"
     assert all(rows[f] == "" for f in dials.NEEDS_FIT)
     assert set(economics.NEEDS_FIT) <= {f for f, _, _ in economics.COMPARED}
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory left over: a set-up that does not fit gets a shortfall, not a negative number or ratio
+# ---------------------------------------------------------------------------------------------
+
+def test_memory_left_prints_a_shortfall_and_no_ratio_when_a_side_does_not_fit(capsys):
+    """Llama 3.1 70B on one H200 (141 GiB = 151,397,597,184 B, 90% usable = 136,257,837,465.6 B) at
+    8,192 tokens: BF16 weights 70,553,706,496 x 2 = 141,107,412,992 B plus 2,684,354,560 B of KV cache
+    need 143,791,767,552 B, 7,533,930,086.4 B more than the chip offers; FP8 fits with 60.9 GB free."""
+    from descent.compare import spare_text
+    from descent.units import format_bytes
+
+    bf16 = size("llama-3.1-70b", "h200", "bf16", "bf16", 8192, 1)
+    fp8 = size("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 1)
+    assert bf16.free_bytes == pytest.approx(-7_533_930_086.4, abs=1)
+    (free,) = [c for c in compare(bf16, fp8) if c.field == "free_bytes"]
+    assert free.ratio is None and free.better == "after"  # no ratio of a negative; the one that fits is better
+    (need,) = [c for c in compare(bf16, fp8) if c.field == "need_bytes"]
+    assert need.ratio == pytest.approx(fp8.need_bytes / bf16.need_bytes)  # other rows keep theirs
+    both_fit = compare(fp8, size("llama-3.1-70b", "h200", "fp8", "bf16", 8192, 2))
+    assert next(c for c in both_fit if c.field == "free_bytes").ratio is not None  # both >= 0: a ratio
+    assert spare_text(-7.5e9, lambda x: format_bytes(x, "GB", 3, trim=True)) == "does not fit: needs 7.5 GB more"
+    assert spare_text(7.5e9, lambda x: format_bytes(x, "GB", 3, trim=True)) == "7.5 GB"
+    # The sandbox's pinned comparison: the cell says it, the ratio cell is empty.
+    r = widgets.run("size_it_yourself", {"weights": "bf16", "pinned": "weights:fp8"})
+    assert r["ok"], r
+    row = _table_rows(r["html"])["Memory left free, GB"]
+    assert row[:4] == ["60.9", "does not fit: needs 7.53 GB more", "", "pinned"]
+    # descent size --compare: the same words, no ratio, and null in --json.
+    rc, out, _ = _cli(capsys, "size", "-w", "bf16", "--compare", "-w", "fp8")
+    line = next(x for x in out.splitlines() if x.startswith("Memory left free"))
+    assert rc == 0 and "does not fit: needs 7.53 GB more" in line and line.split()[-1] == "second"
+    assert "-7.53" not in out and "-0." not in line
+    rc, out, _ = _cli(capsys, "size", "-w", "bf16", "--compare", "-w", "fp8", "--json")
+    assert json.loads(out)["ratio"]["free_bytes"] is None
+    # descent dials: spare memory of a server that does not fit (405B in BF16 on 8 H100s: over 101 GB of
+    # weights alone per device against 77.3 GB usable; the shortfall is descent.dials.server_dials's free_bytes).
+    from descent import dials
+
+    d = dials.server_dials("llama-3.1-405b", "h100-sxm", "bf16", "bf16", 8192, 1, 8)
+    rc, out, _ = _cli(capsys, "dials", "llama-3.1-405b", "-w", "bf16")
+    assert f"does not fit: needs {format_bytes(-d.free_bytes)} more per accelerator" in out

@@ -39,6 +39,12 @@ def test_students_are_the_published_numbers():
         assert s.score == published.AIME_DISTILLED.get(s.name, published.S1_AIME)
         assert s.score_source.startswith("https://") and s.samples_source.startswith("https://")
     assert names["s1-32B"].samples == published.get("s1_examples").value
+    # The metric per row: DeepSeek's README, section 4 ("generate 64 responses per query to estimate
+    # pass@1", temperature 0.6, top-p 0.95); the s1 paper, section 4.1 (greedy decoding, accuracy).
+    assert names["s1-32B"].metric is published.S1_METRIC and published.S1_METRIC.name == "greedy accuracy"
+    assert {s.metric for s in published.DISTILLED if s.teacher == "DeepSeek-R1"} == {published.R1_METRIC}
+    assert published.R1_METRIC.name == "pass@1 over 64 samples" and published.get("r1_eval_samples").value == 64
+    assert published.get("aime_s1_32b").what.startswith("s1-32B, AIME 2024 greedy accuracy")
     assert {s.samples for s in published.DISTILLED if s.teacher == "DeepSeek-R1"} == {published.get("r1_distill_samples").value}
     with pytest.raises(ValueError, match="size in billions"):
         published._billions("GPT-4o-0513")
@@ -50,13 +56,22 @@ def test_widget_shows_the_picked_student_and_every_source(axis):
     out = run("distillation", {"student": s.name, "axis": axis})
     assert out["ok"], out
     h = out["html"]
-    assert stat(h, "AIME 2024 pass@1") == "56.7%" == f"{s.score}%"  # the published 56.7 (s1, Table 1)
+    assert stat(h, "AIME 2024 score") == "56.7%" == f"{s.score}%"  # the published 56.7 (s1, Table 1)
+    # ...named as what it is: greedy accuracy (s1, section 4.1), beside the R1 students' pass@1 over 64
+    # sampled answers (DeepSeek-R1 README, section 4: "generate 64 responses per query to estimate pass@1").
+    assert "greedy accuracy, as published" in h
     assert stat(h, "Fine-tuning samples") == format_count(s.samples)
     # One table row per student and per reference model, each with an address.
     rows = re.findall(r"<tr>(.*?)</tr>", h, re.S)[1:]
     assert len(rows) == len(published.AIME_DISTILLED) + 1
     assert all("score: github.com/deepseek-ai/DeepSeek-R1" in r or "score: arxiv.org/abs/" in r for r in rows)
     assert "https://" not in h  # no bare address in the page (tests/test_site_build.py)
+    # Every row names its metric: each student's own, each reference model's as DeepSeek's table gives it.
+    for x in published.DISTILLED:
+        row = next(r for r in rows if f">{x.name}<" in r)
+        assert f">{x.metric.name}<" in row
+    assert sum(">pass@1 over 64 samples<" in r for r in rows) == 6 and sum(">greedy accuracy<" in r for r in rows) == 1
+    assert "How each score was measured" in h and "temperature 0.6, top-p 0.95" in h
     # Each chip sets the student; the picked one is ringed in both drawings.
     assert len(re.findall(r"data-set=", h)) == len(published.DISTILLED)
     assert h.count('r="10"') == 2

@@ -63,7 +63,8 @@ def _scenario(m, batch):
     chip = m.chip if m.chip != M.BUILD_MACHINE else custom.accelerator(
         P.MEMORY_GB.default, recorded.measurement("stream").rate / 1e9, recorded.measurement("gemm").rate / 1e12)
     extra = {"link": m.link} if m.link else {}
-    return Scenario(model=m.model, accelerator=chip, weights=m.weights, context=max(1, m.prompt_tokens + m.output_tokens // 2),
+    kv = m.kv or "bf16"  # the row's stated KV precision, else BF16 (the engines' default; the row's notes say so)
+    return Scenario(model=m.model, accelerator=chip, weights=m.weights, kv=kv, context=max(1, m.prompt_tokens + m.output_tokens // 2),
                     batch=batch, prompt_tokens=max(1, m.prompt_tokens), tp=m.tp, pp=m.pp, ep=m.ep, **extra)
 
 
@@ -117,6 +118,39 @@ def test_the_build_machine_row_reads_its_record():
     assert chip.memory_bandwidth == pytest.approx(stream.work / stream.value, rel=1e-12)
     gemm = recorded.measurement("gemm")
     assert chip.bf16_flops == pytest.approx(gemm.work / gemm.value, rel=1e-12)
+
+
+def test_the_kv_cache_precision_is_the_sources_or_said_to_be_assumed():
+    """Each row's KV cache: the precision its source states (``kv`` with ``kv_source``), else BF16 with
+    the row's notes saying that the source is silent. The build machine's forward pass keeps keys and
+    values in float32 (descent.trace.forward.KVCache's docstring); TensorRT-LLM's overview names the
+    checkpoints but sets no KV dtype, so those rows say the prediction assumes BF16."""
+    own = ROWS["descent-build-machine-smollm2-decode"]
+    assert own.kv == own.kv_precision == "fp32" and "KVCache" in own.kv_source
+    assert predict.scenario_for(own).kv == "fp32"
+    for m in ROWS.values():
+        if m.engine in ("TensorRT-LLM", "NVIDIA NIM", "vLLM") and not m.kv_stated:
+            assert m.kv_precision == "bf16" and predict.scenario_for(m).kv == "bf16"
+            assert "KV-cache precision: the" in m.notes and "does not state it" in m.notes, m.id
+            assert "the prediction assumes BF16" in m.notes, m.id
+
+
+def test_an_fp8_kv_cache_doubles_the_batch_that_fits():
+    """The row with the highest share, trtllm-h200-llama31-8b-fp8-20000-2000 (128%, above its own
+    ceiling), run again with an FP8 cache: Llama 3.1 8B holds 32 layers x 8 KV heads x 128 x 2 (K, V)
+    = 65,536 elements per token (config.json), 2 bytes each in BF16 and 1 in FP8; at the middle
+    context 20,000 + 2,000 / 2 = 21,000 tokens a sequence holds 2,752,512,000 or 1,376,256,000 bytes.
+    The batch is the usable memory left after the weights over that, rounded down."""
+    import dataclasses
+
+    from descent import weights
+
+    m = ROWS["trtllm-h200-llama31-8b-fp8-20000-2000"]
+    bf16, fp8 = predict.predict(m), predict.predict(dataclasses.replace(m, kv="fp8", kv_source="a test"))
+    room = Scenario(model=m.model, accelerator=m.chip).usable_bytes - weights.total_bytes(m.model, "fp8")
+    assert bf16.batch == int(room // (65_536 * 2 * 21_000)) == 46
+    assert fp8.batch == int(room // (65_536 * 1 * 21_000)) == 92  # twice 46, give or take the rounding down
+    assert bf16.share > 1 > fp8.share  # the assumed BF16 cache is one way a share passes 100%
 
 
 def test_summaries_are_computed_from_the_rows():
@@ -263,6 +297,9 @@ def test_a_good_row_loads():
     (("output_tokens = 128", "output_tokens = 0"), "output_tokens", "at least 1"),
     (("batch = 1", "batch = 1\nspeed = 3"), "speed", "unknown field"),
     (("batch = 1", "batch = 1\nlink = \"wifi\""), "link", "catalog link id"),
+    (("batch = 1", "batch = 1\nkv = \"fp9\"\nkv_source = \"the README\""), "kv", "bf16"),
+    (("batch = 1", "batch = 1\nkv = \"fp8\""), "kv_source", "is required with 'kv'"),
+    (("batch = 1", "batch = 1\nkv_source = \"the README\""), "kv_source", "without 'kv'"),
 ])
 def test_bad_rows_are_refused_naming_file_row_and_field(change, field, says):
     old, new = change

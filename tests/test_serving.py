@@ -393,8 +393,9 @@ def test_continuous_beats_static_on_the_pages_workload(seed, rate):
 
 def test_a_greedy_scheduling_anomaly_on_a_dense_model():
     # Strict "never worse" is not a theorem of the step model: on this 4-request trace (found by
-    # hypothesis) continuous batching pairs the requests differently and ends 0.24% later.
-    s = serving.server("gemma-3-27b", "mi300x", "fp8", "bf16")
+    # hypothesis, at one byte for every weight) continuous batching pairs the requests differently and
+    # ends 0.24% later. INT8: FP8 now keeps the embedding and head in BF16 (descent.weights.KEPT_IN_BF16).
+    s = serving.server("gemma-3-27b", "mi300x", "int8", "bf16")
     trace = serving.make_trace(4, 7.0, 1, 71, 0)
     static = serving.metrics(serving.simulate(trace, s, "static", 2)).throughput_tokens_per_s
     continuous = serving.metrics(serving.simulate(trace, s, "continuous", 2)).throughput_tokens_per_s

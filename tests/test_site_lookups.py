@@ -85,8 +85,10 @@ BEFORE = {
     "value trace_fact field=duration": "47.9 s",
     "value trace_fact field=mean_prompt": "1,012",
     "value multi_turn_fact field=ratio": "28",
-    "value batching_exception field=loss": "28.2%",
-    "value batching_exception field=expert_share_decode": "13.1%",
+    # 2026-12-02: FP8 sizing keeps the embedding and head in BF16 (descent.weights.KEPT_IN_BF16): 28.2% -> 26.9%,
+    # 13.1% -> 13.5%; test_batching_exception_prints_the_same derives the loss from the simulator.
+    "value batching_exception field=loss": "26.9%",
+    "value batching_exception field=expert_share_decode": "13.5%",
     "value alloc_fact field=pool": "4,096",
     "value q4_rule_fact model=smollm2-135m field=gap": "-22%",
     "value q4_rule_fact model=smollm2-135m field=rule unit=MB": "81 MB",

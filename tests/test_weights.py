@@ -190,3 +190,30 @@ def test_released_rows_need_a_non_empty_source(monkeypatch, source):
     finally:
         monkeypatch.undo()
         weights._released_table.cache_clear()
+
+
+# -- a uniform format sized as its checkpoints are released --------------------------------------
+
+
+def test_fp8_keeps_the_embedding_head_and_norms_in_bf16():
+    """NVIDIA's ModelOpt FP8 checkpoints quantize only the linear layers inside the transformer blocks
+    (model card of nvidia/Llama-3.1-70B-Instruct-FP8; ModelOpt's _default_disabled_quantizer_cfg turns
+    off *lm_head*): descent.weights.KEPT_IN_BF16. Llama 3.1 70B's config.json: vocabulary 128,256 x
+    d_model 8,192 = 1,050,673,152 parameters in the embedding and as many in the untied head; norms
+    80 layers x 2 x 8,192 + 8,192 (the final one) = 1,318,912."""
+    fp8, int8 = bytes_by_group("llama-3.1-70b", "fp8"), bytes_by_group("llama-3.1-70b", "int8")
+    assert fp8["embedding"] == fp8["output_head"] == 1_050_673_152 * 2  # BF16: 2 bytes a parameter
+    assert fp8["norms"] == 1_318_912 * 2
+    assert fp8["attention"] == int8["attention"] and fp8["dense_ffn"] == int8["dense_ffn"]  # 1 byte each
+    # 70,553,706,496 parameters: 68,451,041,280 at 1 byte, 2,102,665,216 at 2 = 72,656,371,712 bytes
+    # (70,553,706,496 when every parameter took one byte; INT8, which no such rule covers, still does).
+    assert sum(fp8.values()) == 72_656_371_712
+    assert sum(int8.values()) == 70_553_706_496
+    # NVFP4 (ModelOpt too) keeps the same groups; a MoE's routers stay BF16 as well.
+    assert bytes_by_group("llama-3.1-70b", "nvfp4")["embedding"] == 1_050_673_152 * 2
+    moe = bytes_by_group("qwen3-235b-a22b", "fp8")
+    assert moe["router"] == transformer.param_counts(model("qwen3-235b-a22b")).router * 2
+    from descent.weights import describe
+    assert describe("llama-3.1-70b", "fp8") == "FP8, embedding, output head and norms in BF16"
+    assert describe("qwen3-235b-a22b", "fp8") == "FP8, embedding, output head, norms and router in BF16"
+    assert describe("llama-3.1-70b", "int8") == "INT8"

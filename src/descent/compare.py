@@ -13,16 +13,31 @@ Core rule: standard library only (runs in Pyodide).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from descent.checks import is_real as _number
 
-__all__ = ["BETTER", "Compared", "compare", "value_of"]
+__all__ = ["BETTER", "SPARE_FIELDS", "Compared", "compare", "spare_text", "value_of"]
 
 #: Which way an output is better: a lower value, a higher one, or neither.
 BETTER = ("lower", "higher", "")
+
+#: Outputs that are memory left over (the sizing's "Memory left free", the dials' "Spare memory per
+#: accelerator"), in bytes: a negative value means the set-up does not fit and needs that much more.
+#: A ratio of two of them means nothing once either is negative (a "-0.3" between a set-up that fits
+#: and one that does not), so :func:`compare` gives none, and :func:`spare_text` prints the shortfall.
+SPARE_FIELDS = ("free_bytes",)
+
+
+def spare_text(x: float, fmt: Callable[[float], str], unit: str = "") -> str:
+    """Memory left over as text: ``fmt(x)`` when ``x >= 0``; when it is negative, the plain
+    "does not fit: needs ``fmt(-x)`` more" (``unit`` after the number, for a cell whose label carries
+    the unit and whose numbers are bare)."""
+    if x >= 0:
+        return fmt(x)
+    return f"does not fit: needs {fmt(-x)}{' ' + unit if unit else ''} more"
 
 
 @dataclass(frozen=True)
@@ -51,7 +66,9 @@ def value_of(obj: Any, name: str) -> Any:
 
 def compare(before: Any, after: Any, fields: Sequence[tuple[str, str, str]], *,
             needs_fit: Collection[str] = ()) -> list[Compared]:
-    """``before`` and ``after`` (records or mappings with the same fields) output by output.
+    """``before`` and ``after`` (records or mappings with the same fields) output by output. The ratio
+    is ``after / before`` where both are numbers and ``before`` is not 0, except for memory left over
+    (:data:`SPARE_FIELDS`) when either side is negative: None (print :func:`spare_text` instead).
 
     Args:
         fields: ``[(field, label, better)]``; ``better`` one of :data:`BETTER`. A bool field
@@ -70,6 +87,8 @@ def compare(before: Any, after: Any, fields: Sequence[tuple[str, str, str]], *,
             raise ValueError(f"compare: better must be one of {', '.join(map(repr, BETTER))}, got {good!r}")
         a, b = value_of(before, name), value_of(after, name)
         ratio = b / a if _number(a) and _number(b) and a else None
+        if name in SPARE_FIELDS and ratio is not None and (a < 0 or b < 0):
+            ratio = None  # memory left: a negative side does not fit, and a ratio of the two means nothing
         if name in needs_fit and not both_fit:
             better = ""
         elif a == b or not good or not (_number(a) or isinstance(a, bool)) or not (_number(b) or isinstance(b, bool)):

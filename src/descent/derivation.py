@@ -25,6 +25,7 @@ from typing import Any
 from descent import catalog, numerics
 from descent import quantities as Q
 from descent.units import format_int, format_number
+from descent.weights import KEPT_IN_BF16
 
 __all__ = ["ASSUMPTIONS", "ASSUMPTION_OTHER", "BINDERS", "CODE_URL", "Derivation", "FORMULA_OF", "SLOT",
            "assumption", "command_line", "derive", "evaluate", "number_tex", "python_call", "source_of"]
@@ -97,8 +98,8 @@ def _bind_decode(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _bind_weights(inputs: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    if inputs["weights"] not in numerics.PRECISIONS:
-        return None  # "as released" and GGUF mixes: several precisions, no one-line formula
+    if inputs["weights"] not in numerics.PRECISIONS or inputs["weights"] in KEPT_IN_BF16:
+        return None  # as released, GGUF mixes, a format that keeps some groups in BF16: no one-line formula
     return "weight_bytes", {"N": Q.get("params_total")(model=inputs["model"]),
                             "bits": numerics.precision(inputs["weights"]).bits_per_weight}
 

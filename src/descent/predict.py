@@ -5,6 +5,11 @@ batch, prompt and output lengths) and what it reached. :func:`predict` builds th
 :class:`~descent.scenario.Scenario` of that configuration and asks the step model
 (:mod:`descent.step`) for the same kind of speed:
 
+The KV cache is held in the precision the row's source states (``kv``, with ``kv_source``); where
+the source is silent, in BF16, the engines' default, and the row's notes say so. An engine that ran an
+FP8 cache (TensorRT-LLM keeps the checkpoint's own setting unless told otherwise) fits about twice
+the batch the ceiling assumes, so a share above 1 at maximum load can come from that assumption.
+
 * ``decode_tokens_per_s`` (and ``itl_s``): one decode step of ``batch`` sequences, each at the
   run's middle context ``prompt + output // 2`` (the step's time grows with the context in a straight
   line, so the middle step's time is the run's mean); the ceiling is ``1 / seconds`` per sequence
@@ -102,15 +107,18 @@ def _chip(m: M.Measurement) -> str | Accelerator:
 
 
 def scenario_for(m: M.Measurement, batch: int | None = None) -> Scenario:
-    """The scenario of measurement ``m``: its model, weights, chip, split and link, ``batch``
-    sequences (default the row's) at the run's middle context ``prompt + output // 2`` (at least 1).
+    """The scenario of measurement ``m``: its model, weights, KV-cache precision (the row's
+    :attr:`~descent.catalog.measurements.Measurement.kv_precision`: as its source states it, else BF16),
+    chip, split and link, ``batch`` sequences (default the row's) at the run's middle context
+    ``prompt + output // 2`` (at least 1).
 
     Raises:
         ValueError: the configuration is not one the step model takes (a split the model refuses).
     """
     b = m.batch if batch is None else batch
     kwargs = {} if not m.link else {"link": m.link}
-    return Scenario(model=m.model, accelerator=_chip(m), weights=m.weights, context=max(1, m.prompt_tokens + m.output_tokens // 2),
+    return Scenario(model=m.model, accelerator=_chip(m), weights=m.weights, kv=m.kv_precision,
+                    context=max(1, m.prompt_tokens + m.output_tokens // 2),
                     batch=max(1, b), prompt_tokens=max(1, m.prompt_tokens), tp=m.tp, pp=m.pp, ep=m.ep, **kwargs)
 
 

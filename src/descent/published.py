@@ -10,10 +10,15 @@ quote them through a shortcode and a test can check them against the rest of the
   RTN, 3-bit GPTQ, and 3-bit GPTQ with groups of 128.
 * DeepSeek-R1 (DeepSeek-AI 2025, arXiv:2501.12948): dense models fine-tuned on samples written by
   DeepSeek-R1; AIME 2024 pass@1 from the repository README's "Distilled Model Evaluation" table.
-  The paper's section 2.4 says the 800k samples curated with DeepSeek-R1 were used.
+  The paper's section 2.4 says the 800k samples curated with DeepSeek-R1 were used. The README's
+  section 4 defines the score: 64 answers sampled per problem (temperature 0.6, top-p 0.95), pass@1
+  the share of them that are right, averaged over the problems (:data:`R1_METRIC`).
 * s1 (Muennighoff et al. 2025, "s1: Simple test-time scaling", arXiv:2501.19393): Qwen2.5-32B-Instruct
   fine-tuned on 1,000 questions with reasoning traces (s1K); AIME 2024 from its Table 1 (s1-32B,
-  with budget forcing; the abstract rounds it to 57%).
+  with budget forcing; the abstract rounds it to 57%). Its section 4.1 evaluates greedily
+  (temperature 0): one answer per problem, accuracy (:data:`S1_METRIC`). The two scores answer the
+  same question, the share of problems solved, measured two ways: a chart or page that sets them
+  side by side names each one's metric.
 * LIMA (Zhou et al. 2023, "LIMA: Less Is More for Alignment", arXiv:2305.11206): LLaMa 65B
   fine-tuned on 1,000 carefully curated prompts and responses.
 * DistilBERT (Sanh et al. 2019, arXiv:1910.01108, abstract): 40% smaller than BERT-base, 97% of its
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["AIME_DISTILLED", "DISTILLED", "S1_AIME", "Student", "GPTQ_COLUMNS", "GPTQ_LLAMA", "GPTQ_URL", "PUBLISHED", "Published", "get", "gptq_change",
+__all__ = ["AIME_DISTILLED", "DISTILLED", "R1_METRIC", "S1_AIME", "S1_METRIC", "Metric", "Student", "GPTQ_COLUMNS", "GPTQ_LLAMA", "GPTQ_URL", "PUBLISHED", "Published", "get", "gptq_change",
            "gptq_weights_bytes"]
 
 GPTQ_URL = "https://github.com/IST-DASLab/gptq"
@@ -93,12 +98,44 @@ AIME_DISTILLED: dict[str, float] = {
 #: s1-32B's AIME 2024 score (percent), Table 1 of the s1 paper.
 S1_AIME = 56.7
 
+#: Answers DeepSeek samples per problem to estimate pass@1 (DeepSeek-R1 README, section 4).
+R1_EVAL_SAMPLES = 64
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How a published score was measured: a short ``name`` for a table cell, its ``definition`` in a
+    sentence, and the ``source`` that defines it (a URL with the section)."""
+
+    name: str
+    definition: str
+    source: str
+
+
+#: The DeepSeek-R1 README's score: "For benchmarks requiring sampling, we use a temperature of 0.6, a
+#: top-p value of 0.95, and generate 64 responses per query to estimate pass@1" (section 4,
+#: Evaluation Results; the same setting for the distilled models' table).
+R1_METRIC = Metric(
+    f"pass@1 over {R1_EVAL_SAMPLES} samples",
+    f"{R1_EVAL_SAMPLES} answers sampled per problem (temperature 0.6, top-p 0.95); the share of them that are "
+    "right, averaged over the problems",
+    f"{R1_URL} (README, section 4, Evaluation Results)")
+
+#: The s1 paper's score: greedy decoding (temperature 0), one answer per problem, accuracy (section 4.1,
+#: Evaluation; it notes that this equals pass@1 of that one answer), s1-32B's with budget forcing.
+S1_METRIC = Metric(
+    "greedy accuracy",
+    "one answer per problem, decoded greedily (temperature 0, the most likely token each step), with "
+    "budget forcing; the share of problems it gets right",
+    f"{S1_URL} (section 4.1, Evaluation)")
+
 
 @dataclass(frozen=True)
 class Student:
     """A model fine-tuned on a teacher's outputs, as published: ``name``, ``teacher``, its size in
     ``billions`` of parameters (from its name), the fine-tuning ``samples`` and its AIME 2024
-    pass@1 ``score`` (percent), with the ``source`` of each (a URL with the table or section)."""
+    ``score`` (percent), with the ``source`` of each (a URL with the table or section), and the
+    ``metric`` the score is (:class:`Metric`: pass@1 over sampled answers, or greedy accuracy)."""
 
     name: str
     teacher: str
@@ -107,6 +144,7 @@ class Student:
     score: float
     samples_source: str
     score_source: str
+    metric: Metric
 
 
 def _billions(name: str) -> float:
@@ -144,9 +182,12 @@ _ALL = [
     Published("r1_distill_other_samples", 200_000, "samples", "samples unrelated to reasoning (writing, factual "
               "questions, self-cognition, translation), largely from DeepSeek-V3's pipeline",
               f"{R1_PAPER} (section 2.3.3, non-reasoning data: about 200k)"),
-    *(Published("aime_" + k.lower().replace("-", "_").replace(".", "_"), v, "%", f"{k}, AIME 2024 pass@1",
+    *(Published("aime_" + k.lower().replace("-", "_").replace(".", "_"), v, "%", f"{k}, AIME 2024 {R1_METRIC.name}",
                 f"{R1_URL} (README, Distilled Model Evaluation)") for k, v in AIME_DISTILLED.items()),
-    Published("aime_s1_32b", S1_AIME, "%", "s1-32B, AIME 2024 pass@1 (with budget forcing)", f"{S1_URL} (Table 1)"),
+    Published("aime_s1_32b", S1_AIME, "%", f"s1-32B, AIME 2024 {S1_METRIC.name} (with budget forcing)",
+              f"{S1_URL} (Table 1)"),
+    Published("r1_eval_samples", R1_EVAL_SAMPLES, "answers", "answers DeepSeek samples per problem to estimate pass@1 "
+              "(temperature 0.6, top-p 0.95)", R1_METRIC.source),
     Published("s1_examples", 1000, "examples", "questions with reasoning traces s1-32B was fine-tuned on (s1K)",
               f"{S1_URL} (abstract)"),
     Published("lima_examples", 1000, "examples", "curated prompts and responses LIMA (LLaMa 65B) was fine-tuned on",
@@ -165,10 +206,11 @@ PUBLISHED: dict[str, Published] = {p.key: p for p in _ALL}
 #: value from :data:`PUBLISHED` (so a page and the chart print the same number).
 DISTILLED: tuple[Student, ...] = (
     *(Student(k, "DeepSeek-R1", _billions(k), PUBLISHED["r1_distill_samples"].value, v,
-              PUBLISHED["r1_distill_samples"].source, f"{R1_URL} (README, Distilled Model Evaluation)")
+              PUBLISHED["r1_distill_samples"].source, f"{R1_URL} (README, Distilled Model Evaluation)", R1_METRIC)
       for k, v in AIME_DISTILLED.items() if k.startswith("DeepSeek-R1-Distill-")),
     Student("s1-32B", "Gemini 2.0 Flash Thinking", 32.0, PUBLISHED["s1_examples"].value, S1_AIME,
-            f"{S1_URL} (abstract; section 2: the traces are Gemini Flash Thinking's)", PUBLISHED["aime_s1_32b"].source),
+            f"{S1_URL} (abstract; section 2: the traces are Gemini Flash Thinking's)", PUBLISHED["aime_s1_32b"].source,
+            S1_METRIC),
 )
 
 

@@ -16,7 +16,10 @@ checkpoint does not store them all alike:
   ``llama_tensor_get_type`` (src/llama-quant.cpp), applied to the tensor shapes that the catalog's
   config gives.
 * **One precision for all** (``bf16``, ``fp8``, ``mxfp4``, ...): every parameter at that width, the
-  "what if" of the sizing sandbox.
+  "what if" of the sizing sandbox; except that a format whose published checkpoints quantize only
+  the linear layers inside the transformer blocks (FP8 and NVFP4 as NVIDIA's Model Optimizer writes
+  them, block-scaled FP8 as DeepSeek's) keeps the groups those checkpoints keep in BF16: the
+  embedding table, the output head, the norms and the routers (:data:`KEPT_IN_BF16`).
 
 :func:`bytes_by_group` gives the bytes of each group; its sum is what memory holds. A decode step
 reads each group once, except that it reads only the looked-up rows of an untied embedding table
@@ -39,6 +42,8 @@ __all__ = [
     "GGUF_MIXES",
     "GGUF_TYPE_BITS",
     "GROUPS",
+    "KEPT_GROUPS",
+    "KEPT_IN_BF16",
     "RELEASED",
     "Tensor",
     "Q4_RULE_BITS_PER_WEIGHT",
@@ -61,6 +66,27 @@ GROUPS = ("embedding", "output_head", "attention", "dense_ffn", "experts", "shar
 GROUP_LABELS = {"embedding": "embedding", "output_head": "output head", "attention": "attention",
                 "dense_ffn": "dense FFN", "experts": "experts", "shared_experts": "shared experts",
                 "router": "router", "norms": "norms"}
+
+#: The groups a checkpoint that quantizes only the linear layers inside the transformer blocks keeps
+#: in BF16: the embedding table (a look-up, not a linear layer), the output head (outside the blocks),
+#: the norm vectors and the MoE routers.
+KEPT_GROUPS = ("embedding", "output_head", "norms", "router")
+
+#: Weight formats whose published checkpoints keep :data:`KEPT_GROUPS` in BF16, so that "every weight
+#: in FP8" is sized as those checkpoints are released, not one byte for every parameter. Sources:
+#:
+#: * ``fp8`` and ``nvfp4``, NVIDIA Model Optimizer (ModelOpt), the checkpoints TensorRT-LLM's
+#:   performance tables run (nvidia/Llama-3.1-70B-Instruct-FP8, nvidia/Llama-3.3-70B-Instruct-FP4 and
+#:   kin): their model cards say "Only the weights and activations of the linear operators within
+#:   transformers blocks are quantized" (https://huggingface.co/nvidia/Llama-3.1-70B-Instruct-FP8);
+#:   ModelOpt attaches quantizers to linear layers only (an embedding table gets none) and its default
+#:   configuration disables those of ``*lm_head*`` and the routers (``*router*``, ``*mlp.gate.*``,
+#:   ``*block_sparse_moe.gate*``): ``_default_disabled_quantizer_cfg`` in
+#:   modelopt/torch/quantization/config.py (https://github.com/NVIDIA/TensorRT-Model-Optimizer).
+#: * ``fp8_b128``, DeepSeek-V3's format (also Kimi K2's): "embeddings, head, norms and routers in
+#:   BF16" (https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/README_WEIGHTS.md; the
+#:   ``released.toml`` rows of both models).
+KEPT_IN_BF16: dict[str, tuple[str, ...]] = {"fp8": KEPT_GROUPS, "nvfp4": KEPT_GROUPS, "fp8_b128": KEPT_GROUPS}
 
 #: The weight choice that means "as the publisher released the checkpoint".
 RELEASED = numerics.RELEASED
@@ -332,7 +358,8 @@ def _gguf_bytes(m: Model, mix: str, ts: list[Tensor], vectors: dict[str, int]) -
 
 
 def describe(model: str, weights: str) -> str:
-    """How the weights are stored, in a few words: ``"FP8"``, ``"as released: BF16 embedding,
+    """How the weights are stored, in a few words: ``"FP8, embedding, output head and norms in BF16"``
+    (the groups its checkpoints keep in BF16: :data:`KEPT_IN_BF16`), ``"as released: BF16 embedding,
     attention, ...; MXFP4 the rest"``, ``"GGUF Q4_K_M mix"``. Raises ValueError for an unknown model
     or weight choice."""
     if weights == RELEASED:
@@ -350,6 +377,11 @@ def describe(model: str, weights: str) -> str:
         rest = [f"{k} {', '.join(GROUP_LABELS[g] for g in gs)}" for k, gs in kinds.items() if k != main]
         return f"as released: {'; '.join(rest)}; {main} the rest"
     p = numerics.precision(weights)
+    if weights in KEPT_IN_BF16:
+        pc = transformer.param_counts(_model(model))
+        kept = [GROUP_LABELS[g] for g in KEPT_IN_BF16[weights] if getattr(pc, g)]
+        listed = kept[0] if len(kept) == 1 else f"{', '.join(kept[:-1])} and {kept[-1]}"
+        return f"{p.label}, {listed} in BF16" if kept else p.label
     return f"{p.label} mix" if weights in ("q4_k_m", "q5_k_m") else p.label
 
 
@@ -374,7 +406,9 @@ def bytes_by_group(model: str | Model, weights: str) -> dict[str, float]:
         model: a Model or catalog id.
         weights: ``"released"`` (the published checkpoint, :func:`released_map`), a GGUF mix
             (:data:`GGUF_MIXES`: per-tensor types, :func:`gguf_tensor_type`), or any other name in
-            ``descent.numerics.PRECISIONS`` (every parameter at that width).
+            ``descent.numerics.PRECISIONS`` (every parameter at that width, except the groups
+            :data:`KEPT_IN_BF16` names for the format: those at BF16, 2 bytes a parameter, as the
+            format's published checkpoints keep them; sources there).
 
     Returns:
         ``{group: bytes}`` for every group of :data:`GROUPS` (0.0 for a group the model lacks);
@@ -405,7 +439,8 @@ def _bytes_by_group(m: Model, weights: str) -> dict[str, float]:
     if weights not in numerics.PRECISIONS:
         raise ValueError(f"weights must be one of {', '.join(scheme_names())}; got {weights!r}")
     bpw = numerics.precision(weights).bits_per_weight
-    return {g: getattr(pc, g) * bpw / BITS_PER_BYTE for g in GROUPS}
+    kept, bf16 = KEPT_IN_BF16.get(weights, ()), numerics.precision("bf16").bits_per_weight
+    return {g: getattr(pc, g) * (bf16 if g in kept else bpw) / BITS_PER_BYTE for g in GROUPS}
 
 
 def total_bytes(model: str | Model, weights: str) -> float:

@@ -94,6 +94,10 @@ class Measurement:
             stands in for it (Llama 3 8B for Llama 3.1 8B: the same shapes).
         weights: the weights format as the step model takes it (``params.WEIGHTS``: ``q4_k_m``,
             ``fp8``, ``released``...). weights_note: the exact checkpoint or file format.
+        kv: the KV cache's precision (``params.KV``: ``bf16``, ``fp8``, ``fp32``...) where the source
+            states it, and ``kv_source``: where it says so. "" where the source is silent: the
+            prediction then takes the step model's default (:attr:`kv_precision`), and the row's
+            ``notes`` say that the source does not state it.
         engine: one of :data:`ENGINES`. engine_version: its version or build, as the source states it.
         chip: a catalog accelerator id, or :data:`BUILD_MACHINE`. chips: how many.
         tp, pp, ep: the split (tensor, pipeline, expert parallel); ``tp x pp x ep = chips``.
@@ -120,6 +124,8 @@ class Measurement:
     quote: str = ""
     model_note: str = ""
     weights_note: str = ""
+    kv: str = ""
+    kv_source: str = ""
     engine_version: str = ""
     chips: int = 1
     tp: int = 1
@@ -133,6 +139,17 @@ class Measurement:
     def __post_init__(self) -> None:
         if self.value is not None:  # TOML's 115 and 115.0 are one figure
             object.__setattr__(self, "value", float(self.value))
+
+    @property
+    def kv_precision(self) -> str:
+        """The KV-cache precision the prediction uses: :attr:`kv` where the source states it, else the
+        step model's default (``params.KV.default``, BF16, the engines' default)."""
+        return self.kv or P.KV.default
+
+    @property
+    def kv_stated(self) -> bool:
+        """True when the source states the KV cache's precision (:attr:`kv` is given)."""
+        return bool(self.kv)
 
     @property
     def unit(self) -> str:
@@ -169,6 +186,16 @@ def _validate(m: Measurement, file: str) -> None:
     if m.link and m.link not in catalog.links():
         raise CatalogError(f"{where}: field 'link' must be a catalog link id ({', '.join(catalog.links())}), "
                            f"got {m.link!r}")
+    if m.kv:
+        allowed = [name for name, _ in P.KV.choices()]
+        if m.kv not in allowed:
+            raise CatalogError(f"{where}: field 'kv' must be one of {', '.join(allowed)} (params.KV), got {m.kv!r}")
+        if not m.kv_source.strip():
+            raise CatalogError(f"{where}: field 'kv_source' is required with 'kv': where the source states the "
+                               "KV cache's precision")
+    elif m.kv_source:
+        raise CatalogError(f"{where}: field 'kv_source' is given without 'kv'; give the precision it states, or "
+                           "leave both out and say in 'notes' that the source is silent")
     if (m.value is None) == (not m.recorded):
         raise CatalogError(f"{where}: field 'value' must be given, or field 'recorded' instead (a build-machine "
                            "recording), not both and not neither")

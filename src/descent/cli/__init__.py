@@ -43,6 +43,7 @@ from descent.cli import hardware as hardware_cli
 from descent.cli import serving as serving_cli
 from descent.cli import value as value_cli
 from descent.cli.rows import print_rows
+from descent.compare import spare_text
 from descent.memory import JSON_NAMES, Sizing, size
 from descent.trace import cli as trace_cli  # `trace` and `generate`: NumPy is imported only when they run
 from descent.units import (
@@ -370,8 +371,8 @@ def _cmd_dials(args: argparse.Namespace) -> int:
         ("  expected", expected_line(total, "in total", args.accelerator)),
         ("price", f"${format_number(d.usd_per_million_tokens, 3)} per million tokens at "
                   f"{format_int(args.tp)} x ${format_number(args.price, 3, trim=True)} per accelerator-hour"),
-        ("spare memory", f"{format_bytes(d.free_bytes)} per accelerator"
-                         + ("" if d.fits else " (does not fit: the speeds are what it would do if it did)")),
+        ("spare memory", f"{spare_text(d.free_bytes, format_bytes)} per accelerator"
+                         + ("" if d.fits else " (the speeds are what it would do if it did)")),
     ]
     print_rows(rows)
     return 0

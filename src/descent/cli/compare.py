@@ -26,7 +26,7 @@ from descent import dials, economics, memory
 from descent import params as P
 from descent.checks import is_real
 from descent.cli.rows import print_rows
-from descent.compare import compare
+from descent.compare import SPARE_FIELDS, compare, spare_text
 from descent.units import format_bytes, format_int, format_number, format_time
 
 __all__ = ["COMPARE", "COMPARED", "FLAG", "INPUTS", "NEEDS_FIT", "add_flag", "compared_rows", "run", "split"]
@@ -116,6 +116,8 @@ def _show(field: str, x) -> str:
         return "none"
     if isinstance(x, bool):
         return "yes" if x else "no"
+    if field in SPARE_FIELDS:  # memory left: a negative one is a shortfall
+        return spare_text(x, lambda n: format_bytes(n, "auto"))
     if field.endswith("bytes"):
         return format_bytes(x, "auto")
     if "tokens_per_s" in field:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from descent import catalog, custom, hfconfig, numerics
 from descent import params as P
+from descent.compare import SPARE_FIELDS, spare_text
 from descent.hardware import decode_step_bytes
 from descent.memory import (
     Sizing,
@@ -457,6 +458,9 @@ def _comparison(pinned: dict, now: Sizing) -> dict:
         # Units in the row's label, bare numbers in the cells: five columns fit a phone's width.
         if c.field == "fits":
             return c.label, _compare.yes_no(c.before), _compare.yes_no(c.after)
+        if c.field in SPARE_FIELDS:  # memory left: a negative one is a shortfall, not a number to divide
+            gb = lambda x: v.fmt(x / GB)  # noqa: E731
+            return f"{c.label}, GB", spare_text(c.before, gb, "GB"), spare_text(c.after, gb, "GB")
         if c.field.endswith("bytes"):
             return f"{c.label}, GB", v.fmt(c.before / GB), v.fmt(c.after / GB)
         return f"{c.label}, tokens/s", rate_text(c.before), rate_text(c.after)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from descent import catalog, dials, recorded, transformer
 from descent import params as P
+from descent.compare import SPARE_FIELDS, spare_text
 from descent.units import GB, format_bytes, format_int, format_number, format_time
 from descent.widgets import Input, _compare, widget
 from descent.widgets import views as v
@@ -127,8 +128,9 @@ def _comparison(pinned: dict, before: dials.Dials, now: dials.Dials) -> dict:
             return c.label, _compare.yes_no(c.before), _compare.yes_no(c.after)
         if c.field == "ttft_s":
             return c.label, format_time(c.before), format_time(c.after)
-        if c.field == "free_bytes":
-            return f"{c.label}, GB", format_number(c.before / GB, 3), format_number(c.after / GB, 3)
+        if c.field in SPARE_FIELDS:  # memory left: a negative one is a shortfall, not a number to divide
+            gb = lambda x: format_number(x / GB, 3)  # noqa: E731
+            return f"{c.label}, GB", spare_text(c.before, gb, "GB"), spare_text(c.after, gb, "GB")
         if c.field == "usd_per_million_tokens":
             return f"{c.label}, $", format_number(c.before, 3), format_number(c.after, 3)
         return f"{c.label}, tokens/s", format_number(c.before, 3), format_number(c.after, 3)

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from descent import catalog, predict
+from descent import catalog, numerics, predict
 from descent.catalog import measurements as M
 from descent.site.shortcodes import table
 from descent.site.values.text import fmt_num, md_link_source, md_table, md_text
@@ -33,8 +33,14 @@ def _batch(p: predict.Prediction) -> str:
     return format_int(p.batch)
 
 
+def _kv(m: M.Measurement) -> str:
+    """The KV cache's precision the ceiling used: as the source states it, or BF16 assumed."""
+    label = numerics.kv_precision(m.kv_precision).label
+    return f"KV cache {label} (as the source states)" if m.kv_stated else f"KV cache {label} (assumed: the source does not say)"
+
+
 def _model(p: predict.Prediction) -> str:
-    return md_text(f"{catalog.model(p.row.model).name}; {p.row.weights_note}")
+    return md_text(f"{catalog.model(p.row.model).name}; {p.row.weights_note}; {_kv(p.row)}")
 
 
 def _load(p: predict.Prediction) -> str:
@@ -57,7 +63,7 @@ def measurements_table() -> str:
         rows.append([format_int(i), md_text(M.KINDS[m.what][1]), _model(p), _load(p),
                      md_text(f"{m.engine} {m.engine_version}"), _value(p.measured, m.unit), _value(p.ceiling, m.unit),
                      format_percent(p.share, 2), p.bound, f"{md_text(p.date)}, {md_link_source(p.source)}"])
-    return md_table(["#", "measured", "model and weights", "chips and load", "engine", "measured", "ceiling", "share",
+    return md_table(["#", "measured", "model, weights and KV cache", "chips and load", "engine", "measured", "ceiling", "share",
                      "bound", "date and source"], rows, "rlllllrrrl")
 
 
@@ -95,6 +101,7 @@ def measured_classes_table() -> str:
 @table("measured_quotes")
 def measured_quotes_table() -> str:
     """Every measurement's figure as its source prints it, with where in the source it stands."""
-    rows = [[format_int(i), f"`{p.id}`", f"`{p.quote}`" if "`" not in p.quote else md_text(p.quote), md_text(p.row.notes)]
+    rows = [[format_int(i), f"`{p.id}`", f"`{p.quote}`" if "`" not in p.quote else md_text(p.quote),
+             md_text(p.row.notes + (f" KV cache: {p.row.kv_source}." if p.row.kv_stated else ""))]
             for i, p in enumerate(predict.predictions(), start=1)]
     return md_table(["#", "catalog id", "the source's words", "where, and what the row's fields cannot say"], rows, "rlll")
