@@ -228,7 +228,7 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
         out.append(v.stat("Decode ceiling per sequence" + ("" if s.fits else " (if it fit)"),
                           format_number(s.decode_tokens_per_s, 3), "tokens/s", quantity="decode_tokens_per_s",
                           note=f"{format_int(ctx)} tokens, one sequence"))
-        out.append(v.note(fit_sentence(s), "info" if s.fits else "warn"))
+        out.append(v.note(fit_sentence(s, on=f"one {a.name}"), "info" if s.fits else "warn"))
     arr = memory_tiers.arrangement(a)
     out.append(v.kv([("On the chip", arr.on_chip), ("Weights live in", arr.off_chip), ("Managed by", arr.managed),
                      ("Source", arr.source)], caption=f"How the {a.name} arranges its memory"))
