@@ -41,17 +41,24 @@ def _block(ax, theme, x, y, s, filled, color, label):
         ax.text(x + BLOCK * s / 2, y + s + 0.8, label, ha="center", va="bottom", fontsize=9, color=theme.fg)
 
 
+#: Height of a line of the diagram's text, in diagram units (9 pt at about 14.4 units per inch, with
+#: its descent): a line to a physical block from below ends under the block's number, not across it.
+TEXT_UNITS = 2.4
+
+
 def make(theme, width):
+    # A phone has no room for "sequence A" beside each row: the rows' names go above and below the
+    # rows, in the text that gives each table, and only "memory" keeps a (narrow) margin of its own.
     narrow = width < 5
     shared, own = theme.color(0), (theme.color(1), theme.color(2))
-    s = 2.2 if narrow else 2.6  # a token slot, in diagram units
-    gap = 1.6 if narrow else 3.0
+    s = 2.0 if narrow else 2.6  # a token slot, in diagram units
+    gap = 1.4 if narrow else 3.0
     bw = BLOCK * s
     n_phys = _COUNTS["shared"]
-    uw = max(len(_TABLES[0]), n_phys) * (bw + gap) + (16 if not narrow else 4)
+    left = 14 if not narrow else 11.5
+    uw = max(len(_TABLES[0]), n_phys) * (bw + gap) + (16 if not narrow else left)
     uh = 56 if narrow else 46
     fig, ax = plotting.diagram(width, 3.9 if narrow else 3.2, uw, uh)
-    left = 14 if not narrow else 2
     rows = {0: uh - 10, "phys": uh / 2 - s / 2, 1: 4}
     phys_x = [left + i * (bw + gap) for i in range(n_phys)]
     owner = {b: j for j, t in enumerate(_TABLES) for b in t if b not in _SHARED}
@@ -66,8 +73,7 @@ def make(theme, width):
         _block(ax, theme, x, rows["phys"], s, fill[b], c, "")
         ax.text(x + bw / 2, rows["phys"] - 0.8, f"{b}" + (" (shared)" if b in _SHARED and not narrow else ""),
                 ha="center", va="top", fontsize=9, color=theme.fg)
-    ax.text(phys_x[0] - 1.2, rows["phys"] + s / 2, "memory" if not narrow else "", ha="right", va="center",
-            fontsize=9, color=theme.fg)
+    ax.text(phys_x[0] - 1.2, rows["phys"] + s / 2, "memory", ha="right", va="center", fontsize=9, color=theme.fg)
     for j, t in enumerate(_TABLES):
         y = rows[j]
         for i, b in enumerate(t):
@@ -75,10 +81,10 @@ def make(theme, width):
             c = shared if b in _SHARED else own[j]
             _block(ax, theme, x, y, s, min(BLOCK, PROMPT + OUTPUT - i * BLOCK), c, "")
             # The line from the logical block to its physical block.
-            y0, y1 = (y, rows["phys"] + s) if j == 0 else (y + s, rows["phys"])
+            y0, y1 = (y, rows["phys"] + s) if j == 0 else (y + s, rows["phys"] - 0.8 - TEXT_UNITS)
             ax.plot([x + bw / 2, phys_x[b] + bw / 2], [y0 - 0.3 if j == 0 else y0 + 0.3, y1 + 0.3 if j == 0 else y1 - 0.3],
                     color=c, linewidth=1.2)
-        text = f"{_NAMES[j]}'s block table: " + ", ".join(format_int(b) for b in t)
+        text = f"{'sequence ' if narrow else ''}{_NAMES[j]}'s block table: " + ", ".join(format_int(b) for b in t)
         ty = y + s + 1.2 if j == 0 else y - 1.2
         ax.text(left, ty, text, ha="left", va="bottom" if j == 0 else "top", fontsize=9, color=theme.fg)
     if not narrow:

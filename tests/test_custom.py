@@ -38,7 +38,7 @@ def test_a_catalog_chip_retyped_sizes_the_same():
 
 def test_without_a_peak_there_is_no_compute_roof():
     a = custom.accelerator(24, 1008)
-    assert a.bf16_flops == math.inf and "no compute roof" in a.notes
+    assert a.bf16_flops == math.inf and "no compute ceiling" in a.notes
     s = memory.size("llama-3.1-8b", a, "bf16", "bf16", 8192, 64)
     # Memory-bound at any batch: the ceiling is bandwidth / bytes per step, nothing else.
     assert s.bound == "memory" and s.compute_bound_batch is None

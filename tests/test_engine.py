@@ -9,6 +9,7 @@ tests/browser/test_model_in_browser.py.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -322,6 +323,33 @@ def test_panel_places_the_readers_decode_on_the_ceilings_figure():
     # A slow machine (a loaded phone) is placed too: 0.5 GB/s gives a ceiling a 24th of 12 GB/s's.
     r = w.run("model_in_browser", {}, answers=[{"request": need, "answer": {**SPEED, "stream_bytes_per_s": 5e8}}])
     assert r["ok"] and f"{format_number(ceiling / 24, 3)} tokens/s: that bandwidth" in _text(r["html"])
+
+
+def test_the_phones_chart_names_its_lines_in_a_key_below_the_plot():
+    """A reader at 390 px found the chart's names crossing its lines ("your prefill" over the
+    diagonals, "you: decode" over the dashed line): the phone's chart writes no name in the plot; a
+    key below the axis title names the ringed point, the three lines and the grey dots, a row each."""
+    from descent.widgets import _svg
+
+    need = w.run("model_in_browser", {}, answers=[])["need"]
+    for bandwidth in (12e9, 5e8):  # the reader's point far up the diagonal, and far to its left
+        r = w.run("model_in_browser", {}, answers=[{"request": need, "answer": {**SPEED, "stream_bytes_per_s": bandwidth}}])
+        narrow = r["html"].split('class="descent-svg__narrow"')[1].split("</svg>")[0]
+        names = ["you: decode (Chrome 131)", "your prefill (no ceiling measured)", "measured = ceiling",
+                 "half the ceiling", "a public measurement"]
+        texts = {html.unescape(t): float(y) for y, t in re.findall(r'<text x="[^"]*" y="([^"]*)"[^>]*>([^<]*)</text>',
+                                                                   narrow)}
+        axis_title = texts["ceiling, tokens/s (log scale)"]
+        assert axis_title == _svg.NARROW_HEIGHT - 8
+        rows = [texts[n] for n in names]
+        assert rows == sorted(rows) and min(rows) > axis_title, texts  # in this order, each below the plot
+        assert len(set(rows)) == len(rows)  # a row each
+        # In the plot only the ticks and axis titles are written.
+        assert set(texts) - set(names) - {"ceiling, tokens/s (log scale)", "measured, tokens/s (log)"} <= {
+            _svg.decade_label(10.0**k) for k in range(-3, 8)}
+        height = float(re.search(r'viewBox="0 0 [^ ]+ ([^"]+)"', r["html"].split('class="descent-svg__narrow"')[0]
+                                 .rsplit("<svg", 1)[1]).group(1))
+        assert height == _svg.NARROW_HEIGHT + _svg.KEY_GAP + _svg.KEY_ROW * len(names)
 
 
 @pytest.mark.parametrize(("agent", "name"), [

@@ -131,3 +131,62 @@ def test_min_font_by_hand():
     # A 4 in figure shown 358 px wide: 1 pt = 358 / (72 x 4) = 1.243 px, so 11 px needs 8.85 pt.
     assert plotting.min_font_pt(4.0, 358) == pytest.approx(11 * 72 * 4 / 358)
     assert 8.84 < plotting.min_font_pt(4.0, 358) < 8.86
+
+
+def _texts_across_lines(fig) -> list[tuple[str, str]]:
+    """``[(text, line's label)]`` for every text of ``fig``'s axes (annotations and labels drawn in
+    the plot) whose drawn box a line of the same axes passes through."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        for t in ax.texts:
+            if not t.get_visible() or not t.get_text().strip():
+                continue
+            box = t.get_window_extent(renderer)
+            for line in ax.lines:
+                path = line.get_transform().transform_path(line.get_path())
+                if path.intersects_bbox(box, filled=False):
+                    out.append((t.get_text(), line.get_label()))
+    return out
+
+
+@pytest.mark.parametrize("fig_id", ["ceilings-vs-measured", "part3-block-table"])
+def test_phone_figures_keep_their_labels_off_the_lines(fig_id):
+    # A reader found labels crossing lines at 390 px: the phone's ceilings figure named its guide
+    # lines along them (raised to 11 px they ran over lines and points), and the block table's lines
+    # from the lower row ran through the physical blocks' numbers.
+    recipe = load_recipe(ROOT / "figures" / f"{fig_id}.py")
+    with plotting.style(plotting.THEMES["light"]):
+        fig = draw_figure(recipe, "light", narrow=True)
+        assert _texts_across_lines(fig) == []
+
+
+def test_the_phone_ceilings_figure_names_its_lines_in_the_key():
+    recipe = load_recipe(ROOT / "figures" / "ceilings-vs-measured.py")
+    with plotting.style(plotting.THEMES["light"]):
+        narrow, wide = draw_figure(recipe, "light", narrow=True), draw_figure(recipe, "light")
+    keys = [t.get_text() for leg in narrow.legends for t in leg.get_texts()]
+    assert {"measured = ceiling", "half, a quarter", "llama.cpp", "consumer GPU"} <= set(keys)
+    assert len(narrow.axes[0].texts) == 0  # nothing written inside the phone's plot
+    # Wide, the lines keep their names along them (there is room), and the key stays in the plot.
+    assert {t.get_text() for t in wide.axes[0].texts} == {"measured = ceiling", "half the ceiling", "a quarter"}
+
+
+def test_the_phone_block_table_names_every_row():
+    # "sequence A", "sequence B" beside the rows do not fit at 390 px: the phone figure names the
+    # sequences in the tables' text above and below, and keeps "memory" in a margin of its own.
+    recipe = load_recipe(ROOT / "figures" / "part3-block-table.py")
+    with plotting.style(plotting.THEMES["light"]):
+        fig = draw_figure(recipe, "light", narrow=True)
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig).draw()
+        texts = {t.get_text(): t.get_window_extent() for t in fig.axes[0].texts}
+        page = fig.bbox
+    assert {"sequence A's block table: 0, 1, 2, 4", "memory", "sequence B's block table: 0, 1, 3, 5"} <= set(texts)
+    for name, box in texts.items():  # inside the figure, not cut at its edge
+        assert page.x0 <= box.x0 and box.x1 <= page.x1, name

@@ -383,7 +383,7 @@ def test_roofline_prints_the_recorded_measurement_and_draws_it(ran):
     m = from_record()  # the build machine's record, the one Part 4 and the notebook read
     nb = ran["roofline-your-machine"]
     out = _printed(nb)
-    assert f"arithmetic roof {format_si(m['gemm']['flops_per_s'], 'FLOP/s', 3)}" in out
+    assert f"compute ceiling {format_si(m['gemm']['flops_per_s'], 'FLOP/s', 3)}" in out
     assert f"ridge point     {format_number(m['ridge'], 3)} FLOP per byte" in out
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert len(images) == 1  # shown once (display, then close: no second copy at the cell's end)

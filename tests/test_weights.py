@@ -1,4 +1,4 @@
-"""Weights as stored (descent.weights) and the compute roof (descent.hardware), against published
+"""Weights as stored (descent.weights) and the compute ceiling (descent.hardware), against published
 file and checkpoint sizes and hand arithmetic."""
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_gguf_rules_fall_back_on_rows_that_are_not_whole_super_blocks():
     assert gguf_tensor_type(m, "q4_k_m", v, {"i_attention_wv": 11, "n_attention_wv": 80, "n_ffn_down": 80}) == "Q5_K"
 
 
-# -- the compute roof ---------------------------------------------------------------------------
+# -- the compute ceiling ---------------------------------------------------------------------------
 
 
 def test_llama_70b_fp8_h200_large_batch_is_compute_bound():

@@ -103,13 +103,23 @@ def test_numbers_equal_memory_size(combo):
         f"{format_bytes(s.capacity_bytes, 'GB')} ({format_bytes(s.capacity_bytes, 'GiB')})"
     )
     assert summary in text
-    # Fit statement and the "if it fit" qualifier.
+    # Fit statement and the "if it fit" qualifier. A reader found eight numbers in the sentence: it
+    # keeps the one its idea needs (by how much; without a fit, also the chips it would take), and
+    # the need and what the chip offers are stats of their own.
+    banner = re.search(r'<p class="descent-note descent-note--(?:info|warn)">((?:Fits|Does not fit)[^<]*)</p>', out)[1]
+    chip = catalog.accelerator(combo["accelerator"]).name
     if s.fits:
-        assert "Fits on one" in text and "if it fit" not in text and "descent-stack--over" not in out
+        assert banner == f"Fits on one {chip}, with {format_bytes(s.free_bytes, 'GB')} to spare."
+        assert "if it fit" not in text and "descent-stack--over" not in out
     else:
-        assert "Does not fit on one" in text and "over capacity" in text
-        assert "Decode ceiling per sequence (if it fit)" in text
-        assert f"at least {s.accelerators_needed:,} such chips" in text
+        assert banner == (f"Does not fit on one {chip}: it needs {format_bytes(-s.free_bytes, 'GB')} more than the "
+                          f"chip offers. It would take at least {s.accelerators_needed:,} such chips, before what "
+                          f"splitting a model across chips costs.")
+        assert "over capacity" in text and "Decode ceiling per sequence (if it fit)" in text
+    assert _num(_stat(out, "Memory needed")) == pytest.approx(s.need_bytes / GB, rel=5e-3)
+    # What the chip offers: its capacity less the default runtime allowance.
+    assert _num(_stat(out, "Memory the chip offers")) == pytest.approx(
+        s.capacity_bytes * (1 - RUNTIME_ALLOWANCE) / GB, rel=5e-3)
 
 
 def test_fit_and_chips_needed_by_hand():

@@ -2,7 +2,7 @@
 
 Sizing a model needs three numbers about a chip: how much memory it has (does it fit?), how fast
 it reads that memory (the decode ceiling: Pope et al. 2022, "Efficiently Scaling Transformer
-Inference", arXiv:2211.05102, section 2) and, for the compute roof, its dense peak arithmetic
+Inference", arXiv:2211.05102, section 2) and, for the compute ceiling, its dense peak arithmetic
 rate (the roofline of Williams, Waterman & Patterson 2009, CACM 52(4)). :func:`accelerator`
 builds the same record a catalog row is from those three, so every calculator takes a reader's
 own card: ``descent size MODEL --memory-gb 24 --bandwidth-gbs 1008 --tflops 165``.
@@ -14,7 +14,7 @@ dense (not the 2:4-sparse figure datasheets often print first), at the precision
 multiplied in: the one peak is recorded for BF16, FP8 and FP4 alike, so whichever precision the
 math runs in (:func:`descent.step.peak_flops`) gets it.
 
-Without a peak the chip has no compute roof: its peaks are infinite and a step takes as long as
+Without a peak the chip has no compute ceiling: its peaks are infinite and a step takes as long as
 its memory traffic (the memory-bandwidth ceiling, an upper bound on speed either way).
 
 The inputs are validated by their declarations (:data:`descent.params.MEMORY_GB`,
@@ -50,7 +50,7 @@ def accelerator(memory_gb: float, bandwidth_gbs: float, tflops: float | None = N
         memory_gb: memory in GB (1e9 bytes), 0.01 to 100,000.
         bandwidth_gbs: memory bandwidth in GB/s, 1 to 100,000,000.
         tflops: dense peak in TFLOP/s at the weight precision, 0.001 to 10,000,000, or None (no
-            compute roof: the peaks are infinite).
+            compute ceiling: the peaks are infinite).
         name: display name; default ``"your chip (24 GB, 1,008 GB/s)"``.
 
     Returns:
@@ -83,7 +83,7 @@ def accelerator(memory_gb: float, bandwidth_gbs: float, tflops: float | None = N
         "fp8_flops": peak,
         "fp4_flops": peak,
         "notes": "Described by its numbers: memory, bandwidth"
-        + (" and one dense peak for every precision" if tflops is not None else " (no peak given: no compute roof)")
+        + (" and one dense peak for every precision" if tflops is not None else " (no peak given: no compute ceiling)")
         + "; power, compute units, caches and links are not known.",
         "sources": {"default": "the numbers typed in (memory GB, bandwidth GB/s, peak TFLOP/s)"},
     }

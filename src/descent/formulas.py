@@ -1020,12 +1020,12 @@ _register(Formula(
     sp.Min(F_PEAK.symbol, sp.Mul(INTENSITY.symbol, BW.symbol, evaluate=False), evaluate=False),
     (F_PEAK, INTENSITY, BW),
     "Williams, Waterman & Patterson 2009, section 2",
-    note="The sloped roof is I times the bandwidth; the flat roof is the peak.",
+    note="The memory ceiling (the slope) is I times the bandwidth; the compute ceiling (the flat line) is the peak.",
     check=_check_roofline_attainable,
 ))
 
 _register(Formula(
-    "step_seconds", "Lower bound on one step's time: the slower of the two roofs",
+    "step_seconds", "Lower bound on one step's time: the lower of the two ceilings",
     _s("t_step", r"t_{\text{step}}", "time of one decode or prefill step", "s"),
     sp.Max(sp.Mul(C_STEP.symbol, sp.Pow(F_PEAK.symbol, -1, evaluate=False), evaluate=False),
            sp.Mul(S_STEP.symbol, sp.Pow(BW.symbol, -1, evaluate=False), evaluate=False), evaluate=False),

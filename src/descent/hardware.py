@@ -14,7 +14,7 @@ Hence the **decode ceiling**:
 
 (one step yields one token for each of the B sequences).
 
-**The compute roof.** A step also does arithmetic: ``B x flops_per_token`` (2 FLOP per active
+**The compute ceiling.** A step also does arithmetic: ``B x flops_per_token`` (2 FLOP per active
 matmul weight per sequence, plus attention's 4 x layers x heads x d_head x context), which takes at
 least ``flops / peak`` seconds at the chip's dense peak in the precision the math runs in
 (:func:`descent.step.compute_precision`). The step takes at least the longer of the two times (the roofline of

@@ -219,7 +219,7 @@ def size(
         bytes_per_decode_step=c.bytes,
         flops_per_decode_step=c.flops,
         decode_memory_tokens_per_s=1 / c.memory_seconds,
-        # A chip described without a peak (descent.custom) has no compute roof: infinite.
+        # A chip described without a peak (descent.custom) has no compute ceiling: infinite.
         decode_compute_tokens_per_s=1 / c.compute_seconds if c.compute_seconds else math.inf,
         decode_tokens_per_s=c.tokens_per_s_per_sequence,
         decode_tokens_per_s_total=c.tokens_per_s_total,
@@ -240,21 +240,20 @@ def smallest_capacity(need_bytes: float, runtime_percent: float = params.RUNTIME
 
 
 def fit_sentence(s: Sizing, fmt=None, on: str = "") -> str:
-    """THE sentence every page and widget uses for a fit: what the model needs (weights and KV cache,
-    the same on every chip) against what the chip offers once its runtime allowance is kept back.
+    """THE sentence every page and widget uses for a fit: whether the model (weights and KV cache,
+    the same on every chip) fits in what the chip offers once its runtime allowance is kept back,
+    and by how much. Its one idea carries one number (two without a fit: the shortfall and the chips
+    it would take); the need, the allowance and the capacity are the widget's stats and bar.
 
     ``fmt`` formats bytes (default: GB to 3 figures); ``on`` names the chip ("one H200") after
     "Fits"/"Does not fit"."""
     fmt = fmt or (lambda n: format_bytes(n, "GB", 3, trim=True))
     where = f" on {on}" if on else ""
-    offer = (f"the chip offers {fmt(s.usable_bytes)} of its {fmt(s.capacity_bytes)} after the "
-             f"{format_percent(s.runtime_percent / 100, trim=True)} runtime allowance")
     if s.fits:
-        return (f"Fits{where}: the model needs {fmt(s.need_bytes)} (weights and KV cache); {offer}, "
-                f"leaving {fmt(s.free_bytes)} free.")
+        return f"Fits{where}, with {fmt(s.free_bytes)} to spare."
     chips = format_int(s.accelerators_needed)
-    return (f"Does not fit{where}: the model needs {fmt(s.need_bytes)} (weights and KV cache); {offer}. "
-            f"It would take at least {chips} such chips, before what splitting a model across chips costs.")
+    return (f"Does not fit{where}: it needs {fmt(-s.free_bytes)} more than the chip offers. It would take at "
+            f"least {chips} such chips, before what splitting a model across chips costs.")
 
 
 def fit_cell(s: Sizing, fmt=None) -> str:

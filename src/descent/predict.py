@@ -514,7 +514,7 @@ class ReaderPoint:
         bytes_per_token: what one decode step of the browser's model reads: the shipped GGUF's tensors
             (:func:`descent.replay.file_bytes`) and the engine's KV cache at the run's middle context.
         decode_ceiling: ``stream_bytes_per_s / bytes_per_token``, tokens/s: the step model's decode
-            ceiling on a chip of that bandwidth (no arithmetic peak is measured, so no compute roof).
+            ceiling on a chip of that bandwidth (no arithmetic peak is measured, so no compute ceiling).
         share: measured decode over its ceiling.
         context: the middle context of the timed run (prompt + decode tokens / 2), tokens.
         threads: the engine's threads. browser: the browser's name and version.

@@ -29,7 +29,7 @@ FP8 tensor cores where the chip has them; MXFP4/NVFP4 weights on FP4 units where
 everything else (BF16, FP16, FP32, and the weight-only integer formats INT8/INT4 and GGUF, which
 kernels dequantize to 16 bits before multiplying) at the chip's dense BF16 peak. A chip without
 the low-precision units falls back to BF16. This is the rule behind the site's roofline; another
-rule (FP8 activations with INT4 weights, say) moves the compute roof, not the memory roof.
+rule (FP8 activations with INT4 weights, say) moves the compute ceiling, not the memory ceiling.
 
 Standard library only (runs in Pyodide).
 """

@@ -886,7 +886,7 @@ def compute_bound_batch(sc: Scenario, positions: int = 1) -> int | None:
     """
     sm = model_for(sc)
     if sm.peak == math.inf:
-        return None  # a chip described without a peak (descent.custom): no compute roof at any batch
+        return None  # a chip described without a peak (descent.custom): no compute ceiling at any batch
     context = sc.context
 
     def bound(b: int) -> bool:

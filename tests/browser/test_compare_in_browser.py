@@ -38,8 +38,12 @@ def _row(w, label: str):
 
 
 def _pin(w) -> None:
+    """Press Pin: the Compare box, hidden while empty, shows with the inputs it holds."""
+    box = w.locator('.descent-field[data-field="pinned"]')
+    expect(box).to_be_hidden()  # a reader saw an empty "pinned" box before pressing Pin
     w.locator('[data-action="pin"]').click()
-    expect(w.locator('.descent-field[data-field="pinned"] textarea')).not_to_have_value("")
+    expect(box.locator("textarea")).not_to_have_value("")
+    expect(box).to_be_visible()
 
 
 def _dialog(page):
@@ -177,3 +181,14 @@ def test_a_pinned_comparison_reopens_from_its_address(make_page, site_dir, serve
     fresh.wait_for_selector(f'{SANDBOX}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
     expect(_row(f, "Decode ceiling per sequence").nth(1)).to_have_text(
         rate_text(after.decode_tokens_per_s), timeout=RECOMPUTE_TIMEOUT_MS)
+
+
+def test_without_javascript_no_compare_box_shows(make_page, site_dir, server):
+    # No script, no Pin button: the box could never be filled, so it is never shown.
+    page = make_page(java_script_enabled=False)
+    page.goto(page_url(site_dir, server, PAGE))
+    for root in (SANDBOX, DIALS, PRICE):
+        box = page.locator(f'{root} .descent-field[data-field="pinned"]')
+        expect(box).to_have_count(1)
+        expect(box).to_be_hidden()
+        expect(page.locator(f'{root} .descent-field[data-field="model"]')).to_be_visible()  # the others show

@@ -251,7 +251,7 @@ def expected_line(e, what: str, accelerator, *, time: bool = False) -> str:
 def _cmd_size(args: argparse.Namespace) -> int:
     model, accelerator = size_inputs(args)
     s = size(model, accelerator, args.weights, args.kv, args.context, args.batch, args.runtime_percent)
-    no_peak = s.peak_flops == math.inf  # a chip described without --tflops: no compute roof
+    no_peak = s.peak_flops == math.inf  # a chip described without --tflops: no compute ceiling
     expected = predict.expected_range(s.decode_tokens_per_s, accelerator, s.bound)
     if args.json:  # strict JSON: the no-peak chip's infinite peak and compute ceiling are null
         print(json.dumps({k: None if v == math.inf else v for k, v in size_json(s).items()}, allow_nan=False))
@@ -499,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     _typed(p._option_string_actions["--accelerator"])
     for param, metavar in zip(CHIP_FLAGS, ("G", "B", "T"), strict=True):
         _no_default(_typed(P.add_argument(p, param, metavar=metavar)))
-    p._option_string_actions["--tflops"].help += "; without it, no compute roof"
+    p._option_string_actions["--tflops"].help += "; without it, no compute ceiling"
     compare_cli.add_flag(p)
     p.set_defaults(func=_cmd_size)
 

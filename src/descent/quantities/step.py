@@ -87,7 +87,7 @@ def decode_compute_tokens_per_s(**kw: Any) -> float:
     c = _decode_step(**kw)
     return 1 / c.compute_seconds if c.compute_seconds else math.inf  # a chip with no stated peak
 
-@quantity("decode_compute_tokens_per_s_total", "Compute roof in total", "tokens_per_s", *SIZING_PARAMS)
+@quantity("decode_compute_tokens_per_s_total", "Compute ceiling in total", "tokens_per_s", *SIZING_PARAMS)
 def decode_compute_tokens_per_s_total(**kw: Any) -> float:
     """Dense peak FLOP/s / FLOPs per token: the most tokens/s over the batch the arithmetic allows."""
     c = _decode_step(**kw)

@@ -64,7 +64,7 @@ FORMAT = recorded.MACHINE_FORMAT
 REPEATS = 5
 #: Edge of the square float32 matrices multiplied for the arithmetic roof (2.1 GFLOP a product).
 GEMM_N = 1024
-#: Bytes of the float32 array read for the memory roof (256 MiB: far beyond any CPU cache).
+#: Bytes of the float32 array read for the memory ceiling (256 MiB: far beyond any CPU cache).
 STREAM_BYTES = 256 * 2**20
 #: Part 3's copying task for speculative decoding (the prompt and the reply's length cap).
 SPECULATIVE_PROMPT = SETTINGS["speculative_prompt"]

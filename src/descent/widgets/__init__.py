@@ -190,6 +190,9 @@ class Input:
             the model is "custom"; the replay's token select at stage 2 only: a control that
             changes nothing at a stage is not offered there). A hidden input is not sent: it keeps
             its default.
+        placeholder: for ``text``: the hint the empty box shows (the ``placeholder`` attribute).
+            The Compare box (:mod:`descent.widgets._compare`) needs one: its CSS hides the field
+            while the box is empty (``:placeholder-shown``), so it shows only once something is pinned.
 
     Raises:
         ValueError: the control does not fit the parameter (a toggle for a number, a log range
@@ -202,6 +205,7 @@ class Input:
     log: bool = False
     cut: bool = False
     when: tuple[str, str | tuple[str, ...]] | None = None
+    placeholder: str = ""
 
     def __post_init__(self) -> None:
         p = self.param
@@ -223,6 +227,8 @@ class Input:
             raise ValueError(f"input {p.name!r}: a log-scale slider needs kind 'range' and min > 0")
         if self.cut and self.kind != "text":
             raise ValueError(f"input {p.name!r}: cut=True is for text inputs")
+        if self.placeholder and self.kind != "text":
+            raise ValueError(f"input {p.name!r}: a placeholder is for text inputs")
         if p.required:
             raise ValueError(f"input {p.name!r}: a widget input needs a default (Param.but(default=...))")
         # The default must pass the same validation a reader's value does (catalog choices are
@@ -863,7 +869,8 @@ def _render_input(inp: Input, value: Any, prefix: str, values: Mapping[str, Any]
         f'{head}<label for="{fid}">{_attr(inp.label)}</label>'
         f'<textarea id="{fid}" name="{_attr(inp.name)}" '
         f'rows="{LONG_TEXT_ROWS if inp.max_length > LONG_TEXT_CHARS else 2}" '
-        f'spellcheck="false" aria-describedby="{described}">{_attr(value)}</textarea>'
+        + (f'placeholder="{_attr(inp.placeholder)}" ' if inp.placeholder else "")
+        + f'spellcheck="false" aria-describedby="{described}">{_attr(value)}</textarea>'
         f"{help_html}{err_html}</div>"
     )
 

@@ -21,11 +21,15 @@ from descent.compare import Compared
 from descent.units import format_int, format_number
 from descent.widgets import views as v
 
-__all__ = ["HELP", "LABEL", "MAX_CHARS", "describe", "parse_pinned", "pinned_param", "table", "yes_no"]
+__all__ = ["HELP", "LABEL", "MAX_CHARS", "PLACEHOLDER", "describe", "parse_pinned", "pinned_param", "table", "yes_no"]
 
 LABEL = "Compare with (pinned set-up)"
 HELP = ("Press Pin to hold the inputs above here; the results then set them beside the current ones. "
         "Empty: no comparison.")
+#: The empty box's hint. The box shows only once it holds something (descent.css hides the field
+#: while this hint shows, and without JavaScript, where nothing can be pinned): give it to the
+#: widget's ``Input(..., "text", placeholder=PLACEHOLDER)``.
+PLACEHOLDER = "Press Pin to fill this box"
 #: The longest pinned set-up: a handful of field:value pairs.
 MAX_CHARS = 400
 

@@ -33,6 +33,9 @@ NARROW_WIDTH, NARROW_HEIGHT = 330, 300
 NARROW_MARGIN = (50, 12, 14, 46)
 #: Text sizes in user units.
 FONT, SMALL = 13, 11
+#: A chart's key (``key=``): the gap above it, the height of a row, where its swatches start and
+#: how wide they are, in user units.
+KEY_GAP, KEY_ROW, KEY_LEFT, KEY_SWATCH = 4, 20, 8, 22
 
 
 def _e(x: object) -> str:
@@ -140,6 +143,7 @@ def loglog_chart(
     uid: str = "chart",
     declutter: bool = False,
     narrow: bool = False,
+    key: Sequence[Line | Mark] | None = None,
 ) -> str:
     """An SVG chart with log10 axes: decade grid and tick labels, lines, vertical lines, marks.
 
@@ -148,8 +152,11 @@ def loglog_chart(
     that would overlap a label already drawn is left out (ringed marks are labelled first). With
     ``narrow``, the phone's chart (:data:`NARROW_WIDTH` user units, the same 11-unit labels; give it
     to :func:`descent.widgets.views.svg` as ``narrow=``): tick labels that would touch are thinned,
-    and a label that would cross the right edge is drawn to the left of its point. Raises
-    ValueError for an empty or non-positive range.
+    and a label that would cross the right edge is drawn to the left of its point. With ``key``, a
+    key below the axis title names each of its lines and marks on a row of its own (a swatch, then
+    the label), the chart growing :data:`KEY_ROW` units per row, and no label is written inside the
+    plot (a phone's plot has no room for a label that crosses no line). Raises ValueError for an
+    empty or non-positive range.
     """
     _check_range("x", *x_range)
     _check_range("y", *y_range)
@@ -159,6 +166,8 @@ def loglog_chart(
         width, height, margin = WIDTH, HEIGHT, MARGIN
     ax = _Axes(x_range[0], x_range[1], y_range[0], y_range[1], left=margin[0], right=width - margin[1],
                top=margin[2], bottom=height - margin[3], width=width, height=height)
+    if key is not None:  # the plot keeps its size; the key's rows go below the axis title
+        height += KEY_GAP + KEY_ROW * len(key)
     # width/height: the natural size (labels at 11 px); the page shows the narrow chart on a phone.
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
            f'class="descent-svg__{"narrow" if narrow else "wide"}" style="font-family:inherit;font-size:{FONT}px">',
@@ -191,7 +200,7 @@ def loglog_chart(
     axis = "stroke:var(--dw-fg-light);stroke-width:1"
     out.append(f'<line x1="{_n(ax.left)}" y1="{_n(ax.bottom)}" x2="{_n(ax.right)}" y2="{_n(ax.bottom)}" style="{axis}"/>')
     out.append(f'<line x1="{_n(ax.left)}" y1="{_n(ax.top)}" x2="{_n(ax.left)}" y2="{_n(ax.bottom)}" style="{axis}"/>')
-    out.append(f'<text x="{_n((ax.left + ax.right) / 2)}" y="{height - 8}" text-anchor="middle" '
+    out.append(f'<text x="{_n((ax.left + ax.right) / 2)}" y="{ax.height - 8}" text-anchor="middle" '
                f'style="fill:var(--dw-fg)">{_e(x_label)}</text>')
     out.append(f'<text transform="translate(14 {_n((ax.top + ax.bottom) / 2)}) rotate(-90)" text-anchor="middle" '
                f'style="fill:var(--dw-fg)">{_e(y_label)}</text>')
@@ -214,6 +223,10 @@ def loglog_chart(
                        f'style="fill:none;stroke:{mk.color};stroke-width:2"/>')
         out.append(f'<circle cx="{_n(X)}" cy="{_n(Y)}" r="{_n(mk.radius)}" style="fill:{mk.color}"/>')
     out.append("</g>")
+    if key is not None:
+        out += _key_rows(key, ax.height + KEY_GAP)
+        out.append("</svg>")
+        return "".join(out)
     placed: list[tuple[float, float, float, float]] = []  # label boxes already drawn
 
     def free(x0: float, y0: float, x1: float, y1: float) -> bool:
@@ -265,6 +278,29 @@ def loglog_chart(
         out.append(f'<text x="{_n(legend_x + 24)}" y="{_n(y)}" style="fill:var(--dw-fg);font-size:{SMALL}px">{_e(ln.label)}</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+def _key_rows(key: Sequence[Line | Mark], top: float) -> list[str]:
+    """A chart's key: one row per entry from ``top`` down, a swatch (the line's stroke, or the
+    mark's dot and ring) at the left, then its label."""
+    out = []
+    for i, entry in enumerate(key):
+        y = top + KEY_ROW * i + KEY_ROW / 2  # the row's middle
+        if isinstance(entry, Line):
+            dash = f";stroke-dasharray:{entry.dash}" if entry.dash else ""
+            out.append(f'<line x1="{_n(KEY_LEFT)}" y1="{_n(y)}" x2="{_n(KEY_LEFT + KEY_SWATCH)}" y2="{_n(y)}" '
+                       f'style="stroke:{entry.color};stroke-width:{entry.width}{dash}"/>')
+        else:
+            cx = KEY_LEFT + KEY_SWATCH / 2
+            radius = min(entry.radius, KEY_ROW / 2 - 6) if entry.ring else min(entry.radius, KEY_ROW / 2 - 1)
+            if entry.ring:
+                out.append(f'<circle cx="{_n(cx)}" cy="{_n(y)}" r="{_n(radius + 4)}" '
+                           f'style="fill:none;stroke:{entry.color};stroke-width:2"/>')
+            out.append(f'<circle cx="{_n(cx)}" cy="{_n(y)}" r="{_n(radius)}" style="fill:{entry.color}"/>')
+        weight = ";font-weight:700" if getattr(entry, "bold", False) else ""
+        out.append(f'<text x="{_n(KEY_LEFT + KEY_SWATCH + 8)}" y="{_n(y + 4)}" '
+                   f'style="fill:var(--dw-fg);font-size:{SMALL}px{weight}">{_e(entry.label)}</text>')
+    return out
 
 
 def square_grid(count: int, columns: int, *, dots: int = 0, size: float = 14.0, gap: float = 3.0,

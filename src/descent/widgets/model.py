@@ -135,15 +135,23 @@ def reader_views(s: dict) -> list[dict]:
                       dash="2 3")]
     chart = functools.partial(svg.loglog_chart, x_range=(lo, hi), y_range=(lo, hi),
                               x_label="ceiling, tokens/s (log scale)", y_label="measured, tokens/s (log)",
-                              x_tick=svg.decade_label, y_tick=svg.decade_label, lines=lines, marks=marks,
-                              uid="reader-ceilings", declutter=True)
+                              x_tick=svg.decade_label, y_tick=svg.decade_label, uid="reader-ceilings")
+    # A phone's plot has no room for a name that crosses no line: the same points and lines, unnamed,
+    # with a key below the plot that names each.
+    diagonal, half, prefill = lines
+    key = [marks[len(points)],
+           svg.Line(prefill.points, prefill.color, prefill.width, prefill.dash, "your prefill (no ceiling measured)"),
+           svg.Line(diagonal.points, diagonal.color, diagonal.width, label="measured = ceiling"),
+           svg.Line(half.points, half.color, half.width, half.dash, "half the ceiling"),
+           svg.Mark(lo, lo, "a public measurement", marks[0].color, marks[0].radius)]
+    narrow = chart(lines=lines, marks=marks[:len(points) + 1], narrow=True, key=key)
     alt = (f"Scatter on log scales of {plural(len(points), 'public measurement')} of inference speed against the step "
            f"model's ceiling, with the diagonal where they are equal. Your browser's decode is the ringed point: "
            f"{_rate(r.decode_tokens_per_s)} measured against a ceiling of {_rate(r.decode_ceiling)}, "
            f"{format_percent(r.share, 2)} of it. A level line marks your prefill, {_rate(r.prefill_tokens_per_s)}.")
     threads = plural(r.threads, "thread")
     return [
-        v.svg(chart(), alt, narrow=chart(narrow=True)),
+        v.svg(chart(lines=lines, marks=marks, declutter=True), alt, narrow=narrow),
         v.kv([
             ("Browser", f"{r.browser}, the engine on {threads}"),
             ("Read per decode step", f"{format_bytes(r.bytes_per_token, 'MB')}: the model file and its KV cache at "

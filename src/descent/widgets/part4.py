@@ -228,7 +228,7 @@ def accelerator_landscape(model: str, weights: str, accelerator: str) -> list[di
         out.append(v.stat("Decode ceiling per sequence" + ("" if s.fits else " (if it fit)"),
                           format_number(s.decode_tokens_per_s, 3), "tokens/s", quantity="decode_tokens_per_s",
                           note=f"{format_int(ctx)} tokens, one sequence"))
-        out.append(v.note(fit_sentence(s), "info" if s.fits else "warn"))
+        out.append(v.note(fit_sentence(s, on=f"one {a.name}"), "info" if s.fits else "warn"))
     arr = memory_tiers.arrangement(a)
     out.append(v.kv([("On the chip", arr.on_chip), ("Weights live in", arr.off_chip), ("Managed by", arr.managed),
                      ("Source", arr.source)], caption=f"How the {a.name} arranges its memory"))
@@ -436,16 +436,16 @@ X_RANGE = (0.1, 1e5)
 @widget(
     "roofline_explorer",
     title="The roofline: decode against prefill",
-    description="The chip's roofline: the sloped roof is its memory bandwidth, the flat roof its peak "
-    "arithmetic. The points are one decode step of the batch and one prefill of its prompts. Raise the "
+    description="The chip's roofline: the slope is its memory ceiling (intensity times bandwidth), the flat "
+    "line its compute ceiling (peak arithmetic). The points are one decode step of the batch and one prefill of its prompts. Raise the "
     "batch and watch decode climb the slope.",
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS_UNIFORM, "select"),
             Input(P.BATCH, "range", log=True), Input(P.CONTEXT, "range", log=True)],
     tries=[
-        ('Raise the batch.', 'Decode climbs the sloped roof: more arithmetic per byte read. Watch the largest batch '
+        ('Raise the batch.', 'Decode climbs the slope: more arithmetic per byte read. Watch the largest batch '
          'that fits: past it the point is one the chip cannot hold.', {"batch": 16}),
         ('Lower the context to 128.', "Less KV cache per sequence: far more sequences fit, and the largest batch "
-         "that fits now reaches the flat roof.", {"context": 128}),
+         "that fits now reaches the compute ceiling.", {"context": 128}),
     ],
 )
 def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, context: int) -> list[dict]:
@@ -473,7 +473,7 @@ def roofline_explorer(model: str, accelerator: str, weights: str, batch: int, co
                svg.Mark(pre.intensity, pre.attained_flops, "prefill", "var(--dw-c3)", 6, label_dx=-8, label_dy=18)],
         uid="roofline",
     )
-    alt = (f"Log-log roofline of the {a.name}: a sloped roof at {format_rate(bw)} meeting a flat roof at "
+    alt = (f"Log-log roofline of the {a.name}: a memory ceiling sloping up from {format_rate(bw)} meeting a compute ceiling at "
            f"{format_si(peak, 'FLOP/s', 3, trim=True)} at {_fpb(dec.ridge)} FLOP per byte. Decode of "
            f"{plural(batch, 'sequence')} sits at {_fpb(dec.intensity)} FLOP per byte ({dec.bound}-bound); "
            f"prefill at {_fpb(pre.intensity)} ({pre.bound}-bound).")

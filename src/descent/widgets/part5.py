@@ -203,7 +203,7 @@ def rate_text(x: float) -> str:
         Input(P.BANDWIDTH_GBS, "number", when=("accelerator", CUSTOM)),
         Input(P.TFLOPS, "number", when=("accelerator", CUSTOM)),
         Input(P.RUNTIME, "range"),
-        Input(PINNED, "text"),
+        Input(PINNED, "text", placeholder=_compare.PLACEHOLDER),
     ],
     tries=[
         ("Change the weights to BF16.", "Two bytes per weight: the weights grow, and the running example no longer "
@@ -230,9 +230,10 @@ def size_it_yourself(
         per sequence, 1 to 20,000,000. batch: sequences, 1 to 100,000. (Validated by the inputs.)
 
     Returns:
-        A fits / does-not-fit note, a stacked bar (weights, KV cache, runtime allowance; free or
-        over capacity; capacity and total in GB and GiB), four stats (decode ceiling per sequence
-        and over the batch in tokens/s, bytes per decode step in GB, KV bytes per token in KiB),
+        A fits / does-not-fit note (by how much), a stacked bar (weights, KV cache, runtime
+        allowance; free or over capacity; capacity and total in GB and GiB), stats (memory needed
+        and memory the chip offers in GB, decode ceiling per sequence and over the batch in
+        tokens/s, bytes per decode step in GB, KV bytes per token in KiB),
         then notes: MoE stored vs active parameters, context beyond the model's maximum.
 
     Raises:
@@ -249,7 +250,7 @@ def size_it_yourself(
     out: list[dict] = [v.export(as_json(s))]
     if pinned.strip():
         out.append(_comparison(parse_pinned(pinned), s))
-    out.append(v.note(fit_sentence(s, _gb_gib, on=one), "info" if s.fits else "warn"))
+    out.append(v.note(fit_sentence(s, lambda n: format_bytes(n, "GB"), on=one), "info" if s.fits else "warn"))
 
     segs = [
         v.segment(
@@ -283,6 +284,12 @@ def size_it_yourself(
         )
     )
 
+    # The numbers behind the fit sentence (which keeps one: by how much it fits, or not).
+    out.append(v.stat("Memory needed", v.fmt(s.need_bytes / GB), "GB", quantity="need_bytes",
+                      note=f"= {format_bytes(s.need_bytes, 'GiB')}: weights and KV cache, the same on every chip"))
+    out.append(v.stat("Memory the chip offers", v.fmt(s.usable_bytes / GB), "GB",
+                      note=f"= {format_bytes(s.usable_bytes, 'GiB')}: its {_gb_gib(s.capacity_bytes)} less the "
+                           f"{format_number(runtime_percent, 3, trim=True)}% runtime allowance"))
     if_fit = "" if s.fits else " (if it fit)"
     step = decode_step_bytes(m, weights, kv, context, batch)
     if s.bound == "memory":
@@ -331,7 +338,7 @@ def size_it_yourself(
         roof = f"decode turns compute-bound from batch {format_int(s.compute_bound_batch)} on, at this context"
     out.append(
         v.stat(
-            "Compute roof",
+            "Compute ceiling in total",
             rate_text(s.decode_compute_tokens_per_s * batch),
             "tokens/s",
             quantity="decode_compute_tokens_per_s_total",

@@ -45,7 +45,7 @@ PRICE_COMPARED = (
     description="What one million output tokens cost on one accelerator rented by the hour, at every "
     "batch from one conversation up to the most whose KV caches still fit.",
     inputs=[Input(P.MODEL, "select"), Input(P.ACCELERATOR, "select"), Input(P.WEIGHTS, "select"),
-            Input(_CONTEXT, "range", log=True), Input(P.PRICE, "number"), Input(PINNED, "text")],
+            Input(_CONTEXT, "range", log=True), Input(P.PRICE, "number"), Input(PINNED, "text", placeholder=_compare.PLACEHOLDER)],
     tries=[
         ('Follow the bars down to the largest batch that fits.', 'The hourly price is shared by more tokens: the cost per million falls.',
          Look(html="At the largest batch that fits")),

@@ -45,7 +45,7 @@ def reply_tokens() -> list[str]:
     "million tokens cost and how much memory each accelerator has left.",
     inputs=[Input(P.MODEL, "select"), Input(_ACCELERATOR, "select"), Input(P.WEIGHTS_UNIFORM, "select"),
             Input(_TP, "number"), Input(P.BATCH, "range", log=True), Input(_CONTEXT, "range", log=True),
-            Input(P.PRICE, "number"), Input(PINNED, "text")],
+            Input(P.PRICE, "number"), Input(PINNED, "text", placeholder=_compare.PLACEHOLDER)],
 )
 def server_dials(model: str, accelerator: str, weights: str, tp: int, batch: int, context: int,
                  price: float, pinned: str = PINNED.default) -> list[dict]:
