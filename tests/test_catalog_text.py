@@ -41,13 +41,27 @@ def _hostile(row):
     return dataclasses.replace(row, **changes)
 
 
+def _clear_derived_caches() -> None:
+    # What is cached from the catalog's rows (the predictions beside the measurements, the weights'
+    # released table): computed from hostile rows, it would outlive the fixture and reach later tests
+    # in the same process (the measurements' ranges then came from hostile chip names).
+    from descent import predict, weights
+
+    predict.predictions.cache_clear()
+    predict._record.cache_clear()
+    weights._released_table.cache_clear()
+
+
 @pytest.fixture
 def hostile_catalog(monkeypatch):
     models = {k: _hostile(m) for k, m in catalog.models().items()}
     accelerators = {k: _hostile(a) for k, a in catalog.accelerators().items()}
     monkeypatch.setattr(catalog, "models", lambda: models)
     monkeypatch.setattr(catalog, "accelerators", lambda: accelerators)
-    return models, accelerators
+    _clear_derived_caches()
+    yield models, accelerators
+    monkeypatch.undo()
+    _clear_derived_caches()
 
 
 class _Html(html.parser.HTMLParser):

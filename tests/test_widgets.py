@@ -368,6 +368,17 @@ def test_constraint_blames_the_touched_input_and_offers_the_nearest_values():
         w.REGISTRY.pop("_test_pair", None)
 
 
+def test_a_constraints_message_names_the_field_it_stands_under():
+    # Found by test_hostile's property (a helper's run): the parallelism widget's model/ep rule, blamed
+    # on the model the reader changed, spoke only of ep. The message under a field names that field.
+    r = w.run("parallelism", {"tp": 1, "pp": 1, "ep": 2}, "model")
+    assert r["field"] == "model"
+    assert r["message"] == "Model: Llama 3.1 70B is dense: it has no experts to spread, so ep must be 1, got 2."
+    # Under ep (nothing touched, the rule's last input) the words already name it: no prefix.
+    r = w.run("parallelism", {"tp": 1, "pp": 1, "ep": 2})
+    assert r["field"] == "ep" and r["message"].startswith("Llama 3.1 70B is dense")
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

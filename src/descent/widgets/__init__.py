@@ -647,7 +647,13 @@ def check_constraints(w: Widget, values: Mapping[str, Any], touched: str | None 
         if c.holds(values):
             continue
         blame = touched if touched in c.inputs else c.inputs[-1]
-        raise FieldError(blame, c.message(blame, values) + _nearest(w, values, blame))
+        msg = c.message(blame, values)
+        inp = w.input(blame)
+        if inp.label not in msg and inp.name not in msg:
+            # The rule's words are about another input ("... so ep must be 1"): say which field the
+            # message stands under, the one the reader changed.
+            msg = f"{inp.label}: {msg}"
+        raise FieldError(blame, msg + _nearest(w, values, blame))
 
 
 def _cut_notes(w: Widget, raw: Mapping[str, Any]) -> list[dict]:
