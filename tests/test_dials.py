@@ -8,6 +8,8 @@ import pytest
 
 from descent import cli, dials, economics, hardware
 from descent import widgets as w
+from descent.compare import spare_text
+from descent.units import format_bytes
 from descent.widgets import part5_dials, views
 
 # Llama 3.1 70B (config.json: 80 layers, D = 8,192, 8 KV heads of 128, untied 128,256 x 8,192
@@ -106,6 +108,16 @@ def test_widget_views_and_stream():
     assert "data-stream=" in html and "The tallest mountain" in html  # the whole reply, without JS
     short = part5_dials.server_dials("llama-3.1-405b", "h100-sxm", "bf16", 8, 1, 8192, 3.0)
     assert short[0]["kind"] == "note" and "does not fit" in short[0]["text"]
+    # 405B in BF16 over 8 H100s does not fit (test_big_batches_turn_compute_bound_and_big_models_do_not_fit):
+    # the spare-memory stat says by how much, as descent.compare.spare_text words it, not "0 B".
+    big = dials.server_dials("llama-3.1-405b", "h100-sxm", "bf16", "bf16", 8192, 1, 8)
+    need = format_bytes(-big.free_bytes)
+    assert f"would need {need} more than it has after the runtime allowance." in short[0]["text"]
+    spare = {x["quantity"]: x for x in short if x["kind"] == "stat" and x["quantity"]}["free_bytes_per_device"]
+    assert spare["value"] == spare_text(big.free_bytes, format_bytes) == f"does not fit: needs {need} more"
+    fits = stats["free_bytes_per_device"]["value"]
+    d70 = dials.server_dials("llama-3.1-70b", "h100-sxm", "fp8", "bf16", 8192, 1, 8)
+    assert d70.fits and fits == format_bytes(d70.free_bytes)  # a set-up that fits prints its spare bytes
 
 
 def test_widget_is_registered_and_renders():

@@ -63,7 +63,8 @@ def _scenario(m, batch):
     chip = m.chip if m.chip != M.BUILD_MACHINE else custom.accelerator(
         P.MEMORY_GB.default, recorded.measurement("stream").rate / 1e9, recorded.measurement("gemm").rate / 1e12)
     extra = {"link": m.link} if m.link else {}
-    kv = m.kv or "bf16"  # the row's stated KV precision, else BF16 (the engines' default; the row's notes say so)
+    # the stated KV precision, else the engine's default: F16 for llama.cpp (-ctk/-ctv), BF16 otherwise
+    kv = m.kv or ("fp16" if m.engine == "llama.cpp" else "bf16")
     return Scenario(model=m.model, accelerator=chip, weights=m.weights, kv=kv, context=max(1, m.prompt_tokens + m.output_tokens // 2),
                     batch=batch, prompt_tokens=max(1, m.prompt_tokens), tp=m.tp, pp=m.pp, ep=m.ep, **extra)
 
@@ -120,37 +121,67 @@ def test_the_build_machine_row_reads_its_record():
     assert chip.bf16_flops == pytest.approx(gemm.work / gemm.value, rel=1e-12)
 
 
-def test_the_kv_cache_precision_is_the_sources_or_said_to_be_assumed():
-    """Each row's KV cache: the precision its source states (``kv`` with ``kv_source``), else BF16 with
-    the row's notes saying that the source is silent. The build machine's forward pass keeps keys and
-    values in float32 (descent.trace.forward.KVCache's docstring); TensorRT-LLM's overview names the
-    checkpoints but sets no KV dtype, so those rows say the prediction assumes BF16."""
+def test_the_kv_cache_precision_is_the_sources_or_the_engines_default():
+    """Each row's KV cache: the precision its source states (``kv`` with ``kv_source``), else the engine's
+    default. The build machine's forward pass keeps keys and values in float32 (descent.trace.forward.
+    KVCache's docstring). TensorRT-LLM keeps the checkpoint's setting (KvCacheConfig dtype 'auto'), and
+    NVIDIA's ModelOpt checkpoints record an FP8 cache (hf_ptq.py's --kv_cache_qformat default 'fp8',
+    hf_quant_config.json's kv_cache_quant_algo 'FP8'; TensorRT-LLM issue 6294's log: 52.51 GiB for
+    860,320 tokens, one byte per element): all 17 of its rows state FP8. Where a source is silent:
+    llama.cpp's default is F16 (-ctk/-ctv 'default: f16', its server README), vLLM's and SGLang's the
+    model's own dtype (BF16 here), any other engine's BF16; the page says "assumed"."""
+    from descent.site.values import measured
+
     own = ROWS["descent-build-machine-smollm2-decode"]
     assert own.kv == own.kv_precision == "fp32" and "KVCache" in own.kv_source
     assert predict.scenario_for(own).kv == "fp32"
-    for m in ROWS.values():
-        if m.engine in ("TensorRT-LLM", "NVIDIA NIM", "vLLM") and not m.kv_stated:
-            assert m.kv_precision == "bf16" and predict.scenario_for(m).kv == "bf16"
+    trt = [m for m in ROWS.values() if m.engine == "TensorRT-LLM"]
+    assert len(trt) == 17
+    for m in trt:
+        assert m.kv == m.kv_precision == predict.scenario_for(m).kv == "fp8", m.id
+        for cited in ("hf_ptq.py", "kv_cache_quant_algo", "issues/6294", 'dtype="auto"', "860320"):
+            assert cited in m.kv_source, (m.id, cited)
+        assert "assumes BF16" not in m.notes and "KV-cache precision: FP8" in m.notes, m.id
+        assert measured._kv(m) == "KV cache FP8 (as the source states)"
+    assert M.ENGINE_KV_DEFAULT == {"llama.cpp": "fp16", "vLLM": "bf16", "SGLang": "bf16"}
+    silent = [m for m in ROWS.values() if not m.kv_stated]
+    assert {m.engine for m in silent} == {"llama.cpp", "vLLM", "SGLang", "NVIDIA NIM"}
+    for m in silent:
+        want = "fp16" if m.engine == "llama.cpp" else "bf16"
+        assert m.kv_precision == predict.scenario_for(m).kv == want, m.id
+        label = "FP16" if m.engine == "llama.cpp" else "BF16"
+        assert measured._kv(m) == f"KV cache {label} (assumed: the engine's default; the source does not say)"
+        if m.engine in ("NVIDIA NIM", "vLLM"):
             assert "KV-cache precision: the" in m.notes and "does not state it" in m.notes, m.id
-            assert "the prediction assumes BF16" in m.notes, m.id
+    # FP16 and BF16 are both 16 bits: the engine's default changes the label, not the bytes.
+    from descent import numerics
+
+    assert numerics.kv_precision("fp16").bits_per_weight == numerics.kv_precision("bf16").bits_per_weight == 16
 
 
 def test_an_fp8_kv_cache_doubles_the_batch_that_fits():
-    """The row with the highest share, trtllm-h200-llama31-8b-fp8-20000-2000 (128%, above its own
-    ceiling), run again with an FP8 cache: Llama 3.1 8B holds 32 layers x 8 KV heads x 128 x 2 (K, V)
-    = 65,536 elements per token (config.json), 2 bytes each in BF16 and 1 in FP8; at the middle
-    context 20,000 + 2,000 / 2 = 21,000 tokens a sequence holds 2,752,512,000 or 1,376,256,000 bytes.
-    The batch is the usable memory left after the weights over that, rounded down."""
+    """trtllm-h200-llama31-8b-fp8-20000-2000, the highest share when its cache was assumed BF16 (128%),
+    with the FP8 cache its checkpoint sets: Llama 3.1 8B holds 32 layers x 8 KV heads x 128 x 2 (K, V)
+    = 65,536 elements per token (config.json), 2 bytes each in BF16 and 1 in FP8; at the middle context
+    20,000 + 2,000 / 2 = 21,000 tokens a sequence holds 2,752,512,000 or 1,376,256,000 bytes. The batch
+    is the usable memory left after the weights over that, rounded down: 46 in BF16, 92 in FP8. The
+    shares (the inference review's figures): 1.285 with a BF16 cache, 0.735 with FP8; and for
+    trtllm-h100-llama31-8b-fp8-128-2048, 1.155 and 0.583. No row passes 100% now."""
     import dataclasses
 
     from descent import weights
 
     m = ROWS["trtllm-h200-llama31-8b-fp8-20000-2000"]
-    bf16, fp8 = predict.predict(m), predict.predict(dataclasses.replace(m, kv="fp8", kv_source="a test"))
+    fp8, bf16 = predict.predict(m), predict.predict(dataclasses.replace(m, kv="bf16", kv_source="a test"))
     room = Scenario(model=m.model, accelerator=m.chip).usable_bytes - weights.total_bytes(m.model, "fp8")
     assert bf16.batch == int(room // (65_536 * 2 * 21_000)) == 46
     assert fp8.batch == int(room // (65_536 * 1 * 21_000)) == 92  # twice 46, give or take the rounding down
-    assert bf16.share > 1 > fp8.share  # the assumed BF16 cache is one way a share passes 100%
+    assert bf16.share == pytest.approx(1.285, abs=5e-4) and fp8.share == pytest.approx(0.735, abs=5e-4)
+    h100 = ROWS["trtllm-h100-llama31-8b-fp8-128-2048"]
+    h100_bf16 = predict.predict(dataclasses.replace(h100, kv="bf16", kv_source="a test"))
+    assert h100_bf16.share == pytest.approx(1.155, abs=5e-4)
+    assert predict.predict(h100).share == pytest.approx(0.583, abs=5e-4)
+    assert max(p.share for p in predict.predictions()) < 1
 
 
 def test_summaries_are_computed_from_the_rows():

@@ -221,3 +221,21 @@ def test_fp8_keeps_the_embedding_head_and_norms_in_bf16():
     assert describe("llama-3.1-70b", "fp8") == "FP8, embedding, output head and norms in BF16"
     assert describe("qwen3-235b-a22b", "fp8") == "FP8, embedding, output head, norms and router in BF16"
     assert describe("llama-3.1-70b", "int8") == "INT8"
+
+
+def test_the_groups_kept_in_bf16_cite_their_sources():
+    """KEPT_IN_BF16's sources: ModelOpt's model cards and default config for fp8/nvfp4, and for DeepSeek's
+    fp8_b128 the DeepSeek-V3 Technical Report (arXiv:2412.19437, section 3.3.1: the embedding module, the
+    output head, MoE gating and normalization stay in their original precision); README_WEIGHTS.md does
+    not say so. Part 5 names whose FP8 and NVFP4 checkpoints these are."""
+    import inspect
+    from pathlib import Path
+
+    from descent import weights
+
+    text = inspect.getsource(weights)
+    cited = text[text.index("#: * ``fp8_b128``"):text.index("KEPT_IN_BF16: dict")]
+    assert "arXiv:2412.19437" in cited and "3.3.1" in cited and "README_WEIGHTS" not in cited
+    assert "_default_disabled_quantizer_cfg" in text
+    page = (Path(__file__).parents[1] / "docs" / "part-5-the-whole-descent.md").read_text(encoding="utf-8")
+    assert "NVIDIA's ModelOpt FP8 and NVFP4 checkpoints quantize only the" in " ".join(page.split())

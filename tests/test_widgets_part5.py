@@ -113,7 +113,7 @@ def test_numbers_equal_memory_size(combo):
         assert "if it fit" not in text and "descent-stack--over" not in out
     else:
         assert banner == (f"Does not fit on one {chip}: it needs {format_bytes(-s.free_bytes, 'GB')} more than the "
-                          f"chip offers. It would take at least {s.accelerators_needed:,} such chips, before what "
+                          f"chip offers after the runtime allowance. It would take at least {s.accelerators_needed:,} such chips, before what "
                           f"splitting a model across chips costs.")
         assert "over capacity" in text and "Decode ceiling per sequence (if it fit)" in text
     assert _num(_stat(out, "Memory needed")) == pytest.approx(s.need_bytes / GB, rel=5e-3)

@@ -252,8 +252,8 @@ def fit_sentence(s: Sizing, fmt=None, on: str = "") -> str:
     if s.fits:
         return f"Fits{where}, with {fmt(s.free_bytes)} to spare."
     chips = format_int(s.accelerators_needed)
-    return (f"Does not fit{where}: it needs {fmt(-s.free_bytes)} more than the chip offers. It would take at "
-            f"least {chips} such chips, before what splitting a model across chips costs.")
+    return (f"Does not fit{where}: it needs {fmt(-s.free_bytes)} more than the chip offers after the runtime "
+            f"allowance. It would take at least {chips} such chips, before what splitting a model across chips costs.")
 
 
 def fit_cell(s: Sizing, fmt=None) -> str:

@@ -263,7 +263,8 @@ _ALL = [
 #: Weight precisions by name: fp32 bf16 fp16 fp8 int8 int4 mxfp4 nvfp4 q8_0 q4_0 q4_k_m q5_k_m q6_k fp8_b128.
 PRECISIONS: dict[str, Precision] = {p.name: p for p in _ALL}
 
-#: Precisions a KV cache may be stored in. BF16/FP16 are the engines' default; FP8 is vLLM's
+#: Precisions a KV cache may be stored in. BF16/FP16 are the engines' defaults (llama.cpp F16, vLLM
+#: and SGLang the model's own dtype: ``catalog.measurements.ENGINE_KV_DEFAULT``); FP8 is vLLM's
 #: ``kv_cache_dtype="fp8"`` and TensorRT-LLM's FP8 KV cache; INT8 and INT4 are per-token/group
 #: quantized caches (e.g. KIVI, Liu et al. 2024, arXiv:2402.02750); q8_0 and q4_0 are llama.cpp's
 #: ``--cache-type-k/v`` options. Block formats (MXFP4, NVFP4, Q4_K_M) are weight formats only here.

@@ -6,9 +6,11 @@ batch, prompt and output lengths) and what it reached. :func:`predict` builds th
 (:mod:`descent.step`) for the same kind of speed:
 
 The KV cache is held in the precision the row's source states (``kv``, with ``kv_source``); where
-the source is silent, in BF16, the engines' default, and the row's notes say so. An engine that ran an
-FP8 cache (TensorRT-LLM keeps the checkpoint's own setting unless told otherwise) fits about twice
-the batch the ceiling assumes, so a share above 1 at maximum load can come from that assumption.
+the source is silent, in the engine's default (``ENGINE_KV_DEFAULT``: FP16 for llama.cpp, the model's
+own BF16 for vLLM and SGLang, BF16 otherwise: 16 bits each), and the row's notes say so. An engine
+that ran an FP8 cache where the ceiling assumes 16 bits fits about twice the batch the ceiling
+assumes, so a share above 1 at maximum load can come from that assumption. TensorRT-LLM keeps the
+checkpoint's own setting, and NVIDIA's ModelOpt checkpoints ask for FP8: those rows state ``kv = "fp8"``.
 
 * ``decode_tokens_per_s`` (and ``itl_s``): one decode step of ``batch`` sequences, each at the
   run's middle context ``prompt + output // 2`` (the step's time grows with the context in a straight
@@ -108,7 +110,8 @@ def _chip(m: M.Measurement) -> str | Accelerator:
 
 def scenario_for(m: M.Measurement, batch: int | None = None) -> Scenario:
     """The scenario of measurement ``m``: its model, weights, KV-cache precision (the row's
-    :attr:`~descent.catalog.measurements.Measurement.kv_precision`: as its source states it, else BF16),
+    :attr:`~descent.catalog.measurements.Measurement.kv_precision`: as its source states it, else the
+    engine's default),
     chip, split and link, ``batch`` sequences (default the row's) at the run's middle context
     ``prompt + output // 2`` (at least 1).
 

@@ -83,9 +83,12 @@ KEPT_GROUPS = ("embedding", "output_head", "norms", "router")
 #:   configuration disables those of ``*lm_head*`` and the routers (``*router*``, ``*mlp.gate.*``,
 #:   ``*block_sparse_moe.gate*``): ``_default_disabled_quantizer_cfg`` in
 #:   modelopt/torch/quantization/config.py (https://github.com/NVIDIA/TensorRT-Model-Optimizer).
-#: * ``fp8_b128``, DeepSeek-V3's format (also Kimi K2's): "embeddings, head, norms and routers in
-#:   BF16" (https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/README_WEIGHTS.md; the
-#:   ``released.toml`` rows of both models).
+#: * ``fp8_b128``, DeepSeek-V3's format (also Kimi K2's): the DeepSeek-V3 Technical Report
+#:   (arXiv:2412.19437, section 3.3.1, "Mixed Precision Framework") keeps "the embedding module, the
+#:   output head, MoE gating modules, normalization operators" in their original precision while the
+#:   linear layers' GEMMs run in FP8; the released checkpoint stores FP8 only for those linear weights
+#:   (config.json's quantization_config, weight_block_size [128, 128]; the ``released.toml`` rows of
+#:   both models).
 KEPT_IN_BF16: dict[str, tuple[str, ...]] = {"fp8": KEPT_GROUPS, "nvfp4": KEPT_GROUPS, "fp8_b128": KEPT_GROUPS}
 
 #: The weight choice that means "as the publisher released the checkpoint".

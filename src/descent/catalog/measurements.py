@@ -61,6 +61,12 @@ KINDS: dict[str, tuple[str, str]] = {
 #: ``NVIDIA NIM`` a NIM container, whose 1.x releases run TensorRT-LLM or vLLM by profile without saying which.
 ENGINES = ("llama.cpp", "vLLM", "SGLang", "TensorRT-LLM", "NVIDIA NIM", "NumPy (descent)")
 
+#: The KV-cache precision an engine keeps when nothing sets it, which a row's prediction assumes where its
+#: source is silent. llama.cpp: F16 (``-ctk``/``-ctv``, "default: f16", llama.cpp's tools/server/README.md).
+#: vLLM and SGLang: the model's own dtype (``kv_cache_dtype="auto"``), BF16 for every model these rows run.
+#: Any other engine: ``params.KV.default`` (BF16). BF16 and FP16 are both 16 bits: the same bytes.
+ENGINE_KV_DEFAULT: dict[str, str] = {"llama.cpp": "fp16", "vLLM": "bf16", "SGLang": "bf16"}
+
 #: The chip id of the build machine (not a catalog row: :mod:`descent.predict` builds it from the
 #: machine's own recorded bandwidth and matrix-product rate).
 BUILD_MACHINE = "build-machine"
@@ -96,7 +102,7 @@ class Measurement:
             ``fp8``, ``released``...). weights_note: the exact checkpoint or file format.
         kv: the KV cache's precision (``params.KV``: ``bf16``, ``fp8``, ``fp32``...) where the source
             states it, and ``kv_source``: where it says so. "" where the source is silent: the
-            prediction then takes the step model's default (:attr:`kv_precision`), and the row's
+            prediction then takes the engine's default (:attr:`kv_precision`), and the row's
             ``notes`` say that the source does not state it.
         engine: one of :data:`ENGINES`. engine_version: its version or build, as the source states it.
         chip: a catalog accelerator id, or :data:`BUILD_MACHINE`. chips: how many.
@@ -143,8 +149,8 @@ class Measurement:
     @property
     def kv_precision(self) -> str:
         """The KV-cache precision the prediction uses: :attr:`kv` where the source states it, else the
-        step model's default (``params.KV.default``, BF16, the engines' default)."""
-        return self.kv or P.KV.default
+        engine's default (:data:`ENGINE_KV_DEFAULT`: FP16 for llama.cpp, BF16 otherwise)."""
+        return self.kv or ENGINE_KV_DEFAULT.get(self.engine, P.KV.default)
 
     @property
     def kv_stated(self) -> bool:

@@ -71,7 +71,7 @@ def server_dials(model: str, accelerator: str, weights: str, tp: int, batch: int
         out.insert(0, _comparison(*before, d))
     if not d.fits:
         out.append(v.note(f"This does not fit: each {a.name} would need {format_bytes(-d.free_bytes)} more "
-                          f"than it has. The speeds are what the server would do if it did; add accelerators, "
+                          f"than it has after the runtime allowance. The speeds are what the server would do if it did; add accelerators, "
                           f"shorten the context or lower the batch.", "warn"))
     words = len(reply_tokens())
     out += [
@@ -93,7 +93,7 @@ def server_dials(model: str, accelerator: str, weights: str, tp: int, batch: int
         v.stat("Per million output tokens", f"${format_number(d.usd_per_million_tokens, 3)}",
                quantity="server_usd_per_million_tokens",
                note=f"decode steady state; {format_int(tp)} x ${format_number(price, 3, trim=True)} an hour"),
-        v.stat("Spare memory per accelerator", format_bytes(max(d.free_bytes, 0.0)), quantity="free_bytes_per_device",
+        v.stat("Spare memory per accelerator", spare_text(d.free_bytes, format_bytes), quantity="free_bytes_per_device",
                note="after its share of weights and KV cache and the runtime allowance"),
         v.stream(reply_tokens(), d.tokens_per_s_per_user, d.ttft_s,
                  caption=f"A real {words}-token reply (SmolLM2-135M's own, mistakes included), written at "

@@ -34,9 +34,10 @@ def _batch(p: predict.Prediction) -> str:
 
 
 def _kv(m: M.Measurement) -> str:
-    """The KV cache's precision the ceiling used: as the source states it, or BF16 assumed."""
+    """The KV cache's precision the ceiling used: as the source states it, or the engine's default
+    assumed (FP16 for llama.cpp, BF16 otherwise: ``Measurement.kv_precision``)."""
     label = numerics.kv_precision(m.kv_precision).label
-    return f"KV cache {label} (as the source states)" if m.kv_stated else f"KV cache {label} (assumed: the source does not say)"
+    return f"KV cache {label} (as the source states)" if m.kv_stated else f"KV cache {label} (assumed: the engine's default; the source does not say)"
 
 
 def _model(p: predict.Prediction) -> str:
