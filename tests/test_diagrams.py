@@ -76,6 +76,21 @@ def test_widget_shows_the_picked_student_and_every_source(axis):
     assert len(re.findall(r"data-set=", h)) == len(published.DISTILLED)
     assert h.count('r="10"') == 2
     assert ("log scale" in text(h)) and (("fine-tuning samples" if axis == "samples" else "parameters") in h)
+    # The score axis names both metrics, from the students' own (DeepSeek-R1 README: pass@1; s1,
+    # section 4.1: greedy), in both drawings.
+    assert h.count('AIME 2024 score, % <tspan font-size="') == 2 and h.count(">(pass@1; greedy for s1-32B)</tspan>") == 2
+
+
+def test_the_first_hint_quotes_both_scores_and_both_metrics():
+    # s1-32B's 56.7 (s1, Table 1) against DeepSeek-R1-Distill-Qwen-32B's 72.6 (DeepSeek-R1 README,
+    # Distilled Model Evaluation), each named by how it was measured.
+    from descent.widgets import part2_distill
+
+    hint = part2_distill._unlike_hint()
+    assert published.AIME_DISTILLED["DeepSeek-R1-Distill-Qwen-32B"] == 72.6 and published.S1_AIME == 56.7
+    assert "scores 56.7% against its 72.6%, on a slightly different measure: greedy accuracy" in hint
+    assert "than R1-Qwen-32B, the distilled model of the same size" in hint and "against pass@1 averaged" in hint
+    assert part2_distill.score_axis() == ("AIME 2024 score, %", "(pass@1; greedy for s1-32B)")
 
 
 # --- Part 3's diagrams -----------------------------------------------------------------------------

@@ -15,11 +15,12 @@ quote them through a shortcode and a test can check them against the rest of the
   the share of them that are right, averaged over the problems (:data:`R1_METRIC`).
 * s1 (Muennighoff et al. 2025, "s1: Simple test-time scaling", arXiv:2501.19393): Qwen2.5-32B-Instruct
   fine-tuned on 1,000 questions with reasoning traces (s1K); AIME 2024 from its Table 1 (s1-32B,
-  with budget forcing; the abstract rounds it to 57%). Its section 4.1 evaluates greedily
+  with budget forcing, a rule that stops the model's thinking early, or makes it keep thinking, to
+  hit a set length; the abstract rounds it to 57%). Its section 4.1 evaluates greedily
   (temperature 0): one answer per problem, accuracy (:data:`S1_METRIC`). The two scores answer the
   same question, the share of problems solved, measured two ways: a chart or page that sets them
   side by side names each one's metric.
-* LIMA (Zhou et al. 2023, "LIMA: Less Is More for Alignment", arXiv:2305.11206): LLaMa 65B
+* LIMA (Zhou et al. 2023, "LIMA: Less Is More for Alignment", arXiv:2305.11206): LLaMA 65B
   fine-tuned on 1,000 carefully curated prompts and responses.
 * DistilBERT (Sanh et al. 2019, arXiv:1910.01108, abstract): 40% smaller than BERT-base, 97% of its
   language-understanding score, 60% faster.
@@ -105,11 +106,13 @@ R1_EVAL_SAMPLES = 64
 @dataclass(frozen=True)
 class Metric:
     """How a published score was measured: a short ``name`` for a table cell, its ``definition`` in a
-    sentence, and the ``source`` that defines it (a URL with the section)."""
+    sentence, the ``source`` that defines it (a URL with the section), and a ``brief`` name of a
+    word or two for a chart's axis."""
 
     name: str
     definition: str
     source: str
+    brief: str
 
 
 #: The DeepSeek-R1 README's score: "For benchmarks requiring sampling, we use a temperature of 0.6, a
@@ -119,15 +122,18 @@ R1_METRIC = Metric(
     f"pass@1 over {R1_EVAL_SAMPLES} samples",
     f"{R1_EVAL_SAMPLES} answers sampled per problem (temperature 0.6, top-p 0.95); the share of them that are "
     "right, averaged over the problems",
-    f"{R1_URL} (README, section 4, Evaluation Results)")
+    f"{R1_URL} (README, section 4, Evaluation Results)",
+    "pass@1")
 
 #: The s1 paper's score: greedy decoding (temperature 0), one answer per problem, accuracy (section 4.1,
 #: Evaluation; it notes that this equals pass@1 of that one answer), s1-32B's with budget forcing.
 S1_METRIC = Metric(
     "greedy accuracy",
     "one answer per problem, decoded greedily (temperature 0, the most likely token each step), with "
-    "budget forcing; the share of problems it gets right",
-    f"{S1_URL} (section 4.1, Evaluation)")
+    "budget forcing (a rule that stops the model's thinking early, or makes it keep thinking, to hit "
+    "a set length); the share of problems it gets right",
+    f"{S1_URL} (section 4.1, Evaluation)",
+    "greedy")
 
 
 @dataclass(frozen=True)
@@ -190,7 +196,7 @@ _ALL = [
               "(temperature 0.6, top-p 0.95)", R1_METRIC.source),
     Published("s1_examples", 1000, "examples", "questions with reasoning traces s1-32B was fine-tuned on (s1K)",
               f"{S1_URL} (abstract)"),
-    Published("lima_examples", 1000, "examples", "curated prompts and responses LIMA (LLaMa 65B) was fine-tuned on",
+    Published("lima_examples", 1000, "examples", "curated prompts and responses LIMA (LLaMA 65B) was fine-tuned on",
               f"{LIMA_URL} (abstract)"),
     Published("distilbert_smaller", 40, "%", "DistilBERT: smaller than BERT-base", f"{DISTILBERT_URL} (abstract)"),
     Published("distilbert_retained", 97, "%", "DistilBERT: share of BERT's language understanding kept",

@@ -314,7 +314,7 @@ def test_distillation_point_by_chip(make_page, site_dir, server):
     go_live(page, page_url(site_dir, server, "part-2-weights-as-numbers"), DIS)
     s1 = next(x for x in published.DISTILLED if x.name == "s1-32B")
     page.locator(f'{DIS} .descent-chip__button[data-set*="s1-32B"]').click()
-    number = page.locator(f"{DIS} .descent-stat", has_text="AIME 2024 pass@1").locator(".descent-stat__number")
+    number = page.locator(f"{DIS} .descent-stat", has_text="AIME 2024 score").locator(".descent-stat__number")
     expect(number).to_have_text(f"{s1.score}%", timeout=15_000)
     expect(page.locator(f'{DIS} .descent-field[data-field="student"] select')).to_have_value("s1-32B")
     assert not page.descent_console_errors, page.descent_console_errors

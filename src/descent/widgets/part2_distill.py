@@ -20,7 +20,7 @@ from descent.units import format_count, format_fixed, format_number, format_perc
 from descent.widgets import Input, widget
 from descent.widgets import views as v
 
-__all__ = ["REFERENCES", "distillation", "distillation_svg"]
+__all__ = ["REFERENCES", "distillation", "distillation_svg", "score_axis"]
 
 #: The reference rows of the DeepSeek-R1 table: models that were not distilled, drawn as lines.
 REFERENCES = tuple((k, x) for k, x in published.AIME_DISTILLED.items() if not k.startswith("DeepSeek-R1-Distill-"))
@@ -80,8 +80,10 @@ def distillation_svg(axis: str, selected: str, size: tuple) -> str:
     label = "parameters of the student" if axis == "size" else "fine-tuning samples"
     out.append(f'<text x="{f((left + right) / 2)}" y="{h - 8}" text-anchor="middle" font-size="{font}" '
                f'style="fill:var(--dw-fg)">{label} (log scale)</text>')
+    head, metrics = score_axis()
     out.append(f'<text transform="translate(12 {f((top + bottom) / 2)}) rotate(-90)" text-anchor="middle" '
-               f'font-size="{font}" style="fill:var(--dw-fg)">AIME 2024 pass@1, %</text>')
+               f'font-size="{font}" style="fill:var(--dw-fg)">{e(head)} '
+               f'<tspan font-size="{font - 1}">{e(metrics)}</tspan></text>')
     for name, score in REFERENCES:
         y = py(score)
         out.append(f'<line x1="{left}" y1="{f(y)}" x2="{right}" y2="{f(y)}" '
@@ -110,6 +112,30 @@ def distillation_svg(axis: str, selected: str, size: tuple) -> str:
             f'class="descent-svg__{"wide" if mr > 60 else "narrow"}">{"".join(out)}</svg>')
 
 
+def score_axis() -> tuple[str, str]:
+    """The score axis's label in two parts: what it measures, and how, from the students' metrics
+    (:attr:`descent.published.Metric.brief`): the metric most students share, then each other one
+    with the students it applies to, e.g. ("AIME 2024 score, %", "(pass@1; greedy for s1-32B)")."""
+    by: dict[published.Metric, list[str]] = {}
+    for x in published.DISTILLED:
+        by.setdefault(x.metric, []).append(x.name)
+    main = max(by, key=lambda m: len(by[m]))
+    rest = [f"{m.brief} for {', '.join(names)}" for m, names in by.items() if m is not main]
+    return "AIME 2024 score, %", f"({'; '.join([main.brief, *rest])})"
+
+
+def _unlike_hint() -> str:
+    """The first Try-this answer: s1-32B against the distilled student of its size, both scores
+    and both metrics from :data:`descent.published.DISTILLED`."""
+    s1 = next(x for x in published.DISTILLED if x.name == "s1-32B")
+    peer = next(x for x in published.DISTILLED if x.teacher == "DeepSeek-R1" and x.billions == s1.billions)
+    pct = lambda x: format_percent(x / 100, 3)  # noqa: E731
+    return (f"{s1.name} sits far to the left: it was tuned on far fewer samples than {_short(peer.name)}, the "
+            f"distilled model of the same size, and scores {pct(s1.score)} against its {pct(peer.score)}, on a "
+            f"slightly different measure: {s1.metric.name}, one answer per problem, against {peer.metric.brief} "
+            "averaged over sampled answers (the table's metric column).")
+
+
 @widget(
     "distillation",
     title="Small students of large teachers",
@@ -117,9 +143,7 @@ def distillation_svg(axis: str, selected: str, size: tuple) -> str:
                  "size or by the samples they were tuned on. Pick a point to see its numbers and their sources."),
     inputs=[Input(STUDENT, "select"), Input(AXIS, "segmented")],
     tries=[("Put the fine-tuning samples across.",
-            "s1-32B sits far to the left: it was tuned on far fewer samples than the distilled Qwen of the "
-            "same size, and it scores only somewhat lower. Its score is greedy accuracy, one answer per problem; "
-            "the distilled models' is pass@1 averaged over sampled answers (the table's metric column).",
+            _unlike_hint(),
             {"axis": "samples", "student": "s1-32B"}),
            ("Pick the 1.5B student.", "Even the smallest distilled model scores above GPT-4o on this test.",
             {"student": "DeepSeek-R1-Distill-Qwen-1.5B"})],
