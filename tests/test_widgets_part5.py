@@ -109,7 +109,7 @@ def test_numbers_equal_memory_size(combo):
     banner = re.search(r'<p class="descent-note descent-note--(?:info|warn)">((?:Fits|Does not fit)[^<]*)</p>', out)[1]
     chip = catalog.accelerator(combo["accelerator"]).name
     if s.fits:
-        assert banner == f"Fits on one {chip}, with {format_bytes(s.free_bytes, 'GB')} to spare."
+        assert banner == f"Fits on one {chip}, with {format_bytes(s.free_bytes, 'GB')} to spare after the runtime allowance."
         assert "if it fit" not in text and "descent-stack--over" not in out
     else:
         assert banner == (f"Does not fit on one {chip}: it needs {format_bytes(-s.free_bytes, 'GB')} more than the "

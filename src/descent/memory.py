@@ -250,7 +250,7 @@ def fit_sentence(s: Sizing, fmt=None, on: str = "") -> str:
     fmt = fmt or (lambda n: format_bytes(n, "GB", 3, trim=True))
     where = f" on {on}" if on else ""
     if s.fits:
-        return f"Fits{where}, with {fmt(s.free_bytes)} to spare."
+        return f"Fits{where}, with {fmt(s.free_bytes)} to spare after the runtime allowance."
     chips = format_int(s.accelerators_needed)
     return (f"Does not fit{where}: it needs {fmt(-s.free_bytes)} more than the chip offers after the runtime "
             f"allowance. It would take at least {chips} such chips, before what splitting a model across chips costs.")
