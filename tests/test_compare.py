@@ -266,22 +266,6 @@ def test_memory_left_prints_a_shortfall_and_no_ratio_when_a_side_does_not_fit(ca
     assert f"does not fit: needs {format_bytes(-d.free_bytes)} more per accelerator" in out
 
 
-@pytest.mark.parametrize("name", ["size_it_yourself", "server_dials", "price_it_out"])
-def test_the_empty_compare_box_is_marked_for_the_stylesheet_to_hide(name):
-    # A reader saw an empty "pinned" box before pressing Pin. The box carries a placeholder, so
-    # descent.css can hide its field while it is empty (:placeholder-shown) and, without JavaScript,
-    # always (no share bar): not the hidden attribute, which would keep the pinned text from being sent.
-    from descent.widgets import _compare
-
-    html = widgets.render_static(name)
-    field = re.search(r'<div class="descent-field descent-field--text" data-field="pinned"[^>]*>.*?</textarea>', html)[0]
-    assert f'placeholder="{_compare.PLACEHOLDER}"' in field and "hidden" not in field
-    css = (ROOT / "docs" / "assets" / "descent" / "descent.css").read_text(encoding="utf-8")
-    rule = re.search(r'([^{}]*)\{ display: none; \}', css[css.index('.descent-field[data-field="pinned"]'):])[1]
-    assert '.descent-field[data-field="pinned"]:has(> textarea:placeholder-shown):not(:focus-within)' in rule
-    assert '.descent-widget:not(:has(.descent-share)) .descent-field[data-field="pinned"]' in rule
-
-
 def test_a_placeholder_is_for_text_inputs_only():
     from descent import params as P
     from descent.widgets import Input

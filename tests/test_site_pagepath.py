@@ -208,3 +208,22 @@ def test_closed_boxes_are_lazy_and_players_carry_their_frames_as_data(site_dir):
                           fig, re.S).group(1)
         # (a long grid in the stage may wait for the screen: descent.site.lazy wraps it, nothing else)
         assert re.sub(r'<noscript class="descent-lazy[^"]*">|</noscript>', "", stage) == frames[int(m.group(1))][1]
+
+
+# The Compare box (descent.widgets._compare) and the stylesheet that hides it while empty: a site-side
+# test (it reads docs/), so it stays out of the core tests run inside Pyodide.
+@pytest.mark.parametrize("name", ["size_it_yourself", "server_dials", "price_it_out"])
+def test_the_empty_compare_box_is_marked_for_the_stylesheet_to_hide(name):
+    # A reader saw an empty "pinned" box before pressing Pin. The box carries a placeholder, so
+    # descent.css can hide its field while it is empty (:placeholder-shown) and, without JavaScript,
+    # always (no share bar): not the hidden attribute, which would keep the pinned text from being sent.
+    from descent import widgets
+    from descent.widgets import _compare
+
+    html = widgets.render_static(name)
+    field = re.search(r'<div class="descent-field descent-field--text" data-field="pinned"[^>]*>.*?</textarea>', html)[0]
+    assert f'placeholder="{_compare.PLACEHOLDER}"' in field and "hidden" not in field
+    css = (ROOT / "docs" / "assets" / "descent" / "descent.css").read_text(encoding="utf-8")
+    rule = re.search(r'([^{}]*)\{ display: none; \}', css[css.index('.descent-field[data-field="pinned"]'):])[1]
+    assert '.descent-field[data-field="pinned"]:has(> textarea:placeholder-shown):not(:focus-within)' in rule
+    assert '.descent-widget:not(:has(.descent-share)) .descent-field[data-field="pinned"]' in rule
