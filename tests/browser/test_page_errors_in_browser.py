@@ -7,7 +7,7 @@ The ``page`` fixture fails a test if any request left the loopback network.
 from __future__ import annotations
 
 import pytest
-from helpers import RECOMPUTE_TIMEOUT_MS, go_live, is_local, page_url, stat_number
+from helpers import LIVE_TIMEOUT_MS, RECOMPUTE_TIMEOUT_MS, go_live, is_local, page_url, stat_number
 
 from descent.widgets.part0 import prompt_trace
 
@@ -73,6 +73,9 @@ def test_changed_widgets_have_no_axe_violations(page, site_dir, server):
         page.goto(page_url(site_dir, server, name))
         for root in roots:
             page.locator(root).scroll_into_view_if_needed()
+            # Checked as a reader sees it once it settles: live, no recompute in flight (a busy
+            # widget dims its output on purpose for a moment; CI once caught that moment).
+            page.wait_for_selector(f'{root}[data-state="live"]:not(.descent-widget--busy)', timeout=LIVE_TIMEOUT_MS)
             results = axe_mod.Axe().run(page, context=root)
             assert not results.response["violations"], results.generate_report()
 
