@@ -667,8 +667,6 @@ LIGHTHOUSE_FORMS = ["mobile", "desktop"]
 #: observes, so a busy machine reads as a slow page); the report gives the median and the range, as
 #: Lighthouse's own documentation advises (the median of several runs, not one).
 LIGHTHOUSE_RUNS = 3
-#: What ``--lighthouse-runs`` chose (``main`` sets it; :func:`lighthouse` reads it when not told).
-LIGHTHOUSE_RUNS_CHOSEN = [LIGHTHOUSE_RUNS]
 
 
 def _lighthouse_once(base: str, path: str, form: str, out: Path) -> dict[str, Any]:
@@ -711,7 +709,7 @@ def _lighthouse_once(base: str, path: str, form: str, out: Path) -> dict[str, An
     return res
 
 
-def lighthouse(base: str, pages: list[str], outdir: Path, runs: int | None = None) -> dict[str, Any]:
+def lighthouse(base: str, pages: list[str], outdir: Path, runs: int = LIGHTHOUSE_RUNS) -> dict[str, Any]:
     """Lighthouse on each page in each of :data:`LIGHTHOUSE_FORMS`, ``runs`` rounds (every page once
     per round, so a busy spell of the machine falls on all pages alike rather than on one).
 
@@ -719,7 +717,6 @@ def lighthouse(base: str, pages: list[str], outdir: Path, runs: int | None = Non
     completed (``runs_ok`` of them), ``performance_runs`` (each run's score, in order), the largest CLS
     and every audit that failed in any run; ``{"error": ...}`` for a page with no completed run.
     """
-    runs = LIGHTHOUSE_RUNS_CHOSEN[0] if runs is None else runs
     if runs < 1:
         raise ValueError(f"Lighthouse runs must be 1 or more, got {runs}")
     if shutil.which("node") is None or not LIGHTHOUSE_CLI.is_file():
@@ -1122,7 +1119,6 @@ def main(argv: list[str] | None = None) -> int:
         LIGHTHOUSE_FORMS[:] = ["mobile"]
     if args.lighthouse_runs < 1:
         ap.error(f"--lighthouse-runs must be 1 or more, got {args.lighthouse_runs}")
-    LIGHTHOUSE_RUNS_CHOSEN[0] = args.lighthouse_runs
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     r: dict[str, Any] = {
@@ -1181,9 +1177,9 @@ def _served(r: dict[str, Any], site: Path, port: int, sitemap: tuple[str, str] |
         r["browser"] = _attempt(r, "browser", browser_measurements, base, site)
         if not args.no_lighthouse:
             pages = site_pages(site)
-            lh = _attempt(r, "lighthouse", lighthouse, base, pages, tmp / "lh")
+            lh = _attempt(r, "lighthouse", lighthouse, base, pages, tmp / "lh", args.lighthouse_runs)
             if lh is not None and built:
-                stock_lh = _attempt(r, "lighthouse_stock", lighthouse, stock_base, ["index.html"], tmp / "lh-stock")
+                stock_lh = _attempt(r, "lighthouse_stock", lighthouse, stock_base, ["index.html"], tmp / "lh-stock", args.lighthouse_runs)
                 for k, v in (stock_lh or {}).items():
                     lh[f"STOCK {k}"] = v
             r["lighthouse"] = lh
