@@ -347,6 +347,9 @@ def test_latest_input_wins_busy_and_no_stale_error(page, demo_url):
     # The error was for -3: it goes at once, before the reply for 1000 arrives.
     expect(field.locator(".descent-field__error")).to_have_text("", timeout=DELAY_MS // 2)
     expect(root).to_have_class(re.compile(r"\bdescent-widget--busy\b"))
+    # The stale result stays readable (axe's contrast rule runs on it whenever a check lands while
+    # a widget is busy): outlined, not faded.
+    assert page.evaluate(f"() => getComputedStyle(document.querySelector('{WIDGET} .descent-widget__output')).opacity") == "1"
     page.wait_for_timeout(100)
     _set_number(page, "context", "5000")
     page.wait_for_timeout(100)
