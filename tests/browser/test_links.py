@@ -69,10 +69,17 @@ def _target(site_dir: Path, page: str, url: str) -> tuple[Path, str] | None:
     return target, unquote(parts.fragment)
 
 
+def _parsed(cache: dict[Path, _Collect], path: Path) -> _Collect:
+    """``path`` parsed once (``dict.setdefault`` would parse it again for every link to it)."""
+    if path not in cache:
+        cache[path] = _parse(path)
+    return cache[path]
+
+
 def broken_links(site_dir: Path, site_page: str, cache: dict[Path, _Collect]) -> list[str]:
     """One line per internal URL on ``site_page`` whose file or ``#fragment`` does not exist."""
     page_file = site_dir / site_page
-    page = cache.setdefault(page_file, _parse(page_file))
+    page = _parsed(cache, page_file)
     broken = []
     for tag, url in page.urls:
         hit = _target(site_dir, site_page, url)
@@ -85,7 +92,7 @@ def broken_links(site_dir: Path, site_page: str, cache: dict[Path, _Collect]) ->
         if (
             fragment
             and target.suffix == ".html"
-            and fragment not in cache.setdefault(target, _parse(target)).ids
+            and fragment not in _parsed(cache, target).ids
         ):
             broken.append(f"<{tag}> {url}: no id {fragment!r} on {target.relative_to(site_dir)}")
     return broken
