@@ -9,6 +9,7 @@ inside a link to that term's entry, and does every link land on an id that exist
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -91,6 +92,12 @@ def _in_prose(node) -> bool:
     return prose
 
 
+@functools.cache
+def _soup(path: Path) -> BeautifulSoup:
+    """A built page, parsed once per session (the tests only read it; the build does not change)."""
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
 def _pages(site: Path) -> list[Path]:
     out = [p for p in sorted(site.rglob("*.html"))
            if p.name not in ("glossary.html", "404.html") and "notebooks" not in p.parts and "search" not in p.parts]
@@ -128,7 +135,7 @@ def _expected_links(soup: BeautifulSoup) -> list[tuple[str, object]]:
 def test_every_terms_first_use_on_every_page_is_linked(site_dir):
     misses, total = [], 0
     for page in _pages(site_dir):
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        soup = _soup(page)
         expected = _expected_links(soup)
         total += len(expected)
         for tid, node in expected:
@@ -146,7 +153,7 @@ def test_every_terms_first_use_on_every_page_is_linked(site_dir):
 
 
 def test_term_links_and_part_links_resolve(site_dir):
-    gloss = BeautifulSoup((site_dir / "glossary.html").read_text(encoding="utf-8"), "html.parser")
+    gloss = _soup(site_dir / "glossary.html")
     ids = {el["id"] for el in gloss.find_all(id=True)}
     assert {t.id for t in TERMS} <= ids
     # each term's link to its part lands on a heading that exists there
@@ -154,11 +161,11 @@ def test_term_links_and_part_links_resolve(site_dir):
         dd = gloss.find(id=t.id).find_next_sibling("dd")
         (a,) = [a for a in dd.find_all("a") if a.get("href", "").startswith("part-")]
         page, anchor = a["href"].split("#")
-        target = BeautifulSoup((site_dir / page).read_text(encoding="utf-8"), "html.parser")
+        target = _soup(site_dir / page)
         assert target.find(id=anchor) is not None, f"{t.id}: {a['href']} has no such heading"
     # every glossary link on every page names an entry that exists
     for page in _pages(site_dir):
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        soup = _soup(page)
         for a in soup.select("a.descent-term"):
             assert a["href"].split("#")[1] in ids, (page.name, a["href"])
 
