@@ -29,7 +29,9 @@ VIEWPORTS = {
 #: web.dev calls under 0.1 good; a page that moves nothing scores 0, and 0.01 leaves room for
 #: sub-pixel rounding only.
 MAX_SHIFT = 0.01
-SETTLE_MS = 2500
+SETTLE_MS = 300
+SETTLED = """() => document.documentElement.hasAttribute('data-descent-started')
+  && !document.querySelector('.md-content__inner > .descent-widget.descent-far')"""
 
 #: Every shift counts: the test gives no input, yet headless Chromium with touch emulation marks
 #: load-time shifts "hadRecentInput", which would hide them (Lighthouse counts them).
@@ -51,6 +53,10 @@ def test_nothing_moves_while_a_page_loads(form, server, make_page, all_page_path
     for path in all_page_paths:
         page.goto(server + path)
         page.wait_for_load_state("load")
+        # Settled: the page's own scripts have started (start.js), lazy.js has drawn every far widget
+        # (one per frame after the load), and a moment more for what they set off to be drawn.
+        page.wait_for_function(SETTLED, timeout=30_000)
+        next_frames(page)
         page.wait_for_timeout(SETTLE_MS)
         shift = page.evaluate("() => window.__shift")
         if shift > MAX_SHIFT:
