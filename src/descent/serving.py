@@ -415,7 +415,8 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
             now = queue[0].arrival  # nothing to do until the next request arrives
             continue
         # 2. Plan: one token per decoding sequence, then prompt pieces within the budget.
-        decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
+        # (q.done and q.context written out: this loop runs once per event, over every running sequence)
+        decoding = [q for q in running if q.prefilled == q.req.prompt and len(q.times) != q.req.output]
         budget = chunk - len(decoding) if chunk else math.inf
         spans = []
         for q in running:
@@ -427,14 +428,14 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
         #    until a sequence writes its last token or (continuous) a request that fits arrives:
         #    they are costed together, each exactly as StepModel.step costs it.
         if spans or not decoding:
-            cost = s.step([q.context for q in decoding], [(a, b) for _, a, b in spans])
+            cost = s.step([q.req.prompt + len(q.times) - 1 for q in decoding], [(a, b) for _, a, b in spans])
             seconds, bound = [cost.seconds], int(cost.bound == "compute")
         else:
             last = min(q.req.output - len(q.times) for q in decoding)
             fits = policy == "continuous" and queue and len(running) < slots and \
                 kv_used + need[queue[0].id] <= s.kv_capacity
             wake = queue[0].arrival if fits else math.inf
-            seconds, bound = _decode_run(s, [q.context for q in decoding], last, now, wake)
+            seconds, bound = _decode_run(s, [q.req.prompt + len(q.times) - 1 for q in decoding], last, now, wake)
         work += len(running) * len(seconds)
         if work > MAX_SIMULATED_WORK:
             raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
@@ -452,7 +453,7 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
             if b == q.req.prompt:
                 q.times.append(now)
         # 4. Retire.
-        finished = [q for q in running if q.done]
+        finished = [q for q in running if len(q.times) == q.req.output]
         if policy == "continuous" or len(finished) == len(running):
             for q in finished:
                 running.remove(q)
@@ -607,21 +608,23 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     step_gaps = list(map(sub, ends[1:], ends))
     has_gap, other_gaps = [0] * (len(ends) + 1), []  # replies per step gap (a difference array), the rest
     for rid, times in enumerate(sim.token_times):
-        t0 = arrivals[rid]
+        t0, n = arrivals[rid], len(times)
         ttft.append(times[0] - t0)
         e2e.append(times[-1] - t0)
         j = bisect_left(ends, times[0])
-        if ends[j:j + len(times)] == times:
-            own = step_gaps[j:j + len(times) - 1]
+        # Every token is at a step end and the ends rise, so a reply whose first and last tokens are
+        # n - 1 steps apart was written at n consecutive steps.
+        k = j + n - 1
+        if k < len(ends) and ends[j] == times[0] and ends[k] == times[-1]:
             has_gap[j] += 1
-            has_gap[j + len(times) - 1] -= 1
+            has_gap[k] -= 1
         else:
-            own = list(map(sub, times[1:], times))  # b - a for each two tokens a, b in a row
-            other_gaps += own
-        n_gaps += len(own)
-        mean_gap = sum(own) / len(own) if own else 0.0
-        if len(times) > 1:
-            tpots.append((times[-1] - times[0]) / (len(times) - 1))
+            other_gaps += map(sub, times[1:], times)  # b - a for each two tokens a, b in a row
+        n_gaps += n - 1
+        # The mean of a reply's gaps is its span over its gaps (the sum of the gaps telescopes).
+        mean_gap = (times[-1] - times[0]) / (n - 1) if n > 1 else 0.0
+        if n > 1:
+            tpots.append(mean_gap)
         if times[0] - t0 <= ttft_target and mean_gap <= itl_target:
             good += 1
             good_tokens += len(times)

@@ -61,10 +61,11 @@ def flash_tiles_frames(kernel: str, seq_len: int, accelerator: str) -> dict:
     n = seq_len
     fmt = lambda x: format_bytes(x, "auto", 3, trim=True)  # noqa: E731
     frames, moved = [], []
+    cells = {cls: v.cell(cls) for cls, _ in TILE_LEGEND}  # one object per state, shared by every tile
 
     def frame(label: str, total_elements: int, state) -> None:
         moved.append(total_elements * b)
-        grid = [[v.cell(state(i, j)) for j in range(len(cols))] for i in range(len(rows))]
+        grid = [[cells[state(i, j)] for j in range(len(cols))] for i in range(len(rows))]
         frames.append(v.frame(label, [
             v.stat("HBM traffic so far", fmt(total_elements * b)),
             v.cell_grid(grid, caption=f"The {format_int(n)} x {format_int(n)} scores in tiles: query blocks down, "

@@ -595,9 +595,16 @@ def render_cell_grid(v: dict) -> str:
     # A grid repeats a few kinds of cell many times: each kind is written once (a cell that sets
     # inputs when clicked is written each time).
     written: dict[tuple, str] = {}
+    # And a cell object used again (a widget that builds one cell per state) is looked up by identity
+    # (the objects live in ``v`` throughout the call, so an id is not reused while this runs).
+    same: dict[int, str] = {}
     for ri, row in enumerate(cells):
         tds = []
         for c in row:
+            td = same.get(id(c))
+            if td is not None:
+                tds.append(td)
+                continue
             key = None if c.get("set") else (c.get("cls"), c.get("title"), c.get("text"))
             if key is not None:
                 try:
@@ -618,6 +625,7 @@ def render_cell_grid(v: dict) -> str:
             td = f'<td class="descent-cell{" " + cls if cls else ""}"{title}>{inner}</td>'
             if key is not None:
                 written[key] = td
+                same[id(c)] = td
             tds.append(td)
         th = f'<th scope="row">{_e(rl[ri])}</th>' if rl is not None else ""
         body.append(f"<tr>{th}{''.join(tds)}</tr>")
@@ -808,7 +816,19 @@ def player_data(labels: Sequence[str], frames: Sequence[str]) -> str:
     re-creates every inline ``<script>`` of a new page as an executable one, ``type`` dropped (a
     JSON data block then breaks the Content-Security-Policy)."""
     index: dict[str, int] = {}
-    coded = [[index.setdefault(piece, len(index)) for piece in _PIECE.findall(markup)] for markup in frames]
+    # Cut at each "<td": a cell grid's frames repeat the same cells, so each distinct cell is cut
+    # into pieces once (cutting just before a "<" gives the pieces a cut of the whole would).
+    memo: dict[str, list[int]] = {}
+    coded = []
+    for markup in frames:
+        ids: list[int] = []
+        for i, chunk in enumerate(markup.split("<td")):
+            chunk = "<td" + chunk if i else chunk
+            known = memo.get(chunk)
+            if known is None:
+                known = memo[chunk] = [index.setdefault(piece, len(index)) for piece in _PIECE.findall(chunk)]
+            ids += known
+        coded.append(ids)
     text = json.dumps({"l": list(labels), "p": list(index), "f": coded}, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
