@@ -32,6 +32,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -321,7 +322,7 @@ def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
             )
         out_dir.mkdir(parents=True, exist_ok=True)
         target = out_dir / wheel_name
-        tmp_target = target.with_suffix(".tmp")
+        tmp_target = _tmp_beside(target)
         shutil.copyfile(built, tmp_target)
         tmp_target.replace(target)
     if cached:
@@ -331,6 +332,13 @@ def build_wheel(root: Path | None = None, out_dir: Path | None = None) -> Path:
             if old != out_dir and old.is_dir() and now - old.stat().st_mtime > CACHE_KEEP_S:
                 shutil.rmtree(old, ignore_errors=True)
     return target
+
+
+def _tmp_beside(path: Path) -> Path:
+    """A temporary name beside ``path`` that no other process or thread writes: test workers and
+    builds share ``<root>/.cache``, and with one ``.tmp`` name one of them renamed the other's
+    half-made file away (CI: "making the Pyodide snapshot failed" with nothing on stderr)."""
+    return path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
 
 
 def _under_node(root: Path, script: str, args: list[str], key: bytes, cache: str, name: str, what: str) -> Path:
@@ -359,7 +367,7 @@ def _under_node(root: Path, script: str, args: list[str], key: bytes, cache: str
     if cached.is_file():
         return cached
     cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(".tmp")
+    tmp = _tmp_beside(cached)
     try:
         proc = subprocess.run([node, "--input-type=module", "-e", script, str(src.resolve()), str(tmp), *args],
                               capture_output=True, text=True, timeout=SNAPSHOT_TIMEOUT_S)
@@ -413,7 +421,7 @@ def add_bytecode(root: Path, wheel: Path) -> Path:
     target = pycs.with_name(wheel.name)
     if target.is_file():
         return target
-    tmp = target.with_suffix(".tmp")
+    tmp = _tmp_beside(target)
     with zipfile.ZipFile(wheel) as zin, zipfile.ZipFile(pycs) as zpyc, \
             zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zout:
         record = next(n for n in zin.namelist() if n.endswith(".dist-info/RECORD"))
@@ -516,7 +524,7 @@ def gzip_file(src: Path, dest: Path, root: Path) -> Path:
     cached = root / ".cache" / "descent-gzip" / f"{hashlib.sha256(data).hexdigest()[:24]}.gz"
     if not cached.is_file():
         cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(".tmp")
+        tmp = _tmp_beside(cached)
         tmp.write_bytes(gzip.compress(data, GZIP_LEVEL, mtime=0))
         tmp.replace(cached)
     dest.parent.mkdir(parents=True, exist_ok=True)
