@@ -25,6 +25,7 @@ from sitebuild import build_site
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     """Every test that uses the built site (the ``site_dir`` fixture, directly or through another
     fixture) or calls ``build_site`` itself is marked ``site``, so ``-m "not site"`` (``nox -s fast``)
@@ -33,6 +34,14 @@ def pytest_collection_modifyitems(config, items):
         code = getattr(getattr(item, "function", None), "__code__", None)
         if "site_dir" in getattr(item, "fixturenames", ()) or (code and "build_site" in code.co_names):
             item.add_marker(pytest.mark.site)
+    # A module whose tests share a costly module or session fixture runs on one worker: handed out
+    # one test at a time, each of several workers paid for the fixture (test_peer_logits loaded the
+    # model into transformers three times, about a minute each under the suite).
+    # (Only where pytest-xdist runs: its mark is unknown elsewhere, inside Pyodide for one.)
+    for item in items if config.pluginmanager.hasplugin("xdist") else ():
+        module = Path(str(item.fspath)).stem
+        if module in SHARED_FIXTURES:
+            item.add_marker(pytest.mark.xdist_group(module))
     # The longest single tests first. Under pytest-xdist's --dist loadgroup each test outside the two
     # browser groups is a work unit of its own, handed out in collection order once the groups are
     # placed; a long test collected last (test_reproducible sorts late) then starts last and the
@@ -40,6 +49,10 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: not item.nodeid.startswith(LONGEST))
 
 
+#: Modules whose tests share a fixture that takes seconds to minutes to make: transformers' copy of
+#: the model, the reference tokenizer, every notebook run, the model's traces.
+SHARED_FIXTURES = {"test_peer_logits", "test_tokenizer", "test_notebooks", "test_trace", "test_trace_serving",
+                   "test_peer_params"}
 #: Tests that take minutes under `nox -s tests` (pytest --durations, 2026-12-02: 261 s and 586 s
 #: there; about 200 s and 140 s of CPU alone).
 LONGEST = ("tests/test_reproducible.py::test_two_clean_builds_are_byte_identical",

@@ -4,7 +4,7 @@
 //
 // The spec: {"wheels": [paths], "files": {path in Pyodide: path here}, "root": dir in Pyodide,
 // "runner": dir in Pyodide holding runner.py, "tests": [test files, relative to root],
-// "args": [pytest arguments], "skip": {test id: reason}}. Loads Pyodide from the npm package, unpacks every wheel (the descent
+// "args": [pytest arguments], "skip": {test id: reason}, "env": {name: value} (optional, set in Python's os.environ)}. Loads Pyodide from the npm package, unpacks every wheel (the descent
 // wheel the site ships, the same call worker.js makes, then pytest, hypothesis and their
 // dependencies) into site-packages, writes the files into Pyodide's file system, runs runner.run() from the root and
 // prints its JSON summary on stdout, plus "python" and "numpy_loaded". Python's own stdout and
@@ -44,6 +44,7 @@ const out = await pyodide.runPythonAsync(`
 import json, os, sys
 spec = json.loads(SPEC)
 os.chdir(spec["root"])
+os.environ.update(spec.get("env", {}))
 sys.path.insert(0, spec["runner"])
 import runner
 
