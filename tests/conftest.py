@@ -54,7 +54,7 @@ def pytest_collection_modifyitems(config, items):
 SHARED_FIXTURES = {"test_peer_logits", "test_tokenizer", "test_notebooks", "test_trace", "test_trace_serving",
                    "test_peer_params"}
 #: Tests that take minutes under `nox -s tests` (pytest --durations, 2026-12-02: 261 s and 586 s
-#: there; about 200 s and 140 s of CPU alone).
+#: there; the Pyodide run 137 s alone on an idle machine, before its hostile searches were cut).
 LONGEST = ("tests/test_reproducible.py::test_two_clean_builds_are_byte_identical",
            "tests/test_core_in_pyodide.py::test_core_tests_pass_in_pyodide")
 

@@ -415,8 +415,7 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
             now = queue[0].arrival  # nothing to do until the next request arrives
             continue
         # 2. Plan: one token per decoding sequence, then prompt pieces within the budget.
-        # (q.done and q.context written out: this loop runs once per event, over every running sequence)
-        decoding = [q for q in running if q.prefilled == q.req.prompt and len(q.times) != q.req.output]
+        decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
         budget = chunk - len(decoding) if chunk else math.inf
         spans = []
         for q in running:
@@ -428,14 +427,14 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
         #    until a sequence writes its last token or (continuous) a request that fits arrives:
         #    they are costed together, each exactly as StepModel.step costs it.
         if spans or not decoding:
-            cost = s.step([q.req.prompt + len(q.times) - 1 for q in decoding], [(a, b) for _, a, b in spans])
+            cost = s.step([q.context for q in decoding], [(a, b) for _, a, b in spans])
             seconds, bound = [cost.seconds], int(cost.bound == "compute")
         else:
             last = min(q.req.output - len(q.times) for q in decoding)
             fits = policy == "continuous" and queue and len(running) < slots and \
                 kv_used + need[queue[0].id] <= s.kv_capacity
             wake = queue[0].arrival if fits else math.inf
-            seconds, bound = _decode_run(s, [q.req.prompt + len(q.times) - 1 for q in decoding], last, now, wake)
+            seconds, bound = _decode_run(s, [q.context for q in decoding], last, now, wake)
         work += len(running) * len(seconds)
         if work > MAX_SIMULATED_WORK:
             raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
@@ -453,7 +452,7 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
             if b == q.req.prompt:
                 q.times.append(now)
         # 4. Retire.
-        finished = [q for q in running if len(q.times) == q.req.output]
+        finished = [q for q in running if q.done]
         if policy == "continuous" or len(finished) == len(running):
             for q in finished:
                 running.remove(q)
