@@ -93,3 +93,22 @@ def test_lighthouse_reports_the_median_of_its_rounds(bench, tmp_path, monkeypatc
     assert got["cls"] == 0.02 and got["failing_audits"] == ["target-size"]
     with pytest.raises(ValueError, match="runs must be 1 or more, got 0"):
         bench.lighthouse("http://127.0.0.1:1/", ["a.html"], tmp_path, runs=0)
+
+
+def test_the_cold_first_live_result_is_the_worst_pages(bench):
+    # Issue 28 sets the cold goal on Parts 0, 2, 3 and 5: the headline is the slowest of the pages
+    # measured cold (the live timing's page and each runtime start), and the wire bytes the largest.
+    r = {"browser": {
+        "live": {"cold_page": "part-0-the-prompt.html", "first_live_cold_s": 1.2},
+        "runtime": [{"page": "part-2-weights-as-numbers.html", "first_live_ms": 1400, "wire_bytes": 12_000_000},
+                    {"page": "part-3-serving-software.html", "first_live_ms": 1700, "wire_bytes": 12_500_000}],
+        "runtime_phone": {"page": "part-0-the-prompt.html", "first_live_ms": 65_000},
+    }}
+    s = bench.summarize(r)
+    assert s["first_live_cold_s"] == 1.7
+    assert s["first_live_cold_by_page_s"] == {"part-0-the-prompt.html": 1.2, "part-2-weights-as-numbers.html": 1.4,
+                                              "part-3-serving-software.html": 1.7}
+    assert s["runtime_wire_bytes"] == 12_500_000
+    assert s["first_live_phone_slow_4g_s"] == 65.0
+    assert bench.verdicts(s)["first_live_cold_s"] == "MISSED"
+    assert bench.verdicts(s)["runtime_wire_bytes"] == "met"

@@ -48,12 +48,31 @@ LIVE_JS = """
 """
 
 
-def runtime_cold_start(browser, base: str, path: str, timeout_ms: int = 120_000) -> dict[str, Any]:
-    """One cold start of the widget runtime on ``base + path`` in a fresh context of ``browser``."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+#: Lighthouse's mobile profile (lighthouse-core/config/constants.js, "mobileSlow4G"): 150 ms round
+#: trip, 1,638.4 Kbit/s down, 750 Kbit/s up, the CPU slowed 4x; a Moto G Power's screen (412 x 823).
+SLOW_4G = {"latency_ms": 150, "down_kbit_s": 1638.4, "up_kbit_s": 750, "cpu_slowdown": 4}
+PHONE = {"viewport": {"width": 412, "height": 823}, "device_scale_factor": 1.75, "is_mobile": True, "has_touch": True}
+
+
+def runtime_cold_start(browser, base: str, path: str, timeout_ms: int = 120_000, phone: bool = False) -> dict[str, Any]:
+    """One cold start of the widget runtime on ``base + path`` in a fresh context of ``browser``.
+
+    ``phone``: a phone's screen and touch, its network and CPU throttled as Lighthouse's mobile run
+    does (:data:`SLOW_4G`, through the DevTools protocol; the worker's requests are throttled with
+    the page's). On a phone the runtime starts after the page's load (decision 0021), so this
+    measures what a reader on a slow phone waits for the first live result."""
+    ctx = browser.new_context(**PHONE) if phone else browser.new_context(viewport={"width": 1280, "height": 800})
     page = ctx.new_page()
     finished: list = []
     page.on("requestfinished", lambda r: finished.append(r))
+    if phone:
+        cdp = ctx.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions", {
+            "offline": False, "latency": SLOW_4G["latency_ms"],
+            "downloadThroughput": SLOW_4G["down_kbit_s"] * 1024 / 8, "uploadThroughput": SLOW_4G["up_kbit_s"] * 1024 / 8})
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": SLOW_4G["cpu_slowdown"]})
+        timeout_ms = max(timeout_ms, 600_000)
     try:
         page.goto(base + path, wait_until="domcontentloaded")
         page.evaluate("document.querySelector('.descent-widget[data-widget]').scrollIntoView()")
@@ -71,7 +90,7 @@ def runtime_cold_start(browser, base: str, path: str, timeout_ms: int = 120_000)
                 by_file[name] = by_file.get(name, 0) + size
     finally:
         ctx.close()
-    return {"page": path, "first_live_ms": round(live_ms), "worker_ready_ms": rt.get("readyMs"),
+    return {"page": path, "phone_slow_4g": phone, "first_live_ms": round(live_ms), "worker_ready_ms": rt.get("readyMs"),
             "worker_steps_ms": rt.get("timings"), "wire_bytes": sum(by_file.values()),
             "by_file": dict(sorted(by_file.items(), key=lambda kv: -kv[1]))}
 
