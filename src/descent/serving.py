@@ -44,8 +44,9 @@ import random
 import re
 from bisect import bisect_left, bisect_right
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache, reduce
+from heapq import heappop, heappush
 from itertools import accumulate, chain, compress, repeat
 from operator import add, sub
 
@@ -197,7 +198,8 @@ def make_trace(requests: int, rate: float, prompt_mean: int, output_mean: int, s
     gaps), each with a prompt and a reply length drawn from an exponential distribution with the
     given mean, rounded, at least 1 and cut off at ``LENGTH_CUTOFF`` x the mean.
 
-    The same arguments give the same trace in CPython and in Pyodide (``random.Random(seed)``).
+    The same arguments give the same trace in CPython and in Pyodide (``random.Random(seed)``); it
+    is drawn once and kept for the next few asks (the batching widget asks for it four times a run).
 
     Raises:
         ParamError: an argument out of its declared range (descent.params).
@@ -207,6 +209,11 @@ def make_trace(requests: int, rate: float, prompt_mean: int, output_mean: int, s
     P.PROMPT_MEAN.check(prompt_mean)
     P.OUTPUT_MEAN.check(output_mean)
     P.SEED.check(seed)
+    return _draw_trace(requests, rate, prompt_mean, output_mean, seed)
+
+
+@lru_cache(maxsize=8)
+def _draw_trace(requests: int, rate: float, prompt_mean: int, output_mean: int, seed: int) -> tuple[TraceRequest, ...]:
     rng = random.Random(seed)
     t, out = 0.0, []
     for i in range(requests):
@@ -281,21 +288,18 @@ def check_chunk(trace, chunk: int, most: int = P.CHUNK.max) -> None:
         f"simulate here; got {format_int(chunk)}"))
 
 
-@dataclass(eq=False, slots=True)  # compared by identity (list.remove)
+@dataclass(eq=False, slots=True)  # compared and hashed by identity
 class _Seq:
+    """A request in a slot. Once its prompt is read it writes one token at every step until its
+    last, so its tokens appear at the ends of consecutive steps: ``first`` and ``last`` are the
+    indices of those steps (-1 while its prompt is being read)."""
+
     req: TraceRequest
     slot: int
     admitted: float
     prefilled: int = 0
-    times: list = field(default_factory=list)  # when each output token appeared, s
-
-    @property
-    def done(self) -> bool:
-        return len(self.times) == self.req.output
-
-    @property
-    def context(self) -> int:  # tokens in this sequence's cache
-        return self.req.prompt + len(self.times) - 1
+    first: int = -1
+    last: int = -1
 
 
 @dataclass(frozen=True)
@@ -400,73 +404,82 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
                          f"{format_bytes(s.kv_capacity, 'GB')} is left after the weights")
 
     queue, running, done, ends = deque(trace), [], [], []
+    # Of the running sequences, `decoding` are past their prompt and still writing, `reading` still
+    # have prompt to read; both oldest first (the prompt budget goes in admission order, so the
+    # sequences still reading are the newest). `free`: the free slots, smallest first (a heap).
+    decoding, reading, free = [], deque(), list(range(slots))
     now = busy = kv_used = kv_peak = 0.0
     steps = compute_bound = work = 0
     while queue or running:
         # 1. Admit.
         if (policy == "continuous" or not running) and queue and queue[0].arrival <= now:
-            free = sorted(set(range(slots)) - {q.slot for q in running})
             while queue and queue[0].arrival <= now and free and kv_used + need[queue[0].id] <= s.kv_capacity:
                 r = queue.popleft()
-                running.append(_Seq(r, free.pop(0), now))
+                running.append(_Seq(r, heappop(free), now))
+                reading.append(running[-1])
                 kv_used += need[r.id]
             kv_peak = max(kv_peak, kv_used)
         if not running:
             now = queue[0].arrival  # nothing to do until the next request arrives
             continue
         # 2. Plan: one token per decoding sequence, then prompt pieces within the budget.
-        decoding = [q for q in running if q.prefilled == q.req.prompt and not q.done]
         budget = chunk - len(decoding) if chunk else math.inf
         spans = []
-        for q in running:
-            if q.prefilled < q.req.prompt and budget > 0:
-                n = min(q.req.prompt - q.prefilled, budget)
-                spans.append((q, q.prefilled, q.prefilled + n))
-                budget -= n
+        for q in reading:
+            if budget <= 0:
+                break
+            n = min(q.req.prompt - q.prefilled, budget)
+            spans.append((q, q.prefilled, q.prefilled + n))
+            budget -= n
         # 3. Run. A step with prompt pieces runs alone. Steps that only decode repeat the same plan
         #    until a sequence writes its last token or (continuous) a request that fits arrives:
         #    they are costed together, each exactly as StepModel.step costs it.
+        contexts = [q.req.prompt + steps - q.first - 1 for q in decoding]  # tokens in each cache
         if spans or not decoding:
-            cost = s.step([q.context for q in decoding], [(a, b) for _, a, b in spans])
+            cost = s.step(contexts, [(a, b) for _, a, b in spans])
             seconds, bound = [cost.seconds], int(cost.bound == "compute")
         else:
-            last = min(q.req.output - len(q.times) for q in decoding)
+            last = min(q.last for q in decoding) + 1 - steps  # steps until one of them is done
             fits = policy == "continuous" and queue and len(running) < slots and \
                 kv_used + need[queue[0].id] <= s.kv_capacity
             wake = queue[0].arrival if fits else math.inf
-            seconds, bound = _decode_run(s, [q.context for q in decoding], last, now, wake)
+            seconds, bound = _decode_run(s, contexts, last, now, wake)
         work += len(running) * len(seconds)
         if work > MAX_SIMULATED_WORK:
             raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
                              "simulator stops there: use fewer requests, shorter prompts or a larger chunk budget")
         stamps = list(accumulate(seconds, initial=now))[1:]  # now += seconds, step by step
         now = stamps[-1]
-        ends += stamps
+        ends += stamps  # every decoding sequence wrote a token at each of these
         busy = reduce(add, seconds, busy)
         steps += len(seconds)
         compute_bound += bound
-        for q in decoding:
-            q.times += stamps
         for q, _, b in spans:
             q.prefilled = b
-            if b == q.req.prompt:
-                q.times.append(now)
+            if b == q.req.prompt:  # its first token, from the prompt's last position
+                q.first, q.last = steps - 1, steps - 2 + q.req.output
+                decoding.append(reading.popleft())  # q: the pieces run oldest first
         # 4. Retire.
-        finished = [q for q in running if q.done]
-        if policy == "continuous" or len(finished) == len(running):
+        finished = [q for q in decoding if q.last < steps]
+        if finished:
+            decoding = [q for q in decoding if q.last >= steps]
+            if policy == "static":  # the batch leaves together, once all of it is done
+                finished = [] if decoding or reading else running
             for q in finished:
-                running.remove(q)
                 kv_used -= need[q.req.id]
                 done.append((q, now))
+                heappush(free, q.slot)
+            gone = set(finished)
+            running = [q for q in running if q not in gone]
 
     by_id = {q.req.id: q for q, _ in done}
     occupancy = tuple(
-        Occupancy(q.slot, q.req.id, q.admitted, q.times[0], q.times[-1], released)
+        Occupancy(q.slot, q.req.id, q.admitted, ends[q.first], ends[q.last], released)
         for q, released in sorted(done, key=lambda x: (x[0].admitted, x[0].slot))
     )
     return Simulation(
         policy=policy, slots=slots, chunk=chunk, trace=trace,
-        token_times=tuple(tuple(by_id[r.id].times) for r in sorted(trace, key=lambda r: r.id)),
+        token_times=tuple(tuple(ends[q.first:q.last + 1]) for q in map(by_id.get, sorted(r.id for r in trace))),
         occupancy=occupancy, steps=steps, busy_seconds=busy, kv_peak=kv_peak,
         kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound, step_ends=tuple(ends),
     )
@@ -640,6 +653,8 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
         itl = [0.0, 0.0]
     elif n_gaps >= 2 * len(step_gaps):  # many replies decode together: sort each step's gap once
         itl = _counted_percentiles(step_gaps, counts, other_gaps, (50, 99))
+    elif max(counts, default=0) <= 1:  # no step gap shared by two replies (one slot): the gaps written
+        itl = _percentiles(list(compress(step_gaps, counts)) + other_gaps, (50, 99))
     else:
         itl = _percentiles(list(chain.from_iterable(map(repeat, step_gaps, counts))) + other_gaps, (50, 99))
     return Metrics(
