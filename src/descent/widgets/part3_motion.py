@@ -77,7 +77,7 @@ def kv_fill_frames(kv_cache: bool) -> dict:
                 row.append("is-cached")
             else:
                 row.append("is-empty")
-        cells = [[v.cell(cls) for cls in row] for _ in range(layers)]
+        cells = [[v.cell(cls) for cls in row]] * layers  # every layer alike: one row, written once
         return v.cell_grid(cells, caption=caption, row_labels=rows,
                            col_labels=[v.shown_token(t) for t in texts[:columns]], legend=legend)
 

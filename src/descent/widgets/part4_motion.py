@@ -18,6 +18,8 @@ Core rule: standard library and core ``descent`` modules only (runs in Pyodide).
 
 from __future__ import annotations
 
+import functools
+
 from descent import attention_io, catalog, parallel, tiling, transformer
 from descent import params as P
 from descent.units import format_bytes, format_fixed, format_int, format_time, plural
@@ -62,38 +64,44 @@ def flash_tiles_frames(kernel: str, seq_len: int, accelerator: str) -> dict:
     fmt = lambda x: format_bytes(x, "auto", 3, trim=True)  # noqa: E731
     frames, moved = [], []
     cells = {cls: v.cell(cls) for cls, _ in TILE_LEGEND}  # one object per state, shared by every tile
+    ncols = len(cols)
 
-    def frame(label: str, total_elements: int, state) -> None:
+    def frame(label: str, total_elements: int, grid: list[list[dict]]) -> None:
         moved.append(total_elements * b)
-        grid = [[cells[state(i, j)] for j in range(len(cols))] for i in range(len(rows))]
         frames.append(v.frame(label, [
             v.stat("HBM traffic so far", fmt(total_elements * b)),
             v.cell_grid(grid, caption=f"The {format_int(n)} x {format_int(n)} scores in tiles: query blocks down, "
                         "key blocks across", row_labels=[f"Q{i + 1}" for i in range(len(rows))],
-                        col_labels=[f"K{j + 1}" for j in range(len(cols))], legend=TILE_LEGEND),
+                        col_labels=[f"K{j + 1}" for j in range(ncols)], legend=TILE_LEGEND),
         ]))
+
+    def same(state: str) -> list[list[dict]]:
+        """Every tile in one state (one row object, shared)."""
+        return [[cells[state]] * ncols] * len(rows)
 
     if kernel == "naive":
         e = 2 * n * d + n * n
-        frame(f"Read Q and K, compute all {format_int(n * n)} scores and write them to HBM.", e,
-              lambda i, j: "is-hbm")
+        frame(f"Read Q and K, compute all {format_int(n * n)} scores and write them to HBM.", e, same("is-hbm"))
         e += 2 * n * n
-        frame("Read the scores back, apply the softmax and write the probabilities to HBM.", e,
-              lambda i, j: "is-hbm")
+        frame("Read the scores back, apply the softmax and write the probabilities to HBM.", e, same("is-hbm"))
         e += n * n + 2 * n * d
-        frame("Read the probabilities and V back and write the output.", e, lambda i, j: "is-read")
+        frame("Read the probabilities and V back and write the output.", e, same("is-read"))
         assert e == attention_io.naive_elements(n, d)
     else:
         e = n * d + 2 * n
-        frame("Set up the output and the running max and sum in HBM.", e, lambda i, j: "is-empty")
+        frame("Set up the output and the running max and sum in HBM.", e, same("is-empty"))
+        folded, now, empty = cells["is-folded"], cells["is-now"], cells["is-empty"]
         for j, c in enumerate(cols):
+            # Key block j meets the query blocks in order: the tiles of the key blocks before it are
+            # folded in; in its own column, the query blocks above the one on chip too.
+            above = [folded] * (j + 1) + [empty] * (ncols - j - 1)
+            below = [folded] * j + [empty] * (ncols - j)
             for i, r in enumerate(rows):
                 e += (2 * c * d if i == 0 else 0) + 3 * r * d + 4 * r
                 load = f"Load key block K{j + 1} and its values; " if i == 0 else ""
                 frame(f"{load}load query block Q{i + 1} with its partial output, score the tile on chip, "
                       "fold it in with the running max and sum, write the partial output back.", e,
-                      lambda ii, jj, i=i, j=j: "is-now" if (ii, jj) == (i, j) else
-                      ("is-folded" if jj < j or (jj == j and ii < i) else "is-empty"))
+                      [above] * i + [[folded] * j + [now] + [empty] * (ncols - j - 1)] + [below] * (len(rows) - i - 1))
         assert e == attention_io.flash_elements(n, d, t.sram_elements)
     return {"traffic": t, "bytes": moved, "frames": frames}
 
@@ -151,9 +159,12 @@ RING_WIDE = (560, 300, 108, 13)
 RING_NARROW = (330, 300, 100, 11)
 
 
-def _ring_svg(st, p: int, size: tuple[int, int, int, int]) -> str:
-    """p devices on a circle, each with its p shards shaded by how many parts they sum; this step's
-    sends as arrows labelled with the shard."""
+@functools.lru_cache(maxsize=32)
+def _ring_layout(p: int, size: tuple[int, int, int, int]) -> tuple[list[str], list[list[str]], dict]:
+    """What the frames of a ring of ``p`` devices draw alike, printed once per ring rather than once
+    per frame (about 370 numbers a drawing at 8 GPUs): the devices' labels, the start of each shard's
+    square (``<rect`` with its place and size, up to its style) and each arrow from one device to
+    another (its line, its head and its label up to the shard's number)."""
     import math
 
     w, h, r, font = size
@@ -162,33 +173,48 @@ def _ring_svg(st, p: int, size: tuple[int, int, int, int]) -> str:
     pos = [(cx + r * math.cos(2 * math.pi * i / p - math.pi / 2), cy + r * math.sin(2 * math.pi * i / p - math.pi / 2))
            for i in range(p)]
     box = min(12.0, 60.0 / p)
-    parts = []
-    for i, to, c in st.sends:
-        (x0, y0), (x1, y1) = pos[i], pos[to]
-        dx, dy = x1 - x0, y1 - y0
-        d = math.hypot(dx, dy)
-        ux, uy = dx / d, dy / d
-        # Bow each arrow outward a little, so the two directions of a 2-device ring do not overlap.
-        nx, ny = uy, -ux
-        gap = 26.0
-        ax, ay, bx, by = x0 + ux * gap + nx * 8, y0 + uy * gap + ny * 8, x1 - ux * gap + nx * 8, y1 - uy * gap + ny * 8
-        head = [(bx, by), (bx - ux * 9 + nx * 4.5, by - uy * 9 + ny * 4.5), (bx - ux * 9 - nx * 4.5, by - uy * 9 - ny * 4.5)]
-        parts.append(f'<line x1="{f(ax)}" y1="{f(ay)}" x2="{f(bx - ux * 6)}" y2="{f(by - uy * 6)}" '
-                     'style="stroke:var(--dw-c3);stroke-width:2.5"/>')
-        parts.append('<polygon points="' + " ".join(f"{f(x)},{f(y)}" for x, y in head) + '" style="fill:var(--dw-c3)"/>')
-        mx, my = (ax + bx) / 2 + nx * 12, (ay + by) / 2 + ny * 12
-        parts.append(f'<text x="{f(mx)}" y="{f(my + font / 3)}" text-anchor="middle" font-size="{font - 1}" '
-                     f'style="fill:var(--dw-fg)">S{c + 1}</text>')
-    for d, (x, y) in enumerate(pos):
-        parts.append(f'<text x="{f(x)}" y="{f(y - 6)}" text-anchor="middle" font-size="{font}" '
-                     f'style="fill:var(--dw-fg);font-weight:600">GPU {d + 1}</text>')
-        x0 = x - box * p / 2
+    labels = [f'<text x="{f(x)}" y="{f(y - 6)}" text-anchor="middle" font-size="{font}" '
+              f'style="fill:var(--dw-fg);font-weight:600">GPU {d + 1}</text>' for d, (x, y) in enumerate(pos)]
+    squares = [[f'<rect x="{f(x - box * p / 2 + c * box)}" y="{f(y + 2)}" width="{f(box - 1.5)}" height="{f(box)}" '
+                for c in range(p)] for x, y in pos]
+    # Device i's arrow to device `to`: the line and its head, then its label's start (the shard follows).
+    arrows = {}
+    for i in range(p):
+        for to in range(p):
+            if i == to:
+                continue
+            (x0, y0), (x1, y1) = pos[i], pos[to]
+            dx, dy = x1 - x0, y1 - y0
+            d = math.hypot(dx, dy)
+            ux, uy = dx / d, dy / d
+            # Bow each arrow outward a little, so the two directions of a 2-device ring do not overlap.
+            nx, ny = uy, -ux
+            gap = 26.0
+            ax, ay, bx, by = x0 + ux * gap + nx * 8, y0 + uy * gap + ny * 8, x1 - ux * gap + nx * 8, y1 - uy * gap + ny * 8
+            head = [(bx, by), (bx - ux * 9 + nx * 4.5, by - uy * 9 + ny * 4.5), (bx - ux * 9 - nx * 4.5, by - uy * 9 - ny * 4.5)]
+            mx, my = (ax + bx) / 2 + nx * 12, (ay + by) / 2 + ny * 12
+            arrows[i, to] = (f'<line x1="{f(ax)}" y1="{f(ay)}" x2="{f(bx - ux * 6)}" y2="{f(by - uy * 6)}" '
+                             'style="stroke:var(--dw-c3);stroke-width:2.5"/>'
+                             '<polygon points="' + " ".join(f"{f(x)},{f(y)}" for x, y in head) + '" style="fill:var(--dw-c3)"/>'
+                             f'<text x="{f(mx)}" y="{f(my + font / 3)}" text-anchor="middle" font-size="{font - 1}" '
+                             f'style="fill:var(--dw-fg)">S')
+    return labels, squares, arrows
+
+
+def _ring_svg(st, p: int, size: tuple[int, int, int, int]) -> str:
+    """p devices on a circle, each with its p shards shaded by how many parts they sum; this step's
+    sends as arrows labelled with the shard."""
+    w, h = size[:2]
+    labels, squares, arrows = _ring_layout(p, size)
+    parts = [f"{arrows[i, to]}{c + 1}</text>" for i, to, c in st.sends]
+    # A shard's shade by how many parts it sums (1 .. p), each printed once.
+    shade = {k: ("var(--dw-c2)", "1") if k == p else ("var(--dw-c1)", format_fixed(0.2 + 0.6 * (k - 1) / max(1, p - 1), 2))
+             for k in range(1, p + 1)}
+    for d in range(p):
+        parts.append(labels[d])
         for c in range(p):
-            k = st.summed[d][c]
-            colour = "var(--dw-c2)" if k == p else "var(--dw-c1)"
-            op = "1" if k == p else format_fixed(0.2 + 0.6 * (k - 1) / max(1, p - 1), 2)
-            parts.append(f'<rect x="{f(x0 + c * box)}" y="{f(y + 2)}" width="{f(box - 1.5)}" height="{f(box)}" '
-                         f'style="fill:{colour};fill-opacity:{op};stroke:var(--dw-fg);stroke-width:0.5"/>')
+            colour, op = shade[st.summed[d][c]]
+            parts.append(f'{squares[d][c]}style="fill:{colour};fill-opacity:{op};stroke:var(--dw-fg);stroke-width:0.5"/>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
             f'class="descent-svg__{"wide" if w == RING_WIDE[0] else "narrow"}">{"".join(parts)}</svg>')
 

@@ -598,35 +598,38 @@ def render_cell_grid(v: dict) -> str:
     # And a cell object used again (a widget that builds one cell per state) is looked up by identity
     # (the objects live in ``v`` throughout the call, so an id is not reused while this runs).
     same: dict[int, str] = {}
-    for ri, row in enumerate(cells):
-        tds = []
-        for c in row:
-            td = same.get(id(c))
+
+    def td_of(c: dict) -> str:
+        td = same.get(id(c))
+        if td is not None:
+            return td
+        key = None if c.get("set") else (c.get("cls"), c.get("title"), c.get("text"))
+        if key is not None:
+            try:
+                td = written.get(key)
+            except TypeError:  # an unhashable value: the checks below report it
+                key, td = None, None
             if td is not None:
-                tds.append(td)
-                continue
-            key = None if c.get("set") else (c.get("cls"), c.get("title"), c.get("text"))
-            if key is not None:
-                try:
-                    td = written.get(key)
-                except TypeError:  # an unhashable value: the checks below report it
-                    key, td = None, None
-                if td is not None:
-                    tds.append(td)
-                    continue
-            cls = _cls(c.get("cls"), "cell_grid")
-            spoken = c.get("title") or meaning.get(cls, "") or c.get("text", "")
-            title = f' title="{_e(c["title"])}"' if c.get("title") else ""
-            text = f'<span aria-hidden="true">{_e(c["text"])}</span>' if c.get("text") else ""
-            sr = f'<span class="descent-sr">{_e(spoken)}</span>' if spoken else ""
-            data_set = _set_attr(c.get("set"), "cell_grid")
-            inner = f'<button type="button" class="descent-cell__button"{data_set}>{text}{sr}</button>' if data_set \
-                else f"{text}{sr}"
-            td = f'<td class="descent-cell{" " + cls if cls else ""}"{title}>{inner}</td>'
-            if key is not None:
-                written[key] = td
                 same[id(c)] = td
-            tds.append(td)
+                return td
+        cls = _cls(c.get("cls"), "cell_grid")
+        spoken = c.get("title") or meaning.get(cls, "") or c.get("text", "")
+        title = f' title="{_e(c["title"])}"' if c.get("title") else ""
+        text = f'<span aria-hidden="true">{_e(c["text"])}</span>' if c.get("text") else ""
+        sr = f'<span class="descent-sr">{_e(spoken)}</span>' if spoken else ""
+        data_set = _set_attr(c.get("set"), "cell_grid")
+        inner = f'<button type="button" class="descent-cell__button"{data_set}>{text}{sr}</button>' if data_set \
+            else f"{text}{sr}"
+        td = f'<td class="descent-cell{" " + cls if cls else ""}"{title}>{inner}</td>'
+        if key is not None:
+            written[key] = td
+            same[id(c)] = td
+        return td
+
+    for ri, row in enumerate(cells):
+        tds = [same.get(id(c)) for c in row]  # a row of cells all written before: looked up in one pass
+        if None in tds:
+            tds = [td_of(c) for c in row]
         th = f'<th scope="row">{_e(rl[ri])}</th>' if rl is not None else ""
         body.append(f"<tr>{th}{''.join(tds)}</tr>")
     legend = "".join(
@@ -816,20 +819,32 @@ def player_data(labels: Sequence[str], frames: Sequence[str]) -> str:
     re-creates every inline ``<script>`` of a new page as an executable one, ``type`` dropped (a
     JSON data block then breaks the Content-Security-Policy)."""
     index: dict[str, int] = {}
+
+    def code(chunk: str) -> str:
+        """The indices of ``chunk``'s pieces as JSON ("4,5,6"; "" for none), new pieces indexed."""
+        return ",".join([str(index.setdefault(piece, len(index))) for piece in _PIECE.findall(chunk)])
+
     # Cut at each "<td": a cell grid's frames repeat the same cells, so each distinct cell is cut
-    # into pieces once (cutting just before a "<" gives the pieces a cut of the whole would).
-    memo: dict[str, list[int]] = {}
+    # into pieces and written as indices once (cutting just before a "<" gives the pieces a cut of
+    # the whole would). A frame is then the join of its cells' texts: the JSON json.dumps writes
+    # for its list of indices, without a call per number (flash_tiles' 122 frames of 121 cells).
+    cells: dict[str, str] = {}
+
+    def cell(chunk: str) -> str:
+        known = cells[chunk] = code("<td" + chunk)  # never "": it holds "<td" at least
+        return known
+
+    heads: dict[str, str] = {}  # what comes before a frame's first cell
     coded = []
     for markup in frames:
-        ids: list[int] = []
-        for i, chunk in enumerate(markup.split("<td")):
-            chunk = "<td" + chunk if i else chunk
-            known = memo.get(chunk)
-            if known is None:
-                known = memo[chunk] = [index.setdefault(piece, len(index)) for piece in _PIECE.findall(chunk)]
-            ids += known
-        coded.append(ids)
-    text = json.dumps({"l": list(labels), "p": list(index), "f": coded}, ensure_ascii=False, separators=(",", ":"))
+        first, *rest = markup.split("<td")
+        head = heads.get(first)
+        if head is None:
+            head = heads[first] = code(first)
+        texts = [cells.get(c) or cell(c) for c in rest]
+        coded.append("[" + ",".join([head, *texts] if head else texts) + "]")
+    dump = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
+    text = f'{{"l":{dump(list(labels))},"p":{dump(list(index))},"f":[{",".join(coded)}]}}'
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
