@@ -57,10 +57,12 @@ BUILD_SIDE = ("descent.site", "descent.trace", "descent.formulas", "descent.plot
 #: test_bench_tool load tools/ (the bench and its reports), host tools. test_widget_budget times each
 #: widget against a CPU budget set for CPython: inside Pyodide under Node on a shared CI machine the
 #: clock measures the machine (its 1 s limit is flaky there under load); the browser's own recompute times are
-#: the bench's (`nox -s bench`, recompute_ms).
+#: the bench's (`nox -s bench`, recompute_ms). test_widget_warm counts a first run's loads in a new
+#: interpreter (a process, which Pyodide cannot start); test_pyodide counts them in the snapshot.
 HOST_ONLY = {"test_bench_tool", "test_contributing", "test_contributing_recipes", "test_core_in_pyodide",
              "test_design_doc", "test_hfconfig_data", "test_page_prose", "test_pyodide", "test_reproducible",
-             "test_trace_cli", "test_widget_budget", "test_widget_recompute", "test_widget_tries"}
+             "test_trace_cli", "test_widget_budget", "test_widget_recompute", "test_widget_tries",
+             "test_widget_warm"}
 #: What Pyodide leaves out: transformers (peer tests) and processes (tests that start Node).
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-m", "not (peer or pyodide)", "--color=no"]
 #: Set in Pyodide's os.environ before the tests run (see the module's docstring).

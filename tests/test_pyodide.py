@@ -281,9 +281,14 @@ const py = await loadPyodide({ indexURL: pdir, stdLibURL: pdir + "python_stdlib.
 let loads = 0;
 py.registerJsModule("_descent_stdlib", { load(path) { loads += 1; py.FS.writeFile(path, readFileSync(pdir + "python_stdlib.zip")); } });
 py.runPython(finder);
+// Every file a widget's first run opens and every module it imports (Python's audit events).
 const widgets = py.runPython(`
-import json, descent.widgets as w
-json.dumps({n: json.loads(w.run_json(n, "{}", ""))["ok"] for n in w.names()})`);
+import json, sys, descent.widgets as w
+loaded, on = [], [True]
+sys.addaudithook(lambda e, a: loaded.append(f"{e} {str(a[0]).rsplit('/', 1)[-1]}") if on[0] and e in ("open", "import") else None)
+ok = {n: json.loads(w.run_json(n, "{}", ""))["ok"] for n in w.names()}
+on[0] = False
+json.dumps({"ok": ok, "loaded": loaded})`);
 const before = loads;
 // colorsys: a module of the standard library nothing of descent imports (checked below).
 const absent = py.runPython("import sys; 'colorsys' not in sys.modules");
@@ -348,9 +353,12 @@ def test_on_post_build_writes_the_runtime_and_the_worker_boots_from_it(tmp_path)
     proc = subprocess.run([NODE, str(script), str(site), code, finder], capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    from descent import widgets
+    from descent import tokenizer, widgets
 
-    assert res["widgets"] == dict.fromkeys(widgets.names(), True)
+    assert res["widgets"]["ok"] == dict.fromkeys(widgets.names(), True)
+    # The snapshot was made after descent.widgets.warm: a widget's first run reads no file and
+    # imports no module, but the tokenizer's table (widgets.NOT_WARMED says why).
+    assert res["widgets"]["loaded"] == [f"open {tokenizer.DATA_FILE}"]
     # Red is hue 0, saturation 1, value 1 (colorsys's HSV: Smith 1978).
     assert (res["before"], res["absent"], res["after"], res["hsv"]) == (0, True, 1, [0.0, 1.0, 1.0])
 
@@ -384,9 +392,10 @@ console.log(JSON.stringify({
 @pytest.mark.pyodide
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 @pytest.mark.skipif(not (PYODIDE / "pyodide.mjs").is_file(), reason="node_modules/pyodide missing: run npm ci")
-def test_snapshot_is_reproducible_and_boots(tmp_path):
+def test_snapshot_is_reproducible_and_boots(wheel, tmp_path):
     # Two roots, each with its own copy of the Pyodide files (real copies: make_snapshot resolves
-    # symlinks) at different absolute paths and its own empty .cache/: two independent snapshots.
+    # symlinks) at different absolute paths and its own empty .cache/: two independent snapshots,
+    # with the site's wheel (its widgets run once before the memory is saved: descent.widgets.warm).
     made, dirs = [], []
     for name in ("a", "another-place/b"):
         root = tmp_path / name
@@ -394,7 +403,7 @@ def test_snapshot_is_reproducible_and_boots(tmp_path):
         src.mkdir(parents=True)
         for f in runtime.PYODIDE_FILES:
             shutil.copyfile(PYODIDE / f, src / f)
-        made.append(runtime.make_snapshot(root, root / "site"))
+        made.append(runtime.make_snapshot(root, root / "site", wheel))
         dirs.append(src)
     assert made[0].name == runtime.SNAPSHOT_FILE
     data = made[0].read_bytes()

@@ -92,15 +92,26 @@ let ticks = 0;
 performance.now = () => (ticks += 1);
 const { loadPyodide } = await import(pathToFileURL(dir + "/pyodide.mjs").href);
 const pyodide = await loadPyodide({ indexURL: dir + "/", _makeSnapshot: true });
+// Pyodide restores a snapshot by copying it into the memory a new interpreter starts with, without
+// growing it (API.restoreSnapshot in pyodide.asm.mjs): a snapshot of a memory that grew past that
+// cannot be restored, and the worker would start without it (a second slower). Refused here.
+const initial = pyodide._module.HEAP8.length;
 pyodide.runPython(modules.split(",").map((m) => `import ${m}`).join("\\n"));
 if (wheel) {
-  // The widget runtime and every widget module imported too (names() imports them all; _explain,
-  // the derivation a reader opens, by hand): the browser's worker finds them in sys.modules and
-  // compiles none. The files are not in the snapshot
-  // (Emscripten keeps them outside the memory): the worker unpacks the same wheel, where later
-  // imports and the package's data files are read.
+  // The widget runtime and every widget module imported too, the widgets run once at their defaults
+  // (descent.widgets.warm, all but NOT_WARMED: the data files they read parsed, their caches filled): the browser's
+  // worker finds all of it in memory and neither compiles a module nor reads a file for a first
+  // change. The files are not in the snapshot (Emscripten keeps them outside the memory): the
+  // worker unpacks the same wheel, where later imports and other data files are read.
   pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel");
-  pyodide.runPython("import descent.widgets; descent.widgets.names(); import descent.widgets._explain; None");
+  pyodide.runPython("import descent.widgets; descent.widgets.warm(); None");
+}
+const grown = pyodide._module.HEAP8.length;
+if (grown > initial) {
+  process.stderr.write(`the interpreter's memory grew from ${initial / 1048576} to ${grown / 1048576} MiB while ` +
+    "the snapshot was prepared; Pyodide restores a snapshot only into its initial memory: import less, or " +
+    "leave the widget whose first run grew it out of descent.widgets.warm (NOT_WARMED)\\n");
+  process.exit(3);
 }
 writeFileSync(out, pyodide.makeMemorySnapshot());
 """
@@ -470,14 +481,17 @@ def make_snapshot(root: Path, dest: Path, wheel: Path | None = None) -> Path:
     :data:`SNAPSHOT_PREIMPORTS` and, given the site's ``wheel``, unpack it and import
     ``descent.widgets`` (the worker's first import: 140 to 280 ms of the cold start in the browser
     on a 2-core machine) and every widget module (the first widget's import and compilation: about
-    100-150 ms before its first result), then save the interpreter's memory (the raw size stays
-    31.5 MB; at gzip level 1, 7.75 -> 8.2 MB). Cached in
+    100-150 ms before its first result) and run each widget once (:func:`descent.widgets.warm`:
+    the data files a first change would read, parsed; 8.09 to 8.11 MB gzipped), then save the
+    interpreter's memory: 31.5 MB raw, Pyodide's initial memory, which the snapshot must not outgrow
+    (a restore copies it into that memory without growing it; a snapshot that grew is refused). Cached in
     ``.cache/pyodide-snapshot/<hash>/`` by the Pyodide files, the module list, the wheel's bytes and
     the script.
 
     Raises:
         FileNotFoundError: node or node_modules/pyodide is missing.
-        RuntimeError: node failed or ran past :data:`SNAPSHOT_TIMEOUT_S` (its stderr is in the message).
+        RuntimeError: node failed or ran past :data:`SNAPSHOT_TIMEOUT_S`, or the interpreter's memory
+            grew past its initial size (the message says so; stderr is in it).
     """
     modules = ",".join(SNAPSHOT_PREIMPORTS)
     key = modules.encode() + (b"\0" + wheel.read_bytes() if wheel is not None else b"")

@@ -92,11 +92,13 @@ __all__ = [
     "internal_message",
     "model_options",
     "names",
+    "NOT_WARMED",
     "render_form",
     "render_static",
     "render_tries",
     "run",
     "run_json",
+    "warm",
     "widget",
 ]
 
@@ -527,6 +529,44 @@ def names() -> list[str]:
     """Every registered widget name, sorted."""
     _load_all()
     return sorted(REGISTRY)
+
+
+#: Widgets :func:`warm` does not run, and why. The Pyodide snapshot that :func:`warm` prepares must
+#: fit the interpreter's initial memory (30 MiB, 0.6 MiB of it free after the imports): Pyodide
+#: copies a snapshot into that memory without growing it (``descent.site.runtime.make_snapshot``
+#: refuses one that grew). These widgets read no data file; what they would leave behind (the
+#: tokenizer's tables) or need while they run (a simulation, a player's frames) is larger than what
+#: is left. A reader's worker runs them once while idle (``worker.js``).
+NOT_WARMED = {
+    "tokenizer": "SmolLM2's 49,152 tokens and 48,900 merges as Python objects: 9 MiB of heap, 3.4 MB more "
+                 "to download gzipped (8.1 to 11.5 MB), to save a load of about 40 ms in CPython",
+    "batching": "two simulations of 200 requests kept by serving.run's cache: 0.3 MiB of heap",
+    "batching_lanes": "its simulations, after batching's: 0.03 MiB of heap",
+    "flash_tiles": "41 frames of 40 tiles while it runs: 0.4 MiB of heap",
+    "kv_fill": "13 frames of 30 layers by up to 16 tokens while it runs: 1.7 MiB of heap",
+}
+
+
+def warm() -> list[str]:
+    """Do now, once, what a widget's first run would otherwise do: import every widget module and
+    run each widget at its defaults, except :data:`NOT_WARMED`, so the data files they read are
+    parsed and their caches filled (the recorded weights, speculative run, embedding rows and model
+    file, the catalog's measurements and released precisions, the step model's closed forms). The
+    Pyodide snapshot is made after this call (:func:`descent.site.runtime.make_snapshot`), so a
+    reader's worker starts with all of it in memory: a first change reads no file.
+    Returns the names of the widgets run.
+    """
+    from descent import params, weights
+    from descent.widgets import _explain  # noqa: F401  (a reader's first derivation)
+
+    # The catalog's one file no widget reads at its defaults: "as released" weights (a select's option).
+    weights.released_map(params.MODEL.default)
+    done = []
+    for name in names():
+        if name not in NOT_WARMED:
+            run(name, {})
+            done.append(name)
+    return done
 
 
 _DECLARED = re.compile(r'@widget\(\s*"([a-z0-9_]+)"')
