@@ -134,6 +134,22 @@ def test_long_tables_past_the_first_screen_are_drawn_when_near():
     assert strip(out) == strip(page)  # nothing else changed
 
 
+def test_a_far_widgets_controls_are_drawn_when_near():
+    form = '<form class="descent-widget__form" data-x="1"><label>n <input type="number" value="3"></label></form>'
+    odd = '<form class="descent-widget__form"><noscript>n</noscript></form>'  # cannot nest: stays
+    page = (f'<p>first</p><div class="descent-widget">{form}<div class="descent-widget__output"></div></div>'  # not far: stays
+            f'<div class="descent-widget descent-far">{form}<div class="descent-widget__output"></div></div>'  # far: lazy
+            f'<div class="descent-far">{form}</div>'                                           # not a widget: stays
+            f'<div class="descent-widget descent-far">{odd}</div>')
+    out = lazy.lazy_far_forms(page)
+    lazy_form = f'<noscript class="descent-lazy descent-lazy--near descent-lazy--form">{form}</noscript>'
+    assert out.count(lazy_form) == 1
+    assert f'<div class="descent-widget descent-far">{lazy_form}<div class="descent-widget__output">' in out
+    assert out.count(form) == 3 and odd in out
+    assert re.sub(r'<noscript class="descent-lazy[^"]*">|</noscript>(?!</form>)', "", out) == page  # nothing else changed
+    assert lazy.lazy_far_forms("<div><p>unclosed</div>") == "<div><p>unclosed</div>"  # tangled HTML: unchanged
+
+
 # --- the built site -------------------------------------------------------------------------------
 
 

@@ -207,3 +207,27 @@ def test_code_blocks_get_their_copy_button_when_they_come_into_view(server, make
     page.wait_for_function(
         "n => document.querySelectorAll(\".md-code__button[data-md-type='copy']\").length === n", arg=total
     )
+
+
+def test_a_far_widgets_controls_arrive_with_its_drawing(server, make_page):
+    # Decision 0026: a form control in a skipped block makes Chromium lay the block out at
+    # DOMContentLoaded, so a far widget's controls ship in a <noscript> until lazy.js draws the widget.
+    page = make_page(**VIEWPORTS["phone"])
+    page.goto(server + "part-1-the-transformer.html", wait_until="domcontentloaded")
+    before = page.evaluate("""() => ({
+        far: document.querySelectorAll('.md-content__inner > .descent-widget.descent-far').length,
+        lazy: document.querySelectorAll('.descent-widget.descent-far > noscript.descent-lazy--form').length,
+        controls: document.querySelectorAll('.descent-widget.descent-far :is(input, select, textarea)').length})""")
+    assert before["far"] >= 5 and before["lazy"] == before["far"] and before["controls"] == 0
+    page.wait_for_load_state("load")
+    page.wait_for_function(SETTLED, timeout=30_000)
+    after = page.evaluate("""() => [...document.querySelectorAll('.md-content__inner > .descent-widget')].map((w) => ({
+        lazy: w.querySelectorAll('noscript.descent-lazy--form').length,
+        form: !!w.querySelector('.descent-widget__form .descent-field'),
+        shared: !!w.querySelector(".descent-share"), state: w.dataset.state, name: w.dataset.widget}))""")
+    # Every far widget's controls are drawn; each widget with fields is bound (share.js adds its bar);
+    # none went live unseen (a widget bound late waits to be seen).
+    assert all(w["lazy"] == 0 for w in after), after
+    fields = [w for w in after if w["form"]]
+    assert len(fields) >= 5 and all(w["shared"] for w in fields), fields
+    assert [w["state"] for w in after[1:]] == ["static"] * (len(after) - 1), after

@@ -24,8 +24,13 @@
 
 const SELECTOR = "noscript.descent-lazy";
 
+// A far widget's controls (descent-lazy--form: descent.site.lazy.lazy_far_forms): once drawn, the
+// widget hears "descent:drawn" (bubbling), and widgets.js and share.js bind it.
+const FORM = "descent-lazy--form";
+
 function drawOne(ns) {
   if (!ns.isConnected) return;
+  const widget = ns.classList.contains(FORM) ? ns.closest(".descent-widget") : null;
   let body;
   if (ns.firstElementChild) {
     body = document.createDocumentFragment();
@@ -36,6 +41,7 @@ function drawOne(ns) {
     body = t.content;
   }
   ns.replaceWith(body);
+  if (widget) widget.dispatchEvent(new CustomEvent("descent:drawn", { bubbles: true }));
 }
 
 function draw(root) {
@@ -166,6 +172,7 @@ const FAR_WIDGET = ".md-content__inner > .descent-widget.descent-far";
 function drawWidgets() {
   const next = document.querySelector(FAR_WIDGET);
   if (!next) return;
+  for (const ns of Array.from(next.querySelectorAll(`noscript.${FORM}`))) drawOne(ns);
   next.classList.remove("descent-far");
   requestAnimationFrame(() => setTimeout(drawWidgets, 0));
 }

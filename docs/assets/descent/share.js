@@ -400,6 +400,9 @@ function bindAll() {
   for (const root of document.querySelectorAll(".descent-widget[data-widget]")) bind(root);
 }
 
+// A far widget's controls arrive later (lazy.js draws them near the screen or after the load).
+document.addEventListener("descent:drawn", (ev) => bind(ev.target));
+
 // After widgets.js's bind (start.js runs the scripts' starts in the order they were joined).
 window.descentStart(bindAll);
 window.descentEachPage(bindAll);

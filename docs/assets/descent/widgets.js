@@ -632,7 +632,9 @@ function numberToSlider(num, range) {
   }
 }
 
-function bind(root) {
+// late: a far widget whose controls lazy.js drew after the start (descent:drawn): it goes live when
+// seen, like any widget on the first page, not at once because the runtime is loading for another.
+function bind(root, late = false) {
   if (widgets.has(root)) return;
   const form = root.querySelector(".descent-widget__form");
   const out = root.querySelector(".descent-widget__output");
@@ -692,7 +694,7 @@ function bind(root) {
   form.addEventListener("focusin", () => activate(st));
   form.addEventListener("pointerdown", () => activate(st));
 
-  if (workerState === "ready" || workerState === "loading") {
+  if (!late && (workerState === "ready" || workerState === "loading")) {
     // The runtime is (being) loaded already: a widget on a later page goes live at once.
     activate(st);
   } else if ("IntersectionObserver" in window) {
@@ -730,6 +732,9 @@ function explainNumber(root, quantity) {
 }
 
 window.descentWidgets = Object.freeze({ explain: explainNumber });
+
+// A far widget's controls arrive later (lazy.js draws them near the screen or after the load).
+document.addEventListener("descent:drawn", (ev) => bind(ev.target, true));
 
 // Bind what is on the page once the DOM is parsed, then every page Material's instant navigation
 // swaps in, each in a task of its own after Material's start-up (start.js, decision 0025).

@@ -407,7 +407,7 @@ def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
         raise PluginError(str(e)) from None
     html = _link_terms(html, page, config, files)
     html = lazy.lazy_details(tables.prewrap(blocks.mark_far_blocks(blocks.focusable_code(html))))
-    return lazy.lazy_far_tables(html)
+    return lazy.lazy_far_forms(lazy.lazy_far_tables(html))
 
 
 def _link_terms(html: str, page: Any, config: Any, files: Files) -> str:

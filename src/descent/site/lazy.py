@@ -29,7 +29,7 @@ from html.parser import HTMLParser
 
 from descent.site import blocks
 
-__all__ = ["CLASS", "MIN_BODY", "MIN_CELLS", "NEAR", "lazy_details", "lazy_far_tables"]
+__all__ = ["CLASS", "FORM", "MIN_BODY", "MIN_CELLS", "NEAR", "lazy_details", "lazy_far_forms", "lazy_far_tables"]
 
 #: The class of the ``<noscript>`` that ``lazy.js`` draws.
 CLASS = "descent-lazy"
@@ -42,6 +42,45 @@ MIN_CELLS = 60
 #: What a body may not hold (see the module docstring).
 _KEEP = re.compile(r"<pre\b|descent-widget|data-player|<script\b|<template\b|<noscript\b|</noscript", re.IGNORECASE)
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+#: The extra class of a far widget's controls (:func:`lazy_far_forms`).
+FORM = "descent-lazy--form"
+_NO_NEST = re.compile(r"<script\b|<template\b|<noscript\b|</noscript", re.IGNORECASE)
+_FORM = re.compile(r'<form\b[^>]*\bclass="[^"]*\bdescent-widget__form\b[^"]*"[^>]*>.*?</form>', re.IGNORECASE | re.DOTALL)
+
+
+def lazy_far_forms(html: str) -> str:
+    """``html`` with the controls (``<form class="descent-widget__form">``) of each widget the build
+    marked far (:func:`descent.site.blocks.mark_far_blocks`) in a
+    ``<noscript class="descent-lazy descent-lazy--near descent-lazy--form">``.
+
+    Why: a form control anywhere in the page makes Chromium lay out the skipped block that holds it
+    at DOMContentLoaded, so a far widget's skip saved nothing: on Part 1 the task at DOMContentLoaded
+    measured 67-132 ms unthrottled with the far widgets' controls in the page and 23-56 ms without
+    them (traces of six loads each, phone viewport; decision 0026). ``lazy.js`` draws the controls when
+    the widget nears the screen or is drawn after the load, and says so with a ``descent:drawn`` event
+    on the widget, which binds it (``widgets.js``, ``share.js``). Without JavaScript the
+    ``<noscript>`` is ordinary markup: the controls are there, as before. A form holding a
+    ``<noscript>``, a script or a template is left in place (they cannot nest)."""
+    parser = blocks._TopLevel(html)
+    parser.feed(html)
+    parser.close()
+    if not parser.balanced or parser.open:
+        return html
+    taken = [(m.start(), m.end()) for m in _LAZY_SPAN.finditer(html)]
+    out, pos = [], 0
+    for _tag, cls, start, _tag_end, end in parser.blocks:
+        classes = (cls or "").split()
+        if "descent-widget" not in classes or blocks.FAR not in classes:
+            continue
+        m = _FORM.search(html, start, end)
+        if not m or _NO_NEST.search(m.group(0)) or any(a <= m.start() < b for a, b in taken):
+            continue
+        out += [html[pos:m.start()], f'<noscript class="{CLASS} {NEAR} {FORM}">', m.group(0), "</noscript>"]
+        pos = m.end()
+    out.append(html[pos:])
+    return "".join(out)
 
 
 _TABLE = re.compile(r"<table\b.*?</table>", re.IGNORECASE | re.DOTALL)
