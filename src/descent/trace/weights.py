@@ -1,8 +1,9 @@
 """The real SmolLM2 GGUF as stored: tensor names, shapes, block types, raw Q4_1 blocks; and the small
 sample of real weights the browser widgets of Part 2 use (``descent/data/weights.json``).
 
-Build side (``gguf``'s reader; NumPy). Everything here reads the file's bytes, not the dequantized
-cache of :mod:`descent.trace.gguf_reader`, so the blocks are the ones on disk.
+Build side (NumPy; the file's header read by :func:`descent.trace.gguf_reader.open_reader`, its tensor
+data memory-mapped). Everything here reads the file's bytes, not the dequantized cache of
+:mod:`descent.trace.gguf_reader`, so the blocks are the ones on disk.
 
 Shapes: GGUF lists a matrix's dimensions innermost first (``ne0`` = columns = inputs); here every
 shape is written the PyTorch way, ``(rows, columns)`` = (outputs, inputs): ``blk.0.ffn_gate.weight``
@@ -27,14 +28,13 @@ Layout of ``weights.json`` (format :data:`FORMAT`)::
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from descent.trace.gguf_reader import file_sha256, gguf_path
+from descent.trace.gguf_reader import file_sha256, gguf_path, open_reader
 
 #: Bump when the layout above changes.
 FORMAT = 1
@@ -50,12 +50,14 @@ DATA_PATH = Path(__file__).resolve().parents[1] / "data" / "weights.json"
 Q4_1_BYTES, Q4_1_BLOCK = 20, 32
 
 
-@functools.lru_cache(maxsize=2)
 def reader(path: str | None = None):
-    """A ``gguf.GGUFReader`` on the SmolLM2 file (memory-mapped; cached per process)."""
-    import gguf
+    """The SmolLM2 file opened for reading, memory-mapped, once per process
+    (:func:`descent.trace.gguf_reader.open_reader`: the fields and tensors of ``gguf.GGUFReader``).
 
-    return gguf.GGUFReader(str(path or gguf_path()))
+    Raises:
+        GGUFError: the file is empty, damaged or not a GGUF (naming the file and the fix).
+    """
+    return open_reader(Path(path) if path else gguf_path())
 
 
 def tensor_info(t) -> dict:
