@@ -124,6 +124,25 @@ def test_prefetch_starts_nothing_without_a_model(tmp_path, monkeypatch):
     assert prefetch.start() is False  # the page that needs the model says what is missing
 
 
+def test_a_failed_second_process_is_said_after_the_build(tmp_path, monkeypatch):
+    # The build then computed everything itself: it says so in one line (INFO, from the hook).
+    import sys
+
+    from descent.trace import prefetch
+
+    monkeypatch.setattr(prefetch, "needed", lambda: True)
+    monkeypatch.setattr(prefetch, "_command", lambda folder: [
+        sys.executable, "-c", "import sys; print('ImportError: no module named numpy'); sys.exit(1)"])
+    assert prefetch.start() is True
+    deadline = time.monotonic() + 30
+    while prefetch.running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    note = prefetch.stop(wait=prefetch.FINISH_S)
+    assert note == ("the build's second process (descent.trace.prefetch) ended with exit code 1: "
+                    "ImportError: no module named numpy; the build computed its share itself")
+    assert not cache.sharing()
+
+
 def test_a_bad_gguf_gives_the_same_error_with_a_second_process(tmp_path, monkeypatch):
     # The second process fails on the file; the build computes the model itself and so raises the
     # error it raises alone, naming the file; nothing waits on the failed process.

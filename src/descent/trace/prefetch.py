@@ -112,16 +112,19 @@ def start() -> bool:
         return False
     folder = Path(tempfile.mkdtemp(prefix="descent-build-"))
     with open(folder / "side.log", "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "descent.trace.prefetch", str(folder), str(os.getpid())],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=_env(),
-        )
+        proc = subprocess.Popen(_command(folder), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                env=_env())
     _side.proc, _side.folder = proc, folder
     cache.share_work(folder, MAIN, lambda: proc.poll() is None, give_up=_end_process)
     if not _side.at_exit:
         atexit.register(stop)
         _side.at_exit = True
     return True
+
+
+def _command(folder: Path) -> list[str]:
+    """The second process's command line (:func:`main`)."""
+    return [sys.executable, "-m", "descent.trace.prefetch", str(folder), str(os.getpid())]
 
 
 def _end_process(proc: subprocess.Popen | None = None) -> None:
