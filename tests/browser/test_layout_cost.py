@@ -213,11 +213,14 @@ def test_a_far_widgets_controls_arrive_with_its_drawing(server, make_page):
     # Decision 0026: a form control in a skipped block makes Chromium lay the block out at
     # DOMContentLoaded, so a far widget's controls ship in a <noscript> until lazy.js draws the widget.
     page = make_page(**VIEWPORTS["phone"])
-    page.goto(server + "part-1-the-transformer.html", wait_until="domcontentloaded")
-    before = page.evaluate("""() => ({
+    # Counted at DOMContentLoaded itself (a busy machine may answer an evaluate after the load, when
+    # lazy.js has begun drawing).
+    page.add_init_script("""document.addEventListener('DOMContentLoaded', () => { window.__atDcl = {
         far: document.querySelectorAll('.md-content__inner > .descent-widget.descent-far').length,
         lazy: document.querySelectorAll('.descent-widget.descent-far > noscript.descent-lazy--form').length,
-        controls: document.querySelectorAll('.descent-widget.descent-far :is(input, select, textarea)').length})""")
+        controls: document.querySelectorAll('.descent-widget.descent-far :is(input, select, textarea)').length}; });""")
+    page.goto(server + "part-1-the-transformer.html", wait_until="domcontentloaded")
+    before = page.evaluate("() => window.__atDcl")
     assert before["far"] >= 5 and before["lazy"] == before["far"] and before["controls"] == 0
     page.wait_for_load_state("load")
     page.wait_for_function(SETTLED, timeout=30_000)
