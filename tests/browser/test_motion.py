@@ -280,6 +280,9 @@ def test_attention_any_token_by_click_and_keys(make_page, site_dir, server):
     page = make_page(viewport={"width": 390, "height": 844})
     page.goto(page_url(site_dir, server, "part-1-the-transformer"))
     page.locator(ANY).scroll_into_view_if_needed()
+    # Live first: the widget's first live result replaces its output, player and focused chip with it
+    # (a click just before it arrived lost its focus in a clean-clone run).
+    page.wait_for_selector(f'{ANY}[data-state="live"]', timeout=60_000)
     expect(_player(page, ANY)).to_have_attribute("data-player-ready", "true")
     a = recorded.attention_rows()
     n = len(a["tokens"])
