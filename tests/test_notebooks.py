@@ -424,6 +424,16 @@ def test_the_kernel_imports_the_builds_package(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_cells_prints_are_one_output_however_the_kernel_flushes(tmp_path):
+    # The kernel flushes stdout every 0.2 s (ipykernel's OutStream): a pause longer than that between
+    # two prints sends them as two messages, which a busy machine can do to any cell. The executed copy
+    # holds one output per stream and cell either way, so the page's HTML does not depend on the load.
+    nb = notebooks.execute(_tiny(tmp_path / "pause.ipynb", "import time\nprint('a')\ntime.sleep(0.6)\nprint('b')"))
+    outputs = nb.cells[1]["outputs"]
+    assert [(o["output_type"], o["name"], o["text"]) for o in outputs] == [("stream", "stdout", "a\nb\n")]
+
+
+@pytest.mark.slow
 def test_a_failing_notebook_names_the_cell(tmp_path):
     path = _tiny(tmp_path / "broken.ipynb", "1 / 0")
     with pytest.raises(notebooks.NotebookError, match=r"(?s)broken\.ipynb.*ZeroDivisionError"):

@@ -140,12 +140,40 @@ def differences(a: dict[str, str], b: dict[str, str]) -> list[str]:
     return out
 
 
+def first_line_difference(one: Path, two: Path, limit: int = 300) -> str:
+    """Where two text files first differ: ``line N: <one's line> | <two's line>``, each cut to
+    ``limit`` characters around the first differing character (a binary file: its sizes)."""
+    try:
+        a, b = one.read_text().splitlines(), two.read_text().splitlines()
+    except UnicodeDecodeError:
+        return f"binary, {one.stat().st_size} vs {two.stat().st_size} bytes"
+    for n, (x, y) in enumerate(zip(a, b, strict=False), 1):
+        if x != y:
+            at = next(i for i, (c, d) in enumerate(zip(x + "\0", y + "\1", strict=False)) if c != d)
+            lo = max(0, at - limit // 2)
+            return f"line {n}: {x[lo:lo + limit]!r} | {y[lo:lo + limit]!r}"
+    return f"{len(a)} vs {len(b)} lines"
+
+
 def test_differences_reports_each_kind():
     # The helper itself: one file missing on each side and one changed (worked out by hand).
     a = {"x": "1", "y": "2", "z": "3"}
     b = {"x": "1", "y": "9", "w": "4"}
     assert differences(a, b) == ["only in first: z", "only in second: w", "differs: y"]
     assert differences(a, dict(a)) == []
+
+
+def test_first_line_difference_shows_where(tmp_path):
+    # The helper itself (by hand): the second line differs at its fourth character.
+    one, two, blob = tmp_path / "one.txt", tmp_path / "two.txt", tmp_path / "b.bin"
+    one.write_text("same\nabc1def\n")
+    two.write_text("same\nabc2def\n")
+    assert first_line_difference(one, two) == "line 2: 'abc1def' | 'abc2def'"
+    assert first_line_difference(one, two, limit=4) == "line 2: 'bc1d' | 'bc2d'"
+    two.write_text("same\nabc1def\nmore\n")
+    assert first_line_difference(one, two) == "2 vs 3 lines"
+    blob.write_bytes(b"\xff\xfe")
+    assert first_line_difference(blob, one) == "binary, 2 vs 13 bytes"
 
 
 def test_path_leaks_finds_paths_in_any_file(tmp_path):
@@ -202,7 +230,12 @@ def test_two_clean_builds_are_byte_identical(tmp_path):
     leaks = [f"{d.name}/{leak}" for d in (site_a, tmp_path / "B", tmp_path / "C")
              for leak in path_leaks(d, [tmp_path, ROOT])]
     assert leaks == [], "a build holds build-machine paths:\n" + "\n".join(leaks)
-    diff_ab, diff_bc = differences(a, b), differences(b, c)
+    sites = {"A": site_a, "B": tmp_path / "B", "C": tmp_path / "C"}
+    diff_ab, diff_bc = (
+        [d + (f" ({first_line_difference(sites[x] / d[9:], sites[y] / d[9:])})" if d.startswith("differs: ") else "")
+         for d in differences(h1, h2)]
+        for x, y, h1, h2 in (("A", "B", a, b), ("B", "C", b, c))
+    )
     assert not diff_ab, "two builds from two directories differ (A vs B):\n" + "\n".join(diff_ab)
     assert not diff_bc, "a cold and a warm build differ (B vs C):\n" + "\n".join(diff_bc)
     # The fixed date reached the sitemap (a build-time date would be today's).

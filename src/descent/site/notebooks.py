@@ -187,6 +187,10 @@ def execute(path: str | os.PathLike, timeout: int = CELL_TIMEOUT_S):
     with tempfile.TemporaryDirectory(prefix="descent-notebook-") as workdir:
         client = NotebookClient(
             nb, timeout=timeout, kernel_name="python3", allow_errors=False, record_timing=False,
+            # One output per stream and cell: the kernel sends what a cell printed in pieces, cut by its
+            # flush timer (0.2 s), so a busy machine split one cell's lines into two outputs, two HTML
+            # blocks, and two clean builds differed (a CI run at load 7.5, tests/test_reproducible.py).
+            coalesce_streams=True,
             kernel_manager_class=_kernel_manager_class(), resources={"metadata": {"path": workdir}},
         )
         try:
