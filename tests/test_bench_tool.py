@@ -112,3 +112,13 @@ def test_the_cold_first_live_result_is_the_worst_pages(bench):
     assert s["first_live_phone_slow_4g_s"] == 65.0
     assert bench.verdicts(s)["first_live_cold_s"] == "MISSED"
     assert bench.verdicts(s)["runtime_wire_bytes"] == "met"
+
+
+def test_widget_pages_include_pages_whose_widgets_are_all_far(bench, tmp_path):
+    # Parts 0 and 3 hold only far widgets (class "descent-widget descent-far"): the bench skipped both,
+    # so their cold start and recompute went unmeasured. A widget's parts do not count (by hand).
+    (tmp_path / "far.html").write_text('<div class="descent-widget descent-far" data-widget="a"></div>')
+    (tmp_path / "near.html").write_text('<div class="descent-widget" data-widget="b"></div>')
+    (tmp_path / "parts.html").write_text('<form class="descent-widget__form"></form>')
+    (tmp_path / "none.html").write_text("<p>text</p>")
+    assert bench.widget_pages(tmp_path) == ["far.html", "near.html"]

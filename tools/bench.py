@@ -395,8 +395,14 @@ def site_pages(site: Path) -> list[str]:
     )
 
 
+#: A widget's root: class "descent-widget" among others ("descent-widget descent-far": a widget drawn
+#: after the load), not its parts ("descent-widget__form").
+WIDGET_ROOT = re.compile(r'class="(?:[^"]* )?descent-widget(?: [^"]*)?"')
+
+
 def widget_pages(site: Path) -> list[str]:
-    return [p for p in site_pages(site) if 'class="descent-widget"' in (site / p).read_text(errors="replace")]
+    """The pages that hold a widget (far ones included: Parts 0 and 3 have only those)."""
+    return [p for p in site_pages(site) if WIDGET_ROOT.search((site / p).read_text(errors="replace"))]
 
 
 def _is_runtime(url: str, base: str) -> bool:
