@@ -40,7 +40,10 @@ def test_gpu_anatomy_h200():
     assert stat(out, "Shared memory per SM") == "228 KiB"
     # 132 x 128 bytes x 1.83 GHz = 30.9 TB/s.
     assert stat(out, "Shared-memory bandwidth") == "30.9 TB/s"
-    assert out.count("<rect") == 132 and out.count("<circle") == 4 * 132  # one square per SM, a dot per core
+    # One square per SM, a dot per core: a subpath each, in one path for the squares and one for the dots.
+    squares = re.search(r'data-shapes="squares" d="([^"]*)"', out).group(1)
+    dots = re.search(r'data-shapes="dots" d="([^"]*)"', out).group(1)
+    assert squares.count("M") == 132 and dots.count("M") == 4 * 132
     assert "not published" in text(out)  # register and L2 bandwidth
     # AMD calls them compute units; MI300X's LDS is 64 KiB.
     mi = _ok("gpu_anatomy", {"accelerator": "mi300x"})

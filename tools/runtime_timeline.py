@@ -5,6 +5,10 @@ served site's base URL). One fresh browser context per run (an empty HTTP cache)
 its first widget scrolled into view; recorded:
 
 * ``first_live_ms``: navigation start to the first widget's ``data-state="live"``;
+* ``domcontentloaded_ms``, ``worker_started_ms``: the page's DOMContentLoaded end and the worker's
+  start, ms from navigation start; ``worker_ready_ms``: start to ready;
+* ``results``: each result before the first live one (its widget, its Python time ``ms`` and its end
+  ``at``, ms since the worker started);
 * ``worker_steps_ms``: the worker's own timings (``window.descentRuntime``: each step's end, ms
   since the worker started, or its length);
 * ``wire_bytes``: the encoded body bytes of every runtime response (Pyodide's files, the
@@ -79,6 +83,7 @@ def runtime_cold_start(browser, base: str, path: str, timeout_ms: int = 120_000,
         page.set_default_timeout(timeout_ms)
         live_ms = page.evaluate(LIVE_JS)
         rt = page.evaluate("() => window.descentRuntime || null") or {}
+        dcl_ms = page.evaluate("() => performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd")
         by_file: dict[str, int] = {}
         for r in finished:
             if any(p in r.url for p in RUNTIME_PARTS):
@@ -91,7 +96,8 @@ def runtime_cold_start(browser, base: str, path: str, timeout_ms: int = 120_000,
     finally:
         ctx.close()
     return {"page": path, "phone_slow_4g": phone, "first_live_ms": round(live_ms), "worker_ready_ms": rt.get("readyMs"),
-            "worker_steps_ms": rt.get("timings"), "wire_bytes": sum(by_file.values()),
+            "domcontentloaded_ms": round(dcl_ms), "worker_started_ms": round(rt["startedAt"]) if "startedAt" in rt else None,
+            "results": rt.get("results"), "worker_steps_ms": rt.get("timings"), "wire_bytes": sum(by_file.values()),
             "by_file": dict(sorted(by_file.items(), key=lambda kv: -kv[1]))}
 
 
@@ -132,7 +138,8 @@ def compare(sites: dict[str, Path], port: int, pages: list[str], runs: int, gzip
                         r = runtime_cold_start(browser, f"http://127.0.0.1:{port}/", path)
                         r.update(site=name, run=i, load=os.getloadavg()[0])
                         rows.append(r)
-                        print(json.dumps({k: r[k] for k in ("site", "page", "first_live_ms", "wire_bytes", "worker_steps_ms")}), flush=True)
+                        print(json.dumps({k: r[k] for k in ("site", "page", "first_live_ms", "domcontentloaded_ms", "worker_started_ms",
+                                                            "worker_ready_ms", "results", "worker_steps_ms")}), flush=True)
             browser.close()
     finally:
         httpd.shutdown()

@@ -190,8 +190,16 @@ def _loopback(host: str | None) -> bool:
         return False
 
 
-def _page(browser, **context_args):
+#: Init script: no early start of the widget runtime (docs/overrides/main.html starts it in a desktop
+#: page's <head>). Most tests load pages whose widgets they never use: booting Python in each would
+#: cost CI minutes. Tests of the early start itself pass ``early_start=True``.
+_NO_EARLY_START = "window.descentNoEarlyStart = true;"
+
+
+def _page(browser, early_start: bool = False, **context_args):
     context = browser.new_context(**context_args)
+    if not early_start:
+        context.add_init_script(_NO_EARLY_START)
     requests: list[str] = []
     errors: list[str] = []
     context.on("request", lambda req: requests.append(req.url))

@@ -251,10 +251,11 @@ def test_widget_has_no_axe_violations(page, demo_url):
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_phone_layout_fits_and_screenshot(make_page, demo_url, scheme, tmp_path):
     page = make_page(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True,
-                     has_touch=True, color_scheme=scheme)
+                     has_touch=True, color_scheme=scheme, early_start=True)
     w = go_live(page, demo_url, WIDGET)
-    # A phone (coarse pointer): widgets.js started the runtime only after the page's largest paint
-    # and load event (decision 0021), and the widget still went live without a touch.
+    # A phone (coarse pointer): the page's <head> started nothing (early_start=True: no opt-out);
+    # widgets.js started the runtime only after the page's largest paint and load event (decision
+    # 0021), and the widget still went live without a touch.
     assert page.evaluate("() => matchMedia('(pointer: coarse)').matches")
     started = page.evaluate("() => window.descentRuntime.startedAt")
     lcp = page.evaluate("""() => new Promise((r) => new PerformanceObserver((l) => r(l.getEntries().at(-1).startTime))
@@ -282,6 +283,62 @@ def test_runtime_that_cannot_start_keeps_static_values_and_says_why(page, demo_u
     w = page.locator(WIDGET)
     w.scroll_into_view_if_needed()
     expect(page.locator(f"{WIDGET} .descent-widget__status")).to_contain_text("could not start", timeout=LIVE_TIMEOUT_MS)
+    assert w.get_attribute("data-state") == "static"
+    assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
+
+
+#: Init script: note the document's readyState when a page script makes the widget worker.
+_WORKER_MADE = """
+(() => {
+  const Made = window.Worker;
+  window.__workerMade = [];
+  window.Worker = function Worker(url, options) {
+    if (String(url).includes("/assets/descent/worker.js")) window.__workerMade.push(document.readyState);
+    return new Made(url, options);
+  };
+})();
+"""
+
+
+def test_desktop_starts_the_runtime_while_the_page_is_parsed(make_page, demo_url):
+    # A desktop (fine pointer), no test opt-out: the page's <head> makes the worker before the body
+    # is parsed (docs/overrides/main.html), widgets.js adopts it, and the widget goes live once seen.
+    page = make_page(early_start=True, viewport={"width": 1280, "height": 900})
+    page.add_init_script(_WORKER_MADE)
+    page.goto(demo_url)
+    assert page.evaluate("() => window.__workerMade") == ["loading"]
+    w = page.locator(WIDGET)
+    assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
+    w.scroll_into_view_if_needed()
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    # Adopted, not doubled: one worker, one download of the wasm, nothing left aside.
+    assert page.evaluate("() => window.descentEarlyWorker") is None
+    assert page.evaluate("() => window.__workerMade") == ["loading"]
+    assert len([wk for wk in page.workers if wk.url.endswith("/assets/descent/worker.js")]) == 1
+    assert _wasm_fetches(page) == 1
+    _set_number(page, "context", "4096")
+    expect(w.locator(".descent-widget__output")).to_contain_text(CTX_4096_TOTAL)
+    assert page.descent_console_errors == []
+
+
+def test_a_page_without_widgets_starts_no_runtime(make_page, site_dir, server):
+    page = make_page(early_start=True, viewport={"width": 1280, "height": 900})
+    page.goto(server + page_path(site_dir, "glossary"))
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.descentEarlyWorker") is None
+    assert not [u for u in page.descent_requests if "/pyodide/" in u or "worker.js" in u]
+
+
+def test_early_runtime_that_cannot_start_says_why(make_page, demo_url):
+    # The worker the <head> started fails (a broken deployment: no wheel) before or after widgets.js
+    # adopts it: the widget says so and keeps its precomputed values; it never hangs in "loading".
+    page = make_page(early_start=True, viewport={"width": 1280, "height": 900})
+    page.route("**/assets/descent/wheels/**", lambda route: route.fulfill(status=404, body="missing"))
+    page.goto(demo_url)
+    w = page.locator(WIDGET)
+    w.scroll_into_view_if_needed()
+    expect(w.locator(".descent-widget__status")).to_contain_text("could not start", timeout=LIVE_TIMEOUT_MS)
     assert w.get_attribute("data-state") == "static"
     assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
 

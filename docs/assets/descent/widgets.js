@@ -118,19 +118,47 @@ function ensureWorker(painted) {
 
 function startWorker() {
   if (workerState !== "loading" || worker) return;
+  const early = window.descentEarlyWorker;
+  window.descentEarlyWorker = null;
   try {
-    worker = new Worker(WORKER_URL, { type: "module" });
+    worker = early ? early.worker : new Worker(WORKER_URL, { type: "module" });
   } catch (err) {
     fail(String(err && err.message ? err.message : err));
     return;
   }
-  worker.addEventListener("message", onWorkerMessage);
-  for (const msg of explainWaiting) worker.postMessage(msg);
-  explainWaiting = [];
-  worker.addEventListener("error", (ev) => {
+  const failed = (ev) => {
     ev.preventDefault();
     fail(ev.message || "the worker script failed to load");
-  });
+  };
+  worker.addEventListener("message", onWorkerMessage);
+  worker.addEventListener("error", failed);
+  if (early) {
+    // The worker the page's <head> started on a desktop (overrides/main.html): what it said before
+    // this script ran is handled now, in order, and nothing more is kept aside.
+    worker.removeEventListener("message", early.keep);
+    worker.removeEventListener("error", early.keep);
+    for (const ev of early.early) {
+      if (!worker) break; // it failed
+      if (ev.type === "error") failed(ev);
+      else onWorkerMessage(ev);
+    }
+  }
+  if (!worker) return;
+  for (const msg of explainWaiting) worker.postMessage(msg);
+  explainWaiting = [];
+}
+
+// The runtime the page's <head> started on a desktop is adopted once the first page's widgets are
+// bound: each goes live when it comes on screen, as before, but the runtime is loading already.
+function adoptEarlyWorker() {
+  if (!window.descentEarlyWorker) return;
+  if (workerState !== "idle" || isFile()) {
+    window.descentEarlyWorker.worker.terminate();
+    window.descentEarlyWorker = null;
+    return;
+  }
+  workerState = "loading";
+  startWorker();
 }
 
 function fail(why) {
@@ -173,7 +201,7 @@ function onWorkerMessage(event) {
   if (msg.type === "ready") {
     workerState = "ready";
     // For nox -s bench (tools/bench.py): how long each start-up step took in the worker.
-    window.descentRuntime = { readyMs: msg.ms, timings: msg.timings || {}, startedAt: msg.origin - performance.timeOrigin };
+    window.descentRuntime = { readyMs: msg.ms, timings: msg.timings || {}, startedAt: msg.origin - performance.timeOrigin, results: [] };
     for (const st of live()) if (st.active) send(st);
   } else if (msg.type === "failed") {
     fail(msg.message || "unknown error");
@@ -184,6 +212,8 @@ function onWorkerMessage(event) {
   } else if (msg.type === "result") {
     const st = pending.get(msg.id);
     pending.delete(msg.id);
+    // For nox -s bench: each result's widget, its Python time and when it ended (ms since the worker started).
+    if (window.descentRuntime && msg.ms !== undefined) window.descentRuntime.results.push({ widget: st && st.root.dataset.widget, ms: msg.ms, at: msg.at });
     if (!st) return;
     if (st.inflight === msg.id) st.inflight = 0;
     if (st.waiting && st.root.isConnected) {
@@ -738,6 +768,9 @@ document.addEventListener("descent:drawn", (ev) => bind(ev.target, true));
 
 // Bind what is on the page once the DOM is parsed, then every page Material's instant navigation
 // swaps in, each in a task of its own after Material's start-up (start.js, decision 0025).
-window.descentStart(bindAll);
+window.descentStart(() => {
+  bindAll();
+  adoptEarlyWorker();
+});
 window.descentEachPage(bindAll);
 })();

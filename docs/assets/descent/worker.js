@@ -11,7 +11,8 @@
 //                                                   "at", in ms since the worker started at `origin`
 //                                                   (epoch ms); for nox -s bench)
 //                   {type: "failed", message} when start-up failed (the page keeps its static values)
-//                   {type: "result", id, ok: true, html, allowed, engine?} | {type: "result", id, ok: false, field, message, allowed}
+//                   {type: "result", id, ok: true, html, allowed, engine?, ms, at} | {type: "result", id, ok: false, field, message, allowed, ms, at}
+//                   ms: the Python call's length; at: its end, in ms since the worker started (nox -s bench)
 //                   | {type: "result", id, ok: true, need}: a live widget needs the model to compute `need` first
 //                   allowed: {slider name: [values it may step through now]} (constrained sliders only)
 //   main -> worker  {type: "explain", id, widget, inputs, quantity}: a widget's number opened (explain.js)
@@ -181,8 +182,11 @@ function answerInstantiate(module) {
   WebAssembly.instantiateStreaming = async function instantiateStreaming(source, imports) {
     const resp = await source;
     if (!resp || resp.url !== url) return real.call(WebAssembly, resp, imports);
+    timings.instantiate_called_at = at();
     const mod = await module;
-    return { module: mod, instance: await WebAssembly.instantiate(mod, imports) };
+    const instance = await WebAssembly.instantiate(mod, imports);
+    timings.instantiated_at = at();
+    return { module: mod, instance };
   };
   return () => {
     WebAssembly.instantiateStreaming = real;
@@ -238,7 +242,10 @@ async function start() {
   const wasm = compileWasm();
   const asm = import(new URL("pyodide.asm.mjs", PYODIDE_URL).href);
   asm.catch(() => {});
-  const createPyodideModule = async (settings) => (await asm).default(settings);
+  const createPyodideModule = async (settings) => {
+    timings.create_module_at = at();
+    return (await asm).default(settings);
+  };
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
   timings.pyodide_mjs_at = at();
   const fsInit = async (FS) => {
@@ -249,6 +256,7 @@ async function start() {
       return; // start() reports it after the boot
     }
     const t = performance.now();
+    timings.fs_init_at = at();
     writeFiles(FS, files);
     timings.package_written_ms = Math.round(performance.now() - t);
   };
@@ -271,6 +279,7 @@ async function start() {
       _loadSnapshot: snapshot,
     });
     timings.boot_from_snapshot_ms = Math.round(performance.now() - t);
+    timings.booted_at = at();
     await pack;
     stdlibOnDemand(pyodide);
   } catch (err) {
@@ -367,8 +376,10 @@ function handle(msg) {
     // Pyodide turns a JS null into JsNull, not None: leave the argument out when there are no answers.
     const args = [widget, JSON.stringify(inputs ?? {}), String(touched ?? "")];
     if (answers !== undefined) args.push(JSON.stringify(answers));
+    const began = performance.now();
     const out = JSON.parse(runJson(...args));
-    self.postMessage({ type: "result", id, ...out });
+    // ms: the Python call's length; at: its end, ms since the worker started (nox -s bench)
+    self.postMessage({ type: "result", id, ...out, ms: Math.round(performance.now() - began), at: at() });
     startWarming(WARM_AFTER_FIRST_MS);
   } catch (err) {
     // A bug in a compute function (not bad input: that comes back ok:false from Python).
