@@ -499,6 +499,7 @@ def state_elements(model: Model) -> int:
     return sum(state_elements_per_layer(model, i) for i in range(model.num_layers))
 
 
+@_memo
 def kv_elements_per_token(model: Model) -> int:
     """Values one token adds to the KV cache, summed over the layers whose cache grows (elements).
 
