@@ -343,6 +343,21 @@ def test_early_runtime_that_cannot_start_says_why(make_page, demo_url):
     assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
 
 
+def test_a_focused_chip_keeps_the_focus_when_the_first_live_result_replaces_it(page, demo_url):
+    # A keyboard reader reaches a chip of the precomputed output before Python has started (no early
+    # start in this test: focusing it scrolls the widget into view, which starts the runtime). The
+    # live result replaces every node of the output; the same chip in it has the focus.
+    page.goto(demo_url)
+    chip = page.locator(f"{WIDGET} .descent-chip__button", has_text="Llama 3.1 70B")
+    chip.focus()
+    assert page.locator(WIDGET).get_attribute("data-state") != "live"
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    assert page.evaluate("() => document.activeElement.classList.contains('descent-chip__button')")
+    assert "Llama 3.1 70B" in page.evaluate("() => document.activeElement.textContent")
+    page.keyboard.press("Enter")
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text("327,680 bytes")
+
+
 def test_clickable_output_sets_inputs_and_recomputes(page, demo_url):
     w = go_live(page, demo_url, WIDGET)
     w.locator(".descent-chip__button", has_text="Llama 3.1 70B").click()

@@ -239,7 +239,28 @@ function setBusy(st, busy) {
   st.root.classList.toggle("descent-widget--busy", busy);
 }
 
+// What a reader can focus in a widget's output: chips, cells, a player's buttons, links.
+const FOCUSABLE = 'a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])';
+
+// The output's control the reader has focused, if any: its place among the output's controls and
+// its text, so that the same control in the new result gets the focus back (a result replaces
+// every node of the output, and a removed node takes the focus with it).
+function focusedInOutput(st) {
+  const el = document.activeElement;
+  if (!el || el === st.out || !st.out.contains(el)) return null;
+  return { place: [...st.out.querySelectorAll(FOCUSABLE)].indexOf(el), text: el.textContent };
+}
+
+function refocus(st, was) {
+  if (!was || st.out.contains(document.activeElement)) return;
+  const all = [...st.out.querySelectorAll(FOCUSABLE)];
+  const same = all[was.place] && all[was.place].textContent === was.text ? all[was.place]
+    : all.find((el) => el.textContent === was.text) || all[was.place];
+  if (same) same.focus({ preventScroll: true });
+}
+
 function showResult(st, html, engine) {
+  const was = focusedInOutput(st);
   setBusy(st, false);
   stopButton(st, false);
   // A frame player (views.player, player.js) that the new result brings unchanged (the same data-key)
@@ -251,6 +272,7 @@ function showResult(st, html, engine) {
     if (old) fig.replaceWith(old);
   }
   st.out.replaceChildren(t.content);
+  refocus(st, was);
   if (engine && "engine" in st.root.dataset) st.root.dataset.engine = engine;
   st.root.dispatchEvent(new CustomEvent("descent:result", { bubbles: true }));
   applyLimits(st);
