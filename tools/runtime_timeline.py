@@ -7,8 +7,8 @@ its first widget scrolled into view; recorded:
 * ``first_live_ms``: navigation start to the first widget's ``data-state="live"``;
 * ``domcontentloaded_ms``, ``worker_started_ms``: the page's DOMContentLoaded end and the worker's
   start, ms from navigation start; ``worker_ready_ms``: start to ready;
-* ``results``: each result before the first live one (its widget, its Python time ``ms`` and its end
-  ``at``, ms since the worker started);
+* ``results``: the results so far when the first widget went live (the page keeps the first 200):
+  each one's widget, its Python time ``ms`` and its end ``at``, ms since the worker started;
 * ``worker_steps_ms``: the worker's own timings (``window.descentRuntime``: each step's end, ms
   since the worker started, or its length);
 * ``wire_bytes``: the encoded body bytes of every runtime response (Pyodide's files, the

@@ -320,12 +320,12 @@ def square_grid(count: int, columns: int, *, dots: int = 0, size: float = 14.0, 
     w = columns * (size + gap) + gap
     h = rows * (size + gap) + gap
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_n(w)} {_n(h)}">']
-    # Each coordinate is printed once per column or row, not once per square (a B200's 148 SMs and
-    # 592 tensor cores were 2,100 calls of format_fixed, most of the widget's time in Pyodide).
     def n(x: float) -> str:  # a path's number, short: "5" for 5.0 (a path holds thousands)
         return _n(x).removesuffix(".0")
 
     corner = 2.0
+    # Each coordinate is printed once per column or row, not once per square (a B200's 148 SMs and
+    # 592 tensor cores were 2,100 calls of format_fixed, most of the widget's time in Pyodide).
     xs = [gap + c * (size + gap) for c in range(min(count, columns))]
     ys = [gap + r * (size + gap) for r in range(rows)]
     # A square with rounded corners, from its top edge's left end (x + corner, y), in relative moves.
