@@ -129,7 +129,9 @@ def tests(session: nox.Session) -> None:
     # build elsewhere instead of making two of its own.
     env = {"DESCENT_SITE_DIR": str(ROOT / "site"), "DESCENT_SITE_EPOCH": _source_date_epoch()}
     workers = str(len(os.sched_getaffinity(0)) + 2)
-    session.run("pytest", "-n", workers, "--dist", "loadgroup", *session.posargs, env=env)
+    # --no-loadscope-reorder: work units are handed out in collection order, longest first
+    # (tests/conftest.py's LONGEST), not the units with the most tests first.
+    session.run("pytest", "-n", workers, "--dist", "loadgroup", "--no-loadscope-reorder", *session.posargs, env=env)
 
 
 #: What `nox -s fast` leaves out: tests marked browser, peer (transformers), pyodide (Node), site

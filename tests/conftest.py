@@ -42,21 +42,44 @@ def pytest_collection_modifyitems(config, items):
         module = Path(str(item.fspath)).stem
         if module in SHARED_FIXTURES:
             item.add_marker(pytest.mark.xdist_group(module))
-    # The longest single tests first. Under pytest-xdist's --dist loadgroup each test outside the two
-    # browser groups is a work unit of its own, handed out in collection order once the groups are
-    # placed; a long test collected last (test_reproducible sorts late) then starts last and the
-    # whole run waits for it. Order only: what runs, and where, is unchanged.
-    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST))
 
+
+@pytest.hookimpl(trylast=True)  # after every xdist_group mark is placed (the browser groups' too)
+def pytest_configure(config):
+    config.pluginmanager.register(_LongestFirst(), "descent-longest-first")
+
+
+class _LongestFirst:
+    """The longest work units first. pytest-xdist's --dist loadgroup hands out work units (a group,
+    or a test outside any group) in the order of their first test, and only with
+    ``--no-loadscope-reorder`` (the noxfile passes it; by default it hands out the units with the
+    most tests first, so a long test alone came last: the Pyodide run started six minutes into the
+    suite, the cache-sharing test ten, test_reproducible after both). Order only: what runs, and
+    where, is unchanged."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        def unit(item):
+            mark = item.get_closest_marker("xdist_group")
+            return mark.args[0] if mark and mark.args else item.nodeid
+
+        rank = {u: i for i, u in enumerate(LONGEST)}
+        items.sort(key=lambda item: rank.get(unit(item), len(LONGEST)))
+
+
+#: Work units that take minutes under `nox -s tests`, longest first (pytest-xdist work units: a test's
+#: id, or the group its module runs in). From a clean clone's suite, 2026-12-03, Intel Xeon, 2 cores,
+#: four workers: the Pyodide run 13+ min, each browser group about 20 min, test_reproducible's cold
+#: build 6.6 min, the cache-sharing test 7.6 min, the peer-logits module's fixture 3.7 min.
+LONGEST = ("tests/test_core_in_pyodide.py::test_core_tests_pass_in_pyodide", "browser-a", "browser-b",
+           "tests/test_reproducible.py::test_two_clean_builds_are_byte_identical",
+           "tests/test_cache_share.py::test_two_processes_write_the_bytes_one_writes", "test_peer_logits",
+           "test_tokenizer", "test_trace", "test_trace_serving")
 
 #: Modules whose tests share a fixture that takes seconds to minutes to make: transformers' copy of
 #: the model, the reference tokenizer, every notebook run, the model's traces.
 SHARED_FIXTURES = {"test_peer_logits", "test_tokenizer", "test_notebooks", "test_trace", "test_trace_serving",
                    "test_peer_params"}
-#: Tests that take minutes under `nox -s tests` (pytest --durations, 2026-12-02: 261 s and 586 s
-#: there; the Pyodide run 137 s alone on an idle machine, before its hostile searches were cut).
-LONGEST = ("tests/test_reproducible.py::test_two_clean_builds_are_byte_identical",
-           "tests/test_core_in_pyodide.py::test_core_tests_pass_in_pyodide")
 
 
 @pytest.fixture(scope="session")

@@ -115,10 +115,30 @@ def test_cell_grid():
     # Without row or column labels the grid is a picture of named cells, not a table of data.
     bare = v.render(v.cell_grid([[v.cell("is-used"), v.cell("is-free")]], caption="Tiles"))
     assert '<table class="descent-grid__table" role="presentation">' in bare
-    with pytest.raises(ValueError, match="same number of cells"):
+    with pytest.raises(ValueError, match="same number of columns"):
         v.render(v.cell_grid([[v.cell()], []], caption="x"))
     with pytest.raises(ValueError, match="class must be letters"):
         v.render(v.cell_grid([[v.cell('x" onclick="y')]], caption="x"))
+
+
+def test_cell_grid_runs_span_columns():
+    # Row 1: one bar over three columns; row 2: three single cells. Both cover three columns.
+    cells = [[v.cell("is-used", title="request 1, 0 s to 3 s", span=3)],
+             [v.cell("is-used"), v.cell("is-free"), v.cell("is-used")]]
+    html = v.render(v.cell_grid(cells, caption="Slots", row_labels=["1", "2"]))
+    assert '<td class="descent-cell is-used" colspan="3" title="request 1, 0 s to 3 s">' in html
+    assert html.count("colspan") == 1  # single cells carry none
+    # A fixed layout shares the width among the three columns; the labels' column has its own.
+    assert '<table class="descent-grid__table descent-grid__table--spans">' in html
+    assert '<colgroup><col class="descent-grid__labels"><col span="3"></colgroup>' in html
+    # A grid without spans keeps the automatic layout and no colgroup.
+    plain = v.render(v.cell_grid(cells[1:], caption="Slots"))
+    assert "colgroup" not in plain and "--spans" not in plain
+    with pytest.raises(ValueError, match="same number of columns"):
+        v.render(v.cell_grid([[v.cell(span=2)], [v.cell()]], caption="x"))
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match=r"span must be a whole number of columns, 1 or more, got"):
+            v.render(v.cell_grid([[{"cls": "", "text": "", "title": "", "set": None, "span": bad}]], caption="x"))
 
 
 def test_note_with_a_link_on_this_site():

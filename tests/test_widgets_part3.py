@@ -51,6 +51,33 @@ def test_batching_shows_both_policies_on_one_trace():
     assert "is-waste" in out  # static batching holds finished requests' slots
 
 
+@pytest.mark.parametrize("policy", ["static", "continuous"])
+def test_batching_lanes_draw_each_run_of_equal_bins_as_one_bar(policy):
+    from descent.widgets import part3
+
+    sim = serving.run(policy=policy, model="llama-3.1-70b", accelerator="h200", weights="fp8", kv="bf16",
+                      requests=80, rate=4.0, prompt_mean=1000, output_mean=250, batch=16, chunk=0, seed=2)
+    grid = part3.lanes(sim)
+    start = min(r.arrival for r in sim.trace)
+    width = (max(t[-1] for t in sim.token_times) - start) / part3.LANE_BINS
+    for slot, row in enumerate(grid["cells"]):
+        # Each bin, expanded from the bars, holds what the simulation's occupancy says at its middle.
+        bins = [c for c in row for _ in range(c.get("span", 1))]
+        assert len(bins) == part3.LANE_BINS
+        for b, c in enumerate(bins):
+            t = start + (b + 0.5) * width
+            o = next((o for o in sim.occupancy if o.slot == slot and o.admitted <= t < o.released), None)
+            want = ("is-free" if o is None else "is-prefill" if t < o.first_token
+                    else "is-decode" if t < o.finished else "is-waste")
+            assert c["cls"] == want, (slot, b)
+            assert o is None or f"request {o.request} " in c["title"]
+        # Neighbouring bars differ (equal runs were merged), and a bar names the times it covers.
+        assert all((a["cls"], a["title"].split(": ")[1]) != (b["cls"], b["title"].split(": ")[1])
+                   for a, b in zip(row, row[1:], strict=False))
+        assert row[0]["title"].startswith(f"slot {slot + 1}, 0 s to ")
+    assert sum(map(len, grid["cells"])) < part3.LANE_ROWS * part3.LANE_BINS / 2  # far fewer cells than bins
+
+
 def test_paged_kv_grid_and_shares():
     out = html("paged_kv", allocator="contiguous", block_size=32, reserve_tokens=256, seed=1)
     got = serving.allocate(serving.backlog(1, 256), 4096, "contiguous", 32, 256)

@@ -32,6 +32,7 @@ Standard library only (runs in Pyodide).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -182,6 +183,11 @@ class Param:
         if self.type != "choice":
             raise ValueError(f"parameter {self.name!r} is a {self.type}, not a choice")
         got = self.choices() if callable(self.choices) else self.choices
+        if isinstance(got, tuple):  # the same choices again (a check per scenario field): checked once
+            try:
+                return _normalised(self.name, got)
+            except TypeError:  # an unhashable item: _normalise says what is wrong
+                pass
         return _normalise(self.name, got)
 
     def values(self) -> list[str]:
@@ -376,6 +382,12 @@ def _normalise(name: str, got: Iterable[Any]) -> tuple[tuple[Any, str], ...]:
     if not keys or len(set(keys)) != len(keys):
         raise ValueError(f"parameter {name!r}: choices must be non-empty and unique, got {keys}")
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _normalised(name: str, got: tuple) -> tuple[tuple[Any, str], ...]:
+    """:func:`_normalise`, remembered for a tuple of choices (a catalog's, asked for at every check)."""
+    return _normalise(name, got)
 
 
 def _show(raw: Any) -> str:

@@ -76,6 +76,6 @@ def test_changed_widgets_have_no_axe_violations(page, site_dir, server):
             # Checked as a reader sees it once it settles: live, no recompute in flight (a busy
             # widget dims its output on purpose for a moment; CI once caught that moment).
             page.wait_for_selector(f'{root}[data-state="live"]:not(.descent-widget--busy)', timeout=LIVE_TIMEOUT_MS)
-            results = axe_mod.Axe().run(page, context=root)
+            results = axe_mod.Axe().run(page, context=root, options={"resultTypes": ["violations"]})
             assert not results.response["violations"], results.generate_report()
 

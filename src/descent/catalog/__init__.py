@@ -902,6 +902,7 @@ def resolve_accelerator(a: str | Accelerator) -> Accelerator:
 
 
 # The catalog's ids are the choices of params' catalog-backed parameters.
-P.provide("model", lambda: [(m.id, m.name) for m in models().values()])
-P.provide("accelerator", lambda: [(a.id, a.name) for a in accelerators().values()])
-P.provide("link", lambda: [(x.id, x.label) for x in links().values() if x.scope != "storage"])
+# Tuples: params remembers a tuple of choices it has checked once (descent.params.Param.options).
+P.provide("model", lambda: tuple((m.id, m.name) for m in models().values()))
+P.provide("accelerator", lambda: tuple((a.id, a.name) for a in accelerators().values()))
+P.provide("link", lambda: tuple((x.id, x.label) for x in links().values() if x.scope != "storage"))

@@ -223,8 +223,9 @@ LANE_LEGEND = (
 
 
 def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS) -> dict:
-    """The first ``rows`` slots of ``sim`` over ``bins`` equal time bins: a ``cell_grid`` view. A cell
-    shows what its slot held at the middle of the bin."""
+    """The first ``rows`` slots of ``sim`` over ``bins`` equal time bins: a ``cell_grid`` view. A bin
+    shows what its slot held at the bin's middle; a run of bins holding the same request in the same
+    state is one bar (one cell spanning them), named by the times its bins cover."""
     start = min(r.arrival for r in sim.trace)
     end = max(t[-1] for t in sim.token_times)
     width = (end - start) / bins
@@ -233,22 +234,29 @@ def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS)
         by_slot.setdefault(o.slot, []).append(o)
     shown = min(rows, sim.slots)
     middles = [start + (b + 0.5) * width for b in range(bins)]
-    when = [format_time(t - start) for t in middles]  # the same for every slot
+    edges = [format_time(b * width) for b in range(bins + 1)]  # the same for every slot
     grid = []
     for slot in range(shown):
-        row = []
+        states = []  # (class, what) of each bin
         stays = by_slot.get(slot, [])
-        for t, at in zip(middles, when, strict=True):
+        for t in middles:
             o = next((o for o in stays if o.admitted <= t < o.released), None)
             if o is None:
-                cls, what = "is-free", "empty"
+                states.append(("is-free", "empty"))
             elif t < o.first_token:
-                cls, what = "is-prefill", f"request {o.request} reading its prompt"
+                states.append(("is-prefill", f"request {o.request} reading its prompt"))
             elif t < o.finished:
-                cls, what = "is-decode", f"request {o.request} writing"
+                states.append(("is-decode", f"request {o.request} writing"))
             else:
-                cls, what = "is-waste", f"request {o.request} finished, slot held"
-            row.append(v.cell(cls, title=f"slot {slot + 1}, {at}: {what}"))
+                states.append(("is-waste", f"request {o.request} finished, slot held"))
+        row, b = [], 0
+        while b < bins:
+            e = b + 1
+            while e < bins and states[e] == states[b]:
+                e += 1
+            cls, what = states[b]
+            row.append(v.cell(cls, title=f"slot {slot + 1}, {edges[b]} to {edges[e]}: {what}", span=e - b))
+            b = e
         grid.append(row)
     more = f" (the first {shown} of {sim.slots})" if shown < sim.slots else ""
     return v.cell_grid(grid, caption=f"Slots{more} over {format_time(end - start)}, {sim.policy} batching",

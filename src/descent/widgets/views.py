@@ -217,10 +217,14 @@ def chips(items: Sequence[dict], *, caption: str = "", tokens: bool = True) -> d
     return {"kind": "chips", "chips": list(items), "caption": caption, "tokens": tokens}
 
 
-def cell(cls: str = "", text: str = "", title: str = "", set: dict[str, Any] | None = None) -> dict:
+def cell(cls: str = "", text: str = "", title: str = "", set: dict[str, Any] | None = None, span: int = 1) -> dict:
     """One cell of a :func:`cell_grid`: a class (its colour), short text and a title (tooltip).
-    With ``set`` (``{input name: value}``) the cell is a button that sets those inputs."""
-    return {"cls": cls, "text": text, "title": title, "set": set}
+    With ``set`` (``{input name: value}``) the cell is a button that sets those inputs. ``span``: how
+    many of the grid's columns it covers (a run of equal columns drawn as one bar, ``colspan``)."""
+    out = {"cls": cls, "text": text, "title": title, "set": set}
+    if span != 1:
+        out["span"] = span
+    return out
 
 
 def _set_attr(set_: Any, view: str) -> str:
@@ -576,11 +580,20 @@ def render_chips(v: dict) -> str:
     )
 
 
+def _span(c: Any) -> int:
+    """The columns a cell covers (its ``span``, 1 unless set): a positive whole number."""
+    span = c.get("span", 1) if isinstance(c, dict) else 1
+    if isinstance(span, bool) or not isinstance(span, int) or span < 1:
+        raise ValueError(f"cell_grid: a cell's span must be a whole number of columns, 1 or more, got {span!r}")
+    return span
+
+
 def render_cell_grid(v: dict) -> str:
     cells = v["cells"]
-    ncols = max((len(r) for r in cells), default=0)
-    if any(len(r) != ncols for r in cells):
-        raise ValueError("cell_grid: every row must have the same number of cells")
+    widths = [sum(_span(c) for c in r) for r in cells]
+    ncols = max(widths, default=0)
+    if any(w != ncols for w in widths):
+        raise ValueError("cell_grid: every row must cover the same number of columns (cells, counted by their span)")
     rl, cl = v.get("row_labels"), v.get("col_labels")
     if rl is not None and len(rl) != len(cells):
         raise ValueError(f"cell_grid: row_labels has {len(rl)} entries, expected {len(cells)}")
@@ -603,7 +616,7 @@ def render_cell_grid(v: dict) -> str:
         td = same.get(id(c))
         if td is not None:
             return td
-        key = None if c.get("set") else (c.get("cls"), c.get("title"), c.get("text"))
+        key = None if c.get("set") else (c.get("cls"), c.get("title"), c.get("text"), c.get("span", 1))
         if key is not None:
             try:
                 td = written.get(key)
@@ -620,7 +633,8 @@ def render_cell_grid(v: dict) -> str:
         data_set = _set_attr(c.get("set"), "cell_grid")
         inner = f'<button type="button" class="descent-cell__button"{data_set}>{text}{sr}</button>' if data_set \
             else f"{text}{sr}"
-        td = f'<td class="descent-cell{" " + cls if cls else ""}"{title}>{inner}</td>'
+        span = f' colspan="{c["span"]}"' if c.get("span", 1) != 1 else ""
+        td = f'<td class="descent-cell{" " + cls if cls else ""}"{span}{title}>{inner}</td>'
         if key is not None:
             written[key] = td
             same[id(c)] = td
@@ -643,10 +657,17 @@ def render_cell_grid(v: dict) -> str:
     # A grid with neither row nor column labels is a picture of cells, each named by its own label,
     # not a table of data: it is presented as such (axe's td-has-header asks data tables for headers).
     role = ' role="presentation"' if rl is None and cl is None else ""
+    # Cells that span columns give the columns no width of their own: such a grid is laid out fixed,
+    # its width shared equally by its columns (the row labels' column has its own), as a grid of
+    # single cells shares it.
+    cols, fixed = "", ""
+    if any(len(r) != ncols for r in cells):
+        label_col = '<col class="descent-grid__labels">' if rl is not None else ""
+        cols, fixed = f'<colgroup>{label_col}<col span="{ncols}"></colgroup>', " descent-grid__table--spans"
     return (
         f'<div class="descent-grid" tabindex="0" role="group" aria-label="{_e(v["caption"])}">'
-        f'<table class="descent-grid__table"{role}>'
-        f'{_caption(v["caption"], "caption")}{head}'
+        f'<table class="descent-grid__table{fixed}"{role}>'
+        f'{_caption(v["caption"], "caption")}{cols}{head}'
         f'<tbody>{"".join(body)}</tbody></table>{legend_html}</div>'
     )
 
