@@ -18,10 +18,9 @@ dependencies') are fetched once from PyPI into ``.cache/pyodide-wheels`` (tests/
 unpacked into Pyodide next to the descent wheel, and ``pytest.main`` runs the copied test files with
 the project's own pytest configuration (pyproject.toml: strict markers, warnings as errors), minus
 the tests marked ``peer`` (transformers is not in Pyodide) or ``pyodide`` (they start Node).
-Property tests run without wall-clock deadlines and, where a test sets no count of its own, with a
-quarter of hypothesis's default examples (``HYPOTHESIS``); test_hostile's hostile-input searches run
-at a quarter of their depth (``DESCENT_FAST=1``, as ``nox -s fast`` runs them): this run looks for
-what differs in Pyodide, and the full searches run in CPython.
+Property tests run with hypothesis's default example counts, without wall-clock deadlines, except
+test_hostile's hostile-input searches, at a quarter of their depth (``DESCENT_FAST=1``, as ``nox -s
+fast`` runs them): this run looks for what differs in Pyodide, and the full searches run in CPython.
 """
 
 from __future__ import annotations
@@ -68,11 +67,6 @@ HOST_ONLY = {"test_bench_tool", "test_contributing", "test_contributing_recipes"
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-m", "not (peer or pyodide)", "--color=no"]
 #: Set in Pyodide's os.environ before the tests run (see the module's docstring).
 PYODIDE_ENV = {"DESCENT_FAST": "1"}
-#: The default hypothesis profile inside Pyodide. No wall-clock deadlines: Pyodide under Node runs
-#: the same examples several times slower than CPython, so a deadline would measure the machine.
-#: A quarter of hypothesis's default examples (100) for the property tests that set no count of
-#: their own: this run looks for what differs in Pyodide, the full searches run in CPython.
-HYPOTHESIS = {"deadline": None, "max_examples": 25}
 #: The least numbers of tests that must pass inside Pyodide (2026-12-01, with Parts 2-5: 1,030
 #: passed, 175 of them property tests; about 150 s of CPU). A drop means modules or property tests
 #: stopped being picked up.
@@ -313,7 +307,6 @@ def test_core_tests_pass_in_pyodide(tmp_path):
         "args": PYTEST_ARGS,
         "skip": build_side_tests(modules),
         "env": PYODIDE_ENV,
-        "hypothesis": HYPOTHESIS,
     }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     proc = subprocess.run(
