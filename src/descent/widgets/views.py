@@ -40,7 +40,7 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from descent.checks import is_real
+from descent.checks import is_int, is_real
 from descent.units import DEFAULT_SIG, format_bytes, format_fixed, format_int, format_number
 
 #: CSS class names are limited to these characters, so a class can never break out of the
@@ -583,7 +583,7 @@ def render_chips(v: dict) -> str:
 def _span(c: Any) -> int:
     """The columns a cell covers (its ``span``, 1 unless set): a positive whole number."""
     span = c.get("span", 1) if isinstance(c, dict) else 1
-    if isinstance(span, bool) or not isinstance(span, int) or span < 1:
+    if not is_int(span) or span < 1:
         raise ValueError(f"cell_grid: a cell's span must be a whole number of columns, 1 or more, got {span!r}")
     return span
 
