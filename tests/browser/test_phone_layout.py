@@ -27,7 +27,7 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
-from helpers import next_frames
+from helpers import LIVE_TIMEOUT_MS, next_frames
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -114,6 +114,10 @@ def test_the_charts_a_phone_shows_are_the_narrow_ones(server, make_page):
     page.goto(server + "part-4-hardware.html")
     for widget in ("accelerator_landscape", "roofline_explorer"):
         fig = page.locator(f'.descent-widget[data-widget="{widget}"] figure.descent-svg')
+        fig.scroll_into_view_if_needed()
+        # Measured once the widget is live: its first result replaces the chart, and a box read
+        # while the swap happens is None (a clean-clone run failed so, 2026-12-03).
+        page.wait_for_selector(f'.descent-widget[data-widget="{widget}"][data-state="live"]', timeout=LIVE_TIMEOUT_MS)
         fig.scroll_into_view_if_needed()
         expect(fig.locator("svg.descent-svg__narrow")).to_be_visible()
         expect(fig.locator("svg.descent-svg__wide")).to_be_hidden()
