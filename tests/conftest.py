@@ -44,7 +44,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(module))
 
 
-@pytest.hookimpl(trylast=True)  # after every xdist_group mark is placed (the browser groups' too)
 def pytest_configure(config):
     config.pluginmanager.register(_LongestFirst(), "descent-longest-first")
 
@@ -57,7 +56,7 @@ class _LongestFirst:
     suite, the cache-sharing test ten, test_reproducible after both). Order only: what runs, and
     where, is unchanged."""
 
-    @pytest.hookimpl(trylast=True)
+    @pytest.hookimpl(trylast=True)  # after every xdist_group mark is placed (the browser groups' too)
     def pytest_collection_modifyitems(self, config, items):
         def unit(item):
             mark = item.get_closest_marker("xdist_group")
@@ -67,10 +66,11 @@ class _LongestFirst:
         items.sort(key=lambda item: rank.get(unit(item), len(LONGEST)))
 
 
-#: Work units that take minutes under `nox -s tests`, longest first (pytest-xdist work units: a test's
-#: id, or the group its module runs in). From a clean clone's suite, 2026-12-03, Intel Xeon, 2 cores,
-#: four workers: the Pyodide run 13+ min, each browser group about 20 min, test_reproducible's cold
-#: build 6.6 min, the cache-sharing test 7.6 min, the peer-logits module's fixture 3.7 min.
+#: Work units that take minutes under `nox -s tests`, in the order they are handed out (pytest-xdist
+#: work units: a test's id, or the group its module runs in). Their time in a clean clone's suite,
+#: 2026-12-03, Intel Xeon, 2 cores, four workers (pytest's durations): each browser group about
+#: 1,260 s of tests, the Pyodide run 945 s, the cache-sharing test 505 s, test_reproducible's cold
+#: build 473 s, the peer-logits module's fixture 221 s, the tokenizer's 123 s.
 LONGEST = ("tests/test_core_in_pyodide.py::test_core_tests_pass_in_pyodide", "browser-a", "browser-b",
            "tests/test_reproducible.py::test_two_clean_builds_are_byte_identical",
            "tests/test_cache_share.py::test_two_processes_write_the_bytes_one_writes", "test_peer_logits",
