@@ -19,7 +19,8 @@ point it at the copy only while rendering. So git dates, the edit link and the d
 script (the site's rule and its Content-Security-Policy; Material's instant navigation would re-run
 inline scripts under the *first* page's policy): the MathJax loader and the Mermaid module (both
 from a CDN), the clipboard scripts and buttons (the code cells become Material's code blocks, with
-its copy button and its colours), and a duplicate stylesheet printed as a Python list. An image's
+its copy button and its colours), and every inline stylesheet: JupyterLab's alone is 574 KB, and
+the cells need a few rules, which the site's stylesheet holds. An image's
 description (``display(fig, metadata={"image/png": {"alt": ...}})``, which nbconvert's template
 ignores) becomes its ``alt`` text (:func:`image_alts`). After the
 page's title it puts :func:`download_box`: the link to the unexecuted notebook and the commands that
@@ -244,8 +245,13 @@ _CLIPBOARD_SCRIPTS = re.compile(r"<script>\s*\(function \(global, factory\).*?</
                                 r"<script>\s*document\.addEventListener\('clipboard-copy'.*?</script>", re.DOTALL)
 _CLIPBOARD_BUTTON = re.compile(r'<div class="zeroclipboard-container">.*?</clipboard-copy>\s*</div>', re.DOTALL)
 _CLIPBOARD_TEXT = re.compile(r'<div class="clipboard-copy-txt" id="cell-\d+">.*?</div>\s*', re.DOTALL)
-#: mkdocs-jupyter appends nbconvert's highlight CSS a second time, printed as a Python list.
-_LIST_STYLE = re.compile(r"<style>\s*\['.*?'\]\s*</style>\s*", re.DOTALL)
+#: Every inline stylesheet: nbconvert's Pygments colours (with a bare ``pre`` rule for the whole
+#: page), JupyterLab's stylesheet as mkdocs-jupyter scopes it (574 KB, which cost a phone about
+#: 600 ms of blocked main thread while the page was styled: Lighthouse's TBT), mkdocs-jupyter's
+#: variables, nbconvert's Mermaid rules, and the highlight CSS a second time, printed as a Python
+#: list. The few rules the cells need are the site's own (``docs/assets/site.css``, "Notebook
+#: pages"), where Material's colours and fonts apply in both schemes.
+_STYLE = re.compile(r"<style\b[^>]*>.*?</style>\s*", re.DOTALL | re.IGNORECASE)
 #: A code cell's highlighted source: ``<div class="highlight-ipynb hl-python"><pre>...</pre></div>``.
 #: It becomes Material's ``<div class="highlight"><pre><code>``: Material's copy button, and its
 #: token colours (Pygments' class names are the same), which pass the contrast checks in both
@@ -284,7 +290,7 @@ def clean_html(html: str, name: str = "notebook", alts: list[str | None] = ()) -
             decide here whether it may stay), or the page has another number of images than
             ``alts`` describes, naming ``name``.
     """
-    for pattern in (_MATHJAX, _MERMAID, _CLIPBOARD_SCRIPTS, _CLIPBOARD_BUTTON, _CLIPBOARD_TEXT, _LIST_STYLE):
+    for pattern in (_MATHJAX, _MERMAID, _CLIPBOARD_SCRIPTS, _CLIPBOARD_BUTTON, _CLIPBOARD_TEXT, _STYLE):
         html = pattern.sub("", html)
     html = _CODE_PRE.sub(lambda m: f'<div class="highlight"><pre><code>{m.group(2)}</code></pre>', html)
     html = _CELL_ID.sub(lambda m: f'id="cell-{m.group(1)}"', html)
