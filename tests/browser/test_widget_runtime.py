@@ -254,8 +254,8 @@ def test_phone_layout_fits_and_screenshot(make_page, demo_url, scheme, tmp_path)
                      has_touch=True, color_scheme=scheme, early_start=True)
     w = go_live(page, demo_url, WIDGET)
     # A phone (coarse pointer): the page's <head> started nothing (early_start=True: no opt-out);
-    # widgets.js started the runtime only after the page's largest paint and load event (decision
-    # 0021), and the widget still went live without a touch.
+    # widgets.js started the runtime only after the page's largest paint and load event (decisions
+    # 0021 and 0028), and the widget still went live without a touch.
     assert page.evaluate("() => matchMedia('(pointer: coarse)').matches")
     started = page.evaluate("() => window.descentRuntime.startedAt")
     lcp = page.evaluate("""() => new Promise((r) => new PerformanceObserver((l) => r(l.getEntries().at(-1).startTime))
@@ -274,6 +274,60 @@ def test_phone_layout_fits_and_screenshot(make_page, demo_url, scheme, tmp_path)
     out_dir = Path(os.environ.get("DESCENT_SCREENSHOTS", tmp_path))
     out_dir.mkdir(parents=True, exist_ok=True)
     w.screenshot(path=str(out_dir / f"kv_demo-phone-{scheme}.png"))
+
+
+#: widgets.js PHONE_QUIET_MS: on a phone, the runtime starts this long after the page has settled
+#: when the reader has not touched the screen, turned a wheel or pressed a key (decision 0028).
+PHONE_QUIET_MS = 5000
+
+
+def _phone(make_page):
+    return make_page(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True)
+
+
+def _runtime_requests(page) -> list[str]:
+    return [u for u in page.descent_requests if "/pyodide/" in u or "/assets/descent/worker.js" in u]
+
+
+def test_phone_starts_the_runtime_at_the_readers_first_gesture(make_page, demo_url):
+    page = _phone(make_page)
+    page.goto(demo_url)
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(1000)
+    # Settled (load event and largest paint), and no touch, wheel or key yet: nothing fetched.
+    assert _runtime_requests(page) == [], _runtime_requests(page)
+    scrolled_at = page.evaluate("() => performance.now()")
+    page.mouse.wheel(0, 300)
+    w = page.locator(WIDGET)
+    w.scroll_into_view_if_needed()
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    started = page.evaluate("() => window.descentRuntime.startedAt")
+    load = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
+    # Started by the wheel: after it, and well before the quiet timer would have fired.
+    assert scrolled_at <= started < load + PHONE_QUIET_MS, (scrolled_at, started, load)
+
+
+def test_phone_remembers_a_gesture_made_before_the_page_settled(make_page, demo_url):
+    page = _phone(make_page)
+    page.goto(demo_url, wait_until="domcontentloaded")
+    page.mouse.wheel(0, 300)
+    page.locator(WIDGET).scroll_into_view_if_needed()
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    started = page.evaluate("() => window.descentRuntime.startedAt")
+    load = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
+    # Not before the page settled, and without the quiet spell's wait.
+    assert load <= started < load + PHONE_QUIET_MS, (started, load)
+
+
+def test_phone_starts_the_runtime_after_a_quiet_spell_without_the_reader(make_page, demo_url):
+    page = _phone(make_page)
+    # The address's fragment puts the widget on screen while the page loads, before widgets.js
+    # listens for the reader's scroll.
+    page.goto(demo_url + "#dw-kv_demo")
+    page.wait_for_selector(f'{WIDGET}[data-state="live"]', timeout=LIVE_TIMEOUT_MS + PHONE_QUIET_MS)
+    started = page.evaluate("() => window.descentRuntime.startedAt")
+    load = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
+    assert started >= load + PHONE_QUIET_MS, (started, load)
 
 
 def test_runtime_that_cannot_start_keeps_static_values_and_says_why(page, demo_url):

@@ -66,12 +66,17 @@ function setState(st, state, message) {
   if (message !== undefined && st.status.textContent !== message) st.status.textContent = message;
 }
 
-// When the runtime starts (decision 0021). On a desktop, as soon as a widget is on screen (one frame
-// after it is painted): a reader can use it at once, and the download (about 12 MB) is quick. On a
-// phone (a coarse pointer), not before the page's largest paint is drawn and its load event has
-// fired, so the download does not compete with the page's own (Lighthouse's phone load counts
-// every byte fetched before its largest paint), unless the reader touches a widget first.
+// When the runtime starts (decisions 0021 and 0028). On a desktop, as soon as a widget is on screen
+// (one frame after it is painted): a reader can use it at once, and the download (about 12 MB) is
+// quick. On a phone (a coarse pointer), not before the page's largest paint is drawn and its load
+// event has fired, and then at the reader's first touch, wheel or key, or after PHONE_QUIET_MS
+// without one: the download and the boot compete with the page's own start-up for a phone's few
+// cores (Lighthouse's phone run counted them as blocked time), and a reader who touches a widget
+// starts the runtime at once anyway. Not "scroll": the page scrolls itself (to an address's
+// fragment once its far blocks are drawn), and a finger's scroll starts with a touch.
 const PHONE = typeof matchMedia === "function" && matchMedia("(pointer: coarse)").matches;
+const PHONE_QUIET_MS = 5000;
+const READER_EVENTS = ["touchstart", "pointerdown", "keydown", "wheel"];
 let settled = !PHONE;
 const afterSettled = [];
 
@@ -100,9 +105,19 @@ if (!settled) {
       resolve();
     }
   });
+  // A gesture before the page has settled is remembered: the runtime then starts once it has.
+  let pageSettled = false;
+  let readerActed = false;
+  const onReader = () => {
+    readerActed = true;
+    for (const type of READER_EVENTS) removeEventListener(type, onReader, { capture: true });
+    if (pageSettled) settle();
+  };
+  for (const type of READER_EVENTS) addEventListener(type, onReader, { capture: true, passive: true });
   Promise.all([loaded, painted]).then(() => {
-    if (typeof requestIdleCallback === "function") requestIdleCallback(settle, { timeout: 1000 });
-    else setTimeout(settle, 0);
+    pageSettled = true;
+    if (readerActed) settle();
+    else setTimeout(settle, PHONE_QUIET_MS);
   });
 }
 
