@@ -261,8 +261,8 @@ def _worker_source(start: str, end: str) -> str:
 
 
 #: The worker's boot from the site's files, under node: the package's files written by the worker's
-#: own untar/writeFiles during the boot (fsInit), the standard library an empty zip, the lock file
-#: the manifest's, and the worker's on-demand finder for the standard library.
+#: own untar/writeFiles once the boot is done (as worker.js does), the standard library an empty
+#: zip, the lock file the manifest's, and the worker's on-demand finder for the standard library.
 _WORKER_BOOT = """
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
@@ -277,7 +277,8 @@ const files = untar(new Uint8Array(gunzipSync(readFileSync(wdir + manifest.pack 
 const snapshot = gunzipSync(readFileSync(pdir + "pyodide-snapshot.bin.gz"));
 const { loadPyodide } = await import(pathToFileURL(pdir + "pyodide.mjs").href);
 const py = await loadPyodide({ indexURL: pdir, stdLibURL: pdir + "python_stdlib.empty.zip",
-  lockFileContents: manifest.lock, _loadSnapshot: snapshot, fsInit: (FS) => writeFiles(FS, files) });
+  lockFileContents: manifest.lock, _loadSnapshot: snapshot });
+writeFiles(py.FS, files);
 let loads = 0;
 py.registerJsModule("_descent_stdlib", { load(path) { loads += 1; py.FS.writeFile(path, readFileSync(pdir + "python_stdlib.zip")); } });
 py.runPython(finder);

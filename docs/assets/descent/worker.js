@@ -101,10 +101,13 @@ async function fetchBytes(name, dir, key, query = "") {
 
 // The manifest names the package's files (a tar, gzipped beside it; its hash in the query defeats
 // stale caches) and carries Pyodide's lock file cut to what the runtime needs (no packages).
-async function fetchPack() {
-  const manifest = await (await fetchOk(new URL("manifest.json", WHEELS_URL))).json();
-  const files = untar(await fetchBytes(manifest.pack, WHEELS_URL, "package", `?v=${manifest.pack_sha256.slice(0, 16)}`));
-  return { manifest, files };
+async function fetchManifest() {
+  return (await fetchOk(new URL("manifest.json", WHEELS_URL))).json();
+}
+
+async function fetchPack(manifest) {
+  const m = await manifest;
+  return untar(await fetchBytes(m.pack, WHEELS_URL, "package", `?v=${m.pack_sha256.slice(0, 16)}`));
 }
 
 // [[path, bytes]] of a ustar archive's regular files (descent.site.runtime.write_pack writes it).
@@ -129,8 +132,9 @@ function untar(buf) {
 }
 
 // Write the package's files where the snapshot's Python imported them from (its working directory:
-// /home/pyodide, where the build unpacked the wheel). Called by loadPyodide's fsInit, while the
-// interpreter boots: the files are there before any Python runs.
+// /home/pyodide, where the build unpacked the wheel). Called once the interpreter has booted and
+// before any Python of ours runs: the snapshot holds every module the widgets import, so the boot
+// reads none of these files, and a package that arrives after the snapshot does not hold it up.
 function writeFiles(FS, files) {
   const home = FS.cwd();
   const made = new Set();
@@ -231,10 +235,13 @@ del _StdlibOnDemand
 
 async function start() {
   // Everything the start-up downloads is requested at once: the package and the memory snapshot
-  // download while Pyodide's modules are imported and its wasm compiles as it arrives; the
-  // package's files are written into Pyodide's file system during its boot (fsInit), not after it.
-  const pack = fetchPack();
-  pack.catch(() => {}); // reported by the await below, not as an unhandled rejection
+  // download while Pyodide's modules are imported and its wasm compiles as it arrives. The boot
+  // needs only the manifest (the lock file); the package's files are written when both the boot
+  // and the package are done (decision 0028: on Part 3 the package came 290 ms after the snapshot).
+  const manifest = fetchManifest();
+  manifest.catch(() => {}); // reported by the await below, not as an unhandled rejection
+  const pack = fetchPack(manifest);
+  pack.catch(() => {});
   const snapshot = fetchBytes("pyodide-snapshot.bin", PYODIDE_URL, "snapshot");
   snapshot.catch(() => {}); // a failed fetch is handled below, not an unhandled rejection
   // Pyodide's two modules are imported side by side (pyodide.mjs would import the second only once
@@ -248,24 +255,18 @@ async function start() {
   };
   const { loadPyodide } = await import(new URL("pyodide.mjs", PYODIDE_URL).href);
   timings.pyodide_mjs_at = at();
-  const fsInit = async (FS) => {
-    let files;
-    try {
-      files = (await pack).files;
-    } catch {
-      return; // start() reports it after the boot
-    }
-    const t = performance.now();
-    timings.fs_init_at = at();
-    writeFiles(FS, files);
-    timings.package_written_ms = Math.round(performance.now() - t);
-  };
   const config = {
     indexURL: BOOT_DIR_URL.href,
     packageBaseUrl: PYODIDE_URL.href,
     createPyodideModule,
-    lockFileContents: pack.then((p) => p.manifest.lock),
-    fsInit,
+    lockFileContents: manifest.then((m) => m.lock),
+  };
+  const writePack = async (FS) => {
+    const files = await pack;
+    const t = performance.now();
+    timings.files_written_at = at();
+    writeFiles(FS, files);
+    timings.package_written_ms = Math.round(performance.now() - t);
   };
   let pyodide;
   let t = performance.now();
@@ -280,14 +281,14 @@ async function start() {
     });
     timings.boot_from_snapshot_ms = Math.round(performance.now() - t);
     timings.booted_at = at();
-    await pack;
+    await writePack(pyodide.FS);
     stdlibOnDemand(pyodide);
   } catch (err) {
     await pack; // a missing package is the error to report, not the snapshot's
     console.warn(`descent: starting Pyodide from its snapshot failed (${err}); starting it afresh`);
     t = performance.now();
-    pyodide = await loadPyodide({ ...config, lockFileContents: pack.then((p) => p.manifest.lock),
-                                  stdLibURL: new URL("python_stdlib.zip", PYODIDE_URL).href });
+    pyodide = await loadPyodide({ ...config, stdLibURL: new URL("python_stdlib.zip", PYODIDE_URL).href });
+    await writePack(pyodide.FS);
     timings.boot_without_snapshot_ms = Math.round(performance.now() - t);
   } finally {
     restore();
