@@ -494,3 +494,57 @@ def test_latest_input_wins_busy_and_no_stale_error(page, demo_url):
     assert [p["inputs"]["context"] for p in posts] == ["1000", "4096"]
     assert not any(CTX_1000_TOTAL in t for t in page.evaluate("() => window.__outs"))
     assert page.descent_console_errors == []
+
+
+# Records the `warmed` count (widgets the worker has run at their defaults in the background) that
+# each result reply carries.
+_WARMED = """
+(() => {
+  window.__warmed = [];
+  const add = Worker.prototype.addEventListener;
+  Worker.prototype.addEventListener = function (type, fn, ...rest) {
+    if (type === "message") {
+      add.call(this, "message", (ev) => {
+        if (ev.data && ev.data.type === "result") window.__warmed.push(ev.data.warmed);
+      });
+    }
+    return add.call(this, type, fn, ...rest);
+  };
+})();
+"""
+
+
+def _warm_quiet_ms() -> int:
+    m = re.search(r"const WARM_QUIET_MS = (\d+);", (ROOT / "docs/assets/descent/worker.js").read_text(encoding="utf-8"))
+    assert m, "worker.js must set WARM_QUIET_MS"
+    return int(m.group(1))
+
+
+def test_warming_waits_while_the_reader_changes_inputs(page, demo_url):
+    """Issue 28: the worker warms the other widgets only after the reader has sent nothing for
+    WARM_QUIET_MS, so a change never waits behind a warm-up while the reader is moving a control."""
+    quiet = _warm_quiet_ms()
+    page.add_init_script(_WARMED)
+    go_live(page, demo_url, WIDGET)
+    # A change every fifth of the quiet spell, for three spells.
+    page.evaluate(
+        """async ([every, total]) => {
+          const input = document.querySelector(
+            '.descent-widget[data-widget="kv_demo"] .descent-field[data-field="context"] input[type=number]');
+          for (let t = 0, i = 0; t < total; t += every, i++) {
+            input.value = String(4000 + i);
+            input.dispatchEvent(new Event("input", {bubbles: true}));
+            await new Promise((r) => setTimeout(r, every));
+          }
+        }""",
+        [quiet // 5, 3 * quiet],
+    )
+    busy = page.evaluate("() => window.__warmed.slice()")
+    # The first reply (the widget going live) may follow a warm-up begun before the changes; none
+    # ran between the changes' replies.
+    assert len(busy) >= 6, busy
+    assert len(set(busy[1:])) == 1, busy
+    page.wait_for_timeout(2 * quiet)
+    _set_number(page, "context", "1000")
+    expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_1000_TOTAL)
+    assert page.evaluate("() => window.__warmed.at(-1)") > busy[-1]

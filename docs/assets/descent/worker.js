@@ -303,15 +303,20 @@ async function start() {
   return performance.now() - t0;
 }
 
-// After the first results, every widget is run once with its defaults while the worker is idle,
-// so the data a widget loads on first use (the tokenizer, the recorded traces, the embeddings) is
-// in memory before the reader reaches it: a widget on the next page answers at once. One widget
-// per turn of the event loop, so a reader's request waits for at most one of them.
+// After the first results, every widget is run once with its defaults while the reader is idle, so
+// what a widget's first run does that the snapshot could not hold (NOT_WARMED in descent.widgets:
+// the tokenizer, the batching simulations) and the engine's first compile of the code a widget
+// runs are done before the reader reaches it: a widget on the next page answers at once. One
+// widget per turn of the event loop, and only once the reader has sent nothing for WARM_QUIET_MS,
+// so a reader moving a slider never waits behind a warm-up; a change sent just as one begins waits
+// for that one alone (the longest, batching's, took 141-219 ms in Chromium on the bench machine).
 // Warming starts after the first request is answered (the page's own widgets come first), or
 // WARM_AFTER_READY_MS after start-up if none comes.
-const WARM_AFTER_FIRST_MS = 300;
+const WARM_QUIET_MS = 1000;
 const WARM_AFTER_READY_MS = 3000;
 let warmStarted = false;
+let lastRequestAt = 0;
+let warmed = 0; // widgets warmed so far, sent with each result (tests/browser/test_widget_runtime.py)
 function startWarming(delay) {
   if (warmStarted) return;
   warmStarted = true;
@@ -327,13 +332,15 @@ function warmNext() {
     }
   }
   if (!widgetNames.length) return;
-  if (queue.length) {
-    setTimeout(warmNext, 50);
+  const quietFor = performance.now() - lastRequestAt;
+  if (queue.length || quietFor < WARM_QUIET_MS) {
+    setTimeout(warmNext, Math.max(50, WARM_QUIET_MS - quietFor));
     return;
   }
   const name = widgetNames.shift();
   try {
     runJson(name, "{}", "");
+    warmed += 1;
   } catch {
     // a widget that fails with its defaults reports it when the reader uses it
   }
@@ -380,8 +387,8 @@ function handle(msg) {
     const began = performance.now();
     const out = JSON.parse(runJson(...args));
     // ms: the Python call's length; at: its end, ms since the worker started (nox -s bench)
-    self.postMessage({ type: "result", id, ...out, ms: Math.round(performance.now() - began), at: at() });
-    startWarming(WARM_AFTER_FIRST_MS);
+    self.postMessage({ type: "result", id, ...out, ms: Math.round(performance.now() - began), at: at(), warmed });
+    startWarming(WARM_QUIET_MS);
   } catch (err) {
     // A bug in a compute function (not bad input: that comes back ok:false from Python).
     self.postMessage({ type: "result", id, ok: false, field: null, message: `Internal error: ${String(err).split("\n").slice(-2).join(" ")}` });
@@ -389,6 +396,7 @@ function handle(msg) {
 }
 
 self.onmessage = (event) => {
+  lastRequestAt = performance.now();
   if (runJson) handle(event.data);
   else queue.push(event.data);
 };
