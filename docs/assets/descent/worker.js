@@ -309,18 +309,17 @@ async function start() {
 // runs are done before the reader reaches it: a widget on the next page answers at once. One
 // widget per turn of the event loop, and only once the reader has sent nothing for WARM_QUIET_MS,
 // so a reader moving a slider never waits behind a warm-up; a change sent just as one begins waits
-// for that one alone (the longest, batching's, took 141-219 ms in Chromium on the bench machine).
-// Warming starts after the first request is answered (the page's own widgets come first), or
-// WARM_AFTER_READY_MS after start-up if none comes.
+// for that one alone (decision 0029 gives the longest). Warming starts after the first request is
+// answered (the page's own widgets come first), or WARM_AFTER_READY_MS after start-up if none comes.
 const WARM_QUIET_MS = 1000;
 const WARM_AFTER_READY_MS = 3000;
 let warmStarted = false;
 let lastRequestAt = 0;
 let warmed = 0; // widgets warmed so far, sent with each result (tests/browser/test_widget_runtime.py)
-function startWarming(delay) {
+function startWarming() {
   if (warmStarted) return;
   warmStarted = true;
-  setTimeout(warmNext, delay);
+  setTimeout(warmNext, 0);
 }
 
 function warmNext() {
@@ -388,7 +387,7 @@ function handle(msg) {
     const out = JSON.parse(runJson(...args));
     // ms: the Python call's length; at: its end, ms since the worker started (nox -s bench)
     self.postMessage({ type: "result", id, ...out, ms: Math.round(performance.now() - began), at: at(), warmed });
-    startWarming(WARM_QUIET_MS);
+    startWarming();
   } catch (err) {
     // A bug in a compute function (not bad input: that comes back ok:false from Python).
     self.postMessage({ type: "result", id, ok: false, field: null, message: `Internal error: ${String(err).split("\n").slice(-2).join(" ")}` });
@@ -405,7 +404,7 @@ start().then(
   (ms) => {
     self.postMessage({ type: "ready", ms: Math.round(ms), timings, origin: performance.timeOrigin + t0 });
     while (queue.length) handle(queue.shift());
-    setTimeout(() => startWarming(0), WARM_AFTER_READY_MS);
+    setTimeout(startWarming, WARM_AFTER_READY_MS);
   },
   (err) => {
     self.postMessage({ type: "failed", message: String(err && err.message ? err.message : err) });
