@@ -39,8 +39,8 @@ def make(theme):
     fig, axes = plt.subplots(2, 2, figsize=(plotting.FIGSIZE[0], 5.2), sharex=True, sharey=True)
     for ax, bits in zip(axes.ravel(), BITS, strict=True):
         q = quality.tensor_rounded(bits)
-        ax.hist(w, bins=edges, color=theme.muted, alpha=0.45, label="weights")
-        ax.hist(q, bins=edges, color=theme.color(0), label=f"rounded, {bits} bits")
+        ax.hist(w, bins=edges, histtype="stepfilled", color=theme.muted, alpha=0.45, label="weights")
+        ax.hist(q, bins=edges, histtype="stepfilled", color=theme.color(0), label=f"rounded, {bits} bits")
         ax.set_yscale("log")
         r = _ROWS[(bits, True)]
         ax.set_title(f"{bits} bits: {format_int(r['levels'])} levels, step {format_number(r['step'], 2)}", fontsize=9)

@@ -21,16 +21,24 @@ below :data:`descent.plotting.NARROW_BELOW_PX`.
 types one in. Drawn SVGs are cached under ``.cache/descent/figures/`` keyed by a hash of the
 recipe's source, ``descent.plotting`` and every file of the ``descent`` package, so a rebuild
 redraws only what changed.
+
+In a clean build a second process draws the figures the pages will ask for while the build makes
+the pages (:mod:`descent.site.figure_side`); the two share the work through :class:`Claims`: each
+figure is drawn by whichever claims it first, and the other waits for its files.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import html
 import importlib.util
 import inspect
+import os
 import re
+import tempfile
 import textwrap
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -38,7 +46,8 @@ from pathlib import Path
 
 import descent
 
-__all__ = ["FigureBuilder", "FigureError", "Recipe", "figure_html", "load_recipe", "package_fingerprint"]
+__all__ = ["Claims", "FigureBuilder", "FigureError", "MODEL_MODULES", "Recipe", "figure_html", "load_recipe",
+           "package_fingerprint", "uses_model"]
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -86,6 +95,66 @@ def load_recipe(path: Path) -> Recipe:
         raise FigureError(f"{path}: INPUTS must be a function returning a string")
     return Recipe(path.stem, path, alt.strip(), caption.strip(), draw, make, path.read_text(encoding="utf-8"),
                   cache_key, inputs)
+
+
+#: The modules that run the real model at build time (Part 2's perplexities, Part 3's results): a
+#: recipe that imports one is drawn by the build's own process, which shares that work with
+#: :mod:`descent.trace.prefetch`; a third process would compute it again.
+MODEL_MODULES = ("descent.trace.quality", "descent.trace.measure")
+
+
+def uses_model(recipe: Recipe) -> bool:
+    """Whether ``recipe``'s source imports one of :data:`MODEL_MODULES` (``import m``, ``from m
+    import x``, or ``from descent.trace import quality``)."""
+    for node in ast.walk(ast.parse(recipe.source)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        else:
+            continue
+        if any(n in MODEL_MODULES for n in names):
+            return True
+    return False
+
+
+class Claims:
+    """Which of two processes draws a figure: a file ``<id>.claim`` made exclusively in ``folder``
+    (one per build) holds the name of the process that claimed it first.
+
+    Args:
+        folder: the build's claims folder (made by the build, removed when it ends).
+        role: this process's name (``"main"`` or ``"side"``).
+        other_alive: whether the other process still runs (a wait for its figure ends when not).
+    """
+
+    #: Seconds between two looks for the other process's files.
+    POLL_S = 0.05
+
+    def __init__(self, folder: Path, role: str, other_alive: Callable[[], bool]):
+        self.folder, self.role, self.other_alive = Path(folder), role, other_alive
+
+    def claim(self, fig_id: str) -> bool:
+        """True when this process is to draw ``fig_id``: it claimed it now or before, or the claims
+        folder is gone (the build is over); False when the other process holds it."""
+        f = self.folder / f"{fig_id}.claim"
+        try:
+            fd = os.open(f, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                return f.read_text(encoding="utf-8") == self.role
+            except OSError:
+                return True
+        except OSError:
+            return True
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(self.role)
+        return True
+
+    def wait(self, paths: list[Path]) -> None:
+        """Wait until every file of ``paths`` exists or the other process has ended."""
+        while not all(p.exists() for p in paths) and self.other_alive():
+            time.sleep(self.POLL_S)
 
 
 @cache
@@ -220,9 +289,11 @@ class FigureBuilder:
     #: The files drawn per figure: ``<id>-<key>.svg``.
     KEYS = ("light", "dark", "light-narrow", "dark-narrow")
 
-    def __init__(self, figures_dir: Path, cache_dir: Path | None = None):
+    def __init__(self, figures_dir: Path, cache_dir: Path | None = None, claims: Claims | None = None):
         self.figures_dir = Path(figures_dir)
         self.cache_dir = Path(cache_dir) if cache_dir else None
+        #: Shared with another process drawing into the same cache (None: this one draws alone).
+        self.claims = claims
         self._recipes: dict[str, Recipe] = {}
         self.drawn: dict[str, dict[str, bytes]] = {}
 
@@ -247,27 +318,45 @@ class FigureBuilder:
             h.update(recipe.inputs().encode())
         return h.hexdigest()[:20]
 
-    def svgs(self, fig_id: str) -> dict[str, bytes]:
+    def cache_paths(self, fig_id: str) -> dict[str, Path]:
+        """``{variant: file}`` of ``fig_id``'s cache entries at its current key (:data:`KEYS`);
+        empty without a cache folder."""
+        if self.cache_dir is None:
+            return {}
+        key = self._key(self.recipe(fig_id))
+        return {v: self.cache_dir / f"{fig_id}-{v}-{key}.svg" for v in self.KEYS}
+
+    def cached(self, fig_id: str) -> bool:
+        """Whether every variant of ``fig_id`` is in the cache at its current key."""
+        paths = self.cache_paths(fig_id)
+        return bool(paths) and all(p.exists() for p in paths.values())
+
+    def svgs(self, fig_id: str, wait: bool = True) -> dict[str, bytes] | None:
         """``{"light": svg, "dark": svg, "light-narrow": svg, "dark-narrow": svg}`` for a figure,
-        drawn at most once per builder."""
+        drawn at most once per builder. When another process has claimed it (:class:`Claims`), waits
+        for its files, or with ``wait=False`` returns None at once."""
         if fig_id in self.drawn:
             return self.drawn[fig_id]
         recipe = self.recipe(fig_id)
-        key = self._key(recipe)
+        paths = self.cache_paths(fig_id)
+        if self.claims is not None and paths and not all(p.exists() for p in paths.values()) \
+                and not self.claims.claim(fig_id):
+            if not wait:
+                return None
+            self.claims.wait(list(paths.values()))  # what it did not finish is drawn below
         out = {}
         for variant in self.KEYS:
             theme, narrow = variant.split("-")[0], variant.endswith("-narrow")
-            cached = self.cache_dir / f"{fig_id}-{variant}-{key}.svg" if self.cache_dir else None
+            cached = paths.get(variant)
             if cached is not None and cached.exists():
                 out[variant] = cached.read_bytes()
                 continue
             out[variant] = render(recipe, theme, narrow)
             if cached is not None:
-                cached.parent.mkdir(parents=True, exist_ok=True)
                 for old in cached.parent.glob(f"{fig_id}-{variant}-*.svg"):
                     if old.name[len(f"{fig_id}-{variant}-"):].count("-") == 0:  # not light-narrow's
-                        old.unlink()
-                cached.write_bytes(out[variant])
+                        old.unlink(missing_ok=True)
+                _write_atomic(cached, out[variant])
         self.drawn[fig_id] = out
         return out
 
@@ -281,6 +370,20 @@ class FigureBuilder:
                 p.write_bytes(data)
                 written.append(p)
         return written
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename: another process reading the
+    cache sees the whole file or none."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def figure_html(fig_id: str, alt: str, caption: str, prefix: str, width: int = 720, height: int = 400,

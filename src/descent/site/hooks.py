@@ -7,9 +7,10 @@ What each event does:
   runs before the plugins' (priority 100): outside a git work tree (a copy of the files, a
   tarball) it turns the git-revision-date-localized plugin off, and ``on_page_markdown`` dates
   every page from ``SOURCE_DATE_EPOCH`` instead (:func:`page_dates_from_git`, :func:`fallback_date`).
-  Last, when the cache lacks SmolLM2's results, it starts the build's second process
-  (:func:`descent.trace.prefetch.start`: the model, Part 2's perplexities and Part 3's results
-  computed beside the pages, so a clean build uses both cores).
+  Last, when the figure cache lacks a figure a page shows, it starts the figure process
+  (:func:`descent.site.figure_side.start`), and when the cache lacks SmolLM2's results, the build's
+  second process (:func:`descent.trace.prefetch.start`: the model, Part 2's perplexities and Part
+  3's results computed beside the pages), so a clean build uses both cores.
 * ``on_files``: adds the vendored browser assets to the site as generated files: KaTeX's CSS and
   fonts (``assets/katex/``) and the iframe-worker shim (``assets/vendor/iframe-worker/shim.js``)
   that ``extra.polyfills`` points at for Material's offline plugin; and Material's table rules,
@@ -34,8 +35,8 @@ What each event does:
 * ``on_post_page``: strips mkdocs-jupyter's mermaid CDN script, then fails the build if any
   script, stylesheet, image or frame would load from another origin; last, adds the page's
   Content-Security-Policy meta (:mod:`descent.site.csp`; ``on_post_template`` does it for 404.html).
-* ``on_post_build``: ends the second process (:func:`descent.trace.prefetch.stop`: it has finished
-  by then, or is finishing its last job, the model's float32 copy); writes the figures drawn for
+* ``on_post_build``: ends the figure process and the second process (:func:`descent.trace.prefetch.stop`:
+  it has finished by then, or is finishing its last job, the model's float32 copy); writes the figures drawn for
   this build; patches the vendored iframe-worker shim so offline search runs under the policy
   (:func:`descent.site.csp.patch_iframe_worker`); writes ``_headers`` (the worker's header policy,
   :func:`descent.site.csp.headers_file`); then calls ``descent.site.runtime.on_post_build(config)``
@@ -70,6 +71,7 @@ try:  # the widgets and the page values read the catalog as they load: a bad row
         bundle,
         csp,
         explain,
+        figure_side,
         glossary,
         katex,
         lazy,
@@ -188,7 +190,9 @@ def on_config(config: Any) -> Any:
         if not dates.config.get("locale"):
             dates.config["locale"] = config.theme.get("language") or "en"
         _state.fallback_date = fallback_date(dates)
-    prefetch.start()  # last: only a build that got this far uses it
+    # Last: only a build that got this far uses them. The figures first (the pages need them sooner).
+    figure_side.start(_state.figures, Path(config.docs_dir))
+    prefetch.start()
     return config
 
 
@@ -501,9 +505,9 @@ def on_post_template(output_content: str, template_name: str, config: Any) -> st
 
 
 def on_post_build(config: Any) -> None:
-    note = prefetch.stop(wait=prefetch.FINISH_S)
-    if note:
-        log.info(note)
+    for note in (figure_side.stop(), prefetch.stop(wait=prefetch.FINISH_S)):
+        if note:
+            log.info(note)
     _state.figures.write(Path(config.site_dir))
     csp.patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
     # Security headers for hosts that read a _headers file: the worker's policy lives there.
@@ -517,6 +521,7 @@ def on_post_build(config: Any) -> None:
 
 
 def on_shutdown() -> None:
+    figure_side.stop()
     prefetch.stop()
     for r in _renderers.values():
         r.close()

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from descent.trace import cache
 
-__all__ = ["FINISH_S", "JOBS", "MAIN", "SIDE", "needed", "running", "start", "stop"]
+__all__ = ["FINISH_S", "JOBS", "MAIN", "SIDE", "child_env", "needed", "running", "start", "stop"]
 
 #: The two processes' names in their claims.
 MAIN, SIDE = "main", "side"
@@ -88,7 +88,7 @@ def running() -> bool:
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30)}
 
 
-def _env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     """This process's environment with ``PYTHONPATH`` led by the folder ``descent`` came from, so the
     second process runs the same package (a checkout's ``src``, an editable install, a copy), and
     :data:`MALLOC_ENV`."""
@@ -113,7 +113,7 @@ def start() -> bool:
     folder = Path(tempfile.mkdtemp(prefix="descent-build-"))
     with open(folder / "side.log", "wb") as log:
         proc = subprocess.Popen(_command(folder), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                env=_env())
+                                env=child_env())
     _side.proc, _side.folder = proc, folder
     cache.share_work(folder, MAIN, lambda: proc.poll() is None, give_up=_end_process)
     if not _side.at_exit:
