@@ -76,7 +76,8 @@ def start(builder: FigureBuilder, docs_dir: Path) -> bool:
         return False
     try:
         todo = [f for f in page_figures(docs_dir, builder.ids())
-                if not uses_model(builder.recipe(f)) and not builder.cached(f)]
+                if not uses_model((builder.figures_dir / f"{f}.py").read_text(encoding="utf-8"))
+                and not builder.cached(f)]
     except (OSError, FigureError, SyntaxError):
         return False
     if not todo:

@@ -103,10 +103,15 @@ def load_recipe(path: Path) -> Recipe:
 MODEL_MODULES = ("descent.trace.quality", "descent.trace.measure")
 
 
-def uses_model(recipe: Recipe) -> bool:
-    """Whether ``recipe``'s source imports one of :data:`MODEL_MODULES` (``import m``, ``from m
-    import x``, or ``from descent.trace import quality``)."""
-    for node in ast.walk(ast.parse(recipe.source)):
+def uses_model(source: str) -> bool:
+    """Whether a recipe's ``source`` imports one of :data:`MODEL_MODULES` (``import m``, ``from m
+    import x``, or ``from descent.trace import quality``). Read from the text: loading such a recipe
+    computes the model's results it shows.
+
+    Raises:
+        SyntaxError: the source is not Python.
+    """
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:

@@ -51,6 +51,7 @@ import logging
 import os
 import re
 import subprocess
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -86,8 +87,8 @@ try:  # the widgets and the page values read the catalog as they load: a bad row
 except CatalogError as e:
     raise PluginError(f"the catalog: {e}") from None
 
-__all__ = ["on_config", "on_files", "on_pre_page", "on_page_markdown", "on_page_content", "on_post_page",
-           "on_post_template", "on_post_build"]
+__all__ = ["on_build_error", "on_config", "on_files", "on_pre_page", "on_page_markdown", "on_page_content",
+           "on_post_page", "on_post_template", "on_post_build", "start_early_work"]
 
 #: Where the iframe-worker shim goes in the site (``extra.polyfills`` in mkdocs.yml must match).
 SHIM_PATH = "assets/vendor/iframe-worker/shim.js"
@@ -111,6 +112,8 @@ class _State:
     notebook_paths: dict[str, tuple[str, str]]
     #: ``{src_uri: explain.Collector}``: the numbers a page's Markdown printed, until its HTML links them.
     numbers: dict[str, Any]
+    #: Work no page depends on, started in a thread by :func:`on_config` (:func:`start_early_work`).
+    early: dict[str, Future] = {}
 
 
 _state = _State()
@@ -193,7 +196,34 @@ def on_config(config: Any) -> Any:
     # Last: only a build that got this far uses them. The figures first (the pages need them sooner).
     figure_side.start(_state.figures, Path(config.docs_dir))
     prefetch.start()
+    _state.early = start_early_work(root)
     return config
+
+
+def start_early_work(root: Path) -> dict[str, Future]:
+    """Start, in a thread beside the pages, the work that depends on no page: the runtime's wheel,
+    snapshot and gzipped copies made in their caches (:func:`descent.site.runtime.warm_caches`).
+    It waits mostly on node, so the build's own process goes on with the pages; in a clean build its
+    10 s ran after the pages, on one core. :func:`on_post_build` waits for it. (The notebooks stay
+    where they are: run early, before the second process has written the model's float32 copy
+    and its results, their kernels computed those again: 20-35 s more CPU, no sooner end.)"""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="descent-early")
+    jobs = {"runtime": pool.submit(runtime.warm_caches, root)}
+    pool.shutdown(wait=False)
+    return jobs
+
+
+def _executed_notebook(source: Path) -> Path:
+    if not _state.notebook_inputs:
+        _state.notebook_inputs = notebooks.inputs_fingerprint()
+    return notebooks.executed(source, _state.notebook_cache, _state.notebook_inputs)
+
+
+def _cancel_early_work() -> None:
+    """Drop the early work not begun (a failed build, the end of one); a job under way finishes."""
+    for job in _state.early.values():
+        job.cancel()
+    _state.early = {}
 
 
 #: The mkdocs-jupyter plugin's name in mkdocs.yml, and the options the notebook pipeline relies on:
@@ -225,13 +255,10 @@ def _notebook_before_jupyter(page: Any, config: Any, files: Files) -> Any:
     if not notebooks.is_notebook(page.file.src_uri):
         return page
     source = page.file.abs_src_path
-    if not _state.notebook_inputs:
-        try:
-            _state.notebook_inputs = notebooks.inputs_fingerprint()
-        except (FileNotFoundError, ValueError) as e:
-            raise PluginError(f"{page.file.src_uri}: {e}") from None
     try:
-        done = notebooks.executed(source, _state.notebook_cache, _state.notebook_inputs)
+        done = _executed_notebook(Path(source))
+    except (FileNotFoundError, ValueError) as e:
+        raise PluginError(f"{page.file.src_uri}: {e}") from None
     except notebooks.NotebookError as e:
         raise PluginError(f"{page.file.src_uri}: the notebook failed to run:\n{e}") from None
     _state.notebook_paths[page.file.src_uri] = (source, str(done))
@@ -510,6 +537,10 @@ def on_post_build(config: Any) -> None:
             log.info(note)
     _state.figures.write(Path(config.site_dir))
     csp.patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
+    early = _state.early.get("runtime")
+    _state.early = {}
+    if early is not None and not early.cancelled():
+        early.exception()  # wait; runtime.on_post_build meets its error again, with the same message
     # Security headers for hosts that read a _headers file: the worker's policy lives there.
     base = urlsplit(config.site_url or "/").path or "/"
     (Path(config.site_dir) / csp.HEADERS_FILE).write_text(csp.headers_file(base), encoding="utf-8")
@@ -520,7 +551,12 @@ def on_post_build(config: Any) -> None:
         raise PluginError(str(e)) from None
 
 
+def on_build_error(error: Exception) -> None:
+    _cancel_early_work()
+
+
 def on_shutdown() -> None:
+    _cancel_early_work()
     figure_side.stop()
     prefetch.stop()
     for r in _renderers.values():

@@ -41,7 +41,7 @@ from typing import Any
 
 from descent.units import format_int
 
-__all__ = ["BUILD_SIDE", "PYODIDE_FILES", "SNAPSHOT_FILE", "add_bytecode", "build_wheel", "copy_pyodide",
+__all__ = ["BUILD_SIDE", "PYODIDE_FILES", "SNAPSHOT_FILE", "add_bytecode", "build_wheel", "copy_pyodide", "warm_caches",
            "make_snapshot", "on_post_build", "project_root", "wheel_files"]
 
 #: The files Pyodide 314.0.7 loads at start-up (checked in node_modules/pyodide/pyodide.mjs:
@@ -576,6 +576,20 @@ def write_pack(wheel: Path, dest: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_bytes(buf.getvalue())
     return dest
+
+
+def warm_caches(root: Path) -> None:
+    """Make what :func:`on_post_build` writes into the site in their caches under ``<root>/.cache``:
+    the wheel, its bytecode, the snapshot and the gzipped copies. None of it depends on a page, so
+    the site hook runs this in a thread as the build begins (:func:`descent.site.hooks.on_config`):
+    in a clean build its node processes (about 10 s) run beside the pages instead of after them.
+    Raises as :func:`on_post_build`, which then meets the same error."""
+    plain = build_wheel(root)
+    wheel = add_bytecode(root, plain)
+    with tempfile.TemporaryDirectory(prefix="descent-runtime-") as tmp:
+        gzip_file(write_pack(plain, Path(tmp) / "pack.tar"), Path(tmp) / "pack.tar.gz", root)
+        gzip_file(make_snapshot(root, Path(tmp), wheel), Path(tmp) / "snapshot.gz", root)
+        gzip_file(root / "node_modules" / "pyodide" / "pyodide.asm.wasm", Path(tmp) / "wasm.gz", root)
 
 
 def on_post_build(config: Any) -> None:
