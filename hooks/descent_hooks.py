@@ -1,7 +1,6 @@
 """MkDocs hooks for descent: a thin forwarder. The logic lives in ``descent.site.hooks``."""
 
 from descent.site.hooks import (  # noqa: F401  (MkDocs finds the event handlers by name)
-    on_build_error,
     on_config,
     on_files,
     on_page_content,

@@ -1,7 +1,11 @@
-"""The build's figure process (descent.site.figure_side) and the claims it shares with the build."""
+"""The build's helpers: the figure process (descent.site.figure_side) and the claims it shares with
+the build, and the thread that makes the runtime's files (descent.site.hooks.start_early_work)."""
 
 from __future__ import annotations
 
+import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -53,34 +57,83 @@ def test_page_figures_lists_what_the_pages_show_in_build_order(tmp_path):
     assert figure_side.page_figures(docs, ["alpha", "beta", "gamma"]) == ["gamma", "beta", "alpha"]
 
 
-def test_a_claimed_figure_is_drawn_once_and_read_by_the_other_process(tmp_path, monkeypatch):
+def _deadline(seconds: float = 60.0):
+    """An ``other_alive`` for a claimant that is never started: alive for ``seconds``, so that a
+    regression fails the test instead of waiting for ever."""
+    end = time.monotonic() + seconds
+    return lambda: time.monotonic() < end
+
+
+def test_a_figure_the_other_process_drew_is_read_not_drawn(tmp_path, monkeypatch):
+    import descent.site.figures as F
+
     figs, _, cache = _project(tmp_path)
     claims = tmp_path / "claims"
     claims.mkdir()
-    side = FigureBuilder(figs, cache, Claims(claims, "side", lambda: True))
-    main = FigureBuilder(figs, cache, Claims(claims, "main", lambda: True))
+    side = FigureBuilder(figs, cache, Claims(claims, "side", _deadline()))
+    main = FigureBuilder(figs, cache, Claims(claims, "main", _deadline()))
     assert main.claims.claim("alpha")
     assert side.svgs("alpha", wait=False) is None  # the build holds it: the side moves on
     drawn = side.svgs("beta", wait=False)
     assert set(drawn) == set(FigureBuilder.KEYS) and side.cached("beta")
-    # The build reads the side's files: the same bytes, nothing drawn again.
+    monkeypatch.setattr(F, "render", lambda *a, **k: pytest.fail(f"drawn again: {a[1:]}"))
+    assert main.svgs("beta") == drawn  # the same bytes, read from the cache
+
+
+def _drawn_elsewhere(tmp_path: Path, figs: Path, fig_id: str) -> dict[str, Path]:
+    """``fig_id``'s four files drawn into a cache of their own: {variant: path}."""
+    other = FigureBuilder(figs, tmp_path / "elsewhere")
+    other.svgs(fig_id)
+    return other.cache_paths(fig_id)
+
+
+def test_the_build_waits_for_a_figure_the_other_process_is_drawing(tmp_path, monkeypatch):
     import descent.site.figures as F
 
-    main_render = []
-    real = F.render
-    monkeypatch.setattr(F, "render", lambda *a, **k: main_render.append(a) or real(*a, **k))
-    assert main.svgs("beta") == drawn
-    assert main_render == []
-
-
-def test_the_build_draws_what_a_dead_side_process_left(tmp_path):
     figs, _, cache = _project(tmp_path)
+    ready = _drawn_elsewhere(tmp_path, figs, "alpha")
     claims = tmp_path / "claims"
     claims.mkdir()
-    Claims(claims, "side", lambda: True).claim("alpha")  # claimed, then the process died
-    main = FigureBuilder(figs, cache, Claims(claims, "main", lambda: False))
-    assert set(main.svgs("alpha")) == set(FigureBuilder.KEYS)
-    assert main.cached("alpha")
+    assert Claims(claims, "side", _deadline()).claim("alpha")
+    main = FigureBuilder(figs, cache, Claims(claims, "main", _deadline()))
+    paths = main.cache_paths("alpha")
+
+    def finish():  # the side process writes its four files a moment later
+        time.sleep(0.3)
+        for variant, p in ready.items():
+            shutil.copyfile(p, paths[variant])
+
+    cache.mkdir()
+    writer = threading.Thread(target=finish)
+    writer.start()
+    monkeypatch.setattr(F, "render", lambda *a, **k: pytest.fail(f"drawn while the other process drew it: {a[1:]}"))
+    try:
+        got = main.svgs("alpha")
+    finally:
+        writer.join()
+    assert got == {v: p.read_bytes() for v, p in ready.items()}
+
+
+def test_the_build_draws_what_a_dead_claimant_left(tmp_path, monkeypatch):
+    import descent.site.figures as F
+
+    figs, _, cache = _project(tmp_path)
+    ready = _drawn_elsewhere(tmp_path, figs, "alpha")
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    assert Claims(claims, "side", _deadline()).claim("alpha")
+    main = FigureBuilder(figs, cache, Claims(claims, "main", lambda: False))  # it has died
+    paths = main.cache_paths("alpha")
+    cache.mkdir()
+    for variant in ("light", "dark"):  # it wrote two of the four files
+        shutil.copyfile(ready[variant], paths[variant])
+    calls = []
+    real = F.render
+    monkeypatch.setattr(F, "render", lambda recipe, theme, narrow=False: calls.append((theme, narrow))
+                        or real(recipe, theme, narrow))
+    got = main.svgs("alpha")
+    assert sorted(calls) == [("dark", True), ("light", True)]  # only the narrow pair is drawn
+    assert got == {v: p.read_bytes() for v, p in ready.items()} and main.cached("alpha")
 
 
 @pytest.mark.slow
@@ -110,3 +163,22 @@ def test_no_process_without_a_cache_folder(tmp_path):
     (docs / "page.md").write_text("<!-- descent:figure alpha -->\n")
     assert not figure_side.start(FigureBuilder(figs, None), docs)
     assert figure_side.stop() == ""
+
+
+def test_the_wheel_is_built_before_the_runtime_thread_starts(monkeypatch):
+    # build_wheel changes the process's folder and SOURCE_DATE_EPOCH while flit runs: in a thread
+    # beside the pages, a page's snippet was looked up in the wheel's folder and the bench's cold
+    # build failed ("Snippet at path 'abbreviations.md' could not be found").
+    from descent.site import hooks, runtime
+
+    calls = []
+    monkeypatch.setattr(runtime, "build_wheel", lambda root: calls.append(("wheel", threading.current_thread()))
+                        or root / "plain.whl")
+    monkeypatch.setattr(runtime, "warm_caches", lambda root, plain: calls.append(("warm", threading.current_thread(),
+                                                                                   plain.name)))
+    monkeypatch.setattr(hooks._state, "early", {})
+    jobs = hooks.start_early_work({"config_file_path": str(ROOT / "mkdocs.yml")})
+    jobs["runtime"].result(timeout=60)
+    (w, in_main), (m, in_thread, plain) = calls
+    assert (w, m, plain) == ("wheel", "warm", "plain.whl")
+    assert in_main is threading.main_thread() and in_thread is not threading.main_thread()

@@ -23,6 +23,7 @@ import atexit
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,20 +67,26 @@ def running() -> bool:
     return _side.proc is not None and _side.proc.poll() is None
 
 
+def _to_draw(builder: FigureBuilder, fig_id: str) -> bool:
+    """Whether the figure process should draw ``fig_id``: its recipe reads no model result and the
+    cache lacks it. A recipe that cannot be read or loaded is left to the page that shows it, whose
+    shortcode says what is wrong (any error: a recipe is arbitrary code)."""
+    try:
+        return not uses_model((builder.figures_dir / f"{fig_id}.py").read_text(encoding="utf-8")) \
+            and not builder.cached(fig_id)
+    except Exception:  # noqa: BLE001 (the page reports it)
+        return False
+
+
 def start(builder: FigureBuilder, docs_dir: Path) -> bool:
     """Start the figure process when the cache lacks a figure the pages show that it may draw, and
-    share ``builder``'s work with it (True if started). Starts nothing without a cache folder, or
-    when a recipe cannot be loaded (the page that shows it says what is wrong)."""
+    share ``builder``'s work with it (True if started). Starts nothing without a cache folder; a
+    recipe that cannot be loaded is left to the page that shows it, which says what is wrong."""
     stop()
     builder.claims = None
     if builder.cache_dir is None:
         return False
-    try:
-        todo = [f for f in page_figures(docs_dir, builder.ids())
-                if not uses_model((builder.figures_dir / f"{f}.py").read_text(encoding="utf-8"))
-                and not builder.cached(f)]
-    except (OSError, FigureError, SyntaxError):
-        return False
+    todo = [f for f in page_figures(docs_dir, builder.ids()) if _to_draw(builder, f)]
     if not todo:
         return False
     folder = Path(tempfile.mkdtemp(prefix="descent-figures-"))
@@ -131,17 +138,20 @@ def main(argv: list[str] | None = None) -> int:
     ``ID`` into the cache ``CACHE`` unless the build ``BUILD_PID`` has claimed it, while the build
     lives. Exit 1 when a recipe failed (the build meets the same error)."""
     folder, parent, figures_dir, cache_dir, *ids = argv if argv is not None else sys.argv[1:]
+    # Terminated by stop(): unwind, so that a file being written leaves no temporary file behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     builder = FigureBuilder(Path(figures_dir), Path(cache_dir),
                             Claims(Path(folder), SIDE, lambda: os.getppid() == int(parent)))
+    failed = 0
     for fig_id in ids:
         if os.getppid() != int(parent) or not Path(folder).is_dir():
             break
         try:
             builder.svgs(fig_id, wait=False)
-        except FigureError as e:
+        except FigureError as e:  # the build meets it again where the page shows the figure
             print(e, file=sys.stderr)
-            return 1
-    return 0
+            failed = 1
+    return failed
 
 
 if __name__ == "__main__":

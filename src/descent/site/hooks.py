@@ -83,11 +83,11 @@ try:  # the widgets and the page values read the catalog as they load: a bad row
         values,
         wllama,
     )
-    from descent.site.figures import FigureBuilder, FigureError, figure_html
+    from descent.site.figures import FigureBuilder, FigureError, figure_html, package_fingerprint
 except CatalogError as e:
     raise PluginError(f"the catalog: {e}") from None
 
-__all__ = ["on_build_error", "on_config", "on_files", "on_pre_page", "on_page_markdown", "on_page_content",
+__all__ = ["on_config", "on_files", "on_pre_page", "on_page_markdown", "on_page_content",
            "on_post_page", "on_post_template", "on_post_build", "start_early_work"]
 
 #: Where the iframe-worker shim goes in the site (``extra.polyfills`` in mkdocs.yml must match).
@@ -172,6 +172,9 @@ def on_config(config: Any) -> Any:
     root = _root(config)
     _state.root = root
     _state.node_modules = root / "node_modules"
+    # The package may have changed since the last build of this process (mkdocs serve): the figure
+    # keys and the notebooks' inputs hash it again, as the figure process does.
+    package_fingerprint.cache_clear()
     _state.figures = FigureBuilder(root / "figures", root / ".cache" / "descent" / "figures")
     _state.notebook_cache = root / ".cache" / "descent" / "notebooks"
     _state.notebook_inputs = ""
@@ -196,19 +199,33 @@ def on_config(config: Any) -> Any:
     # Last: only a build that got this far uses them. The figures first (the pages need them sooner).
     figure_side.start(_state.figures, Path(config.docs_dir))
     prefetch.start()
-    _state.early = start_early_work(root)
+    _state.early = start_early_work(config)
     return config
 
 
-def start_early_work(root: Path) -> dict[str, Future]:
-    """Start, in a thread beside the pages, the work that depends on no page: the runtime's wheel,
-    snapshot and gzipped copies made in their caches (:func:`descent.site.runtime.warm_caches`).
+def start_early_work(config: Any) -> dict[str, Future]:
+    """Start, in a thread beside the pages, the work that depends on no page: the runtime's
+    bytecode, snapshot and gzipped copies made in their caches (:func:`descent.site.runtime.warm_caches`).
     It waits mostly on node, so the build's own process goes on with the pages; in a clean build its
-    10 s ran after the pages, on one core. :func:`on_post_build` waits for it. (The notebooks stay
-    where they are: run early, before the second process has written the model's float32 copy
-    and its results, their kernels computed those again: 20-35 s more CPU, no sooner end.)"""
+    10 s ran after the pages, on one core. :func:`on_post_build` waits for it. The wheel is built
+    here, before the thread: flit runs in this process, in another folder and with
+    ``SOURCE_DATE_EPOCH`` set, and the pages must not see either. A rebuild (``mkdocs serve``) first
+    waits for the last build's thread, so two never run at once; after a failed build the process
+    ends once the thread has (about 10 s in a clean build). Starts nothing when the wheel cannot be
+    built: :func:`on_post_build` says why. (The notebooks stay where they are: run early, before the
+    second process has written the model's float32 copy and its results, their kernels computed
+    those again: 20-35 s more CPU, no sooner end.)"""
+    last = _state.early.get("runtime")
+    if last is not None:
+        last.exception()  # wait; its error, if any, was the last build's
+    _state.early = {}
+    try:
+        root = runtime.project_root(config)
+        plain = runtime.build_wheel(root)
+    except (OSError, ValueError, RuntimeError):
+        return {}
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="descent-early")
-    jobs = {"runtime": pool.submit(runtime.warm_caches, root)}
+    jobs = {"runtime": pool.submit(runtime.warm_caches, root, plain)}
     pool.shutdown(wait=False)
     return jobs
 
@@ -217,13 +234,6 @@ def _executed_notebook(source: Path) -> Path:
     if not _state.notebook_inputs:
         _state.notebook_inputs = notebooks.inputs_fingerprint()
     return notebooks.executed(source, _state.notebook_cache, _state.notebook_inputs)
-
-
-def _cancel_early_work() -> None:
-    """Drop the early work not begun (a failed build, the end of one); a job under way finishes."""
-    for job in _state.early.values():
-        job.cancel()
-    _state.early = {}
 
 
 #: The mkdocs-jupyter plugin's name in mkdocs.yml, and the options the notebook pipeline relies on:
@@ -551,12 +561,7 @@ def on_post_build(config: Any) -> None:
         raise PluginError(str(e)) from None
 
 
-def on_build_error(error: Exception) -> None:
-    _cancel_early_work()
-
-
 def on_shutdown() -> None:
-    _cancel_early_work()
     figure_side.stop()
     prefetch.stop()
     for r in _renderers.values():

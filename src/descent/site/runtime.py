@@ -578,13 +578,14 @@ def write_pack(wheel: Path, dest: Path) -> Path:
     return dest
 
 
-def warm_caches(root: Path) -> None:
-    """Make what :func:`on_post_build` writes into the site in their caches under ``<root>/.cache``:
-    the wheel, its bytecode, the snapshot and the gzipped copies. None of it depends on a page, so
-    the site hook runs this in a thread as the build begins (:func:`descent.site.hooks.on_config`):
-    in a clean build its node processes (about 10 s) run beside the pages instead of after them.
+def warm_caches(root: Path, plain: Path) -> None:
+    """Make what :func:`on_post_build` writes into the site in their caches under ``<root>/.cache``,
+    given the ``plain`` wheel (:func:`build_wheel`): its bytecode, the snapshot and the gzipped
+    copies. None of it depends on a page, so the site hook runs this in a thread as the build begins
+    (:func:`descent.site.hooks.start_early_work`): in a clean build its node processes (about 10 s)
+    run beside the pages instead of after them. It changes nothing of the process (no folder, no
+    environment variable: :func:`build_wheel` does both, so the hook calls that first, itself).
     Raises as :func:`on_post_build`, which then meets the same error."""
-    plain = build_wheel(root)
     wheel = add_bytecode(root, plain)
     with tempfile.TemporaryDirectory(prefix="descent-runtime-") as tmp:
         gzip_file(write_pack(plain, Path(tmp) / "pack.tar"), Path(tmp) / "pack.tar.gz", root)
