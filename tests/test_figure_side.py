@@ -87,15 +87,22 @@ def _drawn_elsewhere(tmp_path: Path, figs: Path, fig_id: str) -> dict[str, Path]
     return other.cache_paths(fig_id)
 
 
-def test_the_build_waits_for_a_figure_the_other_process_is_drawing(tmp_path, monkeypatch):
-    import descent.site.figures as F
-
+def _alpha_claimed_by_the_side(tmp_path: Path, side_alive) -> tuple[dict[str, Path], FigureBuilder]:
+    """A project whose figure "alpha" the side process has claimed (alive while ``side_alive()``):
+    alpha's four files drawn elsewhere ({variant: path}), and the build's builder."""
     figs, _, cache = _project(tmp_path)
     ready = _drawn_elsewhere(tmp_path, figs, "alpha")
     claims = tmp_path / "claims"
     claims.mkdir()
     assert Claims(claims, "side", _deadline()).claim("alpha")
-    main = FigureBuilder(figs, cache, Claims(claims, "main", _deadline()))
+    cache.mkdir()
+    return ready, FigureBuilder(figs, cache, Claims(claims, "main", side_alive))
+
+
+def test_the_build_waits_for_a_figure_the_other_process_is_drawing(tmp_path, monkeypatch):
+    import descent.site.figures as F
+
+    ready, main = _alpha_claimed_by_the_side(tmp_path, _deadline())
     paths = main.cache_paths("alpha")
 
     def finish():  # the side process writes its four files a moment later
@@ -103,7 +110,6 @@ def test_the_build_waits_for_a_figure_the_other_process_is_drawing(tmp_path, mon
         for variant, p in ready.items():
             shutil.copyfile(p, paths[variant])
 
-    cache.mkdir()
     writer = threading.Thread(target=finish)
     writer.start()
     monkeypatch.setattr(F, "render", lambda *a, **k: pytest.fail(f"drawn while the other process drew it: {a[1:]}"))
@@ -117,14 +123,8 @@ def test_the_build_waits_for_a_figure_the_other_process_is_drawing(tmp_path, mon
 def test_the_build_draws_what_a_dead_claimant_left(tmp_path, monkeypatch):
     import descent.site.figures as F
 
-    figs, _, cache = _project(tmp_path)
-    ready = _drawn_elsewhere(tmp_path, figs, "alpha")
-    claims = tmp_path / "claims"
-    claims.mkdir()
-    assert Claims(claims, "side", _deadline()).claim("alpha")
-    main = FigureBuilder(figs, cache, Claims(claims, "main", lambda: False))  # it has died
+    ready, main = _alpha_claimed_by_the_side(tmp_path, lambda: False)  # it has died
     paths = main.cache_paths("alpha")
-    cache.mkdir()
     for variant in ("light", "dark"):  # it wrote two of the four files
         shutil.copyfile(ready[variant], paths[variant])
     calls = []
@@ -176,9 +176,9 @@ def test_the_wheel_is_built_before_the_runtime_thread_starts(monkeypatch):
                         or root / "plain.whl")
     monkeypatch.setattr(runtime, "warm_caches", lambda root, plain: calls.append(("warm", threading.current_thread(),
                                                                                    plain.name)))
-    monkeypatch.setattr(hooks._state, "early", {})
-    jobs = hooks.start_early_work({"config_file_path": str(ROOT / "mkdocs.yml")})
-    jobs["runtime"].result(timeout=60)
+    monkeypatch.setattr(hooks._state, "early", None)
+    job = hooks.start_early_work({"config_file_path": str(ROOT / "mkdocs.yml")})
+    job.result(timeout=60)
     (w, in_main), (m, in_thread, plain) = calls
     assert (w, m, plain) == ("wheel", "warm", "plain.whl")
     assert in_main is threading.main_thread() and in_thread is not threading.main_thread()

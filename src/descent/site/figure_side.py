@@ -22,7 +22,6 @@ from __future__ import annotations
 import atexit
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -38,8 +37,6 @@ __all__ = ["MAIN", "SIDE", "page_figures", "running", "start", "stop"]
 MAIN, SIDE = "main", "side"
 #: A figure shortcode in a page's Markdown (descent.site.shortcodes checks the whole syntax).
 _FIGURE = re.compile(r"<!--\s*descent:figure\s+([a-z0-9][a-z0-9-]*)\s*-->")
-#: Seconds :func:`stop` gives the process to end after SIGTERM before killing it.
-STOP_GRACE_S = 5.0
 
 
 class _Side:
@@ -112,25 +109,8 @@ def stop() -> str:
     _side.proc = _side.folder = None
     if proc is None:
         return ""
-    code = proc.poll()
-    if code is None:
-        proc.terminate()
-        try:
-            proc.wait(STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    note = ""
-    if code not in (0, None):
-        try:
-            lines = (folder / "side.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()
-        except OSError:
-            lines = []
-        note = (f"the build's figure process (descent.site.figure_side) ended with exit code {code}"
-                + (f": {lines[-1]}" if lines else "") + "; the build drew its figures itself")
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
-    return note
+    return prefetch.end_helper(proc, folder, "the build's figure process (descent.site.figure_side)",
+                               "the build drew its figures itself")
 
 
 def main(argv: list[str] | None = None) -> int:

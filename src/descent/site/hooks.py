@@ -113,7 +113,7 @@ class _State:
     #: ``{src_uri: explain.Collector}``: the numbers a page's Markdown printed, until its HTML links them.
     numbers: dict[str, Any]
     #: Work no page depends on, started in a thread by :func:`on_config` (:func:`start_early_work`).
-    early: dict[str, Future] = {}
+    early: Future | None = None
 
 
 _state = _State()
@@ -203,7 +203,7 @@ def on_config(config: Any) -> Any:
     return config
 
 
-def start_early_work(config: Any) -> dict[str, Future]:
+def start_early_work(config: Any) -> Future | None:
     """Start, in a thread beside the pages, the work that depends on no page: the runtime's
     bytecode, snapshot and gzipped copies made in their caches (:func:`descent.site.runtime.warm_caches`).
     It waits mostly on node, so the build's own process goes on with the pages; in a clean build its
@@ -215,19 +215,18 @@ def start_early_work(config: Any) -> dict[str, Future]:
     built: :func:`on_post_build` says why. (The notebooks stay where they are: run early, before the
     second process has written the model's float32 copy and its results, their kernels computed
     those again: 20-35 s more CPU, no sooner end.)"""
-    last = _state.early.get("runtime")
-    if last is not None:
-        last.exception()  # wait; its error, if any, was the last build's
-    _state.early = {}
+    if _state.early is not None:
+        _state.early.exception()  # wait; its error, if any, was the last build's
+    _state.early = None
     try:
         root = runtime.project_root(config)
         plain = runtime.build_wheel(root)
     except (OSError, ValueError, RuntimeError):
-        return {}
+        return None
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="descent-early")
-    jobs = {"runtime": pool.submit(runtime.warm_caches, root, plain)}
+    job = pool.submit(runtime.warm_caches, root, plain)
     pool.shutdown(wait=False)
-    return jobs
+    return job
 
 
 def _executed_notebook(source: Path) -> Path:
@@ -547,9 +546,8 @@ def on_post_build(config: Any) -> None:
             log.info(note)
     _state.figures.write(Path(config.site_dir))
     csp.patch_iframe_worker_file(Path(config.site_dir) / SHIM_PATH)
-    early = _state.early.get("runtime")
-    _state.early = {}
-    if early is not None and not early.cancelled():
+    early, _state.early = _state.early, None
+    if early is not None:
         early.exception()  # wait; runtime.on_post_build meets its error again, with the same message
     # Security headers for hosts that read a _headers file: the worker's policy lives there.
     base = urlsplit(config.site_url or "/").path or "/"

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from descent.trace import cache
 
-__all__ = ["FINISH_S", "JOBS", "MAIN", "SIDE", "child_env", "needed", "running", "start", "stop"]
+__all__ = ["FINISH_S", "JOBS", "MAIN", "SIDE", "child_env", "end_helper", "needed", "running", "start", "stop"]
 
 #: The two processes' names in their claims.
 MAIN, SIDE = "main", "side"
@@ -157,16 +157,25 @@ def stop(wait: float = 0.0) -> str:
             proc.wait(wait)
         except subprocess.TimeoutExpired:
             pass
+    return end_helper(proc, folder, "the build's second process (descent.trace.prefetch)",
+                      "the build computed its share itself")
+
+
+def end_helper(proc: subprocess.Popen, folder: Path | None, name: str, instead: str) -> str:
+    """End a build helper process ``proc`` (SIGTERM, then SIGKILL after :data:`STOP_GRACE_S`) and
+    remove its ``folder`` (claims and ``side.log``). Shared with :mod:`descent.site.figure_side`.
+
+    Returns "" when it was still running or had exited with 0, else "``name`` ended with exit code
+    N: <the last line of side.log>; ``instead``"."""
     code = proc.poll()
     _end_process(proc)
     note = ""
     if code not in (0, None):
         try:
             lines = (folder / "side.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()
-        except OSError:
+        except (OSError, TypeError):
             lines = []
-        note = (f"the build's second process (descent.trace.prefetch) ended with exit code {code}"
-                + (f": {lines[-1]}" if lines else "") + "; the build computed its share itself")
+        note = f"{name} ended with exit code {code}" + (f": {lines[-1]}" if lines else "") + f"; {instead}"
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
     return note
