@@ -115,10 +115,11 @@ def test_given_values_are_checked_by_their_parameter():
 def test_simulator_loop_is_the_source():
     block = v("table simulator_loop")
     assert block.strip().startswith("```python") and "# 1. Admit." in block and "# 4. Retire." in block
-    # The loop calls the decode-run helper; the page prints that too, from the same source.
-    assert "_decode_run(" in block
+    # The loop calls the two decode-run helpers; the page prints them too, from the same source.
+    assert "_line_run(" in block and "_decode_run(" in block
     run = v("table simulator_decode_run")
-    assert run.strip().startswith("```python\ndef _decode_run(") and "s.decode_steps(" in run
+    assert run.strip().startswith("```python\ndef _line_run(") and "\ndef _decode_run(" in run
+    assert "s.decode_steps(" in run
 
 
 def test_batching_exception_is_a_loss():

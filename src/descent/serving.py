@@ -42,13 +42,13 @@ from __future__ import annotations
 import math
 import random
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass
-from functools import lru_cache, reduce
+from functools import cached_property, lru_cache, reduce
 from heapq import heappop, heappush
-from itertools import accumulate, chain, compress, repeat
-from operator import add, sub
+from itertools import accumulate, chain
+from operator import add
 
 from descent import params as P
 from descent.catalog import Accelerator, Link, Model, links
@@ -314,6 +314,61 @@ class Occupancy:
     released: float
 
 
+@dataclass(frozen=True, slots=True)
+class StepRun:
+    """Steps that :func:`simulate` ran one after another with the same sequences decoding.
+
+    Attributes:
+        first_step: the index of the first.
+        start: when it started, s.
+        steps: how many.
+        decoding: how many sequences decoded in each (every one wrote a token at every step; a
+            prompt that ends in a run's one step is not counted: that token is its first).
+        seconds: each step's time (the step model's floats), or None for a line:
+        line: ``(first, growth, bandwidth)``: step ``j`` reads ``first + growth * j`` bytes
+            (:meth:`descent.step.StepModel.decode_line`) and takes that over ``bandwidth``. The run
+            is then kept in O(1) however long it is, and its clock in closed form (:meth:`offset`).
+    """
+
+    first_step: int
+    start: float
+    steps: int
+    decoding: int
+    seconds: tuple[float, ...] | None = None
+    line: tuple[float, float, float] | None = None
+
+    def values(self) -> tuple[float, ...] | list[float]:
+        """Each step's time, s."""
+        if self.seconds is not None:
+            return self.seconds
+        first, growth, bandwidth = self.line
+        return [(first + growth * j) / bandwidth for j in range(self.steps)]
+
+    def offset(self, j: int) -> float:
+        """A line's time from its start to the end of its step ``j`` (0-based), s: the bytes of
+        steps 0 to j added exactly, over the bandwidth."""
+        first, growth, bandwidth = self.line
+        num, den = first.as_integer_ratio()
+        return ((j + 1) * num + int(growth) * den * j * (j + 1) // 2) / den / bandwidth
+
+    def ends(self) -> list[float]:
+        """When each step ended, s."""
+        if self.seconds is not None:
+            return list(accumulate(self.seconds, initial=self.start))[1:]
+        return [self.start + self.offset(j) for j in range(self.steps)]
+
+
+def _line_run(first_step: int, now: float, decoding: int, line: tuple[float, float], bandwidth: float,
+              limit: int, wake: float) -> StepRun:
+    """:func:`simulate`'s decode-only steps as a line: ``limit`` steps from ``now``, or fewer,
+    ending with the first step that ends at or after ``wake``."""
+    run = StepRun(first_step, now, limit, decoding, None, (*line, bandwidth))
+    if wake < math.inf and now + run.offset(limit - 1) >= wake:
+        steps = bisect_left(range(limit), wake, key=lambda j: now + run.offset(j)) + 1
+        run = StepRun(first_step, now, steps, decoding, None, run.line)
+    return run
+
+
 @dataclass(frozen=True)
 class Simulation:
     """What :func:`simulate` returns.
@@ -321,29 +376,51 @@ class Simulation:
     Attributes:
         policy, slots, chunk: the settings.
         trace: the requests, in arrival order.
-        token_times: for each request (by id), the time each of its output tokens appeared, s.
         occupancy: every request's stay in its slot (:class:`Occupancy`), in admission order.
         steps: number of steps run.
         busy_seconds: total time spent running steps.
         kv_peak: the most KV-cache bytes reserved at once.
         kv_capacity: bytes available for the KV cache.
         compute_bound_steps: steps whose time the compute ceiling set.
-        step_ends: when each step ended, s, in order: every token appears at one of them, so the
-            gaps between a reply's tokens are gaps between steps (:func:`metrics` counts them so).
+        runs: every step, as :class:`StepRun` s in order: each step's seconds once, not each
+            token's time (a long run of decode steps is one entry; :func:`metrics` reads these).
+    The times of every step and every token (:attr:`step_ends`, :attr:`token_times`) are written
+    out from ``runs`` when first asked for.
     """
 
     policy: str
     slots: int
     chunk: int
     trace: tuple[TraceRequest, ...]
-    token_times: tuple[tuple[float, ...], ...]
     occupancy: tuple[Occupancy, ...]
     steps: int
     busy_seconds: float
     kv_peak: float
     kv_capacity: float
     compute_bound_steps: int
-    step_ends: tuple[float, ...] = ()
+    runs: tuple[StepRun, ...] = ()
+
+    @cached_property
+    def step_ends(self) -> tuple[float, ...]:
+        """When each step ended, s, in order: each run's start plus its steps' seconds one by one
+        (the same floats as adding every step's time to the clock as it runs)."""
+        return tuple(chain.from_iterable(r.ends() for r in self.runs))
+
+    @cached_property
+    def token_times(self) -> tuple[tuple[float, ...], ...]:
+        """For each request (by id), the time each of its output tokens appeared, s: a reply is
+        written at consecutive steps, from its first token's step to its last's."""
+        ends = self.step_ends
+        out = {}
+        for o in self.occupancy:
+            first = bisect_left(ends, o.first_token)
+            out[o.request] = ends[first:first + self.trace_by_id[o.request].output]
+        return tuple(out[i] for i in sorted(out))
+
+    @cached_property
+    def trace_by_id(self) -> dict[int, TraceRequest]:
+        """The requests by id."""
+        return {r.id: r for r in self.trace}
 
 
 def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, chunk: int = 0) -> Simulation:
@@ -403,85 +480,110 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
                          f"{format_bytes(need[worst.id], 'GB')} of KV cache; only "
                          f"{format_bytes(s.kv_capacity, 'GB')} is left after the weights")
 
-    queue, running, done, ends = deque(trace), [], [], []
-    # Of the running sequences, `decoding` are past their prompt and still writing, `reading` still
-    # have prompt to read; both oldest first (the prompt budget goes in admission order, so the
-    # sequences still reading are the newest). `free`: the free slots, smallest first (a heap).
-    decoding, reading, free = [], deque(), list(range(slots))
+    queue, done, runs = deque(trace), [], []
+    run_end = {}  # step index -> when it ended, for the last step of each run (every first and last token's)
+    # `running`: the admitted sequences (a dict: in admission order, removed in O(1)). Of them,
+    # `decoding` are past their prompt and still writing, `reading` still have prompt to read; both
+    # oldest first (the prompt budget goes in admission order, so the sequences still reading are
+    # the newest). `lasts`: a heap of the decoding sequences' last steps; their contexts add up to
+    # `base` + their number x `steps`. `free`: the free slots, smallest first (a heap).
+    running, decoding, reading, free, lasts = {}, [], deque(), list(range(slots)), []
     now = busy = kv_used = kv_peak = 0.0
-    steps = compute_bound = work = 0
+    steps = compute_bound = work = base = order = 0
     while queue or running:
         # 1. Admit.
         if (policy == "continuous" or not running) and queue and queue[0].arrival <= now:
             while queue and queue[0].arrival <= now and free and kv_used + need[queue[0].id] <= s.kv_capacity:
                 r = queue.popleft()
-                running.append(_Seq(r, heappop(free), now))
-                reading.append(running[-1])
+                q = _Seq(r, heappop(free), now)
+                running[q] = None
+                reading.append(q)
                 kv_used += need[r.id]
             kv_peak = max(kv_peak, kv_used)
         if not running:
             now = queue[0].arrival  # nothing to do until the next request arrives
             continue
         # 2. Plan: one token per decoding sequence, then prompt pieces within the budget.
-        budget = chunk - len(decoding) if chunk else math.inf
+        n = len(decoding)
+        budget = chunk - n if chunk else math.inf
         spans = []
         for q in reading:
             if budget <= 0:
                 break
-            n = min(q.req.prompt - q.prefilled, budget)
-            spans.append((q, q.prefilled, q.prefilled + n))
-            budget -= n
+            k = min(q.req.prompt - q.prefilled, budget)
+            spans.append((q, q.prefilled, q.prefilled + k))
+            budget -= k
         # 3. Run. A step with prompt pieces runs alone. Steps that only decode repeat the same plan
         #    until a sequence writes its last token or (continuous) a request that fits arrives:
-        #    they are costed together, each exactly as StepModel.step costs it.
-        contexts = [q.req.prompt + steps - q.first - 1 for q in decoding]  # tokens in each cache
+        #    they are costed together, each exactly as StepModel.step costs it, and kept as a line
+        #    (StepRun) where the step model gives one.
+        bound = 0
         if spans or not decoding:
-            cost = s.step(contexts, [(a, b) for _, a, b in spans])
-            seconds, bound = [cost.seconds], int(cost.bound == "compute")
+            cost = s.step([q.req.prompt + steps - q.first - 1 for q in decoding], [(a, b) for _, a, b in spans])
+            run = StepRun(steps, now, 1, n, (cost.seconds,))
+            bound = int(cost.bound == "compute")
         else:
-            last = min(q.last for q in decoding) + 1 - steps  # steps until one of them is done
+            limit = lasts[0][0] + 1 - steps  # steps until one of them is done
             fits = policy == "continuous" and queue and len(running) < slots and \
                 kv_used + need[queue[0].id] <= s.kv_capacity
             wake = queue[0].arrival if fits else math.inf
-            seconds, bound = _decode_run(s, contexts, last, now, wake)
-        work += len(running) * len(seconds)
+            line = s.decode_line(n, base + n * steps, limit)
+            if line is not None:
+                run = _line_run(steps, now, n, line, s.bandwidth, limit, wake)
+            else:
+                contexts = [q.req.prompt + steps - q.first - 1 for q in decoding]  # tokens in each cache
+                seconds, bound = _decode_run(s, contexts, limit, now, wake)
+                run = StepRun(steps, now, len(seconds), n, tuple(seconds))
+        work += len(running) * run.steps
         if work > MAX_SIMULATED_WORK:
             raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
                              "simulator stops there: use fewer requests, shorter prompts or a larger chunk budget")
-        stamps = list(accumulate(seconds, initial=now))[1:]  # now += seconds, step by step
-        now = stamps[-1]
-        ends += stamps  # every decoding sequence wrote a token at each of these
-        busy = reduce(add, seconds, busy)
-        steps += len(seconds)
+        runs.append(run)
+        if run.seconds is None:
+            took = run.offset(run.steps - 1)
+            now += took
+            busy += took
+        else:
+            now = reduce(add, run.seconds, now)  # the clock after each step in turn
+            busy = reduce(add, run.seconds, busy)
+        steps += run.steps
+        run_end[steps - 1] = now
         compute_bound += bound
         for q, _, b in spans:
             q.prefilled = b
             if b == q.req.prompt:  # its first token, from the prompt's last position
                 q.first, q.last = steps - 1, steps - 2 + q.req.output
                 decoding.append(reading.popleft())  # q: the pieces run oldest first
+                heappush(lasts, (q.last, order, q))
+                order += 1
+                base += q.req.prompt - q.first - 1
         # 4. Retire.
-        finished = [q for q in decoding if q.last < steps]
-        if finished:
-            decoding = [q for q in decoding if q.last >= steps]
+        if lasts and lasts[0][0] < steps:
+            finished = []
+            while lasts and lasts[0][0] < steps:
+                q = heappop(lasts)[2]
+                finished.append(q)
+                base -= q.req.prompt - q.first - 1
+            gone = set(finished)
+            decoding = [q for q in decoding if q not in gone]
             if policy == "static":  # the batch leaves together, once all of it is done
-                finished = [] if decoding or reading else running
+                finished = [] if decoding or reading else list(running)
             for q in finished:
                 kv_used -= need[q.req.id]
                 done.append((q, now))
                 heappush(free, q.slot)
-            gone = set(finished)
-            running = [q for q in running if q not in gone]
+                del running[q]
 
-    by_id = {q.req.id: q for q, _ in done}
+    # A sequence's first token ends a step with its prompt's last piece (a run of one step) and its
+    # last ends the run that stops at it: both are ends of runs.
     occupancy = tuple(
-        Occupancy(q.slot, q.req.id, q.admitted, ends[q.first], ends[q.last], released)
+        Occupancy(q.slot, q.req.id, q.admitted, run_end[q.first], run_end[q.last], released)
         for q, released in sorted(done, key=lambda x: (x[0].admitted, x[0].slot))
     )
     return Simulation(
-        policy=policy, slots=slots, chunk=chunk, trace=trace,
-        token_times=tuple(tuple(ends[q.first:q.last + 1]) for q in map(by_id.get, sorted(r.id for r in trace))),
-        occupancy=occupancy, steps=steps, busy_seconds=busy, kv_peak=kv_peak,
-        kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound, step_ends=tuple(ends),
+        policy=policy, slots=slots, chunk=chunk, trace=trace, occupancy=occupancy, steps=steps,
+        busy_seconds=busy, kv_peak=kv_peak, kv_capacity=s.kv_capacity, compute_bound_steps=compute_bound,
+        runs=tuple(runs),
     )
 
 
@@ -527,42 +629,30 @@ def _percentiles(values, qs) -> list[float]:
         raise ValueError("percentile of no values")
     if not all(map(math.isfinite, xs)):
         raise ValueError("percentile: every value must be a finite number")
-    out = []
-    for q in qs:
-        if not 0 <= q <= 100:
-            raise ValueError(f"percentile must be 0 to 100, got {q!r}")
-        h = (len(xs) - 1) * q / 100
-        lo = math.floor(h)
-        hi = min(lo + 1, len(xs) - 1)
-        out.append(xs[lo] + (h - lo) * (xs[hi] - xs[lo]))
-    return out
+    return [_ranked_percentile(xs.__getitem__, len(xs), q) for q in qs]
 
 
-def _counted_percentiles(values, counts, more, qs) -> list[float]:
-    """:func:`_percentiles` of the values ``values[k]`` written ``counts[k]`` times each, followed by
-    ``more``: the same floats, without writing the repeated values out when there are many."""
-    xs = list(compress(values, counts)) + list(more)
-    ws = list(compress(counts, counts)) + [1] * len(more)
-    n = sum(ws)
-    if n == len(xs):  # no repeats
-        return _percentiles(xs, qs)
-    if not all(map(math.isfinite, xs)):
-        raise ValueError("percentile: every value must be a finite number")
-    order = sorted(range(len(xs)), key=xs.__getitem__)
-    below = list(accumulate(map(ws.__getitem__, order)))  # values up to each, in sorted order
+def _ranked_percentile(ranked, n: int, q: float) -> float:
+    """:func:`percentile`'s interpolation, given ``ranked(r)``, the r-th smallest of ``n`` values."""
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile must be 0 to 100, got {q!r}")
+    h = (n - 1) * q / 100
+    lo = math.floor(h)
+    hi = min(lo + 1, n - 1)
+    return ranked(lo) + (h - lo) * (ranked(hi) - ranked(lo))
 
-    def ranked(r: int) -> float:  # the r-th smallest, counting from 0
-        return xs[order[bisect_right(below, r)]]
 
-    out = []
-    for q in qs:
-        if not 0 <= q <= 100:
-            raise ValueError(f"percentile must be 0 to 100, got {q!r}")
-        h = (n - 1) * q / 100
-        lo = math.floor(h)
-        hi = min(lo + 1, n - 1)
-        out.append(ranked(lo) + (h - lo) * (ranked(hi) - ranked(lo)))
-    return out
+def _itl_percentiles(runs, qs) -> list[float]:
+    """The percentiles ``qs`` of every gap between two tokens of one reply, from :class:`StepRun` s:
+    a reply writes a token at every step from its first to its last, so the gap before each of its
+    later tokens is that step's time, and a step's time is counted once for each sequence that
+    decoded in it (0.0 for both when no reply has two tokens)."""
+    # Each run's seconds, once per sequence that decoded in it: sorted stretches, which Python's
+    # sort merges quickly.
+    xs = sorted(chain.from_iterable(r.values() * r.decoding for r in runs))
+    if not xs:
+        return [0.0] * len(qs)
+    return [_ranked_percentile(xs.__getitem__, len(xs), q) for q in qs]
 
 
 @dataclass(frozen=True)
@@ -573,7 +663,8 @@ class Metrics:
         throughput_tokens_per_s: output tokens / (last token's time - first arrival).
         latency_p50_s, latency_p99_s: end-to-end latency (arrival to last token), median and 99th percentile.
         ttft_p50_s, ttft_p99_s: time to first token (arrival to first token, queueing included).
-        itl_p50_s, itl_p99_s: inter-token latency, over every gap between two tokens of one reply.
+        itl_p50_s, itl_p99_s: inter-token latency, over every gap between two tokens of one reply
+            (each gap is the time of the step that wrote the later token, the step model's float).
         slot_utilization: time slots held a request being served / (slots x time spent running steps).
         goodput_tokens_per_s: output tokens/s counting only requests whose TTFT and mean ITL met the targets.
         met_targets: share of requests that met both targets.
@@ -612,51 +703,29 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
     """
     ttft_target = P.TTFT_TARGET.check(ttft_target)
     itl_target = P.ITL_TARGET.check(itl_target)
-    arrivals = {r.id: r.arrival for r in sim.trace}
     ttft, e2e, good, tpots = [], [], 0, []
-    good_tokens = n_gaps = 0
-    # A reply written at consecutive steps has the gaps between those steps (the same floats).
-    ends = sim.step_ends
-    step_gaps = list(map(sub, ends[1:], ends))
-    has_gap, other_gaps = [0] * (len(ends) + 1), []  # replies per step gap (a difference array), the rest
-    for rid, times in enumerate(sim.token_times):
-        t0, n = arrivals[rid], len(times)
-        ttft.append(times[0] - t0)
-        e2e.append(times[-1] - t0)
-        j = bisect_left(ends, times[0])
-        # Every token is at a step end and the ends rise, so a reply whose first and last tokens are
-        # n - 1 steps apart was written at n consecutive steps.
-        k = j + n - 1
-        if k < len(ends) and ends[j] == times[0] and ends[k] == times[-1]:
-            has_gap[j] += 1
-            has_gap[k] -= 1
-        else:
-            other_gaps += map(sub, times[1:], times)  # b - a for each two tokens a, b in a row
-        n_gaps += n - 1
+    good_tokens = 0
+    by_id = sim.trace_by_id
+    for o in sorted(sim.occupancy, key=lambda o: o.request):  # by request id
+        r = by_id[o.request]
+        t0, n = r.arrival, r.output
+        ttft.append(o.first_token - t0)
+        e2e.append(o.finished - t0)
         # The mean of a reply's gaps is its span over its gaps (the sum of the gaps telescopes).
-        mean_gap = (times[-1] - times[0]) / (n - 1) if n > 1 else 0.0
+        mean_gap = (o.finished - o.first_token) / (n - 1) if n > 1 else 0.0
         if n > 1:
             tpots.append(mean_gap)
-        if times[0] - t0 <= ttft_target and mean_gap <= itl_target:
+        if o.first_token - t0 <= ttft_target and mean_gap <= itl_target:
             good += 1
-            good_tokens += len(times)
-    start = min(arrivals.values())
-    end = max(t[-1] for t in sim.token_times)
+            good_tokens += n
+    start = min(r.arrival for r in sim.trace)
+    end = max(o.finished for o in sim.occupancy)
     duration = end - start
-    tokens = sum(len(t) for t in sim.token_times)
+    tokens = sum(r.output for r in sim.trace)
     held = sum(o.finished - o.admitted for o in sim.occupancy)
     latency = _percentiles(e2e, (50, 99))
     first = _percentiles(ttft, (50, 99))
-    # Every gap of every reply: each step gap once per reply written across it, and the others.
-    counts = list(accumulate(has_gap))[:len(step_gaps)]
-    if not n_gaps:
-        itl = [0.0, 0.0]
-    elif n_gaps >= 2 * len(step_gaps):  # many replies decode together: sort each step's gap once
-        itl = _counted_percentiles(step_gaps, counts, other_gaps, (50, 99))
-    elif max(counts, default=0) <= 1:  # no step gap shared by two replies (one slot): the gaps written
-        itl = _percentiles(list(compress(step_gaps, counts)) + other_gaps, (50, 99))
-    else:
-        itl = _percentiles(list(chain.from_iterable(map(repeat, step_gaps, counts))) + other_gaps, (50, 99))
+    itl = _itl_percentiles(sim.runs, (50, 99))
     return Metrics(
         throughput_tokens_per_s=tokens / duration if duration > 0 else 0.0,
         latency_p50_s=latency[0],
@@ -667,7 +736,7 @@ def metrics(sim: Simulation, ttft_target: float = 1.0, itl_target: float = 0.05)
         itl_p99_s=itl[1],
         slot_utilization=held / (sim.slots * sim.busy_seconds) if sim.busy_seconds > 0 else 0.0,
         goodput_tokens_per_s=good_tokens / duration if duration > 0 else 0.0,
-        met_targets=good / len(sim.token_times),
+        met_targets=good / len(sim.trace),
         duration_s=duration,
         tpot_mean_s=sum(tpots) / len(tpots) if tpots else 0.0,
     )

@@ -462,6 +462,35 @@ class StepModel:
         # max(mem, comp) step by step, as step() takes it (mostly all one or all the other).
         return (mem if compute == 0 else comp if compute == steps else list(map(max, mem, comp))), compute
 
+    def decode_line(self, sequences: int, context_sum: int, steps: int) -> tuple[float, float] | None:
+        """:meth:`decode_steps` as a line, where every step is memory-bound: ``(first, growth)``,
+        the bytes of the run's first step and what each later step adds, so that step ``j`` reads
+        ``first + growth * j`` bytes and takes that over the bandwidth: the same floats as
+        :meth:`step`'s (``_exact_line``'s conditions). None where that cannot be promised (a
+        window, a chunk, sums past 2**53, a step that may be compute-bound): use :meth:`decode_steps`.
+
+        Args:
+            sequences: decoding sequences, >= 1.
+            context_sum: the tokens in their caches at the first step, added up; each holds 1 or more.
+            steps: number of steps, >= 1.
+        """
+        if self._whole is None or sequences < 1 or steps < 1:
+            return None
+        weights = self.step_weight_bytes(sequences)
+        if not isinstance(weights, float) or weights < 0:
+            return None
+        kv_a, kv_c, fl_a, fl_c = self._whole
+        kv0, kv_step = kv_a * context_sum + kv_c * sequences, kv_a * sequences
+        fl0, fl_step = fl_a * context_sum + fl_c * sequences, fl_a * sequences
+        num, den = weights.as_integer_ratio()
+        last = steps - 1
+        if num + (kv0 + kv_step * last) * den >= EXACT_FLOAT_LIMIT or fl0 + fl_step * last >= EXACT_FLOAT_LIMIT:
+            return None
+        if not (self._memory_bound(weights, kv0, fl0)
+                and self._memory_bound(weights, kv0 + kv_step * last, fl0 + fl_step * last)):
+            return None
+        return weights + kv0, float(kv_step)
+
     def _decode_sums(self, weights: float, contexts, steps: int) -> tuple[list[float], list[float]]:
         """For ``steps`` steps (``j`` = 0, 1, ...): ``weights`` plus ``kv_bytes(c + j)``, and 0.0
         plus ``matmul_flops`` + the attention at ``c + j + 1``, added sequence by sequence in the

@@ -227,7 +227,7 @@ def lanes(sim: serving.Simulation, bins: int = LANE_BINS, rows: int = LANE_ROWS)
     shows what its slot held at the bin's middle; a run of bins holding the same request in the same
     state is one bar (one cell spanning them), named by the times its bins cover."""
     start = min(r.arrival for r in sim.trace)
-    end = max(t[-1] for t in sim.token_times)
+    end = max(o.finished for o in sim.occupancy)
     width = (end - start) / bins
     by_slot: dict[int, list[serving.Occupancy]] = {}
     for o in sim.occupancy:

@@ -9,7 +9,7 @@ cached by the GGUF's SHA-256). The single numbers that are quantities (``prefill
   ``<!-- descent:table measured_batches -->``, ``<!-- descent:table constrained_steps -->``: SmolLM2
   on the build machine.
 * ``<!-- descent:table simulator_loop -->``, ``<!-- descent:table simulator_decode_run -->``: the
-  simulator's step loop and the helper it calls for runs of decode-only steps, as in the source.
+  simulator's step loop and the two helpers it calls for runs of decode-only steps, as in the source.
 * ``<!-- descent:table batching_compare -->``, ``<!-- descent:value trace_fact field=... -->``,
   ``<!-- descent:value batching_exception field=... -->``: the batching simulator.
 * ``<!-- descent:value prefix_fact field=... -->``, ``<!-- descent:value multi_turn_fact field=... -->``.
@@ -46,7 +46,7 @@ def field_choice(key: str, label: str, names, help_: str) -> P.Param:
 
 _LOOP_START = "    while queue or running:"
 
-_LOOP_END = "    by_id = "
+_LOOP_END = "    # A sequence's first token ends a step"
 
 @table("simulator_loop")
 def simulator_loop() -> str:
@@ -58,8 +58,9 @@ def simulator_loop() -> str:
 
 @table("simulator_decode_run")
 def simulator_decode_run() -> str:
-    """The helper the loop calls for a run of decode-only steps, as it is in the source (a fenced code block)."""
-    return "\n\n```python\n" + inspect.getsource(serving._decode_run).rstrip() + "\n```\n\n"
+    """The two helpers the loop calls for a run of decode-only steps, as they are in the source (a fenced code block)."""
+    code = "\n\n\n".join(inspect.getsource(f).rstrip() for f in (serving._line_run, serving._decode_run))
+    return "\n\n```python\n" + code + "\n```\n\n"
 
 _TRACE = (P.REQUESTS, P.ARRIVAL_RATE, P.PROMPT_MEAN, P.OUTPUT_MEAN, Q.SLOTS, P.SEED)
 
