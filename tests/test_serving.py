@@ -205,15 +205,15 @@ def test_a_tiny_chunk_budget_is_refused_before_it_runs(chunk, monkeypatch):
 def test_the_smallest_chunk_budget_allowed_runs_quickly(monkeypatch):
     # Quick by construction, counted rather than timed (a clock measures the machine: inside Pyodide
     # on a loaded CI machine this once took 0.58 s of a 0.5 s limit; 0.07 s in CPython here). The
-    # simulator costs a step one at a time only when prompt pieces run (StepModel.step); runs of
+    # simulator costs a step one at a time only when prompt pieces run (StepModel.step_time); runs of
     # decode-only steps go at once. chunk_floor sizes the smallest budget so that the prompts alone
     # would need MAX_PREFILL_STEPS steps; decodes share each step's budget, so a few more run (4,355
     # here, against 196 unchunked), but not twice as many.
     trace = serving.make_trace(200, 4.0, 1000, 250, P.SEED.default)
     s = serving.server("llama-3.1-8b", "h200", "bf16", "bf16")
     one_at_a_time = []
-    step = type(s).step
-    monkeypatch.setattr(type(s), "step", lambda self, *a, **k: one_at_a_time.append(1) or step(self, *a, **k))
+    parts = type(s)._step_parts  # what StepModel.step and step_time cost a step with
+    monkeypatch.setattr(type(s), "_step_parts", lambda self, *a, **k: one_at_a_time.append(1) or parts(self, *a, **k))
     sim = serving.simulate(trace, s, "continuous", 32, serving.chunk_floor(trace))
     assert len(one_at_a_time) <= 2 * serving.MAX_PREFILL_STEPS
     # ...and the budget is small enough to matter: most of those steps carry prompt pieces.
@@ -356,6 +356,8 @@ def test_decode_steps_equal_steps_one_by_one(model, contexts, steps):
     assert seconds == [r.seconds for r in ref]
     assert bound == sum(r.bound == "compute" for r in ref)
     assert s.step(contexts, [(0, 7), (3, 20)]) == _reference_step(s, contexts, [(0, 7), (3, 20)])
+    mixed = _reference_step(s, contexts, [(0, 7), (3, 20)])
+    assert s.step_time(contexts, [(0, 7), (3, 20)]) == (mixed.seconds, mixed.bound == "compute")
 
 
 @pytest.mark.parametrize("model", FAST_PATH_MODELS)

@@ -42,12 +42,12 @@ from __future__ import annotations
 import math
 import random
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass
 from functools import cached_property, lru_cache, reduce
 from heapq import heappop, heappush
-from itertools import accumulate, chain
+from itertools import accumulate, chain, repeat
 from operator import add
 
 from descent import params as P
@@ -314,7 +314,7 @@ class Occupancy:
     released: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made for every run, and a frozen dataclass is slow to make
 class StepRun:
     """Steps that :func:`simulate` ran one after another with the same sequences decoding.
 
@@ -349,7 +349,7 @@ class StepRun:
         steps 0 to j added exactly, over the bandwidth."""
         first, growth, bandwidth = self.line
         num, den = first.as_integer_ratio()
-        return ((j + 1) * num + int(growth) * den * j * (j + 1) // 2) / den / bandwidth
+        return ((j + 1) * num + int(growth) * den * (j * (j + 1) // 2)) / den / bandwidth
 
     def ends(self) -> list[float]:
         """When each step ended, s."""
@@ -482,12 +482,12 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
 
     queue, done, runs = deque(trace), [], []
     run_end = {}  # step index -> when it ended, for the last step of each run (every first and last token's)
-    # `running`: the admitted sequences (a dict: in admission order, removed in O(1)). Of them,
+    # `running`: the admitted sequences (dicts here keep their order and remove in O(1)). Of them,
     # `decoding` are past their prompt and still writing, `reading` still have prompt to read; both
     # oldest first (the prompt budget goes in admission order, so the sequences still reading are
     # the newest). `lasts`: a heap of the decoding sequences' last steps; their contexts add up to
     # `base` + their number x `steps`. `free`: the free slots, smallest first (a heap).
-    running, decoding, reading, free, lasts = {}, [], deque(), list(range(slots)), []
+    running, decoding, reading, free, lasts = {}, {}, deque(), list(range(slots)), []
     now = busy = kv_used = kv_peak = 0.0
     steps = compute_bound = work = base = order = 0
     while queue or running:
@@ -519,9 +519,10 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
         #    (StepRun) where the step model gives one.
         bound = 0
         if spans or not decoding:
-            cost = s.step([q.req.prompt + steps - q.first - 1 for q in decoding], [(a, b) for _, a, b in spans])
-            run = StepRun(steps, now, 1, n, (cost.seconds,))
-            bound = int(cost.bound == "compute")
+            took, compute = s.step_time([q.req.prompt + steps - q.first - 1 for q in decoding],
+                                        [(a, b) for _, a, b in spans])
+            run = StepRun(steps, now, 1, n, (took,))
+            bound = int(compute)
         else:
             limit = lasts[0][0] + 1 - steps  # steps until one of them is done
             fits = policy == "continuous" and queue and len(running) < slots and \
@@ -553,7 +554,7 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
             q.prefilled = b
             if b == q.req.prompt:  # its first token, from the prompt's last position
                 q.first, q.last = steps - 1, steps - 2 + q.req.output
-                decoding.append(reading.popleft())  # q: the pieces run oldest first
+                decoding[reading.popleft()] = None  # q: the pieces run oldest first
                 heappush(lasts, (q.last, order, q))
                 order += 1
                 base += q.req.prompt - q.first - 1
@@ -564,8 +565,8 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
                 q = heappop(lasts)[2]
                 finished.append(q)
                 base -= q.req.prompt - q.first - 1
-            gone = set(finished)
-            decoding = [q for q in decoding if q not in gone]
+            for q in finished:
+                del decoding[q]
             if policy == "static":  # the batch leaves together, once all of it is done
                 finished = [] if decoding or reading else list(running)
             for q in finished:
@@ -647,12 +648,25 @@ def _itl_percentiles(runs, qs) -> list[float]:
     a reply writes a token at every step from its first to its last, so the gap before each of its
     later tokens is that step's time, and a step's time is counted once for each sequence that
     decoded in it (0.0 for both when no reply has two tokens)."""
-    # Each run's seconds, once per sequence that decoded in it: sorted stretches, which Python's
-    # sort merges quickly.
-    xs = sorted(chain.from_iterable(r.values() * r.decoding for r in runs))
-    if not xs:
+    counted = [r for r in runs if r.decoding]
+    each = [r.values() for r in counted]  # every step's time once
+    steps = sum(map(len, each))
+    gaps = sum(len(v) * r.decoding for v, r in zip(each, counted, strict=True))
+    if not gaps:
         return [0.0] * len(qs)
-    return [_ranked_percentile(xs.__getitem__, len(xs), q) for q in qs]
+    if gaps <= 2 * steps:  # mostly one sequence a step: every gap written out (sorted stretches sort quickly)
+        xs = sorted(chain.from_iterable(v * r.decoding for v, r in zip(each, counted, strict=True)))
+        ranked = xs.__getitem__
+    else:  # many: each step's time once, ranked with how many gaps it stands for
+        xs = list(chain.from_iterable(each))
+        order = sorted(range(len(xs)), key=xs.__getitem__)
+        counts = list(chain.from_iterable(repeat(r.decoding, len(v)) for v, r in zip(each, counted, strict=True)))
+        below = list(accumulate(map(counts.__getitem__, order)))  # gaps up to each, in sorted order
+
+        def ranked(k: int) -> float:  # the k-th smallest gap, from 0
+            return xs[order[bisect_right(below, k)]]
+
+    return [_ranked_percentile(ranked, gaps, q) for q in qs]
 
 
 @dataclass(frozen=True)

@@ -389,6 +389,17 @@ class StepModel:
             :class:`DeviceStep`. A prompt piece reads its cached part and writes its new keys and
             values: ``kv_bytes(end)``; a decoding sequence reads ``kv_bytes(context)``.
         """
+        tokens, nbytes, flops, mem, comp = self._step_parts(decode_contexts, prefill_spans)
+        return DeviceStep(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+
+    def step_time(self, decode_contexts=(), prefill_spans=()) -> tuple[float, bool]:
+        """:meth:`step`'s ``seconds`` and whether the compute ceiling set it, without the record
+        (the simulator's many one-step runs)."""
+        _, _, _, mem, comp = self._step_parts(decode_contexts, prefill_spans)
+        return max(mem, comp), comp > mem
+
+    def _step_parts(self, decode_contexts, prefill_spans) -> tuple[int, float, float, float, float]:
+        """:meth:`step`'s tokens, bytes, FLOPs, memory seconds and compute seconds."""
         tokens = len(decode_contexts) + sum(e - s for s, e in prefill_spans)
         nbytes = self.step_weight_bytes(tokens)
         flops = 0.0
@@ -398,8 +409,7 @@ class StepModel:
         for s, e in prefill_spans:
             nbytes += self.kv_bytes(e)
             flops += (e - s) * self.matmul_flops + self._attn.sum(s, e)
-        mem, comp = nbytes / self.bandwidth, flops / self.peak
-        return DeviceStep(tokens, nbytes, flops, mem, comp, max(mem, comp), "compute" if comp > mem else "memory")
+        return tokens, nbytes, flops, nbytes / self.bandwidth, flops / self.peak
 
     def uniform_decode(self, n: int, context: int) -> DeviceStep:
         """One decode step of ``n`` sequences that all hold ``context`` tokens: :meth:`step` with
@@ -542,6 +552,13 @@ class StepModel:
         step()'s rounded quotients compare the same way (rounding keeps order): memory-bound."""
         if self._ratios is None:
             return False
+        # Far apart in floats (each side within a few rounding errors of its exact value), the
+        # floats decide; close, the exact fractions do.
+        comp, mem = flops / self.peak, (weights + kv_bytes) / self.bandwidth
+        if comp < mem * (1 - MEMORY_BOUND_MARGIN):
+            return True
+        if comp > mem * (1 + MEMORY_BOUND_MARGIN):
+            return False
         (bn, bd), (pn, pd) = self._ratios
         wn, wd = weights.as_integer_ratio()
         return flops * pd * wd * bn <= (wn + kv_bytes * wd) * bd * pn
@@ -549,6 +566,9 @@ class StepModel:
 
 #: Integers up to 2**53 are exact in a float (53-bit significand, IEEE 754 binary64).
 EXACT_FLOAT_LIMIT = 2**53
+#: A relative gap between a step's FLOP time and its memory time (each computed in floats) that
+#: rounding cannot close: a few units in the last place of a double (2**-52 each), with room to spare.
+MEMORY_BOUND_MARGIN = 1e-12
 
 
 def _whole(x) -> int | None:
