@@ -42,3 +42,16 @@ def test_extremes_are_the_ends_of_each_kind_of_input():
     assert kinds["toggle"].extremes() == [False, True]
     text = kinds["text"]
     assert text.extremes() == ["", "x" * text.max_length]
+
+
+def test_each_timed_run_simulates_again(monkeypatch):
+    # A reader's change asks for inputs not yet simulated: the batching widget's two simulations
+    # (static and continuous) run in every timed run, not only in the warm-up before them.
+    from descent import serving
+
+    calls = []
+    simulate = serving.simulate
+    monkeypatch.setattr(serving, "simulate", lambda *a, **k: calls.append(1) or simulate(*a, **k))
+    serving.run.cache_clear()
+    recompute._time(w.run, "batching", {})
+    assert len(calls) == 2 * (1 + recompute.REPEATS)
