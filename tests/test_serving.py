@@ -366,7 +366,7 @@ def test_decode_steps_equal_steps_one_by_one(model, contexts, steps):
 def test_decode_line_gives_the_steps_floats(model, contexts, steps):
     # Where decode_line answers, step j's time is (first + growth j) / bandwidth, the same float as
     # step()'s, and StepRun times the run from it; it refuses where decode_steps' closed form does
-    # (a window, a chunk, a linear-attention state, sums past 2**53) and any run that may turn
+    # (a window, a chunk, sums past 2**53) and any run that may turn
     # compute-bound (the 300 x 100 run starts compute-bound on H200).
     s = serving.server(model, "h200", "fp8", "bf16")
     ref = [_reference_step(s, [c + j for c in contexts]) for j in range(steps)]
@@ -516,6 +516,13 @@ def test_continuous_can_lose_on_a_burst_of_short_moe_requests():
     assert continuous < 0.8 * static
 
 
+def test_a_simulation_is_a_value(llama):
+    # Frozen and hashable, its runs too: two runs of one trace are equal and hash alike.
+    trace = serving.make_trace(30, 2.0, 500, 50, 3)
+    a, b = serving.simulate(trace, llama, "continuous", 4), serving.simulate(trace, llama, "continuous", 4)
+    assert a == b and hash(a) == hash(b) and any(r.line is not None for r in a.runs)
+
+
 def test_one_slot_makes_both_policies_the_same(llama):
     trace = serving.make_trace(30, 2.0, 500, 50, 3)
     a = serving.simulate(trace, llama, "static", 1)
@@ -569,6 +576,10 @@ def test_simulator_bad_input_gets_a_message(llama):
     huge = (serving.TraceRequest(0, 0.0, 900_000, 10),)
     with pytest.raises(ValueError, match="request 0 .* needs .* of KV cache"):
         serving.simulate(huge, llama)
+    # A prompt or a reply of no token (only a hand-made trace has one) is refused before any step runs.
+    for prompt, output in ((0, 5), (5, 0), (5, 2.5)):
+        with pytest.raises(ValueError, match=f"request 1 has a prompt of {prompt!r} and a reply of {output!r} tokens"):
+            serving.simulate((serving.TraceRequest(0, 0.0, 10, 3), serving.TraceRequest(1, 0.1, prompt, output)), llama)
 
 
 @pytest.mark.parametrize("q", [0, 1, 37.5, 50, 90, 99, 100])

@@ -52,7 +52,7 @@ from operator import add
 
 from descent import params as P
 from descent.catalog import Accelerator, Link, Model, links
-from descent.checks import is_real
+from descent.checks import is_int, is_real
 from descent.economics import SECONDS_PER_HOUR, TOKENS_PER_MILLION, usd_per_million_tokens
 from descent.numerics import kv_precision
 from descent.scenario import Scenario
@@ -314,7 +314,7 @@ class Occupancy:
     released: float
 
 
-@dataclass(slots=True)  # not frozen: made for every run, and a frozen dataclass is slow to make
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: made for every run (a frozen one is slow to make); never changed
 class StepRun:
     """Steps that :func:`simulate` ran one after another with the same sequences decoding.
 
@@ -454,7 +454,8 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
         chunk: the chunked-prefill token budget per step, or 0 for none.
 
     Raises:
-        ValueError: a bad setting; the weights leave no room for a KV cache; one request's KV
+        ValueError: a bad setting; a request without a prompt or a reply of 1 token or more; the
+            weights leave no room for a KV cache; one request's KV
             cache is larger than the whole room; the trace asks for more than
             ``MAX_SIMULATED_TOKENS`` output tokens or ``MAX_SIMULATED_WORK`` sequence-steps.
         ParamError: (field ``chunk``) a chunk budget so small that the prompts need more than
@@ -466,6 +467,11 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
     trace = tuple(sorted(trace, key=lambda r: (r.arrival, r.id)))
     if not trace:
         raise ValueError("the trace must hold at least one request")
+    short = next((r for r in trace if not (is_int(r.prompt) and is_int(r.output) and r.prompt >= 1 and r.output >= 1)),
+                 None)
+    if short is not None:
+        raise ValueError(f"request {short.id} has a prompt of {short.prompt!r} and a reply of {short.output!r} "
+                         "tokens: each must be a whole number, 1 or more")
     check_chunk(trace, chunk)
     total = sum(r.output for r in trace)
     if total > MAX_SIMULATED_TOKENS:
