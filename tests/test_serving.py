@@ -376,7 +376,7 @@ def test_decode_line_gives_the_steps_floats(model, contexts, steps):
         assert exact is None or any(r.bound == "compute" for r in ref)
         return
     assert all(r.bound == "memory" for r in ref)
-    run = serving.StepRun(0, 2.5, steps, len(contexts), None, (*line, s.bandwidth))
+    run = serving.StepRun(2.5, steps, len(contexts), None, (*line, s.bandwidth))
     assert run.values() == [r.seconds for r in ref]
     clock = list(itertools.accumulate((r.seconds for r in ref), initial=2.5))[1:]
     assert run.ends() == pytest.approx(clock, rel=1e-13)

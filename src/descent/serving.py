@@ -319,8 +319,7 @@ class StepRun:
     """Steps that :func:`simulate` ran one after another with the same sequences decoding.
 
     Attributes:
-        first_step: the index of the first.
-        start: when it started, s.
+        start: when the first started, s.
         steps: how many.
         decoding: how many sequences decoded in each (every one wrote a token at every step; a
             prompt that ends in a run's one step is not counted: that token is its first).
@@ -330,7 +329,6 @@ class StepRun:
             is then kept in O(1) however long it is, and its clock in closed form (:meth:`offset`).
     """
 
-    first_step: int
     start: float
     steps: int
     decoding: int
@@ -358,14 +356,14 @@ class StepRun:
         return [self.start + self.offset(j) for j in range(self.steps)]
 
 
-def _line_run(first_step: int, now: float, decoding: int, line: tuple[float, float], bandwidth: float,
-              limit: int, wake: float) -> StepRun:
+def _line_run(now: float, decoding: int, line: tuple[float, float], bandwidth: float, limit: int,
+              wake: float) -> StepRun:
     """:func:`simulate`'s decode-only steps as a line: ``limit`` steps from ``now``, or fewer,
     ending with the first step that ends at or after ``wake``."""
-    run = StepRun(first_step, now, limit, decoding, None, (*line, bandwidth))
+    run = StepRun(now, limit, decoding, None, (*line, bandwidth))
     if wake < math.inf and now + run.offset(limit - 1) >= wake:
         steps = bisect_left(range(limit), wake, key=lambda j: now + run.offset(j)) + 1
-        run = StepRun(first_step, now, steps, decoding, None, run.line)
+        run = StepRun(now, steps, decoding, None, run.line)
     return run
 
 
@@ -527,7 +525,7 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
         if spans or not decoding:
             took, compute = s.step_time([q.req.prompt + steps - q.first - 1 for q in decoding],
                                         [(a, b) for _, a, b in spans])
-            run = StepRun(steps, now, 1, n, (took,))
+            run = StepRun(now, 1, n, (took,))
             bound = int(compute)
         else:
             limit = lasts[0][0] + 1 - steps  # steps until one of them is done
@@ -536,11 +534,11 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
             wake = queue[0].arrival if fits else math.inf
             line = s.decode_line(n, base + n * steps, limit)
             if line is not None:
-                run = _line_run(steps, now, n, line, s.bandwidth, limit, wake)
+                run = _line_run(now, n, line, s.bandwidth, limit, wake)
             else:
                 contexts = [q.req.prompt + steps - q.first - 1 for q in decoding]  # tokens in each cache
                 seconds, bound = _decode_run(s, contexts, limit, now, wake)
-                run = StepRun(steps, now, len(seconds), n, tuple(seconds))
+                run = StepRun(now, len(seconds), n, tuple(seconds))
         work += len(running) * run.steps
         if work > MAX_SIMULATED_WORK:
             raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
@@ -570,9 +568,8 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
             while lasts and lasts[0][0] < steps:
                 q = heappop(lasts)[2]
                 finished.append(q)
-                base -= q.req.prompt - q.first - 1
-            for q in finished:
                 del decoding[q]
+                base -= q.req.prompt - q.first - 1
             if policy == "static":  # the batch leaves together, once all of it is done
                 finished = [] if decoding or reading else list(running)
             for q in finished:

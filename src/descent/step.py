@@ -484,18 +484,14 @@ class StepModel:
             context_sum: the tokens in their caches at the first step, added up; each holds 1 or more.
             steps: number of steps, >= 1.
         """
-        if self._whole is None or sequences < 1 or steps < 1:
+        if sequences < 1 or steps < 1:
             return None
         weights = self.step_weight_bytes(sequences)
-        if not isinstance(weights, float) or weights < 0:
+        sums = self._exact_sums(weights, sequences, context_sum, steps)
+        if sums is None:
             return None
-        kv_a, kv_c, fl_a, fl_c = self._whole
-        kv0, kv_step = kv_a * context_sum + kv_c * sequences, kv_a * sequences
-        fl0, fl_step = fl_a * context_sum + fl_c * sequences, fl_a * sequences
-        num, den = weights.as_integer_ratio()
+        kv0, kv_step, fl0, fl_step = sums
         last = steps - 1
-        if num + (kv0 + kv_step * last) * den >= EXACT_FLOAT_LIMIT or fl0 + fl_step * last >= EXACT_FLOAT_LIMIT:
-            return None
         if not (self._memory_bound(weights, kv0, fl0)
                 and self._memory_bound(weights, kv0 + kv_step * last, fl0 + fl_step * last)):
             return None
@@ -535,12 +531,18 @@ class StepModel:
         addition is exact, so step()'s sums are ``weights + kv0 + kv_step j`` and
         ``fl0 + fl_step j``.
         """
-        if self._whole is None or min(contexts) < 1 or not isinstance(weights, float) or weights < 0:
+        if min(contexts) < 1:
+            return None
+        return self._exact_sums(weights, len(contexts), sum(contexts), steps)
+
+    def _exact_sums(self, weights: float, sequences: int, context_sum: int,
+                    steps: int) -> tuple[int, int, int, int] | None:
+        """:meth:`_exact_line` from the number of sequences and their contexts added up (each 1 or more)."""
+        if self._whole is None or not isinstance(weights, float) or weights < 0:
             return None
         kv_a, kv_c, fl_a, fl_c = self._whole
-        n, total = len(contexts), sum(contexts)
-        kv0, kv_step = kv_a * total + kv_c * n, kv_a * n
-        fl0, fl_step = fl_a * total + fl_c * n, fl_a * n
+        kv0, kv_step = kv_a * context_sum + kv_c * sequences, kv_a * sequences
+        fl0, fl_step = fl_a * context_sum + fl_c * sequences, fl_a * sequences
         num, den = weights.as_integer_ratio()  # den: a power of two
         last = steps - 1
         if num + (kv0 + kv_step * last) * den >= EXACT_FLOAT_LIMIT or fl0 + fl_step * last >= EXACT_FLOAT_LIMIT:
