@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from descent import params as P
 from descent.checks import is_int, is_real
@@ -128,24 +129,25 @@ class FloatFormat:
     source: str
 
     # -- layout -------------------------------------------------------------------------------
+    # Each is worked out once per format (round() reads them for every value it rounds).
 
-    @property
+    @cached_property
     def bits(self) -> int:
         """Bits per value: sign (if any) + E + M."""
         return int(self.signed) + self.exponent_bits + self.mantissa_bits
 
-    @property
+    @cached_property
     def codes(self) -> int:
         """Number of codes, ``2^bits``."""
         return 1 << self.bits
 
-    @property
+    @cached_property
     def _emax_field(self) -> int:
         """Largest exponent field that holds finite numbers."""
         top = (1 << self.exponent_bits) - 1
         return top - 1 if self.special in ("ieee", "e8m0") else top
 
-    @property
+    @cached_property
     def max(self) -> float:
         """Largest finite value."""
         if self.special == "e8m0":
@@ -153,12 +155,12 @@ class FloatFormat:
         top_m = (1 << self.mantissa_bits) - (2 if self.special == "fn" else 1)
         return math.ldexp(1.0 + top_m / (1 << self.mantissa_bits), self._emax_field - self.bias)
 
-    @property
+    @cached_property
     def min_normal(self) -> float:
         """Smallest positive normal value, ``2^(1 - bias)`` (``2^-bias`` for E8M0, code 0)."""
         return math.ldexp(1.0, (0 if self.special == "e8m0" else 1) - self.bias)
 
-    @property
+    @cached_property
     def min_subnormal(self) -> float | None:
         """Smallest positive subnormal, ``2^(1 - bias - M)``; None without subnormals (E8M0)."""
         if self.special == "e8m0" or self.mantissa_bits == 0:
@@ -279,13 +281,22 @@ class FloatFormat:
             return Rounded(code, math.nan, 0.0, "nan", False)
         if self.special == "e8m0":
             return self._round_e8m0(x)
+        v, over = self._nearest(x)
+        return self._result(v, x, over)
+
+    def round_value(self, x: float) -> float:
+        """``round(x).value`` without the rest of :class:`Rounded`, for a float ``x`` that is not
+        NaN, in any format but E8M0 (quantizers round thousands of values and keep only this)."""
+        return self._nearest(x)[0]
+
+    def _nearest(self, x: float) -> tuple[float, bool]:
+        """The value nearest ``x`` (a float, not NaN; not E8M0) and whether ``x`` overflowed."""
         neg = math.copysign(1.0, x) < 0
         a = abs(x)
         if math.isinf(a):
-            v, over = self._overflow(neg)
-            return self._result(v, x, over)
+            return self._overflow(neg)
         if a == 0:
-            return self._result(-0.0 if neg else 0.0, x, False)
+            return (-0.0 if neg else 0.0), False
         exp = math.frexp(a)[1] - 1
         q_exp = max(exp, 1 - self.bias) - self.mantissa_bits  # the spacing of values near a: 2^q_exp
         n = math.ldexp(a, -q_exp)  # exact: a scaled by a power of two
@@ -293,10 +304,9 @@ class FloatFormat:
         # Compared in units of 2^q_exp (exact: a power-of-two scaling): m * 2^q_exp itself may not
         # fit a binary64 (the largest double rounds up past it), and then it overflowed any format.
         if m > math.ldexp(self.max, -q_exp):
-            v, over = self._overflow(neg)
-            return self._result(v, x, over)
+            return self._overflow(neg)
         r = math.ldexp(float(m), q_exp)
-        return self._result(-r if neg else r, x, False)
+        return (-r if neg else r), False
 
     def _overflow(self, neg: bool) -> tuple[float, bool]:
         if self.special == "ieee":

@@ -120,6 +120,8 @@ def _check_values(values: Sequence[float]) -> list[float]:
         raise ValueError(f"values must be a list of numbers, got {type(values).__name__}")
     if not values:
         raise ValueError("values must not be empty")
+    if all(type(v) is float for v in values) and all(map(math.isfinite, values)):
+        return list(values)  # the usual case, checked at C speed; otherwise find the bad item below
     out = []
     for i, v in enumerate(values):
         if not is_real(v) or not math.isfinite(v):
@@ -188,10 +190,10 @@ def _fp4_elements(w: list[float], scale: float) -> tuple[list[float], int]:
     (half of the top step, 4 to 6)."""
     vals, clipped = [], 0
     for x in w:
-        r = _FP4.round(x / scale)
-        if abs(x / scale) > FP4_CLIP:
+        q = x / scale
+        if abs(q) > FP4_CLIP:
             clipped += 1
-        vals.append(r.value * scale)
+        vals.append(_FP4.round_value(q) * scale)
     return vals, clipped
 
 
