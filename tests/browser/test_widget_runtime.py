@@ -501,16 +501,20 @@ def test_latest_input_wins_busy_and_no_stale_error(page, demo_url):
     assert page.descent_console_errors == []
 
 
-# Records the `warmed` count (widgets the worker has run at their defaults in the background) that
-# each result reply carries.
+# Records how many widgets the worker has run at their defaults in the background (`warmed`, their
+# names in order) as each result reply says, and the latest list of names.
 _WARMED = """
 (() => {
   window.__warmed = [];
+  window.__warmedNames = [];
   const add = Worker.prototype.addEventListener;
   Worker.prototype.addEventListener = function (type, fn, ...rest) {
     if (type === "message") {
       add.call(this, "message", (ev) => {
-        if (ev.data && ev.data.type === "result") window.__warmed.push(ev.data.warmed);
+        if (ev.data && ev.data.type === "result") {
+          window.__warmed.push(ev.data.warmed.length);
+          window.__warmedNames = ev.data.warmed;
+        }
       });
     }
     return add.call(this, type, fn, ...rest);
@@ -548,3 +552,31 @@ def test_warming_waits_while_the_reader_changes_inputs(page, demo_url):
     _set_number(page, "context", "1000")
     expect(page.locator(f"{WIDGET} .descent-widget__output")).to_contain_text(CTX_1000_TOTAL)
     assert page.evaluate("() => window.__warmed.at(-1)") > busy[-1]
+
+
+def test_the_pages_own_widgets_are_warmed_first(page, site_dir, server):
+    """Issue 28: the page names its widgets to the worker, which warms those first, in page order,
+    so a widget further down is warm before the reader reaches it. Part 3's widgets are not the
+    first in the registry's order (which starts with accelerator_landscape), so this can fail."""
+    path = page_path(site_dir, "part-3-serving-software")
+    html = (site_dir / (path if path.endswith(".html") else path + "index.html")).read_text()
+    on_page = list(dict.fromkeys(re.findall(r'<div[^>]*class="descent-widget[^"]*"[^>]*data-widget="([a-z0-9_]+)"', html)))
+    assert len(on_page) >= 5, on_page
+    quiet = _script_ms("worker.js", "WARM_QUIET_MS")
+    page.add_init_script(_WARMED)
+    first = page.locator(f'.descent-widget[data-widget="{on_page[0]}"]')
+    go_live(page, server + path, f'.descent-widget[data-widget="{on_page[0]}"]')
+    # Idle while the warm-up runs, then change a number for a result that carries the list.
+    number = first.locator("input[type=number]").first
+    start = int(number.input_value())
+    warmed = []
+    for i in range(1, 6):
+        page.wait_for_timeout(3 * quiet)
+        sent = len(page.evaluate("() => window.__warmed"))
+        number.fill(str(start + (i % 2)))
+        page.wait_for_function(f"() => window.__warmed.length > {sent}", timeout=LIVE_TIMEOUT_MS)
+        warmed = page.evaluate("() => window.__warmedNames")
+        if len(warmed) >= len(on_page):
+            break
+    assert warmed[:len(on_page)] == on_page, warmed
+    assert page.descent_console_errors == []

@@ -159,8 +159,17 @@ function startWorker() {
     }
   }
   if (!worker) return;
+  announcePage();
   for (const msg of explainWaiting) worker.postMessage(msg);
   explainWaiting = [];
+}
+
+// The worker warms every widget while the reader is idle (worker.js): it is told this page's
+// widgets, in page order, so that they are warmed before the rest.
+function announcePage() {
+  if (!worker) return;
+  const names = [...document.querySelectorAll(".descent-widget[data-widget]")].map((el) => el.dataset.widget);
+  worker.postMessage({ type: "page", widgets: [...new Set(names)] });
 }
 
 // The runtime the page's <head> started on a desktop is adopted once the first page's widgets are
@@ -794,6 +803,7 @@ function bind(root, late = false) {
 
 function bindAll() {
   for (const root of document.querySelectorAll(".descent-widget[data-widget]")) bind(root);
+  announcePage();
 }
 
 // explain.js asks for the derivation of a widget's number (data-quantity) at the inputs of the

@@ -311,11 +311,15 @@ async function start() {
 // so a reader moving a slider never waits behind a warm-up; a change sent just as one begins waits
 // for that one alone (decision 0029 gives the longest). Warming starts after the first request is
 // answered (the page's own widgets come first), or WARM_AFTER_READY_MS after start-up if none comes.
+// The page names its widgets (a "page" message, again after each instant navigation): those not yet
+// warmed go to the front of the line, in page order, so a widget further down the page is warm
+// before the reader scrolls to it.
 const WARM_QUIET_MS = 1000;
 const WARM_AFTER_READY_MS = 3000;
 let warmStarted = false;
 let lastRequestAt = 0;
-let warmed = 0; // widgets warmed so far, sent with each result (tests/browser/test_widget_runtime.py)
+let pageWidgets = [];
+const warmed = []; // the widgets warmed so far, in order, sent with each result (tests/browser/test_widget_runtime.py)
 function startWarming() {
   if (warmStarted) return;
   warmStarted = true;
@@ -330,6 +334,11 @@ function warmNext() {
       widgetNames = [];
     }
   }
+  if (pageWidgets.length) {
+    const first = pageWidgets.filter((name) => widgetNames.includes(name));
+    widgetNames = [...first, ...widgetNames.filter((name) => !first.includes(name))];
+    pageWidgets = [];
+  }
   if (!widgetNames.length) return;
   const quietFor = performance.now() - lastRequestAt;
   if (queue.length || quietFor < WARM_QUIET_MS) {
@@ -339,7 +348,7 @@ function warmNext() {
   const name = widgetNames.shift();
   try {
     runJson(name, "{}", "");
-    warmed += 1;
+    warmed.push(name);
   } catch {
     // a widget that fails with its defaults reports it when the reader uses it
   }
@@ -395,6 +404,10 @@ function handle(msg) {
 }
 
 self.onmessage = (event) => {
+  if (event.data && event.data.type === "page") {
+    pageWidgets = Array.isArray(event.data.widgets) ? event.data.widgets.map(String) : [];
+    return;
+  }
   lastRequestAt = performance.now();
   if (runJson) handle(event.data);
   else queue.push(event.data);
