@@ -120,8 +120,8 @@ def _check_values(values: Sequence[float]) -> list[float]:
         raise ValueError(f"values must be a list of numbers, got {type(values).__name__}")
     if not values:
         raise ValueError("values must not be empty")
-    if all(type(v) is float for v in values) and all(map(math.isfinite, values)):
-        return list(values)  # the usual case, checked at C speed; otherwise find the bad item below
+    if set(map(type, values)) == {float} and all(map(math.isfinite, values)):
+        return list(values)  # the usual case, checked without a Python loop; else find the bad item below
     out = []
     for i, v in enumerate(values):
         if not is_real(v) or not math.isfinite(v):

@@ -351,6 +351,20 @@ def test_runtime_that_cannot_start_keeps_static_values_and_says_why(page, demo_u
     assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
 
 
+def test_runtime_whose_wasm_is_broken_says_why(page, demo_url):
+    # Pyodide's wasm arrives damaged: Pyodide itself only logs a failed instantiation and waits for
+    # ever; worker.js must give up and say so, not leave the widget loading.
+    for pattern in ("**/assets/pyodide/gzip/pyodide.asm.wasm*", "**/assets/pyodide/pyodide.asm.wasm"):
+        page.route(pattern, lambda route: route.fulfill(status=200, body=b"not a wasm module",
+                                                        headers={"Content-Type": "application/wasm"}))
+    page.goto(demo_url)
+    w = page.locator(WIDGET)
+    w.scroll_into_view_if_needed()
+    expect(page.locator(f"{WIDGET} .descent-widget__status")).to_contain_text("could not start", timeout=LIVE_TIMEOUT_MS)
+    assert w.get_attribute("data-state") == "static"
+    assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
+
+
 #: Init script: note the document's readyState when a page script makes the widget worker.
 _WORKER_MADE = """
 (() => {
@@ -512,8 +526,8 @@ _WARMED = """
     if (type === "message") {
       add.call(this, "message", (ev) => {
         if (ev.data && ev.data.type === "result") {
-          window.__warmed.push(ev.data.warmed.length);
-          window.__warmedNames = ev.data.warmed;
+          window.__warmed.push((ev.data.warmed || []).length);  // an error reply carries none
+          window.__warmedNames = ev.data.warmed || [];
         }
       });
     }

@@ -173,34 +173,47 @@ function compileWasm() {
     timings.wasm_compiled_at = at();
     return out;
   });
-  module.catch(() => {}); // reported through loadPyodide
+  module.catch(() => {}); // reported through answerInstantiate's failed
   return module;
 }
 
 // pyodide.mjs fetches `${indexURL}pyodide.asm.wasm` itself and hands the response to
 // WebAssembly.instantiateStreaming: its indexURL is boot/, whose pyodide.asm.wasm is an empty
 // module (8 bytes), and while Pyodide boots that call is answered with the module compiled above.
-// The call is known for Pyodide's by its instantiateWasm having been called (expect(), from
-// createPyodideModule), not by the stand-in's response: on a host that answers a few requests at a
-// time (HTTP/1.1: 6 per origin) that response queued behind the snapshot, and waiting for it held
-// the boot back (nox -s bench, Part 0: the 8 bytes came 450 ms after they were asked for).
+// The call is known for Pyodide's by the imports object its instantiateWasm was handed (expect(),
+// from createPyodideModule), not by the stand-in's response: on a host that answers a few requests
+// at a time (HTTP/1.1: 6 per origin) that response queued behind the snapshot, and waiting for it
+// held the boot back (nox -s bench, Part 0: the 8 bytes came 450 ms after they were asked for).
+// Pyodide only logs a failed instantiation and never calls back, so a failure also rejects
+// `failed`, which start() races against loadPyodide: the reader is told rather than left waiting.
 function answerInstantiate(module) {
   const real = WebAssembly.instantiateStreaming;
-  let expected = 0;
+  let expected = null;
+  let fail;
+  const failed = new Promise((resolve, reject) => {
+    fail = reject;
+  });
+  failed.catch(() => {}); // read by start()'s races
   WebAssembly.instantiateStreaming = async function instantiateStreaming(source, imports) {
-    if (!expected) return real.call(WebAssembly, source, imports);
-    expected -= 1;
+    if (expected === null || imports !== expected) return real.call(WebAssembly, source, imports);
+    expected = null;
     Promise.resolve(source).catch(() => {}); // the stand-in's answer is not needed
     timings.instantiate_called_at = at();
-    const mod = await module;
-    const instance = await WebAssembly.instantiate(mod, imports);
-    timings.instantiated_at = at();
-    return { module: mod, instance };
+    try {
+      const mod = await module;
+      const instance = await WebAssembly.instantiate(mod, imports);
+      timings.instantiated_at = at();
+      return { module: mod, instance };
+    } catch (err) {
+      fail(err);
+      throw err;
+    }
   };
   return {
-    expect() {
-      expected += 1;
+    expect(imports) {
+      expected = imports;
     },
+    failed,
     restore() {
       WebAssembly.instantiateStreaming = real;
     },
@@ -265,7 +278,7 @@ async function start() {
     const instantiateWasm = settings.instantiateWasm;
     if (typeof instantiateWasm === "function") {
       settings.instantiateWasm = (imports, done) => {
-        answer.expect();
+        answer.expect(imports);
         return instantiateWasm(imports, done);
       };
     }
@@ -287,11 +300,16 @@ async function start() {
     timings.package_written_ms = Math.round(performance.now() - t);
   };
   let pyodide;
+  let wasmFailed = false;
+  answer.failed.catch(() => {
+    wasmFailed = true;
+  });
+  const boot = (settings) => Promise.race([loadPyodide(settings), answer.failed]);
   let t = performance.now();
   try {
     // A booted interpreter's memory, saved at build time (descent.site.runtime.make_snapshot):
     // restoring it skips Python's start-up and every import of the widget runtime.
-    pyodide = await loadPyodide({
+    pyodide = await boot({
       ...config,
       stdLibURL: new URL("python_stdlib.empty.zip", PYODIDE_URL).href,
       _loadSnapshot: snapshot,
@@ -302,9 +320,10 @@ async function start() {
     stdlibOnDemand(pyodide);
   } catch (err) {
     await pack; // a missing package is the error to report, not the snapshot's
+    if (wasmFailed) throw err; // a fresh start needs the same wasm
     console.warn(`descent: starting Pyodide from its snapshot failed (${err}); starting it afresh`);
     t = performance.now();
-    pyodide = await loadPyodide({ ...config, stdLibURL: new URL("python_stdlib.zip", PYODIDE_URL).href });
+    pyodide = await boot({ ...config, stdLibURL: new URL("python_stdlib.zip", PYODIDE_URL).href });
     await writePack(pyodide.FS);
     timings.boot_without_snapshot_ms = Math.round(performance.now() - t);
   } finally {
