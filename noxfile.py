@@ -120,6 +120,16 @@ def serve(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def preview(session: nox.Session) -> None:
+    """Live preview while you edit, at http://127.0.0.1:8000: MkDocs' dev server, rebuilding only the
+    pages you save (1-2 s; `-- --port 8001` for another port). Not strict and not the site as served:
+    `nox -s build` and `nox -s tests` are the check (descent.site.preview says what it skips)."""
+    _install(session, "build")
+    _npm(session)
+    session.run("python", "-m", "descent.site.preview", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Everything: unit, property, peer, formula, Pyodide and browser tests against a fresh build."""
     _install(session, "test")
@@ -171,7 +181,7 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Speed report (not pass/fail): writes bench/report.json and bench/report.md (tools/bench.py).
 
-    Cold build, one-line-edit rebuild (mkdocs build and mkdocs serve), page weight, first live
+    Cold build, one-line-edit rebuild (mkdocs build and the live preview, nox -s preview), page weight, first live
     widget result, recompute latency, Lighthouse (its own npm project in tools/lighthouse, with a
     lock file, so the site's `npm ci` stays light) and the cold trace. Pass `-- --no-lighthouse`
     for a quick run.

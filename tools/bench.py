@@ -10,9 +10,9 @@ What is measured, and how:
   untracked-but-not-ignored files; ``node_modules`` linked), so ``.cache/`` is empty: figures are
   drawn, KaTeX runs, the wheel is zipped. Goal 60 s.
 * **Rebuild after a one-line Markdown edit**, two ways a contributor sees it: ``mkdocs build``
-  again (what ``nox -s serve`` does), and ``mkdocs serve``'s live-reload rebuild, timed from the
-  file write until the served page contains the new line (median of :data:`SERVE_EDITS` edits).
-  Goal 3 s.
+  again (what ``nox -s serve`` does), and the live preview's rebuild (``nox -s preview``:
+  ``mkdocs serve --dirty``, :mod:`descent.site.preview`), timed from the file write until the
+  served page contains the new line (median of :data:`SERVE_EDITS` edits). Goal 3 s (the preview's).
 * **Page weight before any interaction**, per page: every response Chromium receives until the
   network is idle after ``load`` (1280x800 viewport), each body gzip-compressed (level 6, a
   typical server's setting) and summed; Pyodide's core, the descent wheel and ``worker.js`` (the
@@ -100,7 +100,7 @@ LIGHTHOUSE_CLI = ROOT / "tools" / "lighthouse" / "node_modules" / "lighthouse" /
 GZIP_LEVEL = 6
 #: Input changes per widget for the recompute latency.
 RECOMPUTE_CHANGES = 50
-#: One-line edits timed under ``mkdocs serve`` (the median is reported).
+#: One-line edits timed under the live preview, ``nox -s preview`` (the median is reported).
 SERVE_EDITS = 3
 #: Paths (relative to the site) of the live runtime, excluded from page weight.
 RUNTIME_PREFIXES = ("assets/pyodide/", "assets/descent/wheels/", "assets/descent/worker.js",
@@ -272,11 +272,14 @@ def _edit_page(tree: Path) -> tuple[Path, str]:
 
 
 def serve_rebuild_seconds(tree: Path) -> list[float]:
-    """Seconds from a one-line edit to ``mkdocs serve`` serving it, for :data:`SERVE_EDITS` edits."""
+    """Seconds from a one-line edit to the live preview (``nox -s preview``) serving it, for
+    :data:`SERVE_EDITS` edits."""
+    from descent.site import preview
+
     port = free_port()
     url_root = f"http://127.0.0.1:{port}/"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+        preview.command(port),
         cwd=tree,
         env=_env(url_root),
         stdout=subprocess.DEVNULL,
@@ -919,7 +922,7 @@ def summarize(r: dict[str, Any]) -> dict[str, Any]:
     s: dict[str, Any] = {}
     if "cold_build_s" in r:
         s["cold_build_s"] = r["cold_build_s"]
-    # What a contributor sees: mkdocs serve's rebuild; a plain mkdocs build when serve was skipped.
+    # What a contributor sees: the live preview's rebuild; a plain mkdocs build when it was skipped.
     rebuild = r.get("rebuild_serve_median_s", r.get("rebuild_build_s"))
     if rebuild is not None:
         s["rebuild_s"] = rebuild
@@ -1139,7 +1142,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "bench"), help="directory for report.json and report.md")
     ap.add_argument("--no-lighthouse", action="store_true", help="skip Lighthouse (the slowest part)")
-    ap.add_argument("--no-serve", action="store_true", help="skip the mkdocs serve rebuild timing")
+    ap.add_argument("--no-serve", action="store_true", help="skip the live preview's rebuild timing (nox -s preview)")
     ap.add_argument("--site", help="measure this existing build (browser and Lighthouse only; no builds, no trace)")
     ap.add_argument("--port", type=int, help="with --site: serve on this port (default: the one its sitemap names, if free; the sitemap is rewritten for another)")
     ap.add_argument("--lighthouse-only-mobile", action="store_true", help="run Lighthouse's mobile form only")
