@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from test_site_headers import _FakeSession, _noxfile
 
 from descent.site import preview, serve
@@ -24,17 +25,33 @@ def test_the_preview_is_mkdocs_serve_dirty_on_the_port():
     assert preview.environment(8123)["DESCENT_SITE_URL"] == "http://127.0.0.1:8123/"
 
 
-def test_main_runs_it_and_returns_its_exit_status(monkeypatch):
+class _Execed(Exception):
+    pass
+
+
+def _no_exec(path, argv, env):
+    raise AssertionError(f"the preview started: {argv}")
+
+
+def test_main_becomes_mkdocs(monkeypatch):
+    # MkDocs replaces the process (execve), so the bench's terminate() stops the server itself.
     calls = []
-    monkeypatch.setattr(preview.subprocess, "call", lambda cmd, env: calls.append((cmd, env)) or 3)
+
+    def execve(path, argv, env):
+        calls.append((path, argv, env))
+        raise _Execed
+
+    monkeypatch.setattr(preview.os, "execve", execve)
     port = _free_port()
-    assert preview.main(["--port", str(port)]) == 3
-    (cmd, env), = calls
-    assert cmd == preview.command(port) and env["DESCENT_SITE_URL"] == f"http://127.0.0.1:{port}/"
+    with pytest.raises(_Execed):
+        preview.main(["--port", str(port)])
+    (path, argv, env), = calls
+    assert path == sys.executable and argv == preview.command(port)
+    assert env["DESCENT_SITE_URL"] == f"http://127.0.0.1:{port}/"
 
 
 def test_a_busy_port_is_said_before_any_build(monkeypatch, capsys):
-    monkeypatch.setattr(preview.subprocess, "call", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    monkeypatch.setattr(preview.os, "execve", _no_exec)
     taken = serve.make_server(".", 0)
     port = taken.server_address[1]
     try:
@@ -46,7 +63,7 @@ def test_a_busy_port_is_said_before_any_build(monkeypatch, capsys):
 
 
 def test_a_port_out_of_range_is_refused(monkeypatch, capsys):
-    monkeypatch.setattr(preview.subprocess, "call", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    monkeypatch.setattr(preview.os, "execve", _no_exec)
     for bad in ("0", "65536"):
         assert preview.main(["--port", bad]) == 2
         assert f"--port must be a whole number from 1 to 65535, got {bad}" in capsys.readouterr().err

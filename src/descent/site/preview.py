@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import subprocess
 import sys
 
 from descent.site.serve import DEFAULT_BIND, DEFAULT_PORT, port_busy
@@ -54,13 +52,11 @@ def main(argv: list[str] | None = None) -> int:
               f"another preview) is listening there. Stop it, or pick a free port: nox -s preview -- --port "
               f"{args.port + 1}", file=sys.stderr)
         return 2
-    # Ctrl-C stops it even when started from a shell that ignores SIGINT (see descent.site.serve).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        return subprocess.call(command(args.port), env=environment(args.port))
-    except KeyboardInterrupt:  # Ctrl-C: MkDocs stops too (same process group); no traceback
-        print("Stopped.", flush=True)
-        return 0
+    # MkDocs takes this process's place, so a signal meant for the preview (Ctrl-C, or the bench's
+    # terminate()) reaches the server itself: a child process would outlive a parent sent SIGTERM.
+    cmd = command(args.port)
+    os.execve(cmd[0], cmd, environment(args.port))
+    return 0  # not reached: execve returns only by raising OSError
 
 
 if __name__ == "__main__":  # pragma: no cover
