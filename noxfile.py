@@ -124,9 +124,21 @@ def preview(session: nox.Session) -> None:
     """Live preview while you edit, at http://127.0.0.1:8000: MkDocs' dev server, rebuilding only the
     pages you save (1-2 s; `-- --port 8001` for another port). Not strict and not the site as served:
     `nox -s build` and `nox -s tests` are the check (descent.site.preview says what it skips)."""
+    parser = argparse.ArgumentParser(prog="nox -s preview --")
+    parser.add_argument("--port", type=int, default=SERVE_PORT, help=f"port on 127.0.0.1 (default {SERVE_PORT})")
+    args = parser.parse_args(session.posargs)
+    if not 1 <= args.port <= 65535:
+        session.error(f"--port must be 1 to 65535, got {args.port}")
+    if _port_busy(args.port):  # say so before installing for nothing
+        session.error(f"port {args.port} on 127.0.0.1 is busy: another program (perhaps a serve or another "
+                      f"preview) is listening there. Stop it, or pick a free port: nox -s preview -- --port "
+                      f"{args.port + 1}")
     _install(session, "build")
     _npm(session)
-    session.run("python", "-m", "descent.site.preview", *session.posargs)
+    try:
+        session.run("python", "-m", "descent.site.preview", "--port", str(args.port))
+    except KeyboardInterrupt:  # Ctrl-C ends the session quietly, as a success
+        session.log("Stopped.")
 
 
 @nox.session(python=PYTHON)

@@ -10,4 +10,5 @@ from descent.site.hooks import (  # noqa: F401  (MkDocs finds the event handlers
     on_post_template,
     on_pre_page,
     on_shutdown,
+    on_startup,
 )

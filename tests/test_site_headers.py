@@ -319,3 +319,37 @@ def test_serve_gzips_text_to_a_client_that_accepts_it_as_a_static_host_does(tmp_
 ])
 def test_accept_encoding_is_read_with_its_weights(header, accepted):
     assert serve.accepts_gzip(header) is accepted
+
+
+_PAGE = ('<html><head><meta charset="utf-8"><script>var a = 1;</script></head>'
+         '<body><script src="x.js"></script></body></html>')
+
+
+def test_a_built_page_names_its_inline_scripts_by_hash():
+    # script-src: 'self', the page's one inline script by its SHA-256, the iframe-worker boot's.
+    (script_src,) = [d for d in csp.policy(_PAGE).split("; ") if d.startswith("script-src ")]
+    assert script_src.split()[1] == "'self'"
+    assert csp._sha256("var a = 1;") in script_src and "'unsafe-inline'" not in script_src
+
+
+def test_mkdocs_dev_server_pages_let_its_live_reload_script_run():
+    # mkdocs serve (nox -s preview) adds an inline script that changes with every response: its pages
+    # allow inline scripts and list no hash (a hash would make browsers ignore 'unsafe-inline').
+    (script_src,) = [d for d in csp.policy(_PAGE, live_reload=True).split("; ") if d.startswith("script-src ")]
+    assert script_src == "script-src 'self' 'unsafe-inline'"
+    assert csp.inject(_PAGE, live_reload=True).count("'unsafe-inline'") == 2  # script-src and style-src
+    # Everything else is the build's policy.
+    rest = [d for d in csp.policy(_PAGE).split("; ") if not d.startswith("script-src ")]
+    assert [d for d in csp.policy(_PAGE, live_reload=True).split("; ") if not d.startswith("script-src ")] == rest
+
+
+def test_the_hooks_relax_the_policy_under_mkdocs_serve_only():
+    from descent.site import hooks
+
+    try:
+        hooks.on_startup(command="serve", dirty=True)
+        assert "script-src 'self' 'unsafe-inline'" in hooks.on_post_template(_PAGE, "404.html", None)
+        hooks.on_startup(command="build", dirty=False)
+        assert "script-src 'self' 'unsafe-inline'" not in hooks.on_post_template(_PAGE, "404.html", None)
+    finally:
+        hooks._state.live_reload = False

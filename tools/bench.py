@@ -68,6 +68,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -299,11 +300,17 @@ def serve_rebuild_seconds(tree: Path) -> list[float]:
             times.append(time.perf_counter() - start)
     finally:
         src.write_text(original)
-        proc.terminate()
+        # Ctrl-C, as a contributor stops it: MkDocs then removes its temporary site (a terminate()
+        # left a few hundred MB in /tmp each run); terminate and kill if it does not stop.
+        proc.send_signal(signal.SIGINT)
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     return times
 
 

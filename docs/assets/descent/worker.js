@@ -194,6 +194,9 @@ function answerInstantiate(module) {
     fail = reject;
   });
   failed.catch(() => {}); // read by start()'s races
+  // A wasm that fails to download or compile ends the start at once, not once the snapshot is in
+  // (Pyodide instantiates only then), and never through the fresh-start fallback.
+  module.catch((err) => fail(err));
   WebAssembly.instantiateStreaming = async function instantiateStreaming(source, imports) {
     if (expected === null || imports !== expected) return real.call(WebAssembly, source, imports);
     expected = null;

@@ -237,22 +237,33 @@ def _sha256(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def policy(html: str) -> str:
+#: ``script-src`` for a page served by MkDocs' own dev server (``mkdocs serve``, ``nox -s preview``):
+#: it adds an inline live-reload script to every page it sends, different each time, so no hash
+#: can name it. Inline scripts are allowed there instead (a hash in the list would make browsers
+#: ignore ``'unsafe-inline'``, so there are none). A build never gets this.
+LIVE_RELOAD_SCRIPT_SRC = "'self' 'unsafe-inline'"
+
+
+def policy(html: str, live_reload: bool = False) -> str:
     """The Content-Security-Policy string for one page's ``<meta>`` (see the module docstring).
 
-    ``script-src`` lists the page's inline-script hashes, then the hash of :data:`IFRAME_WORKER_BOOT`.
+    ``script-src`` lists the page's inline-script hashes, then the hash of :data:`IFRAME_WORKER_BOOT`;
+    with ``live_reload`` (MkDocs' dev server), :data:`LIVE_RELOAD_SCRIPT_SRC` instead.
     """
     hashes = inline_script_hashes(html) + [_sha256(IFRAME_WORKER_BOOT)]
     parts = []
     for name, value in DIRECTIVES:
-        if name == "script-src" and hashes:
+        if name == "script-src" and live_reload:
+            value = LIVE_RELOAD_SCRIPT_SRC
+        elif name == "script-src" and hashes:
             value = f"{value} {' '.join(hashes)}"
         parts.append(f"{name} {value}")
     return "; ".join(parts)
 
 
-def inject(html: str) -> str:
-    """``html`` with its CSP meta element first in ``<head>`` (after ``<meta charset>`` if that leads).
+def inject(html: str, live_reload: bool = False) -> str:
+    """``html`` with its CSP meta element first in ``<head>`` (after ``<meta charset>`` if that leads);
+    ``live_reload``: the dev server's policy (:func:`policy`).
 
     An existing CSP meta is replaced, so running twice gives the same page.
 
@@ -263,7 +274,7 @@ def inject(html: str) -> str:
     head = _HEAD_OPEN.search(html)
     if head is None:
         raise ValueError("page has no <head> element: cannot add its Content-Security-Policy meta")
-    meta = f'<meta http-equiv="{META_NAME}" content="{policy(html)}">'
+    meta = f'<meta http-equiv="{META_NAME}" content="{policy(html, live_reload)}">'
     at = head.end()
     charset = _CHARSET_META.search(html, at)
     # Keep <meta charset> first when it is the first thing in <head> (it must be in the first 1024 bytes).

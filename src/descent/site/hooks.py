@@ -88,7 +88,7 @@ except CatalogError as e:
     raise PluginError(f"the catalog: {e}") from None
 
 __all__ = ["on_config", "on_files", "on_pre_page", "on_page_markdown", "on_page_content",
-           "on_post_page", "on_post_template", "on_post_build", "start_early_work"]
+           "on_post_page", "on_post_template", "on_post_build", "on_startup", "start_early_work"]
 
 #: Where the iframe-worker shim goes in the site (``extra.polyfills`` in mkdocs.yml must match).
 SHIM_PATH = "assets/vendor/iframe-worker/shim.js"
@@ -114,6 +114,9 @@ class _State:
     numbers: dict[str, Any]
     #: Work no page depends on, started in a thread by :func:`on_config` (:func:`start_early_work`).
     early: Future | None = None
+    #: Served by MkDocs' dev server (``mkdocs serve``, ``nox -s preview``), whose live-reload script
+    #: the pages' policy must let run (:data:`descent.site.csp.LIVE_RELOAD_SCRIPT_SRC`).
+    live_reload: bool = False
 
 
 _state = _State()
@@ -521,6 +524,11 @@ def drop_loopback_canonical(html: str) -> str:
     return _LOOPBACK_CANONICAL.sub("", html)
 
 
+def on_startup(*, command: str, dirty: bool) -> None:
+    """MkDocs says once which command runs: ``serve`` adds a live-reload script to every page."""
+    _state.live_reload = command == "serve"
+
+
 def on_post_page(output: str, page: Any, config: Any) -> str:
     output = drop_loopback_canonical(_MERMAID_CDN.sub("", output))
     found = external_assets(output)
@@ -530,14 +538,14 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
             f"(nothing may leave the site): {found[0]}"
         )
     # Last: the Content-Security-Policy meta hashes the page's final inline scripts.
-    return csp.inject(output)
+    return csp.inject(output, _state.live_reload)
 
 
 def on_post_template(output_content: str, template_name: str, config: Any) -> str:
     """Theme templates rendered as pages (404.html) get the same Content-Security-Policy meta."""
     if not template_name.endswith(".html"):
         return output_content
-    return csp.inject(output_content)
+    return csp.inject(output_content, _state.live_reload)
 
 
 def on_post_build(config: Any) -> None:

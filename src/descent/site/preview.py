@@ -20,7 +20,10 @@ The price of the speed, for a preview only:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import signal
+import subprocess
 import sys
 
 from descent.site.serve import DEFAULT_BIND, DEFAULT_PORT, port_busy
@@ -34,10 +37,6 @@ def command(port: int, bind: str = DEFAULT_BIND) -> list[str]:
     return [sys.executable, "-m", "mkdocs", *MKDOCS_ARGS, "--dev-addr", f"{bind}:{port}"]
 
 
-def environment(port: int, bind: str = DEFAULT_BIND) -> dict[str, str]:
-    """This process's environment with the site's address set to the preview's (``DESCENT_SITE_URL``,
-    read by mkdocs.yml), so that the sitemap, and Material's instant navigation with it, name that origin."""
-    return {**os.environ, "DESCENT_SITE_URL": f"http://{bind}:{port}/"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,11 +51,23 @@ def main(argv: list[str] | None = None) -> int:
               f"another preview) is listening there. Stop it, or pick a free port: nox -s preview -- --port "
               f"{args.port + 1}", file=sys.stderr)
         return 2
-    # MkDocs takes this process's place, so a signal meant for the preview (Ctrl-C, or the bench's
-    # terminate()) reaches the server itself: a child process would outlive a parent sent SIGTERM.
+    if importlib.util.find_spec("mkdocs") is None:
+        print("preview: MkDocs is not installed in this Python; run the preview with nox -s preview, which "
+              "installs what the build needs", file=sys.stderr)
+        return 2
     cmd = command(args.port)
-    os.execve(cmd[0], cmd, environment(args.port))
-    return 0  # not reached: execve returns only by raising OSError
+    if os.name != "posix":  # no exec that keeps the process: MkDocs runs as a child, Ctrl-C stops both
+        try:
+            return subprocess.call(cmd)
+        except KeyboardInterrupt:
+            return 0
+    # MkDocs takes this process's place (mkdocs serve sets the site's address to the preview's
+    # itself), so a signal sent to the preview reaches the server: a child would outlive a parent sent
+    # SIGTERM. Ctrl-C is restored first: an ignored SIGINT (a shell's background job) stays ignored
+    # across exec, and Python would then not stop on it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.execv(cmd[0], cmd)
+    return 0  # not reached: execv returns only by raising OSError
 
 
 if __name__ == "__main__":  # pragma: no cover
