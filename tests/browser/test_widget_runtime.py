@@ -340,15 +340,19 @@ def test_phone_starts_the_runtime_after_a_quiet_spell_without_the_reader(make_pa
     assert started >= load + PHONE_QUIET_MS, (started, load)
 
 
-def test_runtime_that_cannot_start_keeps_static_values_and_says_why(page, demo_url):
-    # The wheel's manifest is missing (a broken deployment): the widget must not hang in "loading".
-    page.route("**/assets/descent/wheels/**", lambda route: route.fulfill(status=404, body="missing"))
+def _stays_static_and_says_why(page, demo_url) -> None:
     page.goto(demo_url)
     w = page.locator(WIDGET)
     w.scroll_into_view_if_needed()
     expect(page.locator(f"{WIDGET} .descent-widget__status")).to_contain_text("could not start", timeout=LIVE_TIMEOUT_MS)
     assert w.get_attribute("data-state") == "static"
     assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
+
+
+def test_runtime_that_cannot_start_keeps_static_values_and_says_why(page, demo_url):
+    # The wheel's manifest is missing (a broken deployment): the widget must not hang in "loading".
+    page.route("**/assets/descent/wheels/**", lambda route: route.fulfill(status=404, body="missing"))
+    _stays_static_and_says_why(page, demo_url)
 
 
 def test_runtime_whose_wasm_is_broken_says_why(page, demo_url):
@@ -357,12 +361,7 @@ def test_runtime_whose_wasm_is_broken_says_why(page, demo_url):
     for pattern in ("**/assets/pyodide/gzip/pyodide.asm.wasm*", "**/assets/pyodide/pyodide.asm.wasm"):
         page.route(pattern, lambda route: route.fulfill(status=200, body=b"not a wasm module",
                                                         headers={"Content-Type": "application/wasm"}))
-    page.goto(demo_url)
-    w = page.locator(WIDGET)
-    w.scroll_into_view_if_needed()
-    expect(page.locator(f"{WIDGET} .descent-widget__status")).to_contain_text("could not start", timeout=LIVE_TIMEOUT_MS)
-    assert w.get_attribute("data-state") == "static"
-    assert DEFAULT_TOTAL in w.locator(".descent-widget__output").inner_text()
+    _stays_static_and_says_why(page, demo_url)
 
 
 #: Init script: note the document's readyState when a page script makes the widget worker.
