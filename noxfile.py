@@ -97,24 +97,31 @@ def _port_busy(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _free_port_arg(session: nox.Session, name: str) -> int:
+    """The ``--port`` of ``nox -s NAME -- --port N`` (default :data:`SERVE_PORT`), refused before
+    anything is installed or built when it is out of range or another program listens there."""
+    parser = argparse.ArgumentParser(prog=f"nox -s {name} --")
+    parser.add_argument("--port", type=int, default=SERVE_PORT, help=f"port on 127.0.0.1 (default {SERVE_PORT})")
+    port = parser.parse_args(session.posargs).port
+    if not 1 <= port <= 65535:
+        session.error(f"--port must be 1 to 65535, got {port}")
+    if _port_busy(port):
+        session.error(f"port {port} on 127.0.0.1 is busy: another program (perhaps a serve or a preview) is "
+                      f"listening there. Stop it, or pick a free port: nox -s {name} -- --port {port + 1}")
+    return port
+
+
 @nox.session(python=PYTHON)
 def serve(session: nox.Session) -> None:
     """Build the site, then serve it at http://127.0.0.1:8000 with its security headers and its own
     404 page (`nox -s serve -- --port 8001` for another port; Ctrl-C to stop)."""
-    parser = argparse.ArgumentParser(prog="nox -s serve --")
-    parser.add_argument("--port", type=int, default=SERVE_PORT, help=f"port on 127.0.0.1 (default {SERVE_PORT})")
-    args = parser.parse_args(session.posargs)
-    if not 1 <= args.port <= 65535:
-        session.error(f"--port must be 1 to 65535, got {args.port}")
-    if _port_busy(args.port):  # say so before a build that would be for nothing
-        session.error(f"port {args.port} on 127.0.0.1 is busy: another program (perhaps another serve) is "
-                      f"listening there. Stop it, or pick a free port: nox -s serve -- --port {args.port + 1}")
+    port = _free_port_arg(session, "serve")
     _install(session, "build")
     _npm(session)
-    _build_site(session, site_url=f"http://127.0.0.1:{args.port}/")
+    _build_site(session, site_url=f"http://127.0.0.1:{port}/")
     # http.server plus the Content-Security-Policy headers a host should send (descent.site.serve).
     try:
-        session.run("python", "-m", "descent.site.serve", "--directory", "site", "--port", str(args.port))
+        session.run("python", "-m", "descent.site.serve", "--directory", "site", "--port", str(port))
     except KeyboardInterrupt:  # Ctrl-C ends the session quietly, as a success
         session.log("Stopped.")
 
@@ -124,19 +131,11 @@ def preview(session: nox.Session) -> None:
     """Live preview while you edit, at http://127.0.0.1:8000: MkDocs' dev server, rebuilding only the
     pages you save (1-2 s; `-- --port 8001` for another port). Not strict and not the site as served:
     `nox -s build` and `nox -s tests` are the check (descent.site.preview says what it skips)."""
-    parser = argparse.ArgumentParser(prog="nox -s preview --")
-    parser.add_argument("--port", type=int, default=SERVE_PORT, help=f"port on 127.0.0.1 (default {SERVE_PORT})")
-    args = parser.parse_args(session.posargs)
-    if not 1 <= args.port <= 65535:
-        session.error(f"--port must be 1 to 65535, got {args.port}")
-    if _port_busy(args.port):  # say so before installing for nothing
-        session.error(f"port {args.port} on 127.0.0.1 is busy: another program (perhaps a serve or another "
-                      f"preview) is listening there. Stop it, or pick a free port: nox -s preview -- --port "
-                      f"{args.port + 1}")
+    port = _free_port_arg(session, "preview")
     _install(session, "build")
     _npm(session)
     try:
-        session.run("python", "-m", "descent.site.preview", "--port", str(args.port))
+        session.run("python", "-m", "descent.site.preview", "--port", str(port))
     except KeyboardInterrupt:  # Ctrl-C ends the session quietly, as a success
         session.log("Stopped.")
 

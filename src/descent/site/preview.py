@@ -2,7 +2,7 @@
 
 ``python -m descent.site.preview [--port N]`` (``nox -s preview``) serves the docs at
 ``http://127.0.0.1:N/`` (8000 unless told) and shows a saved page again in 1 to 2 s: MkDocs' own
-``--dirty`` rebuild, which builds the changed Markdown files alone. A whole build takes 7 to 12 s
+``--dirty`` rebuild, which builds the changed Markdown files alone. A whole rebuild takes 7 to 18 s
 on two cores (``nox -s bench``, 2026-12-04), and that is what a plain ``mkdocs serve`` does on every
 save.
 
@@ -35,8 +35,6 @@ MKDOCS_ARGS = ("serve", "--dirty", "--no-strict")
 def command(port: int, bind: str = DEFAULT_BIND) -> list[str]:
     """The command line that runs the preview on ``bind:port`` with this Python's MkDocs."""
     return [sys.executable, "-m", "mkdocs", *MKDOCS_ARGS, "--dev-addr", f"{bind}:{port}"]
-
-
 
 
 def main(argv: list[str] | None = None) -> int:
