@@ -201,6 +201,13 @@ def test_two_processes_write_the_bytes_one_writes(tmp_path, monkeypatch):
             time.sleep(0.1)
         q = quality.measure()
         m = measure.measurements()
+        # The build may see Part 3's results before the second process, which wrote them, has begun
+        # its last job: stop() would end it there, rightly, without the copy (CI at load 9.5 did).
+        # This test is about the copy, so it lets the process reach that job first.
+        deadline = time.monotonic() + 300
+        while prefetch.running() and not (prefetch._side.folder / prefetch.SAVING).exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
     finally:
         note = prefetch.stop(wait=prefetch.FINISH_S)
     assert note == ""
