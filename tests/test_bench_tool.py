@@ -129,3 +129,33 @@ def test_widget_pages_include_pages_whose_widgets_are_all_far(bench, tmp_path):
     (tmp_path / "parts.html").write_text('<form class="descent-widget__form"></form>')
     (tmp_path / "none.html").write_text("<p>text</p>")
     assert bench.widget_pages(tmp_path) == ["far.html", "near.html"]
+
+
+def test_each_inputs_extremes_are_the_cases_the_browser_times(bench):
+    # Issue 28: every widget recomputes within the goal at its inputs' extremes. The cases are the
+    # widget's own declared extremes, written as its controls hold them (widgets.js setField).
+    import descent.widgets as w
+
+    cases = bench.extreme_cases("batching")
+    assert ["requests", str(w.get("batching").input("requests").max)] in cases
+    assert ["policy", "static"] in cases and ["policy", "continuous"] in cases
+    assert ["rate", repr(w.get("batching").input("rate").min)] in cases
+    assert len(cases) == 2 * len(w.get("batching").inputs)
+    assert bench._control_value(True) == "true" and bench._control_value(0.01) == "0.01"
+
+
+def test_the_extremes_figure_is_the_worst_cases_median_over_fresh_loads(bench):
+    # Each case is timed once per fresh page load; its figure is the median of those, and the
+    # headline the worst case's. A case whose output never changed has no figure.
+    r = {"browser": {"recompute": [{"widget": "batching", "median_ms": 20.0, "worst_ms": 70.0}],
+                     "recompute_extremes": [
+                         {"page": "p.html", "widget": "batching", "input": "requests", "value": "500",
+                          "times": [41.0, 90.0, 44.0], "median_ms": 44.0},
+                         {"page": "p.html", "widget": "paged_kv", "input": "allocator", "value": "paged",
+                          "times": [30.0, 31.0, 29.0], "median_ms": 30.0},
+                         {"page": "p.html", "widget": "tokenizer", "input": "text", "value": "",
+                          "times": [None, None, None], "median_ms": None}]}}
+    s = bench.summarize(r)
+    assert s["recompute_extremes_ms"] == 44.0 and s["recompute_extremes_at"] == "batching requests=500"
+    assert s["recompute_worst_ms"] == 70.0 and "recompute_worst_ms" not in bench.GOALS
+    assert bench.verdicts(s)["recompute_extremes_ms"] == "met"

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache, reduce
 from heapq import heappop, heappush
 from itertools import accumulate, chain, repeat
-from operator import add
+from operator import add, truediv
 
 from descent import params as P
 from descent.catalog import Accelerator, Link, Model, links
@@ -340,7 +340,9 @@ class StepRun:
         if self.seconds is not None:
             return self.seconds
         first, growth, bandwidth = self.line
-        return [(first + growth * j) / bandwidth for j in range(self.steps)]
+        # first + growth x j, each added to the last: the same floats (a line is kept only where every
+        # such sum is exact: StepModel.decode_line), without a Python step per value.
+        return list(map(truediv, accumulate(repeat(growth, self.steps - 1), initial=first), repeat(bandwidth)))
 
     def offset(self, j: int) -> float:
         """A line's time from its start to the end of its step ``j`` (0-based), s: the bytes of
@@ -362,8 +364,19 @@ def _line_run(now: float, decoding: int, line: tuple[float, float], bandwidth: f
     ending with the first step that ends at or after ``wake``."""
     run = StepRun(now, limit, decoding, None, (*line, bandwidth))
     if wake < math.inf and now + run.offset(limit - 1) >= wake:
-        steps = bisect_left(range(limit), wake, key=lambda j: now + run.offset(j)) + 1
-        run = StepRun(now, steps, decoding, None, run.line)
+        # The first step j with now + offset(j) >= wake: where the steps' bytes, (j + 1) first +
+        # growth j (j + 1) / 2, reach (wake - now) x bandwidth (a quadratic's root, in floats), then
+        # moved by the exact test until it is the first (what a search of every step would find).
+        first, growth = line
+        half, need = growth / 2, (wake - now) * bandwidth
+        b = first - half
+        x = need / first if half == 0 else 2 * need / (b + math.sqrt(b * b + 4 * half * need))
+        j = min(max(math.ceil(x) - 1, 0), limit - 1)
+        while j > 0 and now + run.offset(j - 1) >= wake:
+            j -= 1
+        while now + run.offset(j) < wake:
+            j += 1
+        run = StepRun(now, j + 1, decoding, None, run.line)
     return run
 
 

@@ -254,7 +254,11 @@ def cell_grid(cells: Sequence[Sequence[dict]], *, caption: str, row_labels: Sequ
               col_labels: Sequence[str] | None = None, legend: Iterable[tuple[str, str]] = ()) -> dict:
     """Rows x columns of classed cells (paged KV blocks, batching lanes, ...). ``legend`` is
     ``[(cls, meaning), ...]``; a cell with no text or title is announced by its class's meaning."""
-    return {"kind": "cell_grid", "cells": [list(r) for r in cells], "caption": caption,
+    copies: dict[int, list[dict]] = {}  # a row object given again stays one object (rendered once)
+    for r in cells:
+        if id(r) not in copies:
+            copies[id(r)] = list(r)
+    return {"kind": "cell_grid", "cells": [copies[id(r)] for r in cells], "caption": caption,
             "row_labels": list(row_labels) if row_labels is not None else None,
             "col_labels": list(col_labels) if col_labels is not None else None,
             "legend": [list(x) for x in legend]}
@@ -583,6 +587,8 @@ def render_chips(v: dict) -> str:
 def _span(c: Any) -> int:
     """The columns a cell covers (its ``span``, 1 unless set): a positive whole number."""
     span = c.get("span", 1) if isinstance(c, dict) else 1
+    if type(span) is int and span >= 1:  # the usual case, without is_int's two calls
+        return span
     if not is_int(span) or span < 1:
         raise ValueError(f"cell_grid: a cell's span must be a whole number of columns, 1 or more, got {span!r}")
     return span
@@ -590,7 +596,13 @@ def _span(c: Any) -> int:
 
 def render_cell_grid(v: dict) -> str:
     cells = v["cells"]
-    widths = [sum(_span(c) for c in r) for r in cells]
+    # A grid often repeats one row object (a row of tiles all in one state): each distinct row is
+    # measured and written once per call, looked up by identity (the rows live in ``v`` throughout).
+    row_width: dict[int, int] = {}
+    for r in cells:
+        if id(r) not in row_width:
+            row_width[id(r)] = sum(_span(c) for c in r)
+    widths = [row_width[id(r)] for r in cells]
     ncols = max(widths, default=0)
     if any(w != ncols for w in widths):
         raise ValueError("cell_grid: every row must cover the same number of columns (cells, counted by their span)")
@@ -640,12 +652,16 @@ def render_cell_grid(v: dict) -> str:
             same[id(c)] = td
         return td
 
+    row_html: dict[int, str] = {}
     for ri, row in enumerate(cells):
-        tds = [same.get(id(c)) for c in row]  # a row of cells all written before: looked up in one pass
-        if None in tds:
-            tds = [td_of(c) for c in row]
+        joined = row_html.get(id(row))
+        if joined is None:
+            tds = [same.get(id(c)) for c in row]  # a row of cells all written before: looked up in one pass
+            if None in tds:
+                tds = [td_of(c) for c in row]
+            joined = row_html[id(row)] = "".join(tds)
         th = f'<th scope="row">{_e(rl[ri])}</th>' if rl is not None else ""
-        body.append(f"<tr>{th}{''.join(tds)}</tr>")
+        body.append(f"<tr>{th}{joined}</tr>")
     legend = "".join(
         f'<li><span class="descent-cell {_cls(c, "cell_grid")}" aria-hidden="true"></span>{_e(m)}</li>'
         for c, m in v.get("legend") or []
@@ -845,24 +861,32 @@ def player_data(labels: Sequence[str], frames: Sequence[str]) -> str:
         """The indices of ``chunk``'s pieces as JSON ("4,5,6"; "" for none), new pieces indexed."""
         return ",".join([str(index.setdefault(piece, len(index))) for piece in _PIECE.findall(chunk)])
 
-    # Cut at each "<td": a cell grid's frames repeat the same cells, so each distinct cell is cut
-    # into pieces and written as indices once (cutting just before a "<" gives the pieces a cut of
-    # the whole would). A frame is then the join of its cells' texts: the JSON json.dumps writes
-    # for its list of indices, without a call per number (flash_tiles' 122 frames of 121 cells).
+    # Cut at each "<tr", then each row at each "<td": a cell grid's frames repeat the same rows and
+    # the same cells, so each distinct row, and each distinct cell in it, is cut into pieces and
+    # written as indices once (cutting just before a "<" gives the pieces a cut of the whole would).
+    # A frame is then the join of its rows' texts: the JSON json.dumps writes for its list of
+    # indices, without a call per number (flash_tiles' 122 frames of 11 rows of 11 cells).
     cells: dict[str, str] = {}
 
     def cell(chunk: str) -> str:
         known = cells[chunk] = code("<td" + chunk)  # never "": it holds "<td" at least
         return known
 
-    heads: dict[str, str] = {}  # what comes before a frame's first cell
+    rows: dict[str, str] = {}
+
+    def row(chunk: str) -> str:
+        first, *rest = chunk.split("<td")
+        known = rows[chunk] = ",".join([code("<tr" + first), *[cells.get(c) or cell(c) for c in rest]])
+        return known
+
+    heads: dict[str, str] = {}  # what comes before a frame's first row
     coded = []
     for markup in frames:
-        first, *rest = markup.split("<td")
+        first, *rest = markup.split("<tr")
         head = heads.get(first)
         if head is None:
             head = heads[first] = code(first)
-        texts = [cells.get(c) or cell(c) for c in rest]
+        texts = [rows.get(c) or row(c) for c in rest]
         coded.append("[" + ",".join([head, *texts] if head else texts) + "]")
     dump = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
     text = f'{{"l":{dump(list(labels))},"p":{dump(list(index))},"f":[{",".join(coded)}]}}'
