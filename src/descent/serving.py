@@ -359,11 +359,13 @@ class StepRun:
 
 
 def _line_run(now: float, decoding: int, line: tuple[float, float], bandwidth: float, limit: int,
-              wake: float) -> StepRun:
+              wake: float) -> tuple[StepRun, float]:
     """:func:`simulate`'s decode-only steps as a line: ``limit`` steps from ``now``, or fewer,
-    ending with the first step that ends at or after ``wake``."""
+    ending with the first step that ends at or after ``wake``; and the run's length, s
+    (:meth:`StepRun.offset` of its last step)."""
     run = StepRun(now, limit, decoding, None, (*line, bandwidth))
-    if wake < math.inf and now + run.offset(limit - 1) >= wake:
+    took = run.offset(limit - 1)
+    if wake < math.inf and now + took >= wake:
         # The first step j with now + offset(j) >= wake: where the steps' bytes, (j + 1) first +
         # growth j (j + 1) / 2, reach (wake - now) x bandwidth (a quadratic's root, in floats), then
         # moved by the exact test until it is the first (what a search of every step would find).
@@ -377,7 +379,8 @@ def _line_run(now: float, decoding: int, line: tuple[float, float], bandwidth: f
         while now + run.offset(j) < wake:
             j += 1
         run = StepRun(now, j + 1, decoding, None, run.line)
-    return run
+        took = run.offset(j)
+    return run, took
 
 
 @dataclass(frozen=True)
@@ -478,8 +481,10 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
     trace = tuple(sorted(trace, key=lambda r: (r.arrival, r.id)))
     if not trace:
         raise ValueError("the trace must hold at least one request")
-    short = next((r for r in trace if not (is_int(r.prompt) and is_int(r.output) and r.prompt >= 1 and r.output >= 1)),
-                 None)
+    # (a plain int is checked without a call: the trace is read again at every change of a widget)
+    short = next((r for r in trace if not ((type(r.prompt) is int or is_int(r.prompt))  # noqa: E721
+                                           and (type(r.output) is int or is_int(r.output))  # noqa: E721
+                                           and r.prompt >= 1 and r.output >= 1)), None)
     if short is not None:
         raise ValueError(f"request {short.id} has a prompt of {short.prompt!r} and a reply of {short.output!r} "
                          "tokens: each must be a whole number, 1 or more")
@@ -536,8 +541,12 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
         #    (StepRun) where the step model gives one.
         bound = 0
         if spans or not decoding:
-            took, compute = s.step_time([q.req.prompt + steps - q.first - 1 for q in decoding],
-                                        [(a, b) for _, a, b in spans])
+            pieces = [(a, b) for _, a, b in spans]
+            # The decoding sequences' contexts add up to base + n x steps: the step model costs them
+            # from that sum where it is exact, else from each context.
+            got = s.step_time_sum(n, base + n * steps, pieces)
+            took, compute = got if got is not None else s.step_time(
+                [q.req.prompt + steps - q.first - 1 for q in decoding], pieces)
             run = StepRun(now, 1, n, (took,))
             bound = int(compute)
         else:
@@ -547,7 +556,7 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
             wake = queue[0].arrival if fits else math.inf
             line = s.decode_line(n, base + n * steps, limit)
             if line is not None:
-                run = _line_run(now, n, line, s.bandwidth, limit, wake)
+                run, took = _line_run(now, n, line, s.bandwidth, limit, wake)
             else:
                 contexts = [q.req.prompt + steps - q.first - 1 for q in decoding]  # tokens in each cache
                 seconds, bound = _decode_run(s, contexts, limit, now, wake)
@@ -557,8 +566,7 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
             raise ValueError(f"this trace needs more than {format_int(MAX_SIMULATED_WORK)} sequence-steps; the "
                              "simulator stops there: use fewer requests, shorter prompts or a larger chunk budget")
         runs.append(run)
-        if run.seconds is None:
-            took = run.offset(run.steps - 1)
+        if run.seconds is None:  # a line: `took` is its length
             now += took
             busy += took
         else:

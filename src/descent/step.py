@@ -398,6 +398,23 @@ class StepModel:
         _, _, _, mem, comp = self._step_parts(decode_contexts, prefill_spans)
         return max(mem, comp), comp > mem
 
+    def step_time_sum(self, sequences: int, context_sum: int, prefill_spans=()) -> tuple[float, bool] | None:
+        """:meth:`step_time` from how many sequences decode and their contexts added up (each
+        context 1 or more), without the list of contexts, where the sums are exact
+        (``_exact_sums``: the same floats); None where that cannot be promised (a window, sums past
+        2**53): call :meth:`step_time` with the contexts. The simulator's steps with a prompt piece."""
+        tokens = sequences + sum(e - s for s, e in prefill_spans)
+        nbytes = self.step_weight_bytes(tokens)
+        flops = 0.0
+        if sequences:
+            sums = self._exact_sums(nbytes, sequences, context_sum, 1)
+            if sums is None:
+                return None
+            nbytes, flops = nbytes + sums[0], float(sums[2])  # _decode_sums' first step, as a line
+        nbytes, flops = self._add_spans(nbytes, flops, prefill_spans)
+        mem, comp = nbytes / self.bandwidth, flops / self.peak
+        return max(mem, comp), comp > mem
+
     def _step_parts(self, decode_contexts, prefill_spans) -> tuple[int, float, float, float, float]:
         """:meth:`step`'s tokens, bytes, FLOPs, memory seconds and compute seconds."""
         tokens = len(decode_contexts) + sum(e - s for s, e in prefill_spans)
@@ -406,10 +423,16 @@ class StepModel:
         if decode_contexts:  # nbytes += kv_bytes(c); flops += matmul_flops + attention at c + 1, for each c
             sums = self._decode_sums(nbytes, decode_contexts, 1)
             nbytes, flops = sums[0][0], sums[1][0]
+        nbytes, flops = self._add_spans(nbytes, flops, prefill_spans)
+        return tokens, nbytes, flops, nbytes / self.bandwidth, flops / self.peak
+
+    def _add_spans(self, nbytes: float, flops: float, prefill_spans) -> tuple[float, float]:
+        """``nbytes`` and ``flops`` with each prompt piece's added in turn: it reads its cached part
+        and writes its new keys and values, and does its tokens' matmuls and attention."""
         for s, e in prefill_spans:
             nbytes += self.kv_bytes(e)
             flops += (e - s) * self.matmul_flops + self._attn.sum(s, e)
-        return tokens, nbytes, flops, nbytes / self.bandwidth, flops / self.peak
+        return nbytes, flops
 
     def uniform_decode(self, n: int, context: int) -> DeviceStep:
         """One decode step of ``n`` sequences that all hold ``context`` tokens: :meth:`step` with
