@@ -635,6 +635,26 @@ def test_metrics_equal_metrics_from_every_token(llama, policy, slots, chunk, rat
     assert dataclasses.asdict(serving.metrics(sim)) == pytest.approx(_metrics_written_out(sim), rel=1e-9)
 
 
+@pytest.mark.parametrize(("model", "policy", "slots", "chunk", "rate"), [
+    ("llama-3.1-70b", "continuous", 1, 0, 4.0),    # each reply alone: long lines of one sequence
+    ("llama-3.1-70b", "continuous", 32, 0, 4.0),   # many sequences a step: gaps counted by weight
+    ("llama-3.1-70b", "static", 32, 0, 0.01),
+    ("llama-3.1-70b", "continuous", 8, 64, 4.0),   # chunked prefill: steps that are not lines
+    ("gemma-3-27b", "continuous", 16, 0, 4.0),     # sliding windows: no lines at all
+])
+def test_itl_percentiles_equal_every_gap_written_out(model, policy, slots, chunk, rate):
+    # _itl_percentiles ranks a line's steps by their bytes and divides only where it compares: the
+    # same floats, at every percentile, as every gap's step time written out once per sequence and
+    # ranked (serving.percentile, NumPy's linear definition).
+    s = serving.server(model, "h200", "fp8", "bf16")
+    sim = serving.simulate(serving.make_trace(150, rate, 500, 120, 5), s, policy, slots, chunk)
+    every = [v for r in sim.runs if r.decoding for v in r.values() for _ in range(r.decoding)]
+    qs = (0, 1, 25, 50, 90, 99, 99.9, 100)
+    assert serving._itl_percentiles(sim.runs, qs) == [serving.percentile(every, q) for q in qs]
+    lines = [r for r in sim.runs if r.line is not None]
+    assert bool(lines) == (model != "gemma-3-27b")
+
+
 def test_percentile_rejects_bad_input():
     with pytest.raises(ValueError, match="no values"):
         serving.percentile([], 50)

@@ -437,10 +437,17 @@ async ([index, cases]) => {
       default: return f.querySelector("textarea, input").value;
     }
   };
+  // The output swapped (the time), or null: no change, because no request went out or its reply
+  // left the output as it was (the root is not busy a moment after the edit), or 30 s passed.
   const swapped = () => new Promise((resolve) => {
-    const mo = new MutationObserver(() => { mo.disconnect(); resolve(performance.now()); });
+    const t0 = performance.now();
+    const end = (v) => { mo.disconnect(); clearInterval(poll); resolve(v); };
+    const mo = new MutationObserver(() => end(performance.now()));
     mo.observe(out, {childList: true, subtree: true, characterData: true});
-    setTimeout(() => { mo.disconnect(); resolve(null); }, 10000);
+    const poll = setInterval(() => {
+      const waited = performance.now() - t0;
+      if ((waited > 300 && root.getAttribute("aria-busy") !== "true") || waited > 30000) end(null);
+    }, 50);
   });
   const times = [];
   for (const [name, value] of cases) {
@@ -450,10 +457,13 @@ async ([index, cases]) => {
     if (before === value || Number(before) === Number(value) && value !== "") continue;  // its default
     const done = swapped();
     const [control, event] = write(f, value);
+    const rt = window.descentRuntime;
+    if (rt) rt.results = [];  // widgets.js notes each reply's Python time here
     const t0 = performance.now();
     control.dispatchEvent(new Event(event, {bubbles: true}));
     const t1 = await done;
-    times.push([name, value, t1 === null ? null : t1 - t0]);
+    const mine = rt ? rt.results.filter((x) => x.widget === root.dataset.widget) : [];
+    times.push([name, value, t1 === null ? null : t1 - t0, mine.length ? mine[mine.length - 1].ms : null]);
     // Back to the default (computed already: the worker warmed it), so each case is one input alone.
     const back = swapped();
     const [again, event2] = write(f, before);
@@ -678,8 +688,9 @@ def recompute_extremes(browser, base: str, pages: list[str], loads: int = EXTREM
     """Each widget's recompute with each input alone at each of its extremes, in the browser: the
     reader's edit to the output swapped, the first time those inputs are computed. Each case is timed
     once per fresh page load (a new worker, empty caches), ``loads`` times; its figure is the median.
-    Rows: ``{page, widget, input, value, times, median_ms}`` (``median_ms`` None when the output never
-    changed: an extreme the widget shows the same as its default)."""
+    Rows: ``{page, widget, input, value, times, median_ms, python_ms}`` (``median_ms`` None when the
+    output never changed: an extreme the widget shows as its default, or one the form refuses before
+    asking; ``python_ms``: the median of the worker's own Python time for it)."""
     cases: dict[tuple, list] = {}
     for _ in range(loads):
         ctx = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -698,18 +709,24 @@ def recompute_extremes(browser, base: str, pages: list[str], loads: int = EXTREM
                     )
                 except Exception:  # noqa: BLE001 (recompute_latency reports a widget that never went live)
                     continue
-                if not settled:
-                    time.sleep(EXTREME_SETTLE_S)
-                    settled = True
+                # Widgets scrolled into view with this one ask for their defaults: the cases wait
+                # until those replies are in, so that none waits behind them in the worker.
+                time.sleep(EXTREME_SETTLE_S if not settled else 0.3)
+                settled = True
+                page.wait_for_function("() => !document.querySelector('.descent-widget[aria-busy=\"true\"]')",
+                                       timeout=120_000)
                 r = page.evaluate(EXTREMES_JS, [i, extreme_cases(name)])
-                for field, value, ms in r["times"]:
-                    cases.setdefault((path, i, name, field, value), []).append(ms)
+                for field, value, ms, python_ms in r["times"]:
+                    cases.setdefault((path, i, name, field, value), []).append((ms, python_ms))
         ctx.close()
     out = []
-    for (path, _i, name, field, value), times in cases.items():
+    for (path, _i, name, field, value), got in cases.items():
+        times = [t for t, _ in got]
         seen = [t for t in times if t is not None]
+        python = [p for _, p in got if p is not None]
         out.append({"page": path, "widget": name, "input": field, "value": value, "times": times,
-                    "median_ms": statistics.median(seen) if seen else None})
+                    "median_ms": statistics.median(seen) if seen else None,
+                    "python_ms": statistics.median(python) if python else None})
     return out
 
 
@@ -1200,11 +1217,13 @@ def markdown(r: dict[str, Any]) -> str:
                 )
     if b.get("recompute_extremes"):
         lines += ["", f"## Recompute at each input's extremes (median of {EXTREME_LOADS} fresh page loads, ms)", ""]
-        lines += ["| page | widget | input | value | median ms | each load |", "| --- | --- | --- | --- | --- | --- |"]
+        lines += ["| page | widget | input | value | median ms | of it Python | each load |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
         for x in sorted(b["recompute_extremes"], key=lambda x: -(x.get("median_ms") or 0)):
             each = ", ".join("-" if t is None else f"{t:.1f}" for t in x["times"])
             med = "no change seen" if x.get("median_ms") is None else f"{x['median_ms']:.1f}"
-            lines.append(f"| {x['page']} | {x['widget']} | {x['input']} | `{x['value']}` | {med} | {each} |")
+            py = "-" if x.get("python_ms") is None else f"{x['python_ms']:.0f}"
+            lines.append(f"| {x['page']} | {x['widget']} | {x['input']} | `{x['value'][:40]}` | {med} | {py} | {each} |")
     if b.get("live"):
         live = dict(b["live"])
         snap = live.pop("snapshot", None)

@@ -45,7 +45,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass
-from functools import cached_property, lru_cache, reduce
+from functools import cache, cached_property, lru_cache, reduce
 from heapq import heappop, heappush
 from itertools import accumulate, chain, repeat
 from operator import add, truediv
@@ -671,26 +671,67 @@ def _itl_percentiles(runs, qs) -> list[float]:
     """The percentiles ``qs`` of every gap between two tokens of one reply, from :class:`StepRun` s:
     a reply writes a token at every step from its first to its last, so the gap before each of its
     later tokens is that step's time, and a step's time is counted once for each sequence that
-    decoded in it (0.0 for both when no reply has two tokens)."""
+    decoded in it (0.0 for both when no reply has two tokens).
+
+    The steps of a line (:attr:`StepRun.line`) are ranked by their bytes and divided by the
+    bandwidth only where two are compared: the same order and the same floats as writing every
+    step's time out (division keeps order), without dividing tens of thousands of them (a batch of
+    one serves each reply alone: a line of hundreds of steps per request)."""
     counted = [r for r in runs if r.decoding]
-    each = [r.values() for r in counted]  # every step's time once
-    steps = sum(map(len, each))
-    gaps = sum(len(v) * r.decoding for v, r in zip(each, counted, strict=True))
+    gaps = sum(r.steps * r.decoding for r in counted)
     if not gaps:
         return [0.0] * len(qs)
-    if gaps <= 2 * steps:  # mostly one sequence a step: every gap written out (sorted stretches sort quickly)
-        xs = sorted(chain.from_iterable(v * r.decoding for v, r in zip(each, counted, strict=True)))
-        ranked = xs.__getitem__
-    else:  # many: each step's time once, ranked with how many gaps it stands for
-        xs = list(chain.from_iterable(each))
-        order = sorted(range(len(xs)), key=xs.__getitem__)
-        counts = list(chain.from_iterable(repeat(r.decoding, len(v)) for v, r in zip(each, counted, strict=True)))
-        below = list(accumulate(map(counts.__getitem__, order)))  # gaps up to each, in sorted order
+    widths = {r.line[2] for r in counted if r.line is not None}
+    bandwidth = widths.pop() if len(widths) == 1 else None
+    lines = [r for r in counted if bandwidth is not None and r.line is not None]
+    others = [r for r in counted if bandwidth is None or r.line is None]
+    # Two sorted lists, each with its running count of gaps: the lines' bytes, the other steps' seconds.
+    ranked_lists = (
+        (*_sorted_with_counts([(list(accumulate(repeat(r.line[1], r.steps - 1), initial=r.line[0])), r.decoding)
+                               for r in lines]), lambda b: b / bandwidth),
+        (*_sorted_with_counts([(r.values(), r.decoding) for r in others]), None),
+    )
 
-        def ranked(k: int) -> float:  # the k-th smallest gap, from 0
-            return xs[order[bisect_right(below, k)]]
+    def at_most(x: float) -> int:  # gaps no longer than x seconds
+        n = 0
+        for xs, below, key in ranked_lists:
+            if not xs:
+                continue
+            if key is None:
+                i = bisect_right(xs, x)
+            else:  # the bytes whose time is at most x: a prefix, found from x's bytes and moved to its exact end
+                i = bisect_right(xs, x * bandwidth)
+                while i < len(xs) and key(xs[i]) <= x:
+                    i += 1
+                while i and key(xs[i - 1]) > x:
+                    i -= 1
+            n += i if below is None else below[i - 1] if i else 0
+        return n
+
+    @cache
+    def ranked(k: int) -> float:  # the k-th smallest gap, from 0: the least step time with more than k gaps up to it
+        best = math.inf
+        for xs, _, key in ranked_lists:
+            first = bisect_left(range(len(xs)), True, key=lambda i: at_most(key(xs[i]) if key else xs[i]) > k)
+            if first < len(xs):
+                best = min(best, key(xs[first]) if key else xs[first])
+        return best
 
     return [_ranked_percentile(ranked, gaps, q) for q in qs]
+
+
+def _sorted_with_counts(parts) -> tuple[list[float], list[int] | None]:
+    """``parts``: ``[(values, weight)]``. The values sorted, and the running total of their weights
+    in that order (None when every value counts once, each written out as many times as it counts:
+    a list at most twice as long, sorted without a key)."""
+    steps = sum(len(v) for v, _ in parts)
+    total = sum(len(v) * w for v, w in parts)
+    if total <= 2 * steps:
+        return sorted(chain.from_iterable(v * w for v, w in parts)), None
+    xs = list(chain.from_iterable(v for v, _ in parts))
+    order = sorted(range(len(xs)), key=xs.__getitem__)
+    counts = list(chain.from_iterable(repeat(w, len(v)) for v, w in parts))
+    return list(map(xs.__getitem__, order)), list(accumulate(map(counts.__getitem__, order)))
 
 
 @dataclass(frozen=True)
