@@ -205,15 +205,17 @@ def test_a_tiny_chunk_budget_is_refused_before_it_runs(chunk, monkeypatch):
 def test_the_smallest_chunk_budget_allowed_runs_quickly(monkeypatch):
     # Quick by construction, counted rather than timed (a clock measures the machine: inside Pyodide
     # on a loaded CI machine this once took 0.58 s of a 0.5 s limit; 0.07 s in CPython here). The
-    # simulator costs a step one at a time only when prompt pieces run (StepModel.step_time); runs of
+    # simulator costs a step one at a time only when prompt pieces run (StepModel.step_time_sum, or
+    # step_time where the contexts' sum is not exact); runs of
     # decode-only steps go at once. chunk_floor sizes the smallest budget so that the prompts alone
     # would need MAX_PREFILL_STEPS steps; decodes share each step's budget, so a few more run (4,355
     # here, against 196 unchunked), but not twice as many.
     trace = serving.make_trace(200, 4.0, 1000, 250, P.SEED.default)
     s = serving.server("llama-3.1-8b", "h200", "bf16", "bf16")
     one_at_a_time = []
-    parts = type(s)._step_parts  # what StepModel.step and step_time cost a step with
-    monkeypatch.setattr(type(s), "_step_parts", lambda self, *a, **k: one_at_a_time.append(1) or parts(self, *a, **k))
+    for name in ("_step_parts", "step_time_sum"):  # what step, step_time and step_time_sum cost a step with
+        each = getattr(type(s), name)
+        monkeypatch.setattr(type(s), name, lambda self, *a, _each=each, **k: one_at_a_time.append(1) or _each(self, *a, **k))
     sim = serving.simulate(trace, s, "continuous", 32, serving.chunk_floor(trace))
     assert len(one_at_a_time) <= 2 * serving.MAX_PREFILL_STEPS
     # ...and the budget is small enough to matter: most of those steps carry prompt pieces.
@@ -358,6 +360,12 @@ def test_decode_steps_equal_steps_one_by_one(model, contexts, steps):
     assert s.step(contexts, [(0, 7), (3, 20)]) == _reference_step(s, contexts, [(0, 7), (3, 20)])
     mixed = _reference_step(s, contexts, [(0, 7), (3, 20)])
     assert s.step_time(contexts, [(0, 7), (3, 20)]) == (mixed.seconds, mixed.bound == "compute")
+    # From the contexts' sum (each context 1 or more, as the simulator's): the same pair where the
+    # sums are exact, None (step_time's turn) where they might not be.
+    if min(contexts) >= 1:
+        by_sum = s.step_time_sum(len(contexts), sum(contexts), [(0, 7), (3, 20)])
+        assert by_sum in (None, (mixed.seconds, mixed.bound == "compute"))
+        assert (by_sum is None) == (s._exact_line(s.step_weight_bytes(len(contexts) + 24), contexts, 1) is None)
 
 
 @pytest.mark.parametrize("model", FAST_PATH_MODELS)

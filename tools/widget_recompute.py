@@ -9,7 +9,7 @@ Each case is run once to warm the caches (a reader's first change has loaded the
 already: the worker warms every widget), then :data:`REPEATS` times, each after emptying the caches
 that hold whole results keyed by the inputs (:func:`_result_caches`); the median of the CPU times
 (``time.process_time``: steadier than wall time on a shared machine) is kept. Pyodide in a
-browser takes several times CPython's time (3-5x measured under node), so a widget over about a
+browser takes 2-4 times CPython's time (2.3-2.8x under Node, about 1.3x more in Chromium), so a widget over about a
 fifth of the goal here is worth a look. Run alone: ``python tools/widget_recompute.py [--json] [NAME ...]``.
 """
 
