@@ -663,6 +663,27 @@ def test_itl_percentiles_equal_every_gap_written_out(model, policy, slots, chunk
     assert bool(lines) == (model != "gemma-3-27b")
 
 
+def test_a_line_stops_at_the_first_step_that_reaches_the_wake():
+    # _line_run finds that step from a quadratic's root, in floats, then moves it by the exact test:
+    # it must be the step a search of every step finds, also with the wake exactly at a step's end
+    # or one float either side of it (the lines of a real simulation; three wakes around each end).
+    sim = serving.simulate(serving.make_trace(60, 4.0, 500, 120, 5), serving.server("llama-3.1-70b", "h200", "fp8", "bf16"),
+                           "continuous", 32, 0)
+    checked = 0
+    for r in sim.runs:
+        if r.line is None or r.steps < 3:
+            continue
+        first, growth, bandwidth = r.line
+        for j in (0, 1, r.steps // 2, r.steps - 2):
+            end = r.start + r.offset(j)
+            for wake in (math.nextafter(end, -math.inf), end, math.nextafter(end, math.inf)):
+                run, took = serving._line_run(r.start, r.decoding, (first, growth), bandwidth, r.steps, wake)
+                every = next(i for i in range(r.steps) if r.start + r.offset(i) >= wake) + 1
+                assert (run.steps, took) == (every, run.offset(every - 1)), (j, wake)
+                checked += 1
+    assert checked > 100
+
+
 def test_percentile_rejects_bad_input():
     with pytest.raises(ValueError, match="no values"):
         serving.percentile([], 50)

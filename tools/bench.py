@@ -64,6 +64,7 @@ import gzip
 import http.server
 import io
 import json
+import math
 import os
 import platform
 import re
@@ -437,8 +438,8 @@ async ([index, cases]) => {
       default: return f.querySelector("textarea, input").value;
     }
   };
-  // The output swapped (the time), or null: no change, because no request went out or its reply
-  // left the output as it was (the root is not busy a moment after the edit), or 30 s passed.
+  // When the output swapped; "no swap" when the widget is not busy a moment after the edit yet its
+  // output never changed (an error reply, shown under a field); "timeout" after 30 s.
   const swapped = () => new Promise((resolve) => {
     const t0 = performance.now();
     const end = (v) => { mo.disconnect(); clearInterval(poll); resolve(v); };
@@ -446,9 +447,13 @@ async ([index, cases]) => {
     mo.observe(out, {childList: true, subtree: true, characterData: true});
     const poll = setInterval(() => {
       const waited = performance.now() - t0;
-      if ((waited > 300 && root.getAttribute("aria-busy") !== "true") || waited > 30000) end(null);
+      if (waited > 30000) end("timeout");
+      else if (waited > 300 && root.getAttribute("aria-busy") !== "true") end("no swap");
     }, 50);
   });
+  const idle = async () => {
+    while (root.getAttribute("aria-busy") === "true") await new Promise((r) => setTimeout(r, 50));
+  };
   const times = [];
   for (const [name, value] of cases) {
     const f = root.querySelector(`.descent-field[data-field="${CSS.escape(name)}"]`);
@@ -457,18 +462,23 @@ async ([index, cases]) => {
     if (before === value || Number(before) === Number(value) && value !== "") continue;  // its default
     const done = swapped();
     const [control, event] = write(f, value);
+    if (!control) { times.push([name, value, "no control for this value", null]); continue; }
     const rt = window.descentRuntime;
     if (rt) rt.results = [];  // widgets.js notes each reply's Python time here
     const t0 = performance.now();
     control.dispatchEvent(new Event(event, {bubbles: true}));
     const t1 = await done;
     const mine = rt ? rt.results.filter((x) => x.widget === root.dataset.widget) : [];
-    times.push([name, value, t1 === null ? null : t1 - t0, mine.length ? mine[mine.length - 1].ms : null]);
+    // A timeout counts as the 30 s it waited (and is named): it must not pass for "no swap".
+    const got = typeof t1 === "number" ? t1 - t0 : t1 === "timeout" ? performance.now() - t0 : t1;
+    times.push([name, value, got, mine.length ? mine[mine.length - 1].ms : null, t1 === "timeout"]);
+    await idle();
     // Back to the default (computed already: the worker warmed it), so each case is one input alone.
     const back = swapped();
     const [again, event2] = write(f, before);
     again.dispatchEvent(new Event(event2, {bubbles: true}));
-    if (t1 !== null) await back;  // an output the extreme left unchanged stays so
+    await back;
+    await idle();
     await new Promise((r) => setTimeout(r, 20));
   }
   return {widget: root.dataset.widget, times};
@@ -670,27 +680,25 @@ def recompute_latency(browser, base: str, pages: list[str]) -> list[dict]:
     return out
 
 
-def _control_value(x: Any) -> str:
-    """An input's value as its control holds it (widgets.js setField's string)."""
-    return ("true" if x else "false") if isinstance(x, bool) else repr(x) if isinstance(x, float) else str(x)
-
-
 def extreme_cases(name: str) -> list[list[str]]:
     """``[[input, value], ...]``: each input of widget ``name`` alone at each of its extremes
     (:meth:`descent.widgets.Input.extremes`), as issue 28 asks every widget to recompute within the
     goal; inputs shown only beside another's value (``when``) are left out, as in the budget test."""
     import descent.widgets as w
 
-    return [[i.name, _control_value(x)] for i in w.get(name).inputs if i.when is None for x in i.extremes()]
+    # As the page's form writes a value (widgets.js's setField takes that string).
+    return [[i.name, w._form_value(x)] for i in w.get(name).inputs if i.when is None for x in i.extremes()]
 
 
 def recompute_extremes(browser, base: str, pages: list[str], loads: int = EXTREME_LOADS) -> list[dict]:
     """Each widget's recompute with each input alone at each of its extremes, in the browser: the
     reader's edit to the output swapped, the first time those inputs are computed. Each case is timed
-    once per fresh page load (a new worker, empty caches), ``loads`` times; its figure is the median.
-    Rows: ``{page, widget, input, value, times, median_ms, python_ms}`` (``median_ms`` None when the
-    output never changed: an extreme the widget shows as its default, or one the form refuses before
-    asking; ``python_ms``: the median of the worker's own Python time for it)."""
+    once per fresh page load (a new worker, empty caches), ``loads`` times; its figure is the median
+    of the loads whose output swapped. An extreme equal to the default is not a case.
+    Rows: ``{page, widget, input, value, times, median_ms, python_ms}``. ``times`` holds each load's
+    ms, or "no swap" (the reply was an error, shown under a field: ``median_ms`` None when every load
+    says so), or "timeout after N ms" / "error: ..." (``median_ms`` is then infinite: MISSED);
+    ``python_ms`` is the median of the worker's own Python time."""
     cases: dict[tuple, list] = {}
     for _ in range(loads):
         ctx = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -713,19 +721,26 @@ def recompute_extremes(browser, base: str, pages: list[str], loads: int = EXTREM
                 # until those replies are in, so that none waits behind them in the worker.
                 time.sleep(EXTREME_SETTLE_S if not settled else 0.3)
                 settled = True
-                page.wait_for_function("() => !document.querySelector('.descent-widget[aria-busy=\"true\"]')",
-                                       timeout=120_000)
-                r = page.evaluate(EXTREMES_JS, [i, extreme_cases(name)])
-                for field, value, ms, python_ms in r["times"]:
-                    cases.setdefault((path, i, name, field, value), []).append((ms, python_ms))
+                try:
+                    page.wait_for_function("() => !document.querySelector('.descent-widget[aria-busy=\"true\"]')",
+                                           timeout=120_000)
+                    r = page.evaluate(EXTREMES_JS, [i, extreme_cases(name)])
+                except Exception as exc:  # noqa: BLE001 (one widget's failure is a row, not the end of the pass)
+                    cases.setdefault((path, i, name, "-", "-"), []).append((f"error: {exc}"[:200], None))
+                    continue
+                for field, value, ms, python_ms, *timed_out in r["times"]:
+                    cases.setdefault((path, i, name, field, value), []).append(
+                        (f"timeout after {ms:.0f} ms" if timed_out and timed_out[0] else ms, python_ms))
         ctx.close()
     out = []
     for (path, _i, name, field, value), got in cases.items():
         times = [t for t, _ in got]
-        seen = [t for t in times if t is not None]
+        # A timeout or a failure is worse than any time: the case's figure is then infinite (MISSED).
+        bad = [t for t in times if isinstance(t, str) and t != "no swap"]
+        seen = [t for t in times if isinstance(t, (int, float))]
         python = [p for _, p in got if p is not None]
         out.append({"page": path, "widget": name, "input": field, "value": value, "times": times,
-                    "median_ms": statistics.median(seen) if seen else None,
+                    "median_ms": math.inf if bad else statistics.median(seen) if seen else None,
                     "python_ms": statistics.median(python) if python else None})
     return out
 
@@ -794,7 +809,7 @@ def browser_measurements(base: str, site: Path) -> dict[str, Any]:
             if wpages:
                 res["live"] = live_timings(browser, base, wpages, site)
                 res["recompute"] = recompute_latency(browser, base, wpages)
-                res["recompute_extremes"] = recompute_extremes(browser, base, wpages)
+                res["recompute_extremes"] = _attempt(res, "recompute_extremes", recompute_extremes, browser, base, wpages)
                 # The runtime's bytes on the wire and the worker's steps, cold, on the parts with a
                 # first-screen widget (tools/runtime_timeline.py).
                 cold_pages = [p for p in wpages if p.startswith(COLD_PAGES)]
@@ -1220,8 +1235,8 @@ def markdown(r: dict[str, Any]) -> str:
         lines += ["| page | widget | input | value | median ms | of it Python | each load |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for x in sorted(b["recompute_extremes"], key=lambda x: -(x.get("median_ms") or 0)):
-            each = ", ".join("-" if t is None else f"{t:.1f}" for t in x["times"])
-            med = "no change seen" if x.get("median_ms") is None else f"{x['median_ms']:.1f}"
+            each = ", ".join(t if isinstance(t, str) else f"{t:.1f}" for t in x["times"])
+            med = "no swap" if x.get("median_ms") is None else f"{x['median_ms']:.1f}"
             py = "-" if x.get("python_ms") is None else f"{x['python_ms']:.0f}"
             lines.append(f"| {x['page']} | {x['widget']} | {x['input']} | `{x['value'][:40]}` | {med} | {py} | {each} |")
     if b.get("live"):

@@ -335,14 +335,18 @@ class StepRun:
     seconds: tuple[float, ...] | None = None
     line: tuple[float, float, float] | None = None
 
+    def bytes(self) -> list[float]:
+        """A line's bytes read at each step: ``first + growth x j``, each added to the last (the same
+        floats: a line is kept only where every such sum is exact, StepModel.decode_line), without a
+        Python step per value."""
+        first, growth, _ = self.line
+        return list(accumulate(repeat(growth, self.steps - 1), initial=first))
+
     def values(self) -> tuple[float, ...] | list[float]:
-        """Each step's time, s."""
+        """Each step's time, s: a line's bytes over its bandwidth."""
         if self.seconds is not None:
             return self.seconds
-        first, growth, bandwidth = self.line
-        # first + growth x j, each added to the last: the same floats (a line is kept only where every
-        # such sum is exact: StepModel.decode_line), without a Python step per value.
-        return list(map(truediv, accumulate(repeat(growth, self.steps - 1), initial=first), repeat(bandwidth)))
+        return list(map(truediv, self.bytes(), repeat(self.line[2])))
 
     def offset(self, j: int) -> float:
         """A line's time from its start to the end of its step ``j`` (0-based), s: the bytes of
@@ -366,9 +370,11 @@ def _line_run(now: float, decoding: int, line: tuple[float, float], bandwidth: f
     run = StepRun(now, limit, decoding, None, (*line, bandwidth))
     took = run.offset(limit - 1)
     if wake < math.inf and now + took >= wake:
-        # The first step j with now + offset(j) >= wake: where the steps' bytes, (j + 1) first +
-        # growth j (j + 1) / 2, reach (wake - now) x bandwidth (a quadratic's root, in floats), then
-        # moved by the exact test until it is the first (what a search of every step would find).
+        # The first step j with now + offset(j) >= wake. Steps 0 to j read m first + growth m (m - 1) / 2
+        # bytes, m = j + 1: they reach need = (wake - now) x bandwidth where half m^2 + (first - half) m
+        # = need, half = growth / 2. x is that quadratic's positive root (written as 2 need / (b +
+        # sqrt(...)), which loses no digits when b is large), in floats; j is then moved by the exact
+        # test until it is the first step that passes it (what a search of every step would find).
         first, growth = line
         half, need = growth / 2, (wake - now) * bandwidth
         b = first - half
@@ -482,8 +488,8 @@ def simulate(trace, s: StepModel, policy: str = "continuous", slots: int = 32, c
     if not trace:
         raise ValueError("the trace must hold at least one request")
     # (a plain int is checked without a call: the trace is read again at every change of a widget)
-    short = next((r for r in trace if not ((type(r.prompt) is int or is_int(r.prompt))  # noqa: E721
-                                           and (type(r.output) is int or is_int(r.output))  # noqa: E721
+    short = next((r for r in trace if not ((type(r.prompt) is int or is_int(r.prompt))
+                                           and (type(r.output) is int or is_int(r.output))
                                            and r.prompt >= 1 and r.output >= 1)), None)
     if short is not None:
         raise ValueError(f"request {short.id} has a prompt of {short.prompt!r} and a reply of {short.output!r} "
@@ -685,45 +691,50 @@ def _itl_percentiles(runs, qs) -> list[float]:
     bandwidth = widths.pop() if len(widths) == 1 else None
     lines = [r for r in counted if bandwidth is not None and r.line is not None]
     others = [r for r in counted if bandwidth is None or r.line is None]
-    # Two sorted lists, each with its running count of gaps: the lines' bytes, the other steps' seconds.
+    # Two sorted lists, each with its running count of gaps and what turns an item into seconds: the
+    # lines' bytes (over the bandwidth) and the other steps' seconds (over 1.0: exact, unchanged).
     ranked_lists = (
-        (*_sorted_with_counts([(list(accumulate(repeat(r.line[1], r.steps - 1), initial=r.line[0])), r.decoding)
-                               for r in lines]), lambda b: b / bandwidth),
-        (*_sorted_with_counts([(r.values(), r.decoding) for r in others]), None),
+        (*_sorted_with_counts([(r.bytes(), r.decoding) for r in lines]), bandwidth),
+        (*_sorted_with_counts([(r.values(), r.decoding) for r in others]), 1.0),
     )
 
-    def at_most(x: float) -> int:  # gaps no longer than x seconds
+    def at_most(x: float) -> int:
+        """How many gaps are no longer than ``x`` seconds."""
         n = 0
-        for xs, below, key in ranked_lists:
-            if not xs:
-                continue
-            if key is None:
-                i = bisect_right(xs, x)
-            else:  # the bytes whose time is at most x: a prefix, found from x's bytes and moved to its exact end
-                i = bisect_right(xs, x * bandwidth)
-                while i < len(xs) and key(xs[i]) <= x:
-                    i += 1
-                while i and key(xs[i - 1]) > x:
-                    i -= 1
-            n += i if below is None else below[i - 1] if i else 0
+        for xs, below, divisor in ranked_lists:
+            # The items whose time is at most x are a prefix: its end is found from x's bytes, then
+            # moved item by item to where the division (what values() does) says it ends.
+            i = bisect_right(xs, x * divisor) if xs else 0
+            while i < len(xs) and xs[i] / divisor <= x:
+                i += 1
+            while i and xs[i - 1] / divisor > x:
+                i -= 1
+            if below is None:  # each item is one gap
+                n += i
+            elif i:
+                n += below[i - 1]
         return n
 
     @cache
-    def ranked(k: int) -> float:  # the k-th smallest gap, from 0: the least step time with more than k gaps up to it
+    def ranked(k: int) -> float:
+        """The k-th smallest gap (from 0): the least step time with more than k gaps up to it. Each
+        list is searched for its first item that has; the smaller of the two is the answer."""
         best = math.inf
-        for xs, _, key in ranked_lists:
-            first = bisect_left(range(len(xs)), True, key=lambda i: at_most(key(xs[i]) if key else xs[i]) > k)
+        for xs, _, divisor in ranked_lists:
+            # bisect over the items' places with a test that is False, then True from that item on
+            first = bisect_left(range(len(xs)), True, key=lambda i: at_most(xs[i] / divisor) > k)
             if first < len(xs):
-                best = min(best, key(xs[first]) if key else xs[first])
+                best = min(best, xs[first] / divisor)
         return best
 
     return [_ranked_percentile(ranked, gaps, q) for q in qs]
 
 
 def _sorted_with_counts(parts) -> tuple[list[float], list[int] | None]:
-    """``parts``: ``[(values, weight)]``. The values sorted, and the running total of their weights
-    in that order (None when every value counts once, each written out as many times as it counts:
-    a list at most twice as long, sorted without a key)."""
+    """``parts``: ``[(values, weight)]``, each value standing for ``weight`` gaps. Returns the values
+    sorted and ``below``, the gaps up to and including each one in that order. ``below`` is None when
+    each value was written out once per gap instead (when that makes the list at most twice as
+    long): an index is then already a count."""
     steps = sum(len(v) for v, _ in parts)
     total = sum(len(v) * w for v, w in parts)
     if total <= 2 * steps:

@@ -399,10 +399,18 @@ class StepModel:
         return max(mem, comp), comp > mem
 
     def step_time_sum(self, sequences: int, context_sum: int, prefill_spans=()) -> tuple[float, bool] | None:
-        """:meth:`step_time` from how many sequences decode and their contexts added up (each
-        context 1 or more), without the list of contexts, where the sums are exact
-        (``_exact_sums``: the same floats); None where that cannot be promised (a window, sums past
-        2**53): call :meth:`step_time` with the contexts. The simulator's steps with a prompt piece."""
+        """:meth:`step_time` from how many sequences decode and their contexts added up, without the
+        list of contexts, where the sums are exact (``_exact_sums``: the same floats); None where
+        that cannot be promised (a window, sums past 2**53): call :meth:`step_time` with the
+        contexts. The simulator's steps with a prompt piece.
+
+        Args:
+            sequences: decoding sequences, 0 or more.
+            context_sum: their contexts added up. Each context must be 1 or more (the simulator's
+                are: a sequence decodes once its prompt is read), which this does not check: a
+                context of 0 would give another float, not None.
+            prefill_spans: as for :meth:`step`.
+        """
         tokens = sequences + sum(e - s for s, e in prefill_spans)
         nbytes = self.step_weight_bytes(tokens)
         flops = 0.0

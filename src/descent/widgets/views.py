@@ -254,11 +254,12 @@ def cell_grid(cells: Sequence[Sequence[dict]], *, caption: str, row_labels: Sequ
               col_labels: Sequence[str] | None = None, legend: Iterable[tuple[str, str]] = ()) -> dict:
     """Rows x columns of classed cells (paged KV blocks, batching lanes, ...). ``legend`` is
     ``[(cls, meaning), ...]``; a cell with no text or title is announced by its class's meaning."""
+    rows = list(cells)  # read once (a generator), and kept alive while their ids are compared
     copies: dict[int, list[dict]] = {}  # a row object given again stays one object (rendered once)
-    for r in cells:
+    for r in rows:
         if id(r) not in copies:
             copies[id(r)] = list(r)
-    return {"kind": "cell_grid", "cells": [copies[id(r)] for r in cells], "caption": caption,
+    return {"kind": "cell_grid", "cells": [copies[id(r)] for r in rows], "caption": caption,
             "row_labels": list(row_labels) if row_labels is not None else None,
             "col_labels": list(col_labels) if col_labels is not None else None,
             "legend": [list(x) for x in legend]}
