@@ -652,15 +652,13 @@ def live_timings(browser, base: str, pages: list[str], site: Path | None = None)
     return res
 
 
-def recompute_latency(browser, base: str, pages: list[str]) -> list[dict]:
-    out = []
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
-    ctx.add_init_script(INIT_SCRIPT)
-    page = ctx.new_page()
+def _live_widgets(page, base: str, pages: list[str], never_live):
+    """Each widget of each page in turn, scrolled into view and live: ``(path, index, name)``. One
+    that does not go live in 120 s is handed to ``never_live(path, index, exc)`` and skipped."""
     for path in pages:
         page.goto(base + path, wait_until="domcontentloaded")
-        count = page.evaluate("document.querySelectorAll('.descent-widget[data-widget]').length")
-        for i in range(count):
+        names = page.evaluate("[...document.querySelectorAll('.descent-widget[data-widget]')].map(e => e.dataset.widget)")
+        for i, name in enumerate(names):
             page.evaluate(f"document.querySelectorAll('.descent-widget[data-widget]')[{i}].scrollIntoView()")
             try:
                 page.wait_for_function(
@@ -668,14 +666,27 @@ def recompute_latency(browser, base: str, pages: list[str]) -> list[dict]:
                     timeout=120_000,
                 )
             except Exception as exc:  # noqa: BLE001
-                out.append({"page": path, "index": i, "error": f"never went live: {exc}"[:200]})
+                never_live(path, i, exc)
                 continue
-            r = page.evaluate(RECOMPUTE_JS, [i, RECOMPUTE_CHANGES])
-            r["page"] = path
-            if r.get("times"):
-                t = r.pop("times")
-                r.update(changes=len(t), median_ms=statistics.median(t), worst_ms=max(t))
-            out.append(r)
+            yield path, i, name
+
+
+def recompute_latency(browser, base: str, pages: list[str]) -> list[dict]:
+    out = []
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    ctx.add_init_script(INIT_SCRIPT)
+    page = ctx.new_page()
+
+    def never_live(path, i, exc):
+        out.append({"page": path, "index": i, "error": f"never went live: {exc}"[:200]})
+
+    for path, i, _name in _live_widgets(page, base, pages, never_live):
+        r = page.evaluate(RECOMPUTE_JS, [i, RECOMPUTE_CHANGES])
+        r["page"] = path
+        if r.get("times"):
+            t = r.pop("times")
+            r.update(changes=len(t), median_ms=statistics.median(t), worst_ms=max(t))
+        out.append(r)
     ctx.close()
     return out
 
@@ -704,33 +715,24 @@ def recompute_extremes(browser, base: str, pages: list[str], loads: int = EXTREM
         ctx = browser.new_context(viewport={"width": 1280, "height": 800})
         ctx.add_init_script(INIT_SCRIPT)
         page = ctx.new_page()
-        for path in pages:
-            page.goto(base + path, wait_until="domcontentloaded")
-            names = page.evaluate("[...document.querySelectorAll('.descent-widget[data-widget]')].map(e => e.dataset.widget)")
-            settled = False
-            for i, name in enumerate(names):
-                page.evaluate(f"document.querySelectorAll('.descent-widget[data-widget]')[{i}].scrollIntoView()")
-                try:
-                    page.wait_for_function(
-                        f"() => document.querySelectorAll('.descent-widget[data-widget]')[{i}].dataset.state === 'live'",
-                        timeout=120_000,
-                    )
-                except Exception:  # noqa: BLE001 (recompute_latency reports a widget that never went live)
-                    continue
-                # Widgets scrolled into view with this one ask for their defaults: the cases wait
-                # until those replies are in, so that none waits behind them in the worker.
-                time.sleep(EXTREME_SETTLE_S if not settled else 0.3)
-                settled = True
-                try:
-                    page.wait_for_function("() => !document.querySelector('.descent-widget[aria-busy=\"true\"]')",
-                                           timeout=120_000)
-                    r = page.evaluate(EXTREMES_JS, [i, extreme_cases(name)])
-                except Exception as exc:  # noqa: BLE001 (one widget's failure is a row, not the end of the pass)
-                    cases.setdefault((path, i, name, "-", "-"), []).append((f"error: {exc}"[:200], None))
-                    continue
-                for field, value, ms, python_ms, *timed_out in r["times"]:
-                    cases.setdefault((path, i, name, field, value), []).append(
-                        (f"timeout after {ms:.0f} ms" if timed_out and timed_out[0] else ms, python_ms))
+        last = None
+        # (recompute_latency reports a widget that never went live)
+        for path, i, name in _live_widgets(page, base, pages, lambda *_: None):
+            # Widgets scrolled into view with this one ask for their defaults: the cases wait until
+            # those replies are in, so that none waits behind them in the worker (and, on a new
+            # page, until the worker has warmed the widgets).
+            time.sleep(EXTREME_SETTLE_S if path != last else 0.3)
+            last = path
+            try:
+                page.wait_for_function("() => !document.querySelector('.descent-widget[aria-busy=\"true\"]')",
+                                       timeout=120_000)
+                r = page.evaluate(EXTREMES_JS, [i, extreme_cases(name)])
+            except Exception as exc:  # noqa: BLE001 (one widget's failure is a row, not the end of the pass)
+                cases.setdefault((path, i, name, "-", "-"), []).append((f"error: {exc}"[:200], None))
+                continue
+            for field, value, ms, python_ms, *timed_out in r["times"]:
+                cases.setdefault((path, i, name, field, value), []).append(
+                    (f"timeout after {ms:.0f} ms" if timed_out and timed_out[0] else ms, python_ms))
         ctx.close()
     out = []
     for (path, _i, name, field, value), got in cases.items():
