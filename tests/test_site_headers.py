@@ -255,14 +255,16 @@ def test_nox_serve_takes_a_port_and_builds_for_it(monkeypatch):
     assert srv == ("python", "-m", "descent.site.serve", "--directory", "site", "--port", str(port))
 
 
-def test_nox_serve_says_the_port_is_busy_before_building(monkeypatch):
+@pytest.mark.parametrize("session", ["serve", "preview"])
+def test_nox_serve_and_preview_say_the_port_is_busy_before_building(monkeypatch, session):
+    # Both sessions check the port (the noxfile's _free_port_arg) before installing or building.
     nf = _noxfile(monkeypatch)
     taken = serve.make_server(".", 0)
     port = taken.server_address[1]
     try:
         s = _FakeSession(["--port", str(port)])
-        with pytest.raises(_Stop, match=rf"port {port} on 127.0.0.1 is busy.*nox -s serve -- --port {port + 1}"):
-            nf.serve(s)
+        with pytest.raises(_Stop, match=rf"port {port} on 127.0.0.1 is busy.*nox -s {session} -- --port {port + 1}"):
+            getattr(nf, session)(s)
         assert s.runs == []  # nothing built for nothing
     finally:
         taken.server_close()
